@@ -1,0 +1,18 @@
+import express from 'express';
+import type { Express } from 'express';
+import { notFoundHandler, problemHandler, requestContext } from '@proofline/shared-http';
+import type { ApiDeps } from './deps';
+import { healthRoutes } from './routes/health';
+
+/** Builds the Express app. Routes parse input, call one use case and map the result. */
+export function createApp(deps: ApiDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(requestContext(deps.logger));
+  app.use(healthRoutes(deps));
+  app.use(notFoundHandler());
+  app.use(problemHandler());
+  return app;
+}

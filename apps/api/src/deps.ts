@@ -1,0 +1,15 @@
+import type { Clock, Config } from '@proofline/shared-config';
+import type { Logger } from '@proofline/shared-logger';
+import type { Redis } from '@proofline/shared-redis';
+
+/**
+ * Everything the REST app is composed from. `main.ts` builds it from the configuration; tests
+ * build it with their own Redis prefix and clock. Each feature adds its service here.
+ */
+export interface ApiDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  /** Request-path Redis connection (finite retries: an outage becomes a fast 503). */
+  readonly redis: Redis;
+  readonly clock: Clock;
+}

@@ -1,0 +1,56 @@
+import type { AddressInfo } from 'node:net';
+import http from 'node:http';
+import { loadConfig, systemClock } from '@proofline/shared-config';
+import { createLogger } from '@proofline/shared-logger';
+import { startHeartbeat } from '@proofline/shared-redis';
+import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { createApp } from './app';
+
+describe('health endpoints', () => {
+  const prefix = uniquePrefix('health');
+  const { redis, cleanup } = testRedis(prefix);
+  const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
+  const app = createApp({ config, logger: createLogger({ level: 'silent', name: 'test' }), redis, clock: systemClock });
+  let server: http.Server;
+  let base: string;
+
+  beforeAll(async () => {
+    server = http.createServer(app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    await cleanup();
+  });
+
+  it('liveness answers Healthy', async () => {
+    const res = await fetch(`${base}/liveness`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('Healthy');
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('readiness is 503 without a live worker and 200 with appVersion once one beats', async () => {
+    const before = await fetch(`${base}/readiness`);
+    expect(before.status).toBe(503);
+    expect(await before.json()).toMatchObject({ status: 'not-ready', checks: { redis: 'up', workers: 0 } });
+
+    const stop = startHeartbeat(redis, prefix, 'worker-test');
+    await new Promise((r) => setTimeout(r, 50));
+    const after = await fetch(`${base}/readiness`);
+    expect(after.status).toBe(200);
+    const body = (await after.json()) as { appVersion: string; checks: { workers: number } };
+    expect(body.appVersion).toBe('0.1.0');
+    expect(body.checks.workers).toBe(1);
+    await stop();
+  });
+
+  it('unknown routes get a problem+json 404 and echo a well-formed request id', async () => {
+    const res = await fetch(`${base}/nope`, { headers: { 'x-request-id': 'abc-123' } });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toContain('application/problem+json');
+    expect(res.headers.get('x-request-id')).toBe('abc-123');
+    expect(await res.json()).toMatchObject({ status: 404, errorCode: 'ROUTE_NOT_FOUND' });
+  });
+});

@@ -1,0 +1,43 @@
+import { ConfigError, loadConfig, systemClock } from '@proofline/shared-config';
+import { createLogger } from '@proofline/shared-logger';
+import { createRedis } from '@proofline/shared-redis';
+import { createApp } from './app';
+import type { ApiDeps } from './deps';
+import { listen } from './server';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`proofline api: configuration error: ${e.message}\n`);
+      process.exit(78);
+    }
+    throw e;
+  }
+  const logger = createLogger({ level: config.logLevel, name: 'api' });
+  const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 2000 });
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
+  const deps: ApiDeps = { config, logger, redis, clock: systemClock };
+  const app = createApp(deps);
+  const running = await listen(app, config.host, config.port, logger);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    await running.close(config.shutdownGraceMs);
+    await redis.quit().catch(() => undefined);
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`proofline api: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'graphql',
+  preset: '../../jest.preset.js',
+  rootDir: __dirname,
+};

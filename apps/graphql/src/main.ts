@@ -1,0 +1,46 @@
+import http from 'node:http';
+import { ConfigError, loadConfig } from '@proofline/shared-config';
+import { createLogger } from '@proofline/shared-logger';
+import { createGraphQL } from './app';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`proofline graphql: configuration error: ${e.message}\n`);
+      process.exit(78);
+    }
+    throw e;
+  }
+  const logger = createLogger({ level: config.logLevel, name: 'graphql' });
+  const yoga = createGraphQL({ config, logger });
+  const server = http.createServer((req, res) => {
+    if (req.url === '/liveness') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('Healthy');
+      return;
+    }
+    void yoga.handle(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(config.graphqlPort, config.host, resolve));
+  logger.info({ port: config.graphqlPort, endpoint: yoga.graphqlEndpoint }, 'listening');
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
+    force.unref();
+    server.close(() => process.exit(0));
+    server.closeIdleConnections();
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`proofline graphql: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'worker',
+  preset: '../../jest.preset.js',
+  rootDir: __dirname,
+};

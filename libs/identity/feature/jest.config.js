@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'identity-feature',
+  preset: '../../../jest.preset.js',
+  rootDir: __dirname,
+};

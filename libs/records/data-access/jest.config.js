@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'records-data-access',
+  preset: '../../../jest.preset.js',
+  rootDir: __dirname,
+};

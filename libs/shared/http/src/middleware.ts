@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import express from 'express';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
+import { AppError, toProblem } from '@proofline/shared-errors';
+import type { Logger } from '@proofline/shared-logger';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Request id: from a well-formed `x-request-id` header or generated; echoed in the response. */
+    id: string;
+    log: Logger;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** Assigns a request id, a child logger bound to it, and logs one line per finished request. */
+export function requestContext(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const incoming = req.header('x-request-id');
+    req.id = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    req.log = logger.child({ reqId: req.id });
+    res.setHeader('x-request-id', req.id);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      // Only the path, never the query string: it may carry an updateToken.
+      req.log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+    });
+    next();
+  };
+}
+
+/** Sends an error as problem+json; a non-AppError becomes an opaque 500 and is logged in full. */
+export function sendProblem(req: Request, res: Response, error: unknown): void {
+  const problem = toProblem(error, req.originalUrl.split('?')[0]);
+  if (problem.status >= 500) {
+    (req.log ?? console).error({ err: error }, 'request failed');
+  } else if (error instanceof AppError && error.internalDetail) {
+    req.log?.info({ errorCode: error.errorCode, internal: error.internalDetail }, 'request refused');
+  }
+  if (error instanceof AppError) {
+    for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  }
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
+}
+
+/**
+ * Final error handler. Maps body-parser failures (bad JSON, too large, bad charset) to 4xx
+ * problems so that no malformed request ever yields a 5xx.
+ */
+export function problemHandler(): ErrorRequestHandler {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    sendProblem(req, res, mapFrameworkError(err));
+  };
+}
+
+/** 404 for any route nobody handled. */
+export function notFoundHandler(): RequestHandler {
+  return (req, res) => {
+    sendProblem(req, res, new AppError({ errorCode: 'ROUTE_NOT_FOUND', httpStatus: 404, detail: `No route for ${req.method} ${req.path}` }));
+  };
+}
+
+function mapFrameworkError(err: unknown): unknown {
+  if (err instanceof AppError) return err;
+  const e = err as { type?: string; status?: number; statusCode?: number; message?: string };
+  const status = e?.status ?? e?.statusCode;
+  switch (e?.type) {
+    case 'entity.parse.failed':
+      return new AppError({ errorCode: 'BODY_INVALID_JSON', httpStatus: 400, detail: 'The request body is not valid JSON.', cause: err });
+    case 'entity.too.large':
+      return new AppError({ errorCode: 'CONTENT_LENGTH_LIMIT_EXCEEDED', httpStatus: 413, detail: 'The request body is too large.', cause: err });
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError({ errorCode: 'UNSUPPORTED_MEDIA_TYPE', httpStatus: 415, detail: 'The request body encoding or charset is not supported.', cause: err });
+    case 'request.aborted':
+      return new AppError({ errorCode: 'REQUEST_ABORTED', httpStatus: 400, detail: 'The request was aborted by the client.', cause: err });
+    default:
+      if (typeof status === 'number' && status >= 400 && status < 500) {
+        return new AppError({ errorCode: 'BAD_REQUEST', httpStatus: status, detail: 'The request could not be read.', cause: err });
+      }
+      return err;
+  }
+}
+
+/**
+ * JSON body parser for key endpoints: strict JSON objects/arrays, a small size limit, and a
+ * 415 when a body is sent with another content type.
+ */
+export function jsonBody(limit = '16kb'): RequestHandler[] {
+  return [
+    express.json({ limit, strict: true, type: ['application/json', 'application/*+json'] }),
+    (req, _res, next) => {
+      const hasBody = Number(req.header('content-length') ?? 0) > 0 || req.header('transfer-encoding') !== undefined;
+      if (hasBody && !req.is(['application/json', 'application/*+json'])) {
+        next(new AppError({ errorCode: 'UNSUPPORTED_MEDIA_TYPE', httpStatus: 415, detail: 'Send the body as application/json.' }));
+        return;
+      }
+      next();
+    },
+  ];
+}

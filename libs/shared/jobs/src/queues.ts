@@ -1,0 +1,19 @@
+/**
+ * Every BullMQ queue of the service, in one place. Job ids are deterministic (a txId, a key id,
+ * a block height) so that enqueueing is idempotent; ids MUST NOT contain ':'.
+ */
+export const QUEUES = {
+  /** Identity key commands that must hold the per-tenant limit atomically (key worker). */
+  identityKeys: 'identity-keys',
+  /** Publication of accepted record transactions to the chain (publisher). */
+  recordsPublish: 'records-publish',
+  /** The devnet block producer's repeatable tick (one at a time across all workers). */
+  chainBlocks: 'chain-blocks',
+  /** Merkle proof building for a freshly produced block. */
+  chainProofs: 'chain-proofs',
+} as const;
+
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/** BullMQ's key prefix under the deployment's Redis prefix. */
+export const bullPrefix = (redisPrefix: string): string => `${redisPrefix}:bull`;

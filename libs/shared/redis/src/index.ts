@@ -1,0 +1,4 @@
+export * from './connection';
+export * from './scripts';
+export * from './keys';
+export * from './heartbeat';
