@@ -44,7 +44,7 @@ export default [
   },
   {
     // Tests may use any package (e.g. @bsv/sdk as an independent verifier) and the testing libs.
-    files: ['**/*.spec.ts', 'libs/shared/testing/**/*.ts', 'bench/**/*.ts'],
+    files: ['**/*.spec.ts', 'libs/shared/testing/**/*.ts', 'apps/*/src/testing/**/*.ts', 'bench/**/*.ts'],
     rules: { 'no-console': 'off', '@nx/enforce-module-boundaries': ['error', boundaries(true)] },
   },
   {
