@@ -2,6 +2,7 @@ import express from 'express';
 import type { Express } from 'express';
 import { notFoundHandler, problemHandler, requestContext } from '@proofline/shared-http';
 import type { ApiDeps } from './deps';
+import { claimsRoutes } from './routes/claims';
 import { healthRoutes } from './routes/health';
 
 /** Builds the Express app. Routes parse input, call one use case and map the result. */
@@ -12,6 +13,7 @@ export function createApp(deps: ApiDeps): Express {
   app.set('query parser', 'simple');
   app.use(requestContext(deps.logger));
   app.use(healthRoutes(deps));
+  app.use(claimsRoutes(deps.claims));
   app.use(notFoundHandler());
   app.use(problemHandler());
   return app;

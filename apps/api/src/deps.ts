@@ -1,3 +1,4 @@
+import type { ClaimsService } from '@proofline/identity-claims';
 import type { Clock, Config } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
 import type { Redis } from '@proofline/shared-redis';
@@ -12,4 +13,5 @@ export interface ApiDeps {
   /** Request-path Redis connection (finite retries: an outage becomes a fast 503). */
   readonly redis: Redis;
   readonly clock: Clock;
+  readonly claims: ClaimsService;
 }

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import http from 'node:http';
+import { ClaimsService } from '@proofline/identity-claims';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { startHeartbeat } from '@proofline/shared-redis';
@@ -10,7 +11,8 @@ describe('health endpoints', () => {
   const prefix = uniquePrefix('health');
   const { redis, cleanup } = testRedis(prefix);
   const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
-  const app = createApp({ config, logger: createLogger({ level: 'silent', name: 'test' }), redis, clock: systemClock });
+  const claims = new ClaimsService({ config, redis, clock: systemClock });
+  const app = createApp({ config, logger: createLogger({ level: 'silent', name: 'test' }), redis, clock: systemClock, claims });
   let server: http.Server;
   let base: string;
 

@@ -1,3 +1,4 @@
+import { ClaimsService } from '@proofline/identity-claims';
 import { ConfigError, loadConfig, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createRedis } from '@proofline/shared-redis';
@@ -19,7 +20,9 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel, name: 'api' });
   const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 2000 });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
-  const deps: ApiDeps = { config, logger, redis, clock: systemClock };
+  const clock = systemClock;
+  const claims = new ClaimsService({ config, redis, clock });
+  const deps: ApiDeps = { config, logger, redis, clock, claims };
   const app = createApp(deps);
   const running = await listen(app, config.host, config.port, logger);
 

@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'identity-claims',
+  preset: '../../../jest.preset.js',
+  rootDir: __dirname,
+};
