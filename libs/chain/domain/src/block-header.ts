@@ -1,0 +1,83 @@
+import { fromDisplayHex, sha256d, toDisplayHex } from './hash';
+
+/** A Bitcoin block header; hashes in display (reversed) hex, time in Unix seconds. */
+export interface BlockHeader {
+  readonly version: number;
+  readonly prevHash: string;
+  readonly merkleRoot: string;
+  readonly time: number;
+  readonly bits: number;
+  readonly nonce: number;
+}
+
+export const HEADER_BYTES = 80;
+/** Regtest's minimum difficulty: about every second nonce meets it. */
+export const REGTEST_BITS = 0x207fffff;
+export const ZERO_HASH = '0'.repeat(64);
+
+/** The 80-byte serialization (little-endian integers, hashes in internal order). */
+export function serializeHeader(h: BlockHeader): Buffer {
+  const out = Buffer.alloc(HEADER_BYTES);
+  out.writeInt32LE(h.version, 0);
+  fromDisplayHex(h.prevHash).copy(out, 4);
+  fromDisplayHex(h.merkleRoot).copy(out, 36);
+  out.writeUInt32LE(h.time, 68);
+  out.writeUInt32LE(h.bits, 72);
+  out.writeUInt32LE(h.nonce, 76);
+  return out;
+}
+
+/**
+ * Parses an 80-byte header given as hex or bytes.
+ * @throws Error when it is not exactly 80 bytes of hex.
+ */
+export function parseHeader(header: string | Uint8Array): BlockHeader {
+  const bytes = typeof header === 'string' ? hexBytes(header) : Buffer.from(header);
+  if (bytes.length !== HEADER_BYTES) throw new Error(`a block header is ${HEADER_BYTES} bytes, got ${bytes.length}`);
+  return {
+    version: bytes.readInt32LE(0),
+    prevHash: toDisplayHex(bytes.subarray(4, 36)),
+    merkleRoot: toDisplayHex(bytes.subarray(36, 68)),
+    time: bytes.readUInt32LE(68),
+    bits: bytes.readUInt32LE(72),
+    nonce: bytes.readUInt32LE(76),
+  };
+}
+
+function hexBytes(hex: string): Buffer {
+  if (!/^(?:[0-9a-fA-F]{2})*$/.test(hex)) throw new Error('header is not hex');
+  return Buffer.from(hex, 'hex');
+}
+
+/** Block hash (display hex) = reversed sha256d of the 80 header bytes. */
+export function blockHash(header: BlockHeader | string | Uint8Array): string {
+  const bytes = typeof header === 'string' ? hexBytes(header) : header instanceof Uint8Array ? header : serializeHeader(header);
+  return toDisplayHex(sha256d(bytes));
+}
+
+/** The proof-of-work target encoded by compact `bits`. */
+export function targetFromBits(bits: number): bigint {
+  const exponent = bits >>> 24;
+  const mantissa = BigInt(bits & 0x007fffff);
+  return exponent <= 3 ? mantissa >> BigInt(8 * (3 - exponent)) : mantissa << BigInt(8 * (exponent - 3));
+}
+
+/** True when the header's hash, as a number, does not exceed its target. */
+export function meetsTarget(header: BlockHeader): boolean {
+  return BigInt(`0x${blockHash(header)}`) <= targetFromBits(header.bits);
+}
+
+/**
+ * Searches nonces from `header.nonce` until the hash meets the target (trivial at regtest bits).
+ * @throws Error when the 32-bit nonce space is exhausted (never at regtest difficulty).
+ */
+export function mineHeader(header: BlockHeader): { header: BlockHeader; hash: string; hex: string } {
+  const bytes = serializeHeader(header);
+  const target = targetFromBits(header.bits);
+  for (let nonce = header.nonce; nonce <= 0xffffffff; nonce++) {
+    bytes.writeUInt32LE(nonce, 76);
+    const hash = toDisplayHex(sha256d(bytes));
+    if (BigInt(`0x${hash}`) <= target) return { header: { ...header, nonce }, hash, hex: bytes.toString('hex') };
+  }
+  throw new Error('nonce space exhausted');
+}

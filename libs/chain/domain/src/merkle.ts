@@ -1,0 +1,124 @@
+import type { TscMerkleProof } from './ports';
+import { fromDisplayHex, sha256d, toDisplayHex } from './hash';
+import { parseHeader } from './block-header';
+
+/** TSC marker for a sibling that is the duplicate of the running hash (odd level). */
+export const DUPLICATE_NODE = '*';
+
+function parent(left: Buffer, right: Buffer): Buffer {
+  return sha256d(Buffer.concat([left, right]));
+}
+
+/**
+ * Every level of the Bitcoin Merkle tree over `txIds` (display hex), leaves first, root last;
+ * hashes in internal byte order. An odd level pairs its last hash with itself.
+ * @throws Error on an empty list or a malformed txId.
+ */
+export function merkleLevels(txIds: readonly string[]): Buffer[][] {
+  if (txIds.length === 0) throw new Error('a Merkle tree needs at least one txId');
+  const levels: Buffer[][] = [txIds.map(fromDisplayHex)];
+  for (let level = levels[0] as Buffer[]; level.length > 1; ) {
+    const next: Buffer[] = [];
+    for (let i = 0; i < level.length; i += 2) {
+      const left = level[i] as Buffer;
+      next.push(parent(left, level[i + 1] ?? left));
+    }
+    levels.push(next);
+    level = next;
+  }
+  return levels;
+}
+
+/** The Bitcoin Merkle root of `txIds` (display hex in, display hex out). */
+export function merkleRoot(txIds: readonly string[]): string {
+  const levels = merkleLevels(txIds);
+  return toDisplayHex((levels[levels.length - 1] as Buffer[])[0] as Buffer);
+}
+
+/**
+ * The TSC branch nodes of every leaf, built in one pass over the tree levels: `branches[i]`
+ * lists leaf i's siblings from the leaf level up (display hex, `"*"` for a duplicate).
+ */
+export function merkleBranches(txIds: readonly string[]): { root: string; branches: string[][] } {
+  const levels = merkleLevels(txIds);
+  const branches: string[][] = txIds.map(() => []);
+  for (let h = 0; h < levels.length - 1; h++) {
+    const level = levels[h] as Buffer[];
+    // Display hex of each node at this level, computed once and shared by every leaf under it.
+    const shown = new Map<number, string>();
+    for (let i = 0; i < branches.length; i++) {
+      const sibling = (i >> h) ^ 1;
+      let node: string;
+      if (sibling >= level.length) node = DUPLICATE_NODE;
+      else {
+        node = shown.get(sibling) ?? toDisplayHex(level[sibling] as Buffer);
+        shown.set(sibling, node);
+      }
+      (branches[i] as string[]).push(node);
+    }
+  }
+  return { root: toDisplayHex((levels[levels.length - 1] as Buffer[])[0] as Buffer), branches };
+}
+
+/**
+ * All TSC Merkle proofs of a block (one per txId, in block order) against its 80-byte header.
+ * @throws Error when the header's Merkle root is not the root of `txIds`.
+ */
+export function buildBranchProofs(txIds: readonly string[], headerHex: string): TscMerkleProof[] {
+  const { root, branches } = merkleBranches(txIds);
+  const header = parseHeader(headerHex);
+  if (header.merkleRoot !== root) throw new Error(`header merkle root ${header.merkleRoot} is not the root ${root} of the txIds`);
+  return txIds.map((txId, index) => tscProof(index, txId, headerHex, branches[index] as string[]));
+}
+
+/** Assembles the TSC JSON form. */
+export function tscProof(index: number, txId: string, headerHex: string, nodes: readonly string[]): TscMerkleProof {
+  return { index, txOrId: txId, target: headerHex, nodes: [...nodes], targetType: 'header', proofType: 'branch', composite: false };
+}
+
+export type ProofVerdict =
+  | { readonly valid: true; readonly root: string }
+  | { readonly valid: false; readonly reason: string; readonly root?: string };
+
+/**
+ * Verifies a TSC branch proof of `txId`: folds the nodes up from the leaf and compares the result
+ * with the Merkle root in the target header. Expected failures are data, never thrown.
+ */
+export function verifyTscProof(proof: TscMerkleProof, txId: string): ProofVerdict {
+  if (proof.targetType !== 'header' || proof.proofType !== 'branch' || proof.composite !== false) {
+    return { valid: false, reason: 'only header-targeted, non-composite branch proofs are supported' };
+  }
+  if (proof.txOrId !== txId) return { valid: false, reason: 'txOrId is not the txId' };
+  if (!Number.isSafeInteger(proof.index) || proof.index < 0) return { valid: false, reason: 'bad index' };
+  let running: Buffer;
+  let header;
+  try {
+    running = fromDisplayHex(txId);
+    header = parseHeader(proof.target);
+  } catch (e) {
+    return { valid: false, reason: (e as Error).message };
+  }
+  let index = proof.index;
+  for (const node of proof.nodes) {
+    const right = (index & 1) === 1;
+    if (node === DUPLICATE_NODE) {
+      // Only a left node at the end of an odd level is paired with itself.
+      if (right) return { valid: false, reason: 'duplicate node on the right-hand side' };
+      running = parent(running, running);
+    } else {
+      let sibling: Buffer;
+      try {
+        sibling = fromDisplayHex(node);
+      } catch {
+        return { valid: false, reason: 'malformed node' };
+      }
+      // A left sibling equal to the running hash would be the CVE-2012-2459 duplicate trick.
+      if (right && sibling.equals(running)) return { valid: false, reason: 'left sibling duplicates the running hash' };
+      running = right ? parent(sibling, running) : parent(running, sibling);
+    }
+    index = Math.floor(index / 2);
+  }
+  if (index !== 0) return { valid: false, reason: 'index is outside the tree the nodes describe' };
+  const root = toDisplayHex(running);
+  return root === header.merkleRoot ? { valid: true, root } : { valid: false, reason: 'computed root differs from the header', root };
+}
