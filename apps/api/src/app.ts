@@ -3,6 +3,7 @@ import type { Express } from 'express';
 import { notFoundHandler, problemHandler, requestContext } from '@proofline/shared-http';
 import type { ApiDeps } from './deps';
 import { claimsRoutes } from './routes/claims';
+import { docsRoutes } from './routes/docs';
 import { healthRoutes } from './routes/health';
 
 /** Builds the Express app. Routes parse input, call one use case and map the result. */
@@ -14,6 +15,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(requestContext(deps.logger));
   app.use(healthRoutes(deps));
   app.use(claimsRoutes(deps.claims));
+  app.use(docsRoutes());
   app.use(notFoundHandler());
   app.use(problemHandler());
   return app;

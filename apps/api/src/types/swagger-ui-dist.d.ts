@@ -1,0 +1,4 @@
+declare module 'swagger-ui-dist' {
+  /** Folder with swagger-ui's static assets. */
+  export function getAbsoluteFSPath(): string;
+}
