@@ -2,7 +2,7 @@
  * Throughput of the record transaction builder (build + sign + serialize), single thread.
  * Run: npx tsx libs/chain/bsv/bench/builder-bench.ts
  */
-import { BsvTransactionBuilder } from '@proofline/chain-bsv';
+import { BsvTransactionBuilder } from '../src/index';
 
 const builder = new BsvTransactionBuilder();
 const small = new Uint8Array(Buffer.from('{"hello":"world","n":12345}', 'utf8'));

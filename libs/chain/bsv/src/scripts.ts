@@ -50,10 +50,16 @@ export function readDataPushes(script: Uint8Array): Buffer[] | null {
     let len: number;
     if (op === OP.OP_0) len = 0;
     else if (op < OP.OP_PUSHDATA1) len = op;
-    else if (op === OP.OP_PUSHDATA1 && i + 1 <= b.length) (len = b.readUInt8(i)), (i += 1);
-    else if (op === OP.OP_PUSHDATA2 && i + 2 <= b.length) (len = b.readUInt16LE(i)), (i += 2);
-    else if (op === OP.OP_PUSHDATA4 && i + 4 <= b.length) (len = b.readUInt32LE(i)), (i += 4);
-    else return null;
+    else if (op === OP.OP_PUSHDATA1 && i + 1 <= b.length) {
+      len = b.readUInt8(i);
+      i += 1;
+    } else if (op === OP.OP_PUSHDATA2 && i + 2 <= b.length) {
+      len = b.readUInt16LE(i);
+      i += 2;
+    } else if (op === OP.OP_PUSHDATA4 && i + 4 <= b.length) {
+      len = b.readUInt32LE(i);
+      i += 4;
+    } else return null;
     if (i + len > b.length) return null;
     pushes.push(b.subarray(i, i + len));
     i += len;

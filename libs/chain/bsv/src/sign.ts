@@ -72,10 +72,19 @@ function serializeOutputs(outputs: readonly TransactionOutput[]): Buffer {
     const head = Buffer.alloc(8 + 9);
     head.writeBigUInt64LE(BigInt(o.satoshis ?? 0), 0);
     const n = script.length;
-    let len = 8;
-    if (n < 0xfd) head[len++] = n;
-    else if (n <= 0xffff) (head[len++] = 0xfd), head.writeUInt16LE(n, len), (len += 2);
-    else (head[len++] = 0xfe), head.writeUInt32LE(n, len), (len += 4);
+    let len: number;
+    if (n < 0xfd) {
+      head[8] = n;
+      len = 9;
+    } else if (n <= 0xffff) {
+      head[8] = 0xfd;
+      head.writeUInt16LE(n, 9);
+      len = 11;
+    } else {
+      head[8] = 0xfe;
+      head.writeUInt32LE(n, 9);
+      len = 13;
+    }
     parts.push(head.subarray(0, len), script);
   }
   return Buffer.concat(parts);
