@@ -5,6 +5,8 @@ import type { ApiDeps } from './deps';
 import { claimsRoutes } from './routes/claims';
 import { docsRoutes } from './routes/docs';
 import { healthRoutes } from './routes/health';
+import { linkedRecordsRoutes } from './routes/linked-records';
+import { recordsRoutes } from './routes/records';
 
 /** Builds the Express app. Routes parse input, call one use case and map the result. */
 export function createApp(deps: ApiDeps): Express {
@@ -16,6 +18,10 @@ export function createApp(deps: ApiDeps): Express {
   app.use(healthRoutes(deps));
   app.use(claimsRoutes(deps.claims));
   app.use(docsRoutes());
+  if (deps.records) {
+    app.use('/api/v1/linkedrecords', linkedRecordsRoutes(deps.records.service, deps.records.auth, deps.config.maxRecordBytes));
+    app.use('/api/v1/records', recordsRoutes(deps.records.service, deps.records.auth, deps.config.maxRecordBytes));
+  }
   app.use(notFoundHandler());
   app.use(problemHandler());
   return app;

@@ -1,7 +1,9 @@
 import type { ClaimsService } from '@proofline/identity-claims';
+import type { RecordsService } from '@proofline/records-feature';
 import type { Clock, Config } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
 import type { Redis } from '@proofline/shared-redis';
+import type { RecordsAuth } from './routes/records-http';
 
 /**
  * Everything the REST app is composed from. `main.ts` builds it from the configuration; tests
@@ -14,4 +16,6 @@ export interface ApiDeps {
   readonly redis: Redis;
   readonly clock: Clock;
   readonly claims: ClaimsService;
+  /** Linked and independent records (routes mounted only when present, e.g. not in health tests). */
+  readonly records?: { readonly service: RecordsService; readonly auth: RecordsAuth };
 }

@@ -1,1 +1,2 @@
-export {};
+export * from './keys';
+export * from './record-store';

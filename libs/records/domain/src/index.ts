@@ -1,1 +1,4 @@
-export {};
+export * from './encoding';
+export * from './params';
+export * from './update-token';
+export * from './record';

@@ -1,1 +1,3 @@
-export {};
+export * from './service';
+export * from './publisher';
+export * from './testing/in-memory-chain';

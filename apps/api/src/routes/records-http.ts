@@ -1,0 +1,69 @@
+import express from 'express';
+import type { Request, RequestHandler, Response } from 'express';
+import { AppError } from '@proofline/shared-errors';
+import type { Caller, ContentResult } from '@proofline/records-feature';
+
+/**
+ * How the record routes authenticate (`x-api-key`), supplied by the composition root from the
+ * identity feature's middleware. `write` admits Issuer_Admin or Issuer_User; `read` any valid
+ * key (reads and match); `caller` returns the authenticated caller's tenant.
+ */
+export interface RecordsAuth {
+  readonly read: RequestHandler;
+  readonly write: RequestHandler;
+  caller(req: Request): Caller;
+}
+
+/**
+ * Reads a record body: raw bytes sent as application/octet-stream, at most `maxBytes`.
+ * Another content type: 415 UNSUPPORTED_MEDIA_TYPE; too large: 413 CONTENT_LENGTH_LIMIT_EXCEEDED
+ * (before reading when Content-Length says so). An absent body is left to the use case (400).
+ */
+export function recordBody(maxBytes: number): RequestHandler[] {
+  return [
+    (req, _res, next) => {
+      const length = Number(req.header('content-length') ?? 0);
+      const hasBody = length > 0 || req.header('transfer-encoding') !== undefined;
+      if (!hasBody) {
+        next();
+        return;
+      }
+      if (!req.is('application/octet-stream')) {
+        next(new AppError({ errorCode: 'UNSUPPORTED_MEDIA_TYPE', httpStatus: 415, detail: 'Send the record as raw bytes with Content-Type: application/octet-stream.' }));
+        return;
+      }
+      if (length > maxBytes) {
+        next(new AppError({ errorCode: 'CONTENT_LENGTH_LIMIT_EXCEEDED', httpStatus: 413, detail: `A record may be at most ${maxBytes} bytes.` }));
+        return;
+      }
+      next();
+    },
+    express.raw({ type: 'application/octet-stream', limit: maxBytes }),
+  ];
+}
+
+/** The parsed raw body, or undefined when none was sent. */
+export function bodyOf(req: Request): Buffer | undefined {
+  return Buffer.isBuffer(req.body) ? req.body : undefined;
+}
+
+/** One query parameter; a repeated one is a 400 with `errorCode`. */
+export function queryParam(req: Request, name: string, errorCode: string): string | undefined {
+  const value: unknown = (req.query as Record<string, unknown>)[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new AppError({ errorCode, httpStatus: 400, detail: `Query parameter ${name} may be given once.` });
+  return value;
+}
+
+/** GET and HEAD of a record's content: the exact bytes on chain; ETag = the txId. */
+export function sendContent(req: Request, res: Response, content: ContentResult): void {
+  res.status(200);
+  // setHeader, not res.type(): Express would append a charset to text/plain.
+  res.setHeader('Content-Type', content.contentType);
+  res.setHeader('Content-Length', String(content.bytes.length));
+  res.setHeader('ETag', `"${content.txId}"`);
+  res.setHeader('Cache-Control', 'private, max-age=0, must-revalidate');
+  if (req.method === 'HEAD') res.end();
+  else res.end(content.bytes);
+}
+

@@ -1,0 +1,16 @@
+/** Every Redis key of the records lib, built from the deployment's prefix. Nowhere else spells them. */
+export function recordsKeys(prefix: string) {
+  const chainPrefix = `${prefix}:records:chain:`;
+  return {
+    /** HASH: one record (metadata, bytes, raw transaction, publication state). */
+    record: (txId: string) => `${prefix}:records:rec:${txId}`,
+    /** LIST: txIds of a linked chain in order (index = position); chainId = the create's txId. */
+    chain: (chainId: string) => `${chainPrefix}${chainId}`,
+    /** Prefix of `chain(…)`, for the navigate script, which learns the chainId from the start record. */
+    chainPrefix,
+    /** ZSET (transactional outbox): member txId, score acceptance time (ms); removed once published or rejected. */
+    outbox: `${prefix}:records:outbox`,
+  };
+}
+
+export type RecordsKeys = ReturnType<typeof recordsKeys>;

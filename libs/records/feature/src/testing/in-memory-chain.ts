@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import { REGTEST_BITS, ZERO_HASH, buildBranchProofs, merkleRoot, mineHeader, sha256d, toDisplayHex } from '@proofline/chain-domain';
+import type {
+  BuiltTransaction,
+  ChainPublisher,
+  ChainReader,
+  Outpoint,
+  RecordTxRequest,
+  SubmitResult,
+  TransactionBuilder,
+  TxInclusion,
+} from '@proofline/chain-domain';
+
+interface FakeTx {
+  kind: string;
+  spends: Outpoint | null;
+}
+
+/**
+ * A test double of the chain ports, in process memory: builds fake (but hash-consistent)
+ * transactions, a mempool that rejects double spends and missing inputs, and blocks with real
+ * 80-byte headers and TSC branch proofs (so status tests see real confirmations). Counts how
+ * often each txId entered the mempool. Not for production: the apps inject the real adapters.
+ */
+export class InMemoryChain implements TransactionBuilder, ChainPublisher, ChainReader {
+  readonly accepted = new Map<string, number>();
+  private readonly mempool: string[] = [];
+  private readonly spentBy = new Map<string, string>();
+  private readonly included = new Map<string, TxInclusion>();
+  private readonly blocks: string[] = [];
+  /** Set to make submit() wait (to simulate a slow or hung node). */
+  gate: Promise<void> | null = null;
+  submitCalls = 0;
+
+  build(request: RecordTxRequest): BuiltTransaction {
+    const payload = Buffer.from(
+      JSON.stringify({
+        kind: request.kind,
+        contentType: request.contentType ?? null,
+        data: request.data ? Buffer.from(request.data).toString('hex') : null,
+        spends: request.spends ?? null,
+        nonce: randomBytes(8).toString('hex'),
+      }),
+    );
+    const txId = toDisplayHex(sha256d(payload));
+    const linked = request.kind === 'create' || request.kind === 'update';
+    return { txId, rawHex: payload.toString('hex'), linkOutput: linked ? { txId, vout: 2, satoshis: 1 } : null };
+  }
+
+  async submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<SubmitResult> {
+    this.submitCalls++;
+    if (this.gate) await this.gate;
+    if (this.accepted.has(tx.txId)) return { status: 'already-known' };
+    const parsed = JSON.parse(Buffer.from(tx.rawHex, 'hex').toString('utf8')) as FakeTx;
+    if (parsed.spends) {
+      const outpoint = `${parsed.spends.txId}:${parsed.spends.vout}`;
+      if (!this.accepted.has(parsed.spends.txId)) return { status: 'rejected', code: 'MISSING_INPUT', detail: outpoint };
+      const by = this.spentBy.get(outpoint);
+      if (by && by !== tx.txId) return { status: 'rejected', code: 'DOUBLE_SPEND', detail: outpoint };
+      this.spentBy.set(outpoint, tx.txId);
+    }
+    this.accepted.set(tx.txId, 1);
+    this.mempool.push(tx.txId);
+    return { status: 'accepted' };
+  }
+
+  /** Mines the mempool into a block (with a fake coinbase id first) and proves every tx. */
+  mine(time = new Date()): { hash: string; height: number; header: string; txIds: string[] } {
+    const coinbase = toDisplayHex(sha256d(randomBytes(32)));
+    const txIds = [coinbase, ...this.mempool.splice(0)];
+    const prevHash = this.blocks[this.blocks.length - 1] ?? ZERO_HASH;
+    const mined = mineHeader({ version: 1, prevHash, merkleRoot: merkleRoot(txIds), time: Math.floor(time.getTime() / 1000), bits: REGTEST_BITS, nonce: 0 });
+    const proofs = buildBranchProofs(txIds, mined.hex);
+    const height = this.blocks.length;
+    this.blocks.push(mined.hash);
+    txIds.forEach((txId, index) => {
+      this.included.set(txId, { blockHash: mined.hash, blockHeight: height, blockTime: new Date(mined.header.time * 1000), index, proof: proofs[index] ?? null });
+    });
+    return { hash: mined.hash, height, header: mined.hex, txIds };
+  }
+
+  async tipHeight(): Promise<number> {
+    return this.blocks.length - 1;
+  }
+
+  async inclusions(txIds: readonly string[]): Promise<(TxInclusion | null)[]> {
+    return txIds.map((id) => this.included.get(id) ?? null);
+  }
+}
