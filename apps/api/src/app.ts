@@ -5,6 +5,8 @@ import type { ApiDeps } from './deps';
 import { claimsRoutes } from './routes/claims';
 import { docsRoutes } from './routes/docs';
 import { healthRoutes } from './routes/health';
+import { identityKeyRoutes } from './routes/identity-keys';
+import { legacyKeyRoutes } from './routes/legacy-keys';
 import { linkedRecordsRoutes } from './routes/linked-records';
 import { recordsRoutes } from './routes/records';
 
@@ -16,6 +18,10 @@ export function createApp(deps: ApiDeps): Express {
   app.set('query parser', 'simple');
   app.use(requestContext(deps.logger));
   app.use(healthRoutes(deps));
+  if (deps.identity) {
+    app.use(identityKeyRoutes(deps.identity));
+    app.use(legacyKeyRoutes(deps.identity, deps.config, deps.clock));
+  }
   app.use(claimsRoutes(deps.claims));
   app.use(docsRoutes());
   if (deps.records) {

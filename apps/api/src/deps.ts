@@ -1,4 +1,5 @@
 import type { ClaimsService } from '@proofline/identity-claims';
+import type { IdentityService } from '@proofline/identity-feature';
 import type { RecordsService } from '@proofline/records-feature';
 import type { Clock, Config } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
@@ -16,6 +17,8 @@ export interface ApiDeps {
   readonly redis: Redis;
   readonly clock: Clock;
   readonly claims: ClaimsService;
+  /** Identity API keys: `requireKey` authentication and the key use cases (routes mounted only when present). */
+  readonly identity?: IdentityService;
   /** Linked and independent records (routes mounted only when present, e.g. not in health tests). */
   readonly records?: { readonly service: RecordsService; readonly auth: RecordsAuth };
 }

@@ -1,4 +1,5 @@
 import { ClaimsService } from '@proofline/identity-claims';
+import { IdentityService, registerBootstrapKey } from '@proofline/identity-feature';
 import { ConfigError, loadConfig, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createRedis } from '@proofline/shared-redis';
@@ -22,7 +23,12 @@ async function main(): Promise<void> {
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const clock = systemClock;
   const claims = new ClaimsService({ config, redis, clock });
-  const deps: ApiDeps = { config, logger, redis, clock, claims };
+  const identity = await IdentityService.open({ config, logger, redis, clock });
+  if (config.bootstrapApiKey) {
+    const boot = await registerBootstrapKey({ redis, config, clock }, config.bootstrapApiKey);
+    logger.info({ keyId: boot.id, tenant: boot.tenant, created: boot.created }, 'bootstrap api key registered');
+  }
+  const deps: ApiDeps = { config, logger, redis, clock, claims, identity };
   const app = createApp(deps);
   const running = await listen(app, config.host, config.port, logger);
 
@@ -32,6 +38,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     await running.close(config.shutdownGraceMs);
+    await identity.close();
     await redis.quit().catch(() => undefined);
     logger.info('stopped');
     process.exit(0);

@@ -1,1 +1,4 @@
-export {};
+export * from './keys';
+export * from './key-entity';
+export * from './key-store';
+export * from './om-connection';

@@ -1,1 +1,6 @@
-export {};
+export * from './errors';
+export * from './key-cache';
+export * from './identity-service';
+export * from './key-worker';
+export * from './admin';
+export * from './require-key';

@@ -1,2 +1,3 @@
 export * from './queues';
+export * from './identity-jobs';
 export * from './records-jobs';

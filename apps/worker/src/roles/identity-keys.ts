@@ -1,0 +1,8 @@
+import { startIdentityKeyWorker } from '@proofline/identity-feature';
+import type { RoleStarter } from '../context';
+
+/** The key worker: creates identity keys atomically under the per-tenant limit. */
+export const identityKeysRole: RoleStarter = async (ctx) => {
+  const running = await startIdentityKeyWorker({ config: ctx.config, logger: ctx.logger });
+  return { name: 'identity-keys', close: () => running.close() };
+};
