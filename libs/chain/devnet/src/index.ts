@@ -1,1 +1,4 @@
-export {};
+export * from './keys';
+export * from './devnet-publisher';
+export * from './block-producer';
+export * from './devnet-reader';
