@@ -15,7 +15,15 @@ export const keyName = z
   .max(32, 'must be 3 to 32 characters')
   .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
 
-const objectBody = (what: string) => ({ error: (i: { input?: unknown }) => (i.input === undefined ? `${what}: a JSON object body is required` : `${what}: the body must be a JSON object`) });
+const objectBody = (what: string, allowed: readonly string[]) => ({
+  error: (i: { code?: string; input?: unknown; keys?: string[] }) => {
+    if (i.code === 'unrecognized_keys') {
+      const keys = (i.keys ?? []).map((k) => JSON.stringify(k)).join(', ');
+      return `unknown field ${keys} (allowed fields: ${allowed.join(', ')})`;
+    }
+    return i.input === undefined ? `${what}: a JSON object body is required` : `${what}: the body must be a JSON object`;
+  },
+});
 
 /** Unknown fields are rejected, so a typo like `issuerPermissions` is reported, not ignored. */
 export const createKeyBody = z
@@ -25,7 +33,7 @@ export const createKeyBody = z
       issuerPermission: z.enum(ISSUER_PERMISSIONS, { error: oneOf(ISSUER_PERMISSIONS) }).nullish(),
       verifierPermission: z.enum(VERIFIER_PERMISSIONS, { error: oneOf(VERIFIER_PERMISSIONS) }).nullish(),
     },
-    objectBody('create key'),
+    objectBody('create key', ['name', 'issuerPermission', 'verifierPermission']),
   )
   .refine((b) => Boolean(b.issuerPermission ?? b.verifierPermission), {
     message: 'at least one of issuerPermission and verifierPermission is required',
@@ -34,14 +42,14 @@ export type CreateKeyBody = z.output<typeof createKeyBody>;
 
 export const revokeKeyBody = z.strictObject(
   { isRevoked: z.boolean({ error: 'isRevoked is required and must be a boolean (true or false)' }) },
-  objectBody('revoke'),
+  objectBody('revoke', ['isRevoked']),
 );
 
-export const legacyCreateBody = z.strictObject({ name: keyName }, objectBody('legacy create'));
+export const legacyCreateBody = z.strictObject({ name: keyName }, objectBody('legacy create', ['name']));
 
 export const legacyPatchBody = z.strictObject(
   { status: z.enum(['Active', 'Disabled'], { error: 'status is required and must be Active or Disabled' }) },
-  objectBody('legacy update'),
+  objectBody('legacy update', ['status']),
 );
 
 const isoDate = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' });
