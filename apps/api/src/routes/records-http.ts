@@ -1,5 +1,7 @@
 import express from 'express';
 import type { Request, RequestHandler, Response } from 'express';
+import { principalOf, requireKey } from '@proofline/identity-feature';
+import type { IdentityService } from '@proofline/identity-feature';
 import { AppError } from '@proofline/shared-errors';
 import type { Caller, ContentResult } from '@proofline/records-feature';
 
@@ -12,6 +14,15 @@ export interface RecordsAuth {
   readonly read: RequestHandler;
   readonly write: RequestHandler;
   caller(req: Request): Caller;
+}
+
+/** Record auth from the identity API keys: writes need Issuer_Admin or Issuer_User, reads any valid key. */
+export function identityRecordsAuth(identity: IdentityService): RecordsAuth {
+  return {
+    read: requireKey(identity),
+    write: requireKey(identity, 'Issuer_Admin', 'Issuer_User'),
+    caller: (req) => ({ tenant: principalOf(req).tenant }),
+  };
 }
 
 /**
