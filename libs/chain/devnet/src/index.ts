@@ -2,3 +2,4 @@ export * from './keys';
 export * from './devnet-publisher';
 export * from './block-producer';
 export * from './devnet-reader';
+export * from './block-producer-worker';
