@@ -1,6 +1,7 @@
+import { LockingScript, Transaction, UnlockingScript } from '@bsv/sdk';
 import { Redis } from 'ioredis';
 import { blockHash, merkleRoot, parseHeader, verifyTscProof } from '@proofline/chain-domain';
-import { BsvTransactionBuilder, deriveChainKeys, parseTransaction, tscToMerklePath } from '@proofline/chain-bsv';
+import { BsvTransactionBuilder, deriveChainKeys, faucetTxId, parseTransaction, tscToMerklePath } from '@proofline/chain-bsv';
 import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { DevnetBlockProducer, DevnetPublisher, DevnetReader, devnetKeys } from './index';
 
@@ -55,6 +56,23 @@ describe('DevnetPublisher', () => {
     expect(await env.reader.spentBy([create.linkOutput!, winner.linkOutput!])).toEqual([winner.txId, null]);
     // The losers left nothing behind.
     for (const u of updates.filter((x) => x !== winner)) expect(await env.redis.hexists(env.k.raw, u.txId)).toBe(0);
+  });
+
+  it('accepts a faucet outpoint only once and only for the nonce in the transaction header', async () => {
+    const fixedNonce = new BsvTransactionBuilder({ keys, randomBytes: (n) => Buffer.alloc(n, 0x5a) });
+    const first = fixedNonce.build({ kind: 'independent', data: data('f1') });
+    const second = fixedNonce.build({ kind: 'independent', data: data('f2') });
+    expect(await env.publisher.submit(first)).toEqual({ status: 'accepted' });
+    expect(await env.publisher.submit(second)).toMatchObject({ status: 'rejected', code: 'DOUBLE_SPEND' });
+    // A transaction without a Proofline header naming the nonce cannot claim faucet money.
+    const headerless = new Transaction(
+      1,
+      [{ sourceTXID: faucetTxId('6b'.repeat(16)), sourceOutputIndex: 0, sequence: 0xffffffff, unlockingScript: UnlockingScript.fromHex('00') }],
+      [{ satoshis: 1, lockingScript: LockingScript.fromHex(builder.linkLockingScriptHex()) }],
+      0,
+    );
+    const raw = headerless.toHex();
+    expect(await env.publisher.submit({ txId: headerless.id('hex'), rawHex: raw })).toMatchObject({ status: 'rejected', code: 'MISSING_INPUT' });
   });
 
   it('rejects an input that spends an unknown output (MISSING_INPUT) and a data output', async () => {
