@@ -330,6 +330,14 @@ export class IdentityService {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const close of this.closers) await close().catch(() => undefined);
+    // Bounded: with Redis down a graceful close could wait forever; shutdown must not.
+    for (const close of this.closers) {
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, 2000);
+      });
+      await Promise.race([close().catch(() => undefined), bound]);
+      clearTimeout(timer);
+    }
   }
 }
