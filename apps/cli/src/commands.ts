@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import { mintToken } from '@proofline/identity-claims';
+import { createBootstrapKey, importLegacyKeys } from '@proofline/identity-feature';
 import type { Clock } from '@proofline/shared-config';
 import type { CliContext } from './main';
 
@@ -17,6 +19,32 @@ function ttlSeconds(raw: string | undefined): number {
 }
 
 export const COMMANDS: Command[] = [
+  {
+    group: 'keys',
+    action: 'bootstrap',
+    async run(ctx, clock) {
+      // Only the raw key goes to stdout, so `KEY=$(npm run -s cli -- keys bootstrap)` works.
+      const raw = await createBootstrapKey({ redis: ctx.redis, config: ctx.config, clock }, ctx.options['tenant'] ?? 'default');
+      process.stdout.write(`${raw}\n`);
+      console.error(`proofline cli: created an Issuer_Admin + Verifier_Admin key for tenant "${ctx.options['tenant'] ?? 'default'}"; it is shown only now.`);
+    },
+  },
+  {
+    group: 'legacy',
+    action: 'import',
+    async run(ctx, clock) {
+      const file = ctx.args[0];
+      if (!file) throw new Error('usage: legacy import FILE.json [--tenant T]');
+      let items: unknown;
+      try {
+        items = JSON.parse(fs.readFileSync(file, 'utf8'));
+      } catch (e) {
+        throw new Error(`cannot read ${file} as JSON: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      const report = await importLegacyKeys({ redis: ctx.redis, config: ctx.config, clock }, items, { tenant: ctx.options['tenant'] ?? 'default' });
+      process.stdout.write(`${JSON.stringify(report)}\n`);
+    },
+  },
   {
     group: 'token',
     action: 'mint',
