@@ -28,6 +28,11 @@ export function devnetKeys(prefix: string) {
     blockTxIds: `${p}:block-txids`,
     /** HASH txId -> "blockHash|height|index|node,node,..." (its TSC branch, stored with the block). */
     mined: `${p}:mined`,
+    /**
+     * Pub/sub CHANNEL (not a key): the producer PUBLISHes a {@link BlockEvent} JSON after each
+     * committed block. Subscribers (GraphQL confirmation subscriptions on any instance) listen here.
+     */
+    blockEvents: `${p}:events:blocks`,
   };
 }
 
@@ -35,3 +40,13 @@ export type DevnetKeys = ReturnType<typeof devnetKeys>;
 
 /** The field of an outpoint in `spent` / `outputs`. */
 export const outpointField = (txId: string, vout: number): string => `${txId}:${vout}`;
+
+/** The message published on `blockEvents` after a block is committed. */
+export interface BlockEvent {
+  readonly hash: string;
+  readonly height: number;
+  /** Header time, seconds since the epoch. */
+  readonly time: number;
+  /** Transactions in the block, coinbase included. */
+  readonly txCount: number;
+}
