@@ -136,6 +136,36 @@ export class RecordStore {
     return meta ? { meta, bytes: bytes ?? Buffer.alloc(0) } : null;
   }
 
+  /** Metadata of many records (null where unknown), in order, in one round trip (a pipeline). */
+  async metaMany(txIds: readonly string[]): Promise<(RecordMeta | null)[]> {
+    if (txIds.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const txId of txIds) {
+      const key = this.keys.record(txId);
+      pipeline.hmget(key, ...META_FIELDS).hstrlen(key, 'bytes');
+    }
+    const replies = pipelineValues(await pipeline.exec());
+    return txIds.map((txId, i) => toMeta(txId, replies[2 * i] as (string | null)[], Number(replies[2 * i + 1] ?? 0)));
+  }
+
+  /** The bytes on chain of many records (null where unknown), in order, in one round trip. */
+  async bytesMany(txIds: readonly string[]): Promise<(Buffer | null)[]> {
+    if (txIds.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const txId of txIds) pipeline.hgetBuffer(this.keys.record(txId), 'bytes');
+    return pipelineValues(await pipeline.exec()) as (Buffer | null)[];
+  }
+
+  /**
+   * Length of a chain and its txIds between LRANGE indexes `start` and `stop` (inclusive;
+   * negative counts from the end), in one round trip.
+   */
+  async chainRange(chainId: string, start: number, stop: number): Promise<{ total: number; txIds: string[] }> {
+    const key = this.keys.chain(chainId);
+    const [total, txIds] = pipelineValues(await this.redis.pipeline().llen(key).lrange(key, start, stop).exec()) as [number, string[]];
+    return { total, txIds };
+  }
+
   /** Walks a chain from `txId` (start excluded) in one round trip. */
   async navigate(txId: string, links: number): Promise<NavigateOutcome> {
     const out = await this.cmd.navigate(this.keys.record(txId), this.keys.chainPrefix, String(links));
@@ -206,6 +236,14 @@ export class RecordStore {
     if (record.tokenHash) fields.push('tokenHash', record.tokenHash);
     return fields;
   }
+}
+
+function pipelineValues(replies: [Error | null, unknown][] | null): unknown[] {
+  if (!replies) throw new Error('pipeline aborted');
+  return replies.map(([err, value]) => {
+    if (err) throw err;
+    return value;
+  });
 }
 
 function toMeta(txId: string, v: (string | null)[], byteLength: number): RecordMeta | null {

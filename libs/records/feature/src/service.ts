@@ -64,6 +64,21 @@ export interface ContentResult {
   readonly txId: string;
 }
 
+/** {@link RecordsService.chainPage} input: positions are 0-based, bounds exclusive. */
+export interface ChainPageRequest {
+  readonly first?: number;
+  readonly after?: number;
+  readonly last?: number;
+  readonly before?: number;
+}
+export interface ChainPage {
+  /** Records in the whole chain. */
+  readonly total: number;
+  /** Position of `txIds[0]`. */
+  readonly start: number;
+  readonly txIds: string[];
+}
+
 export interface RecordsServiceDeps {
   readonly config: Pick<Config, 'features' | 'encoders' | 'maxLinks' | 'maxRecordBytes'>;
   readonly clock: Clock;
@@ -293,6 +308,65 @@ export class RecordsService {
           }
         : null,
     );
+  }
+
+  /**
+   * One record of `family` by txId, with the same rules as the REST reads: 400
+   * TX_ID_PARAM_INVALID, 403 FEATURE_NOT_ENABLED (linked), 404 TX_NOT_FOUND, 400
+   * TX_INCORRECT_EVENT_TRANSACTION_TYPE for the other family. GraphQL's root fields use this.
+   */
+  async find(family: RecordFamily, txIdRaw: unknown): Promise<RecordMeta> {
+    if (family === 'linked') this.requireFeature('linked');
+    const txId = parseTxId(txIdRaw);
+    return this.requireFamily(await this.deps.store.meta(txId), family, txId);
+  }
+
+  /** Batched metadata of already validated txIds (null where unknown): one round trip (GraphQL dataloaders). */
+  async records(txIds: readonly string[]): Promise<(RecordMeta | null)[]> {
+    return this.deps.store.metaMany(txIds);
+  }
+
+  /** Batched bytes on chain of already validated txIds (null where unknown): one round trip. */
+  async contents(txIds: readonly string[]): Promise<(Buffer | null)[]> {
+    return this.deps.store.bytesMany(txIds);
+  }
+
+  /** Walking a chain (navigate, GraphQL previous/next/chain) needs the linked and navigate features: else 403 FEATURE_NOT_ENABLED. */
+  requireNavigation(): void {
+    this.requireFeature('linked');
+    this.requireFeature('navigate');
+  }
+
+  /**
+   * A page of the linked chain `chainId` by position (0 = the create), Relay style: `first`
+   * records after position `after`, or the `last` records before position `before` (both
+   * bounds exclusive, either may be absent). Exactly one of first/last, at least 1. One round
+   * trip. Needs navigation ({@link requireNavigation}).
+   */
+  async chainPage(chainId: string, page: ChainPageRequest): Promise<ChainPage> {
+    this.requireNavigation();
+    const { first, last, after, before } = page;
+    const lower = after === undefined ? 0 : Math.max(after + 1, 0);
+    if (first !== undefined) {
+      let stop = lower + first - 1;
+      if (before !== undefined) stop = Math.min(stop, before - 1);
+      if (stop < lower) return { total: (await this.deps.store.chainRange(chainId, 1, 0)).total, start: lower, txIds: [] };
+      const { total, txIds } = await this.deps.store.chainRange(chainId, lower, stop);
+      return { total, start: lower, txIds };
+    }
+    const count = last ?? 0;
+    if (before === undefined) {
+      const { total, txIds } = await this.deps.store.chainRange(chainId, -count, -1);
+      const start = total - txIds.length;
+      const skip = Math.max(lower - start, 0);
+      return { total, start: start + skip, txIds: txIds.slice(skip) };
+    }
+    const stop = before - 1;
+    const start = Math.max(stop - count + 1, lower);
+    // An empty window still reads the length (LRANGE 1 0 is always empty; never pass a negative stop here).
+    if (stop < start) return { total: (await this.deps.store.chainRange(chainId, 1, 0)).total, start, txIds: [] };
+    const { total, txIds } = await this.deps.store.chainRange(chainId, start, stop);
+    return { total, start, txIds };
   }
 
   /** Metadata of a record (GraphQL traversal); null when unknown. */

@@ -1,0 +1,86 @@
+import { RecordStore } from '@proofline/records-data-access';
+import { ManualClock, loadConfig } from '@proofline/shared-config';
+import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { RecordsService } from './service';
+import { InMemoryChain } from './testing/in-memory-chain';
+
+// The batched reads and the chain page that the GraphQL facade builds on.
+describe('records: batched reads and chain pages', () => {
+  const prefix = uniquePrefix('recbatch');
+  const { redis, cleanup } = testRedis(prefix);
+  const clock = new ManualClock('2026-01-01T00:00:00Z');
+  const chain = new InMemoryChain();
+  const store = new RecordStore(redis, prefix);
+  const make = (env: Record<string, string> = {}) =>
+    new RecordsService({
+      config: loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', ...env }),
+      clock,
+      store,
+      builder: chain,
+      reader: chain,
+      queue: { enqueue: async () => undefined },
+    });
+  const service = make();
+  const caller = { tenant: 't1' };
+  const txIds: string[] = [];
+  let independent = '';
+
+  beforeAll(async () => {
+    const created = await service.createLinked(caller, { body: Buffer.from('v0'), encode: 'Base64' });
+    txIds.push(created.txId);
+    for (let i = 1; i < 7; i++) {
+      const prev = txIds[txIds.length - 1] ?? '';
+      txIds.push((await service.updateLinked(caller, prev, { body: Buffer.from(`v${i}`), encode: undefined, updateToken: undefined })).txId);
+    }
+    independent = (await service.writeIndependent(caller, { body: Buffer.from('alone'), encode: undefined })).txId;
+  });
+  afterAll(() => cleanup());
+
+  it('records() and contents() answer many txIds in order, null where unknown', async () => {
+    const unknown = 'f'.repeat(64);
+    const metas = await service.records([txIds[3] ?? '', unknown, independent, txIds[0] ?? '']);
+    expect(metas.map((m) => m && [m.txId, m.family, m.kind, m.position])).toEqual([
+      [txIds[3], 'linked', 'update', 3],
+      null,
+      [independent, 'independent', 'independent', 0],
+      [txIds[0], 'linked', 'create', 0],
+    ]);
+    expect(metas[0]?.byteLength).toBe(2);
+    const bytes = await service.contents([txIds[0] ?? '', unknown, independent]);
+    expect(bytes.map((b) => b && b.toString())).toEqual([Buffer.from('v0').toString('base64'), null, 'alone']);
+  });
+
+  it('find() applies the REST read rules', async () => {
+    await expect(service.find('linked', txIds[2])).resolves.toMatchObject({ txId: txIds[2], prevTxId: txIds[1], nextTxId: txIds[3] });
+    await expect(service.find('linked', 'nope')).rejects.toMatchObject({ errorCode: 'TX_ID_PARAM_INVALID', httpStatus: 400 });
+    await expect(service.find('linked', 'a'.repeat(64))).rejects.toMatchObject({ errorCode: 'TX_NOT_FOUND', httpStatus: 404 });
+    await expect(service.find('linked', independent)).rejects.toMatchObject({ errorCode: 'TX_INCORRECT_EVENT_TRANSACTION_TYPE' });
+    await expect(service.find('independent', txIds[0])).rejects.toMatchObject({ errorCode: 'TX_INCORRECT_EVENT_TRANSACTION_TYPE' });
+    await expect(make({ FEATURES: 'verify' }).find('linked', txIds[0])).rejects.toMatchObject({ errorCode: 'FEATURE_NOT_ENABLED', httpStatus: 403 });
+  });
+
+  it('chainPage() pages forward and backward with exclusive bounds', async () => {
+    const chainId = txIds[0] ?? '';
+    const page = (p: Parameters<RecordsService['chainPage']>[1]) => service.chainPage(chainId, p);
+    expect(await page({ first: 3 })).toEqual({ total: 7, start: 0, txIds: txIds.slice(0, 3) });
+    expect(await page({ first: 3, after: 2 })).toEqual({ total: 7, start: 3, txIds: txIds.slice(3, 6) });
+    expect(await page({ first: 10, after: 5 })).toEqual({ total: 7, start: 6, txIds: txIds.slice(6) });
+    expect(await page({ first: 3, after: 6 })).toEqual({ total: 7, start: 7, txIds: [] });
+    expect(await page({ first: 5, after: 0, before: 3 })).toEqual({ total: 7, start: 1, txIds: txIds.slice(1, 3) });
+    expect(await page({ first: 2, before: 0 })).toEqual({ total: 7, start: 0, txIds: [] });
+    expect(await page({ last: 2 })).toEqual({ total: 7, start: 5, txIds: txIds.slice(5) });
+    expect(await page({ last: 100 })).toEqual({ total: 7, start: 0, txIds });
+    expect(await page({ last: 2, before: 3 })).toEqual({ total: 7, start: 1, txIds: txIds.slice(1, 3) });
+    expect(await page({ last: 5, before: 2 })).toEqual({ total: 7, start: 0, txIds: txIds.slice(0, 2) });
+    expect(await page({ last: 5, after: 4 })).toEqual({ total: 7, start: 5, txIds: txIds.slice(5) });
+    expect(await page({ last: 5, after: 1, before: 4 })).toEqual({ total: 7, start: 2, txIds: txIds.slice(2, 4) });
+    expect(await page({ last: 1, before: 0 })).toEqual({ total: 7, start: 0, txIds: [] });
+    expect(await page({ first: 1, after: 100 })).toEqual({ total: 7, start: 101, txIds: [] });
+  });
+
+  it('chain pages need the navigate feature', async () => {
+    const off = make({ FEATURES: 'linked,verify,unencoded' });
+    expect(() => off.requireNavigation()).toThrow(expect.objectContaining({ errorCode: 'FEATURE_NOT_ENABLED' }));
+    await expect(off.chainPage(txIds[0] ?? '', { first: 1 })).rejects.toMatchObject({ errorCode: 'FEATURE_NOT_ENABLED', httpStatus: 403 });
+  });
+});
