@@ -4,3 +4,4 @@ export * from './identity-service';
 export * from './key-worker';
 export * from './admin';
 export * from './require-key';
+export * from './authorize';

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { hasAnyPermission } from '@proofline/identity-domain';
 import type { Permission, Principal } from '@proofline/identity-domain';
+import { authorize } from './authorize';
 import { identityErrors as E } from './errors';
 import type { IdentityService } from './identity-service';
 
@@ -20,12 +20,8 @@ declare module 'express-serve-static-core' {
  */
 export function requireKey(identity: IdentityService, ...permissions: Permission[]): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
-    identity.authenticate(req.header('x-api-key')).then(
+    authorize(identity, req.header('x-api-key'), ...permissions).then(
       (principal) => {
-        if (!hasAnyPermission(principal.permissions, permissions)) {
-          next(E.permissionDenied(permissions));
-          return;
-        }
         req.principal = principal;
         req.log = req.log.child({ keyId: principal.keyId, tenant: principal.tenant });
         next();
