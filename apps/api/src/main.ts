@@ -1,17 +1,7 @@
-import type { ConnectionOptions } from 'bullmq';
-import { BsvTransactionBuilder } from '@proofline/chain-bsv';
-import { DevnetReader } from '@proofline/chain-devnet';
-import { ClaimsService } from '@proofline/identity-claims';
-import { IdentityService, registerBootstrapKey } from '@proofline/identity-feature';
 import { ConfigError, loadConfig, systemClock } from '@proofline/shared-config';
-import { RecordStore } from '@proofline/records-data-access';
-import { BullPublishQueue, RecordsService } from '@proofline/records-feature';
-import { bullPrefix } from '@proofline/shared-jobs';
 import { createLogger } from '@proofline/shared-logger';
-import { bullConnection, createRedis } from '@proofline/shared-redis';
 import { createApp } from './app';
-import type { ApiDeps } from './deps';
-import { identityRecordsAuth } from './routes/records-http';
+import { composeApi } from './compose';
 import { listen } from './server';
 
 async function main(): Promise<void> {
@@ -26,29 +16,8 @@ async function main(): Promise<void> {
     throw e;
   }
   const logger = createLogger({ level: config.logLevel, name: 'api' });
-  const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 2000 });
-  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
-  const clock = systemClock;
-  const claims = new ClaimsService({ config, redis, clock });
-  const identity = await IdentityService.open({ config, logger, redis, clock });
-  if (config.bootstrapApiKey) {
-    const boot = await registerBootstrapKey({ redis, config, clock }, config.bootstrapApiKey);
-    logger.info({ keyId: boot.id, tenant: boot.tenant, created: boot.created }, 'bootstrap api key registered');
-  }
-  const publishQueue = new BullPublishQueue({ ...bullConnection(config.redisUrl), maxRetriesPerRequest: 2 } as ConnectionOptions, bullPrefix(config.redisPrefix));
-  const recordsService = new RecordsService({
-    config,
-    clock,
-    logger,
-    store: new RecordStore(redis, config.redisPrefix),
-    builder: new BsvTransactionBuilder(),
-    reader: new DevnetReader(redis, config.redisPrefix),
-    queue: publishQueue,
-  });
-  const records = { service: recordsService, auth: identityRecordsAuth(identity) };
-  const deps: ApiDeps = { config, logger, redis, clock, claims, identity, records };
-  const app = createApp(deps);
-  const running = await listen(app, config.host, config.port, logger);
+  const composed = await composeApi(config, logger, systemClock);
+  const running = await listen(createApp(composed.deps), config.host, config.port, logger);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -56,9 +25,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     await running.close(config.shutdownGraceMs);
-    await identity.close();
-    await publishQueue.close().catch(() => undefined);
-    await redis.quit().catch(() => undefined);
+    await composed.close();
     logger.info('stopped');
     process.exit(0);
   };

@@ -235,6 +235,7 @@ export function openApiDocument(): Json {
           responses: { '200': json('Redis and at least one worker are up.', ref('Readiness')), '503': json('Not ready.', ref('Readiness')) },
         },
       },
+      '/api/v1/docs': { get: { tags: ['Health'], operationId: 'apiDocs', summary: 'Interactive API documentation (Swagger UI).', responses: { '200': { description: 'HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } } } },
       '/api/v1/openapi.json': { get: { tags: ['Health'], operationId: 'openApiDocument', responses: { '200': json('This document.', { type: 'object' }) } } },
     },
     components: {

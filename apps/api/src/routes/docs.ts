@@ -1,5 +1,5 @@
 import express, { Router } from 'express';
-import { getAbsoluteFSPath } from 'swagger-ui-dist';
+import getAbsoluteFSPath from 'swagger-ui-dist/absolute-path.js';
 import { openApiDocument } from '../openapi/document';
 
 const PAGE = `<!doctype html>

@@ -1,0 +1,66 @@
+import type { Express } from 'express';
+import { systemClock } from '@proofline/shared-config';
+import { createLogger } from '@proofline/shared-logger';
+import { deleteByPrefix } from '@proofline/shared-redis';
+import { uniquePrefix } from '@proofline/shared-testing';
+import { createApp } from '../app';
+import { composeApi } from '../compose';
+import type { ComposedApi } from '../compose';
+import { testConfig } from '../testing/harness';
+import { openApiDocument } from './document';
+
+interface Layer {
+  name: string;
+  rawPath?: string;
+  route?: { path: string; methods: Record<string, boolean> };
+  handle: { stack?: Layer[] };
+}
+
+/** Every `METHOD /path` the Express app really routes, with `:param` written as `{param}`. */
+function appOperations(app: Express): Set<string> {
+  const found = new Set<string>();
+  const walk = (stack: Layer[], prefix: string) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        for (const [method, on] of Object.entries(layer.route.methods)) {
+          if (on && method !== '_all') found.add(`${method.toUpperCase()} ${(prefix + layer.route.path).replace(/(.)\/$/, '$1').replace(/:(\w+)/g, '{$1}')}`);
+        }
+      } else if (layer.name === 'router' && layer.handle.stack) {
+        walk(layer.handle.stack, prefix + (layer.rawPath && layer.rawPath !== '/' ? layer.rawPath : ''));
+      }
+    }
+  };
+  walk((app as unknown as { router: { stack: Layer[] } }).router.stack, '');
+  return found;
+}
+
+function documentedOperations(): Set<string> {
+  const paths = openApiDocument()['paths'] as Record<string, Record<string, unknown>>;
+  const ops = new Set<string>();
+  for (const [p, item] of Object.entries(paths)) for (const method of Object.keys(item)) ops.add(`${method.toUpperCase()} ${p}`);
+  return ops;
+}
+
+describe('OpenAPI document vs the routes the production composition really has', () => {
+  const prefix = uniquePrefix('oa');
+  let composed: ComposedApi;
+  let app: Express;
+  beforeAll(async () => {
+    composed = await composeApi(testConfig(prefix), createLogger({ level: 'silent', name: 't' }), systemClock);
+    app = createApp(composed.deps);
+  });
+  afterAll(async () => {
+    await deleteByPrefix(composed.deps.redis, prefix);
+    await composed.close();
+  });
+
+  it('documents exactly the operations the app routes', () => {
+    const routed = appOperations(app);
+    expect(routed.size).toBeGreaterThan(20);
+    const documented = documentedOperations();
+    expect([...routed].filter((op) => !documented.has(op)).sort()).toEqual([]);
+    // Express answers HEAD with the GET route (headers, no body), so a documented HEAD needs a GET.
+    const routes = (op: string) => routed.has(op) || (op.startsWith('HEAD ') && routed.has(op.replace(/^HEAD /, 'GET ')));
+    expect([...documented].filter((op) => !routes(op)).sort()).toEqual([]);
+  });
+});
