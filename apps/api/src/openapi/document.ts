@@ -40,7 +40,7 @@ const WRITE_ERRORS: Json = {
 const contentHeaders: Json = {
   'Content-Type': { schema: { type: 'string' }, description: 'Content type of the final encoding step (unencoded: application/octet-stream).' },
   'Content-Length': { schema: { type: 'integer' } },
-  ETag: { schema: { type: 'string' }, description: 'The txId.' },
+  ETag: { schema: { type: 'string' }, description: 'The txId, quoted.' },
 };
 const legacyHeaders: Json = {
   Deprecation: { schema: { type: 'string', const: 'true' } },
@@ -272,8 +272,9 @@ export function openApiDocument(): Json {
           required: ['confirmedBlocks', 'blockHash', 'blockTimestamp', 'merkleProof'],
           properties: { confirmedBlocks: { type: 'integer', minimum: 1 }, blockHash: { type: 'string' }, blockTimestamp: { type: 'string', format: 'date-time' }, merkleProof: ref('MerkleProof') },
         },
-        LinkedStatus: { type: 'object', required: ['confirmation', 'updatable'], properties: { confirmation: { oneOf: [ref('Confirmation'), { type: 'null' }] }, updatable: { type: 'boolean' } } },
-        RecordStatus: { type: 'object', required: ['confirmation'], properties: { confirmation: { oneOf: [ref('Confirmation'), { type: 'null' }] } } },
+        LinkedStatus: { type: 'object', required: ['confirmation', 'updatable'], properties: { confirmation: { oneOf: [ref('Confirmation'), { type: 'null' }] }, updatable: { type: 'boolean' }, publication: ref('Publication') } },
+        RecordStatus: { type: 'object', required: ['confirmation'], properties: { confirmation: { oneOf: [ref('Confirmation'), { type: 'null' }] }, publication: ref('Publication') } },
+        Publication: { type: 'string', enum: ['pending', 'published', 'failed'], description: 'Where the transaction is: accepted and queued, in the mempool or mined, or permanently rejected by the chain.' },
         MatchResult: { type: 'object', required: ['match', 'confirmation'], properties: { match: { type: 'boolean' }, confirmation: { oneOf: [ref('Confirmation'), { type: 'null' }] } } },
         NavigateResult: { type: 'object', required: ['txIds', 'endOfLinks', 'maxLinksRequestable'], properties: { txIds: { type: 'array', items: TX_ID }, endOfLinks: { type: 'boolean' }, maxLinksRequestable: { type: 'integer' } } },
         Permission: { type: 'string', enum: ['Issuer_Admin', 'Issuer_User', 'Issuer_Auditor', 'Verifier_Admin', 'Verifier_User', 'Verifier_Auditor'] },
