@@ -1,30 +1,32 @@
-import { randomUUID } from 'node:crypto';
 import { createYoga } from 'graphql-yoga';
 import type { YogaServerInstance } from 'graphql-yoga';
-import type { Config } from '@proofline/shared-config';
-import type { Logger } from '@proofline/shared-logger';
-import { buildSchema } from './schema';
-import type { GraphQLContext } from './schema';
+import { createContext } from './context';
+import type { GraphQLContext } from './context';
+import type { GraphQLDeps } from './deps';
+import { maskError } from './errors';
+import { buildSchema, schemaLimits } from './schema';
 
-export interface GraphQLDeps {
-  readonly config: Config;
-  readonly logger: Logger;
-}
+export type GraphQLServer = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
 
-/** The yoga instance; error masking stays on so internal messages never reach a client. */
-export function createGraphQL(deps: GraphQLDeps): YogaServerInstance<Record<string, unknown>, GraphQLContext> {
+/**
+ * The yoga instance at /graphql: queries over POST/GET, subscriptions over SSE (accept:
+ * text/event-stream). Error masking stays on: only expected AppErrors (status < 500) keep their
+ * detail and code. GraphiQL is served outside production.
+ */
+export function createGraphQL(deps: GraphQLDeps): GraphQLServer {
+  const logger = deps.logger;
   return createYoga<Record<string, unknown>, GraphQLContext>({
-    schema: buildSchema(),
+    schema: buildSchema(schemaLimits(deps.config.maxLinks)),
     graphqlEndpoint: '/graphql',
-    maskedErrors: true,
-    graphiql: deps.config.nodeEnv !== 'production',
+    maskedErrors: { maskError: maskError(logger) },
+    graphiql: deps.config.nodeEnv !== 'production' ? { title: 'Proofline GraphQL', headers: JSON.stringify({ 'x-api-key': 'idty_…' }) } : false,
     landingPage: false,
     logging: {
-      debug: (...args: unknown[]) => deps.logger.debug({ args }, 'yoga'),
-      info: (...args: unknown[]) => deps.logger.info({ args }, 'yoga'),
-      warn: (...args: unknown[]) => deps.logger.warn({ args }, 'yoga'),
-      error: (...args: unknown[]) => deps.logger.error({ args }, 'yoga'),
+      debug: (...args: unknown[]) => logger.debug({ args }, 'yoga'),
+      info: (...args: unknown[]) => logger.info({ args }, 'yoga'),
+      warn: (...args: unknown[]) => logger.warn({ args }, 'yoga'),
+      error: (...args: unknown[]) => logger.error({ args }, 'yoga'),
     },
-    context: ({ request }) => ({ requestId: request.headers.get('x-request-id') ?? randomUUID() }),
+    context: ({ request }) => createContext(deps, request.headers),
   });
 }

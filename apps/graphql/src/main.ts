@@ -1,7 +1,8 @@
 import http from 'node:http';
-import { ConfigError, loadConfig } from '@proofline/shared-config';
+import { ConfigError, loadConfig, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createGraphQL } from './app';
+import { createGraphQLDeps } from './deps';
 
 async function main(): Promise<void> {
   let config;
@@ -15,7 +16,9 @@ async function main(): Promise<void> {
     throw e;
   }
   const logger = createLogger({ level: config.logLevel, name: 'graphql' });
-  const yoga = createGraphQL({ config, logger });
+  // The same use cases as REST (apps/api/src/main.ts): RecordsService, IdentityService, the devnet reader.
+  const deps = await createGraphQLDeps(config, logger, systemClock);
+  const yoga = createGraphQL(deps);
   const server = http.createServer((req, res) => {
     if (req.url === '/liveness') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('Healthy');
@@ -24,16 +27,19 @@ async function main(): Promise<void> {
     void yoga.handle(req, res);
   });
   await new Promise<void>((resolve) => server.listen(config.graphqlPort, config.host, resolve));
-  logger.info({ port: config.graphqlPort, endpoint: yoga.graphqlEndpoint }, 'listening');
+  logger.info({ port: config.graphqlPort, endpoint: yoga.graphqlEndpoint, graphiql: config.nodeEnv !== 'production' }, 'listening');
 
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    // SSE subscriptions are long-lived: after the grace period they are cut.
     const force = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
     force.unref();
-    server.close(() => process.exit(0));
+    server.close(() => {
+      void deps.close().finally(() => process.exit(0));
+    });
     server.closeIdleConnections();
   };
   process.on('SIGINT', () => stop('SIGINT'));
