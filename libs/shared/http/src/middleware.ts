@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express from 'express';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError, toProblem } from '@proofline/shared-errors';
+import { logScope } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
 
 declare module 'express-serve-static-core' {
@@ -19,7 +20,7 @@ export function requestContext(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const incoming = req.header('x-request-id');
     req.id = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    req.log = logger.child({ reqId: req.id });
+    req.log = logger;
     res.setHeader('x-request-id', req.id);
     const started = process.hrtime.bigint();
     res.on('finish', () => {
@@ -27,7 +28,7 @@ export function requestContext(logger: Logger): RequestHandler {
       // Only the path, never the query string: it may carry an updateToken.
       req.log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
     });
-    next();
+    logScope.run({ reqId: req.id }, next);
   };
 }
 

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pino from 'pino';
 import type { Logger } from 'pino';
 
@@ -23,6 +24,12 @@ export const REDACT_PATHS = [
   'headers.authorization',
 ];
 
+/**
+ * The request (or job) a piece of work belongs to. Every line logged while it runs carries its
+ * `reqId`, also from services that only hold the process logger.
+ */
+export const logScope = new AsyncLocalStorage<{ reqId: string }>();
+
 export interface LoggerOptions {
   level: string;
   name: string;
@@ -39,6 +46,10 @@ export function createLogger(options: LoggerOptions): Logger {
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       formatters: { level: (label) => ({ level: label }) },
+      mixin: () => {
+        const scope = logScope.getStore();
+        return scope ? { reqId: scope.reqId } : {};
+      },
     },
     options.destination,
   );
