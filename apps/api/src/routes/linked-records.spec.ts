@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { eventually } from '@proofline/shared-testing';
 import { blockHash, parseHeader } from '@proofline/chain-domain';
 import { KEYS, startRecordsFixture } from '../testing/records-fixture';
-import type { RecordsFixture } from '../testing/records-fixture';
+import type { KeyRole, RecordsFixture } from '../testing/records-fixture';
 
 const LR = '/api/v1/linkedrecords';
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest();
@@ -22,12 +22,13 @@ describe('linked records over HTTP', () => {
     await f.close();
   });
 
-  async function write(path: string, body: string | Buffer, key: string = KEYS.writerA): Promise<WriteResult> {
+  async function write(path: string, body: string | Buffer, key: KeyRole = KEYS.writerA): Promise<WriteResult> {
     const res = await f.request('POST', path, { body, key });
     const json = (await res.json()) as WriteResult;
     expect({ status: res.status, json }).toMatchObject({ status: 200 });
     return json;
   }
+  const failure = async (txId: string) => (await f.store.meta(txId))?.failure;
   const status = async (txId: string) => (await (await f.request('GET', `${LR}/${txId}/status`, { key: KEYS.auditorA })).json()) as Record<string, unknown>;
   const navigate = async (txId: string, links: number) => {
     const res = await f.request('GET', `${LR}/${txId}/navigate?links=${links}`, { key: KEYS.auditorA });
@@ -124,17 +125,23 @@ describe('linked records over HTTP', () => {
     expect(again.status).toBe(409);
     expect(((await again.json()) as { errorCode: string }).errorCode).toBe('NOT_LINKED_RECORDS_END');
 
-    // publish (real BullMQ worker) in chain order, mine, and check the confirmation and proof
+    // publish (real BullMQ worker, devnet mempool) in chain order, produce two devnet blocks, and
+    // check the confirmation and proof
     f.startPublisher();
     const all = [created.txId, u1.txId, u2.txId, del.txId];
     await eventually(async () => (await Promise.all(all.map((t) => f.store.state(t)))).every((s) => s === 'published'), 15_000);
     expect(await f.store.outboxSize()).toBe(0);
-    f.chain.mine();
-    f.chain.mine();
+    expect(await f.chain.reader.mempool()).toEqual(all);
+    // each successor really spends its previous record's link output on the devnet
+    expect(await f.chain.reader.spentBy([created.txId, u1.txId, u2.txId].map((txId) => ({ txId, vout: 2 })))).toEqual([u1.txId, u2.txId, del.txId]);
+    const mined = await f.produceBlock();
+    expect(mined.txIds.slice(1)).toEqual(all); // after the coinbase, in chain order
+    await f.produceBlock();
     const st = (await status(u1.txId)) as { confirmation: { confirmedBlocks: number; blockHash: string; blockTimestamp: string; merkleProof: { index: number; txOrId: string; target: string; nodes: string[] } } };
     expect(st).toMatchObject({ updatable: false, publication: 'published' });
     const c = st.confirmation;
     expect(c.confirmedBlocks).toBe(2);
+    expect(c.blockHash).toBe(mined.hash);
     expect(c.blockTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(c.merkleProof).toMatchObject({ txOrId: u1.txId, targetType: 'header', proofType: 'branch', composite: false });
     // independent check: block hash = reversed sha256d(header); fold the nodes to the header's root
@@ -171,5 +178,48 @@ describe('linked records over HTTP', () => {
     const recs = await f.redis.keys(`${f.prefix}:records:rec:*`);
     const metas = await Promise.all(recs.map((k) => f.store.meta(k.split(':').pop() ?? '')));
     expect(metas.filter((m) => m?.chainId === root.txId)).toHaveLength(2);
+    // and on the devnet the root's link output is spent by the winner alone
+    f.startPublisher();
+    await eventually(async () => (await f.store.state(winner ?? '')) === 'published', 10_000);
+    expect(await f.chain.reader.spentBy([{ txId: root.txId, vout: 2 }])).toEqual([winner]);
+  });
+
+  it('a competing spend already on the chain: the devnet rejects the update (DOUBLE_SPEND), status reports failed, its successor fails too', async () => {
+    f.startPublisher();
+    const root = await write(LR, 'contested');
+    await eventually(async () => (await f.store.state(root.txId)) === 'published', 10_000);
+    // another spender of the root's link output reaches the devnet first (a real signed transaction)
+    const meta = await f.store.meta(root.txId);
+    expect(meta).toMatchObject({ linkVout: 2, linkSatoshis: expect.any(Number) });
+    const rival = f.chain.builder.build({
+      kind: 'update',
+      data: Buffer.from('rival'),
+      contentType: 'application/octet-stream',
+      spends: { txId: root.txId, vout: meta?.linkVout ?? -1, satoshis: meta?.linkSatoshis ?? -1 },
+    });
+    expect(await f.chain.publisher.submit(rival)).toEqual({ status: 'accepted' });
+
+    // the API accepts our update (it does not ask the chain); the devnet refuses it for good
+    const lost = await write(`${LR}/${root.txId}/update?updateToken=${root.updateToken}`, 'ours');
+    await eventually(async () => (await f.store.state(lost.txId)) === 'failed', 10_000);
+    expect(await failure(lost.txId)).toBe(`DOUBLE_SPEND: outpoint ${root.txId}:2 is already spent by ${rival.txId}`);
+    expect(await status(lost.txId)).toMatchObject({ confirmation: null, publication: 'failed' });
+
+    // a record linking to the rejected one can never be published either
+    const next = await write(`${LR}/${lost.txId}/update?updateToken=${lost.updateToken}`, 'after');
+    await eventually(async () => (await f.store.state(next.txId)) === 'failed', 10_000);
+    expect(await failure(next.txId)).toMatch(/^PREVIOUS_REJECTED: /);
+    expect(await status(next.txId)).toMatchObject({ confirmation: null, publication: 'failed' });
+    expect(await f.store.outboxSize()).toBe(0);
+
+    // the chain holds the rival and neither of ours; a block confirms the rival only
+    expect(await f.chain.reader.spentBy([{ txId: root.txId, vout: 2 }])).toEqual([rival.txId]);
+    expect(await f.chain.reader.rawTransaction(lost.txId)).toBeNull();
+    expect(await f.chain.reader.rawTransaction(next.txId)).toBeNull();
+    const block = await f.produceBlock();
+    expect(block.txIds).toContain(rival.txId);
+    expect(block.txIds).not.toContain(lost.txId);
+    expect((await status(root.txId))['confirmation']).toMatchObject({ blockHash: block.hash });
+    expect((await status(lost.txId))['confirmation']).toBeNull();
   });
 });

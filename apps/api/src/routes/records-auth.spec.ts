@@ -1,5 +1,7 @@
 import type { ConnectionOptions } from 'bullmq';
-import { BullPublishQueue, InMemoryChain, RecordsService } from '@proofline/records-feature';
+import { BsvTransactionBuilder } from '@proofline/chain-bsv';
+import { DevnetReader } from '@proofline/chain-devnet';
+import { BullPublishQueue, RecordsService } from '@proofline/records-feature';
 import { RecordStore } from '@proofline/records-data-access';
 import { bullPrefix } from '@proofline/shared-jobs';
 import { bullConnection, createRedis, deleteByPrefix } from '@proofline/shared-redis';
@@ -21,10 +23,9 @@ describe('record endpoints behind identity API keys', () => {
     api = await startApi({
       prefix,
       extend: async (base) => {
-        const chain = new InMemoryChain();
         const queue = new BullPublishQueue(bullConnection(base.config.redisUrl) as ConnectionOptions, bullPrefix(prefix));
         const store = new RecordStore(base.redis, prefix);
-        const service = new RecordsService({ config: base.config, clock: base.clock, store, builder: chain, reader: chain, queue });
+        const service = new RecordsService({ config: base.config, clock: base.clock, store, builder: new BsvTransactionBuilder(), reader: new DevnetReader(base.redis, prefix), queue });
         return { deps: { records: { service, auth: identityRecordsAuth(base.identity) } }, close: () => queue.close() };
       },
     });

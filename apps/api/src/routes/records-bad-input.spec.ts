@@ -1,12 +1,12 @@
 import { KEYS, startRecordsFixture } from '../testing/records-fixture';
-import type { RecordsFixture } from '../testing/records-fixture';
+import type { KeyRole, RecordsFixture } from '../testing/records-fixture';
 
 const LR = '/api/v1/linkedrecords';
 const R = '/api/v1/records';
 const UNKNOWN = 'ab'.repeat(32);
 const OTHER_TOKEN = `utk_${'A'.repeat(43)}`;
 
-type Case = [label: string, method: string, path: () => string, opts: { key?: string | null; body?: string | Buffer; type?: string | null }, status: number, code: string];
+type Case = [label: string, method: string, path: () => string, opts: { key?: KeyRole | null; body?: string | Buffer; type?: string | null }, status: number, code: string];
 
 describe('record endpoints refuse bad input with problem+json and write nothing', () => {
   let f: RecordsFixture;
@@ -71,9 +71,9 @@ describe('record endpoints refuse bad input with problem+json and write nothing'
     ['delete with malformed txId', 'POST', () => `${LR}/123/delete`, {}, 400, 'TX_ID_PARAM_INVALID'],
     ['match: malformed prevTxId', 'POST', () => `${LR}/${updated.txId}/match?prevTxId=123`, { body: 'next' }, 400, 'TX_ID_PARAM_INVALID'],
     ['match: prevTxId missing for an update', 'POST', () => `${LR}/${updated.txId}/match`, { body: 'next' }, 400, 'PREV_TX_ID_PARAM_MISSING'],
-    ['no key', 'POST', () => LR, { body: 'x', key: null }, 401, 'UNAUTHORIZED'],
-    ['read-only key writes', 'POST', () => R, { body: 'x', key: KEYS.auditorA }, 403, 'FORBIDDEN'],
-    ['read-only key updates', 'POST', () => `${LR}/${updated.txId}/update?updateToken=${updated.updateToken}`, { body: 'x', key: KEYS.auditorA }, 403, 'FORBIDDEN'],
+    ['no key', 'POST', () => LR, { body: 'x', key: null }, 401, 'API_KEY_MISSING'],
+    ['read-only key writes', 'POST', () => R, { body: 'x', key: KEYS.auditorA }, 403, 'PERMISSION_DENIED'],
+    ['read-only key updates', 'POST', () => `${LR}/${updated.txId}/update?updateToken=${updated.updateToken}`, { body: 'x', key: KEYS.auditorA }, 403, 'PERMISSION_DENIED'],
   ];
 
   it.each(cases)('%s -> %i %s', async (_label, method, path, opts, status, code) => {
@@ -135,7 +135,7 @@ describe('features switched off', () => {
   });
 });
 
-/** Every record key with its full content (and the BullMQ wait list length). */
+/** Every record key with its full content, the devnet's keys and the BullMQ job count. */
 async function snapshot(f: RecordsFixture): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
   for (const key of await f.recordKeys()) {
@@ -145,6 +145,7 @@ async function snapshot(f: RecordsFixture): Promise<Record<string, unknown>> {
     else if (type === 'zset') out[key] = await f.redis.zrange(key, 0, -1);
     else out[key] = type;
   }
+  out['chain'] = await f.chainKeys();
   out['jobs'] = await f.queue.queue.count();
   return out;
 }

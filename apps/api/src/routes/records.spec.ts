@@ -54,12 +54,14 @@ describe('independent records over HTTP', () => {
 
     f.startPublisher();
     await eventually(async () => (await f.store.state(written.txId)) === 'published', 10_000);
-    const block = f.chain.mine();
-    expect(block.txIds).toContain(written.txId);
+    const block = await f.produceBlock();
+    expect(block.txIds.filter((t) => t === written.txId)).toHaveLength(1);
     const confirmed = (await (await f.request('GET', `${R}/${written.txId}/status`, { key: KEYS.auditorA })).json()) as {
       confirmation: { confirmedBlocks: number; blockHash: string };
     };
     expect(confirmed.confirmation).toMatchObject({ confirmedBlocks: 1, blockHash: block.hash });
-    expect(f.chain.accepted.get(written.txId)).toBe(1);
+    // the devnet holds exactly the stored raw transaction, mined once and out of the mempool
+    expect(await f.chain.reader.rawTransaction(written.txId)).toBe((await f.store.publication(written.txId))?.rawTx);
+    expect(await f.chain.reader.mempool()).not.toContain(written.txId);
   });
 });

@@ -1,127 +1,171 @@
-// Shared set-up of the record route specs (not a spec itself): the real app on port 0, real Redis
-// and BullMQ, the in-memory chain double of the chain ports, and a stand-in for the identity
-// auth middleware (x-api-key -> tenant and permissions) until the identity harness is wired.
-import type { AddressInfo } from 'node:net';
-import http from 'node:http';
+// Shared set-up of the record route specs (not a spec itself): the real app on port 0 (the
+// identity harness), real Redis and BullMQ, the real chain (BSV transaction builder, embedded
+// devnet publisher, reader and block producer) and the real identity auth: every x-api-key is a
+// real key, registered with the bootstrap admin function or issued through the key use case and
+// its BullMQ key worker, and verified by the production `requireKey` middleware.
 import type { ConnectionOptions } from 'bullmq';
-import type { Request, RequestHandler } from 'express';
-import { ClaimsService } from '@proofline/identity-claims';
-import { BullPublishQueue, InMemoryChain, RecordsService, startRecordsPublisher } from '@proofline/records-feature';
-import type { RunningPublisher } from '@proofline/records-feature';
+import { BsvTransactionBuilder } from '@proofline/chain-bsv';
+import { DevnetBlockProducer, DevnetPublisher, DevnetReader } from '@proofline/chain-devnet';
+import type { DevnetBlock } from '@proofline/chain-devnet';
+import { createBootstrapKey } from '@proofline/identity-feature';
 import { RecordStore } from '@proofline/records-data-access';
-import { loadConfig, systemClock } from '@proofline/shared-config';
+import { BullPublishQueue, RecordsService, startRecordsPublisher } from '@proofline/records-feature';
+import type { RunningPublisher } from '@proofline/records-feature';
 import type { Config } from '@proofline/shared-config';
-import { AppError } from '@proofline/shared-errors';
 import { bullPrefix } from '@proofline/shared-jobs';
 import { createLogger } from '@proofline/shared-logger';
-import { bullConnection } from '@proofline/shared-redis';
+import { bullConnection, createRedis, deleteByPrefix } from '@proofline/shared-redis';
 import type { Redis } from '@proofline/shared-redis';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
-import { createApp } from '../app';
-import type { RecordsAuth } from '../routes/records-http';
+import { testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { identityRecordsAuth } from '../routes/records-http';
+import { startApi, startKeyWorker } from './harness';
+import type { RunningApi } from './harness';
 
-/** x-api-key values the stand-in auth knows. */
+/** The callers every records spec uses; `f.keys[role]` is the role's raw API key. */
 export const KEYS = {
-  writerA: 'writer-a',
-  writerA2: 'writer-a2',
-  writerB: 'writer-b',
-  auditorA: 'auditor-a',
+  /** Bootstrap admin key of tenant-a (Issuer_Admin + Verifier_Admin). */
+  writerA: 'writerA',
+  /** Issuer_User key of tenant-a, issued by writerA through the key use case. */
+  writerA2: 'writerA2',
+  /** Bootstrap admin key of tenant-b. */
+  writerB: 'writerB',
+  /** Verifier_Auditor key of tenant-a (reads and match only), issued by writerA. */
+  auditorA: 'auditorA',
 } as const;
+export type KeyRole = keyof typeof KEYS;
 
-const PRINCIPALS: Record<string, { tenant: string; write: boolean }> = {
-  [KEYS.writerA]: { tenant: 'tenant-a', write: true },
-  [KEYS.writerA2]: { tenant: 'tenant-a', write: true },
-  [KEYS.writerB]: { tenant: 'tenant-b', write: true },
-  [KEYS.auditorA]: { tenant: 'tenant-a', write: false },
-};
-
-function principal(req: Request) {
-  const p = PRINCIPALS[req.header('x-api-key') ?? ''];
-  if (!p) throw new AppError({ errorCode: 'UNAUTHORIZED', httpStatus: 401, detail: 'invalid authentication credentials' });
-  return p;
+/** The real chain adapters of the fixture, on its Redis prefix. */
+export interface FixtureChain {
+  /** The production builder (signed BSV transactions), for specs that build a competing transaction. */
+  readonly builder: BsvTransactionBuilder;
+  /** The devnet's mempool door, as a third party would submit to it. */
+  readonly publisher: DevnetPublisher;
+  readonly reader: DevnetReader;
 }
-
-export const fakeAuth: RecordsAuth = {
-  read: ((req, _res, next) => {
-    principal(req);
-    next();
-  }) as RequestHandler,
-  write: ((req, _res, next) => {
-    if (!principal(req).write) throw new AppError({ errorCode: 'FORBIDDEN', httpStatus: 403, detail: 'needs Issuer_Admin or Issuer_User' });
-    next();
-  }) as RequestHandler,
-  caller: (req) => ({ tenant: principal(req).tenant }),
-};
 
 export interface RecordsFixture {
   readonly base: string;
   readonly prefix: string;
+  /** The API's request-path connection. */
   readonly redis: Redis;
   readonly config: Config;
-  readonly chain: InMemoryChain;
+  readonly api: RunningApi;
+  readonly keys: Readonly<Record<KeyRole, string>>;
+  readonly chain: FixtureChain;
   readonly store: RecordStore;
   readonly queue: BullPublishQueue;
-  /** Starts the publisher worker (real BullMQ) on demand. */
+  /** Starts the records publisher worker (real BullMQ, devnet publisher) once; later calls return it. */
   startPublisher(): RunningPublisher;
-  /** Every key under the prefix except BullMQ's (to assert "nothing written"). */
+  /** Produces one devnet block now (the genesis block first on first use) and returns it. */
+  produceBlock(): Promise<DevnetBlock>;
+  /** Every records key under the prefix (to assert "nothing written"). */
   recordKeys(): Promise<string[]>;
-  request(method: string, path: string, opts?: { key?: string | null; body?: Uint8Array | string; type?: string | null }): Promise<Response>;
+  /** Every devnet key under the prefix (to assert "nothing reached the chain"). */
+  chainKeys(): Promise<string[]>;
+  /** One HTTP call; `key` is a caller role (default writerA) or null for no x-api-key header. */
+  request(method: string, path: string, opts?: { key?: KeyRole | null; body?: Uint8Array | string; type?: string | null }): Promise<Response>;
   close(): Promise<void>;
 }
 
 export async function startRecordsFixture(env: Record<string, string> = {}): Promise<RecordsFixture> {
   const prefix = uniquePrefix('rec');
-  const { redis, cleanup } = testRedis(prefix);
-  const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', MAX_LINKS: '5', MAX_RECORD_BYTES: '1024', ...env });
+  const fullEnv = { MAX_LINKS: '5', MAX_RECORD_BYTES: '1024', ...env };
   const logger = createLogger({ level: 'silent', name: 'test' });
-  const chain = new InMemoryChain();
+  const queue = new BullPublishQueue(bullConnection(testRedisUrl()) as ConnectionOptions, bullPrefix(prefix));
+  const api = await startApi({
+    prefix,
+    env: fullEnv,
+    extend: async (base) => {
+      const service = new RecordsService({
+        config: base.config,
+        clock: base.clock,
+        logger,
+        store: new RecordStore(base.redis, prefix),
+        builder: new BsvTransactionBuilder(),
+        reader: new DevnetReader(base.redis, prefix),
+        queue,
+      });
+      return { deps: { records: { service, auth: identityRecordsAuth(base.identity) } }, close: () => queue.close() };
+    },
+  });
+  const { config, redis, identity, clock } = api.deps;
+
+  // The worker side has its own connection, as in apps/worker.
+  const workerRedis = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
+  const chain: FixtureChain = {
+    builder: new BsvTransactionBuilder(),
+    publisher: new DevnetPublisher(workerRedis, prefix),
+    reader: new DevnetReader(workerRedis, prefix),
+  };
+  const producer = new DevnetBlockProducer(workerRedis, prefix);
+
+  // Real keys: two bootstrap admins, and two narrower keys issued by tenant-a's admin through the
+  // key use case (processed by the real key worker, then stopped: it is not needed afterwards).
+  const admin = { redis, config, clock };
+  const writerA = await createBootstrapKey(admin, 'tenant-a');
+  const writerB = await createBootstrapKey(admin, 'tenant-b');
+  const keyWorker = await startKeyWorker({ prefix, env: fullEnv });
+  let writerA2: string;
+  let auditorA: string;
+  try {
+    const owner = await identity.authenticate(writerA);
+    writerA2 = (await identity.createKey(owner, { name: 'second writer', permissions: ['Issuer_User'] })).rawKey;
+    auditorA = (await identity.createKey(owner, { name: 'auditor', permissions: ['Verifier_Auditor'] })).rawKey;
+  } finally {
+    await keyWorker.close();
+  }
+  const keys: Record<KeyRole, string> = { writerA, writerA2, writerB, auditorA };
+
   const store = new RecordStore(redis, prefix);
-  const queue = new BullPublishQueue(bullConnection(config.redisUrl) as ConnectionOptions, bullPrefix(prefix));
-  const service = new RecordsService({ config, clock: systemClock, store, builder: chain, reader: chain, queue, logger });
-  const claims = new ClaimsService({ config, redis, clock: systemClock });
-  const app = createApp({ config, logger, redis, clock: systemClock, claims, records: { service, auth: fakeAuth } });
-  const server = http.createServer(app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const publishers: RunningPublisher[] = [];
+  let publisher: RunningPublisher | undefined;
   return {
-    base,
+    base: api.baseUrl,
     prefix,
     redis,
     config,
+    api,
+    keys,
     chain,
     store,
     queue,
     startPublisher() {
-      const p = startRecordsPublisher({
+      publisher ??= startRecordsPublisher({
         connection: bullConnection(config.redisUrl) as ConnectionOptions,
         bullPrefix: bullPrefix(prefix),
-        store,
-        chain,
-        clock: systemClock,
+        store: new RecordStore(workerRedis, prefix),
+        chain: new DevnetPublisher(workerRedis, prefix),
+        clock,
         logger,
         concurrency: 4,
         sweepEveryMs: 0,
       });
-      publishers.push(p);
-      return p;
+      return publisher;
+    },
+    async produceBlock() {
+      const produced = await producer.produceBlock(new Date());
+      if (produced.status !== 'produced') throw new Error(`records fixture: no block produced (${produced.reason})`);
+      const block = await chain.reader.blockByHash(produced.hash);
+      if (!block) throw new Error(`records fixture: block ${produced.hash} not found after commit`);
+      return block;
     },
     async recordKeys() {
-      const keys = await redis.keys(`${prefix}:records:*`);
-      return keys.sort();
+      return (await redis.keys(`${prefix}:records:*`)).sort();
+    },
+    async chainKeys() {
+      return (await redis.keys(`${prefix}:chain:*`)).sort();
     },
     request(method, path, opts = {}) {
       const headers: Record<string, string> = {};
-      const key = opts.key === undefined ? KEYS.writerA : opts.key;
-      if (key !== null) headers['x-api-key'] = key;
+      const role = opts.key === undefined ? 'writerA' : opts.key;
+      if (role !== null) headers['x-api-key'] = keys[role];
       if (opts.body !== undefined && opts.type !== null) headers['content-type'] = opts.type ?? 'application/octet-stream';
-      return fetch(`${base}${path}`, { method, headers, ...(opts.body !== undefined ? { body: opts.body as unknown as string } : {}) });
+      return fetch(`${api.baseUrl}${path}`, { method, headers, ...(opts.body !== undefined ? { body: opts.body as unknown as string } : {}) });
     },
     async close() {
-      await new Promise((r) => server.close(r));
-      for (const p of publishers) await p.close();
-      await queue.close();
-      await cleanup();
+      if (publisher) await publisher.close();
+      await api.close();
+      await deleteByPrefix(workerRedis, prefix);
+      await workerRedis.quit();
     },
   };
 }

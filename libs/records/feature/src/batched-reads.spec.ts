@@ -1,8 +1,8 @@
 import { RecordStore } from '@proofline/records-data-access';
+import { InMemoryChain } from '@proofline/records-testing';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { RecordsService } from './service';
-import { InMemoryChain } from './testing/in-memory-chain';
 
 // The batched reads and the chain page that the GraphQL facade builds on.
 describe('records: batched reads and chain pages', () => {

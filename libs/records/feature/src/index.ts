@@ -1,3 +1,2 @@
 export * from './service';
 export * from './publisher';
-export * from './testing/in-memory-chain';

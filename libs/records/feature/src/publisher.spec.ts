@@ -1,5 +1,6 @@
 import type { ConnectionOptions } from 'bullmq';
 import { RecordStore } from '@proofline/records-data-access';
+import { InMemoryChain } from '@proofline/records-testing';
 import type { ChainPublisher, SubmitResult } from '@proofline/chain-domain';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { bullPrefix } from '@proofline/shared-jobs';
@@ -10,7 +11,6 @@ import { BullPublishQueue, startRecordsPublisher } from './publisher';
 import type { RunningPublisher } from './publisher';
 import { RecordsService } from './service';
 import type { PublishQueue } from './service';
-import { InMemoryChain } from './testing/in-memory-chain';
 
 const logger = createLogger({ level: 'silent', name: 'test' });
 const tenant = { tenant: 't1' };

@@ -20,7 +20,8 @@ interface FakeTx {
  * A test double of the chain ports, in process memory: builds fake (but hash-consistent)
  * transactions, a mempool that rejects double spends and missing inputs, and blocks with real
  * 80-byte headers and TSC branch proofs (so status tests see real confirmations). Counts how
- * often each txId entered the mempool. Not for production: the apps inject the real adapters.
+ * often each txId entered the mempool. Test-only (lib type:testing): unit specs use it to hang,
+ * count or script the chain; apps and integration specs use the real BSV builder and devnet.
  */
 export class InMemoryChain implements TransactionBuilder, ChainPublisher, ChainReader {
   readonly accepted = new Map<string, number>();

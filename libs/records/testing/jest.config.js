@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'records-testing',
+  preset: '../../../jest.preset.js',
+  rootDir: __dirname,
+};

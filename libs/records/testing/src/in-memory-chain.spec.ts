@@ -1,0 +1,31 @@
+import { merkleRoot, parseHeader } from '@proofline/chain-domain';
+import { InMemoryChain } from './in-memory-chain';
+
+// The double must behave like the devnet where unit specs rely on it: idempotent by txId,
+// double spends and missing inputs rejected, mined transactions proven against a real header.
+describe('InMemoryChain (test double of the chain ports)', () => {
+  it('accepts once per txId, rejects a second spend and an unknown input, and mines with proofs', async () => {
+    const chain = new InMemoryChain();
+    const root = chain.build({ kind: 'create', data: Buffer.from('a'), contentType: 'application/octet-stream' });
+    expect(root.linkOutput).toEqual({ txId: root.txId, vout: 2, satoshis: 1 });
+    const link = root.linkOutput ?? { txId: '', vout: 0, satoshis: 0 };
+    const update = chain.build({ kind: 'update', data: Buffer.from('b'), spends: link });
+    const rival = chain.build({ kind: 'update', data: Buffer.from('c'), spends: link });
+
+    expect(await chain.submit(update)).toEqual({ status: 'rejected', code: 'MISSING_INPUT', detail: `${root.txId}:2` });
+    expect(await chain.submit(root)).toEqual({ status: 'accepted' });
+    expect(await chain.submit(root)).toEqual({ status: 'already-known' });
+    expect(await chain.submit(update)).toEqual({ status: 'accepted' });
+    expect(await chain.submit(rival)).toEqual({ status: 'rejected', code: 'DOUBLE_SPEND', detail: `${root.txId}:2` });
+    expect(chain.accepted.get(root.txId)).toBe(1);
+
+    expect(await chain.tipHeight()).toBe(-1);
+    const block = chain.mine(new Date('2026-01-01T00:00:00Z'));
+    expect(block.txIds.slice(1)).toEqual([root.txId, update.txId]);
+    expect(parseHeader(block.header).merkleRoot).toBe(merkleRoot(block.txIds));
+    expect(await chain.tipHeight()).toBe(0);
+    const [inc, none] = await chain.inclusions([update.txId, rival.txId]);
+    expect(inc).toMatchObject({ blockHash: block.hash, blockHeight: 0, index: 2, proof: { txOrId: update.txId, target: block.header } });
+    expect(none).toBeNull();
+  });
+});
