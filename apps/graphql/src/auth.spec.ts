@@ -22,7 +22,7 @@ describe('GraphQL authentication and key queries', () => {
     keys['revoked'] = await f.seedKey({ permissions: ['Issuer_Admin'], tenant: 'acme', revoked: true });
     keys['expired'] = await f.seedKey({ permissions: ['Issuer_Admin'], tenant: 'acme', createdAt: new Date(clock.now().getTime() - 61 * 86_400_000) });
     keys['other'] = await f.seedKey({ permissions: ['Issuer_Admin'], tenant: 'globex' });
-    [txId] = await writeChain(f.writer, 1, { tenant: 'acme' });
+    txId = (await writeChain(f.writer, 1, { tenant: 'acme' }))[0] ?? '';
   });
   afterAll(() => f.close());
 
