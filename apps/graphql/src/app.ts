@@ -1,5 +1,7 @@
+import { GraphQLError } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import type { YogaServerInstance } from 'graphql-yoga';
+import { AppError } from '@proofline/shared-errors';
 import { createContext } from './context';
 import type { GraphQLContext } from './context';
 import type { GraphQLDeps } from './deps';
@@ -25,8 +27,20 @@ export function createGraphQL(deps: GraphQLDeps): GraphQLServer {
       debug: (...args: unknown[]) => logger.debug({ args }, 'yoga'),
       info: (...args: unknown[]) => logger.info({ args }, 'yoga'),
       warn: (...args: unknown[]) => logger.warn({ args }, 'yoga'),
-      error: (...args: unknown[]) => logger.error({ args }, 'yoga'),
+      // yoga logs every error result; expected ones (status < 500, see maskError) are not server faults.
+      error: (...args: unknown[]) =>
+        args.some(isExpected)
+          ? logger.debug({ args }, 'yoga')
+          : logger.error({ args }, 'yoga'),
     },
     context: ({ request }) => createContext(deps, request.headers),
   });
+}
+
+/** An error the client caused (status < 500): logged at debug, not error. */
+function isExpected(arg: unknown): boolean {
+  if (!(arg instanceof GraphQLError)) return false;
+  const original = arg.originalError;
+  if (original instanceof AppError) return original.httpStatus < 500;
+  return Number(arg.extensions['status'] ?? (original ? 500 : 400)) < 500;
 }

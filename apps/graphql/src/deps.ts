@@ -83,10 +83,12 @@ export async function createGraphQLDeps(config: Config, logger: Logger, clock: C
     identity,
     chain: new DevnetReader(redis, config.redisPrefix),
     blockEvents: { subscribe: () => pubsub.subscribe(topic) },
+    // Bounded: with Redis down a graceful QUIT would wait for a reconnection forever.
     close: async () => {
+      subscribeClient.disconnect();
       await identity.close();
-      await subscribeClient.quit().catch(() => subscribeClient.disconnect());
-      await redis.quit().catch(() => redis.disconnect());
+      await Promise.race([redis.quit().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
+      redis.disconnect();
     },
   };
 }

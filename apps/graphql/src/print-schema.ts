@@ -1,7 +1,7 @@
 /**
  * Writes apps/graphql/schema.graphql from the built schema (the committed artifact that
  * schema.spec.ts compares with printSchema). Run: `npx tsx apps/graphql/src/print-schema.ts`
- * (or `npx nx run graphql:schema`). `--check` exits 1 when the file is out of date.
+ * `--check` exits 1 when the file is out of date.
  */
 import fs from 'node:fs';
 import path from 'node:path';
