@@ -1,20 +1,11 @@
-import { ConfigError, loadConfig, systemClock } from '@proofline/shared-config';
+import { loadConfigOrExit, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createApp } from './app';
 import { composeApi } from './compose';
 import { listen } from './server';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`proofline api: configuration error: ${e.message}\n`);
-      process.exit(78);
-    }
-    throw e;
-  }
+  const config = loadConfigOrExit('api');
   const logger = createLogger({ level: config.logLevel, name: 'api' });
   const composed = await composeApi(config, logger, systemClock);
   const running = await listen(createApp(composed.deps), config.host, config.port, logger);

@@ -7,11 +7,10 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '@proofline/shared-config';
+import { CONFIG_ERROR_EXIT, loadConfigOrExit } from '@proofline/shared-config';
 import { hasRedisServer, isLocalUrl, redisAnswers, startLocalRedis } from './redis-local';
 
 const ROOT = path.resolve(__dirname, '../../..');
-const CONFIG_ERROR_EXIT = 78;
 
 interface Service {
   name: string;
@@ -25,16 +24,7 @@ function log(message: string): void {
 }
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      console.error(`proofline: configuration error: ${e.message}`);
-      process.exit(CONFIG_ERROR_EXIT);
-    }
-    throw e;
-  }
+  const config = loadConfigOrExit('start');
 
   let redis: ChildProcess | undefined;
   if (await redisAnswers(config.redisUrl)) {

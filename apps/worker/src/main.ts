@@ -1,22 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { ConfigError, loadConfig, systemClock } from '@proofline/shared-config';
+import { loadConfigOrExit, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createRedis, startHeartbeat } from '@proofline/shared-redis';
 import type { RunningRole, WorkerContext } from './context';
 import { ROLES } from './roles';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`proofline worker: configuration error: ${e.message}\n`);
-      process.exit(78);
-    }
-    throw e;
-  }
+  const config = loadConfigOrExit('worker');
   const instanceId = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const logger = createLogger({ level: config.logLevel, name: 'worker' }).child({ instanceId });
   const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: null });

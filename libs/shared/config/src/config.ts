@@ -153,3 +153,22 @@ function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/** Exit code of a process that refused its configuration (EX_CONFIG); `npm start` stops on it. */
+export const CONFIG_ERROR_EXIT = 78;
+
+/**
+ * For process entry points: {@link loadConfig}, or print the one-line reason prefixed with
+ * `proofline <name>:` and exit with {@link CONFIG_ERROR_EXIT}.
+ */
+export function loadConfigOrExit(name: string, env: Record<string, string | undefined> = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`proofline ${name}: configuration error: ${e.message}\n`);
+      process.exit(CONFIG_ERROR_EXIT);
+    }
+    throw e;
+  }
+}
