@@ -1,20 +1,11 @@
 import http from 'node:http';
-import { ConfigError, loadConfig, systemClock } from '@proofline/shared-config';
+import { loadConfigOrExit, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createGraphQL } from './app';
 import { createGraphQLDeps } from './deps';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`proofline graphql: configuration error: ${e.message}\n`);
-      process.exit(78);
-    }
-    throw e;
-  }
+  const config = loadConfigOrExit('graphql');
   const logger = createLogger({ level: config.logLevel, name: 'graphql' });
   // The same use cases as REST (apps/api/src/main.ts): RecordsService, IdentityService, the devnet reader.
   const deps = await createGraphQLDeps(config, logger, systemClock);
