@@ -40,7 +40,9 @@ describe('races across processes', () => {
       stdio: 'ignore',
     });
     children.push(child);
+    return child;
   };
+  const workers: ChildProcess[] = [];
 
   beforeAll(async () => {
     for (let i = 0; i < 2; i += 1) {
@@ -48,8 +50,7 @@ describe('races across processes', () => {
       start('apps/api/src/main.ts', { PORT: String(port), HOST: '127.0.0.1' });
       bases.push(`http://127.0.0.1:${port}`);
     }
-    start('apps/worker/src/main.ts', {});
-    start('apps/worker/src/main.ts', {});
+    workers.push(start('apps/worker/src/main.ts', {}), start('apps/worker/src/main.ts', {}));
     for (const base of bases) {
       await eventually(async () => (await fetch(`${base}/readiness`)).status === 200, 60_000, 200);
     }
@@ -60,7 +61,7 @@ describe('races across processes', () => {
       children.map(
         (c) =>
           new Promise<void>((resolve) => {
-            if (c.exitCode !== null) return resolve();
+            if (c.exitCode !== null || c.signalCode !== null) return resolve();
             c.once('exit', () => resolve());
             c.kill('SIGTERM');
           }),
@@ -114,4 +115,25 @@ describe('races across processes', () => {
     expect(holding).toHaveLength(1);
     expect(status.blockHash).toMatch(/^[0-9a-f]{64}$/);
   });
+
+  it('accepted writes survive killed workers: SIGKILL both, write, start a new one, all are mined once', async () => {
+    await Promise.all(workers.map((w) => new Promise<void>((resolve) => { w.once('exit', () => resolve()); w.kill('SIGKILL'); })));
+    const octet = { 'x-api-key': bootstrap, 'content-type': 'application/octet-stream' };
+    const txIds = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const r = await fetch(`${bases[i % 2]}/api/v1/records?encode=SHA256`, { method: 'POST', headers: octet, body: `survivor-${i}` });
+        expect(r.status).toBe(200);
+        return ((await r.json()) as { txId: string }).txId;
+      }),
+    );
+    start('apps/worker/src/main.ts', {});
+    await eventually(async () => {
+      const statuses = await Promise.all(
+        txIds.map(async (tx) => ((await (await fetch(`${bases[0]}/api/v1/records/${tx}/status`, { headers: octet })).json()) as { confirmation: unknown }).confirmation),
+      );
+      return statuses.every((c) => c !== null);
+    }, 30_000, 200);
+    const blocks = Object.values(await redis.hgetall(devnetKeys(prefix).blockTxIds));
+    for (const tx of txIds) expect(blocks.filter((list) => list.includes(tx))).toHaveLength(1);
+  }, 60_000);
 });
