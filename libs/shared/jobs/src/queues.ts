@@ -7,10 +7,12 @@ export const QUEUES = {
   identityKeys: 'identity-keys',
   /** Publication of accepted record transactions to the chain (publisher). */
   recordsPublish: 'records-publish',
-  /** The devnet block producer's repeatable tick (one at a time across all workers). */
+  /**
+   * The devnet block producer's repeatable tick (one at a time across all workers). It also
+   * builds every Merkle proof of the block in one pass and stores them in the block's atomic
+   * commit, so proofs need no queue of their own.
+   */
   chainBlocks: 'chain-blocks',
-  /** Merkle proof building for a freshly produced block. */
-  chainProofs: 'chain-proofs',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
