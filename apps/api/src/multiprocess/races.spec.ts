@@ -3,9 +3,11 @@
  * (started exactly as `npm start` starts them) race on one Redis.
  *  - one key slot left: 20 concurrent creates spread over both APIs -> exactly one 201;
  *  - 50 concurrent updates of one linked record spread over both APIs -> exactly one 200;
- *  - the winner is published and mined once.
+ *  - the winner is published and mined once; SIGKILLed workers lose no accepted write;
+ *  - SIGTERM lets an in-flight request finish before the API process exits.
  */
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
@@ -26,12 +28,13 @@ function freePort(): Promise<number> {
   });
 }
 
-describe('races across processes', () => {
+describe('races, crashes and shutdown across real processes', () => {
   const prefix = uniquePrefix('mp');
   const { redis, cleanup } = testRedis(prefix);
   const bootstrap = generateRawKey();
   const children: ChildProcess[] = [];
   const bases: string[] = [];
+  const apis: ChildProcess[] = [];
 
   const start = (entry: string, env: Record<string, string>) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
@@ -47,7 +50,7 @@ describe('races across processes', () => {
   beforeAll(async () => {
     for (let i = 0; i < 2; i += 1) {
       const port = await freePort();
-      start('apps/api/src/main.ts', { PORT: String(port), HOST: '127.0.0.1' });
+      apis.push(start('apps/api/src/main.ts', { PORT: String(port), HOST: '127.0.0.1' }));
       bases.push(`http://127.0.0.1:${port}`);
     }
     workers.push(start('apps/worker/src/main.ts', {}), start('apps/worker/src/main.ts', {}));
@@ -136,4 +139,33 @@ describe('races across processes', () => {
     const blocks = Object.values(await redis.hgetall(devnetKeys(prefix).blockTxIds));
     for (const tx of txIds) expect(blocks.filter((list) => list.includes(tx))).toHaveLength(1);
   }, 60_000);
+
+  it('SIGTERM lets an in-flight request finish, then the API process exits and refuses new connections', async () => {
+    const api = apis[1] as ChildProcess;
+    const url = new URL(`${bases[1]}/api/v1/records?encode=SHA256`);
+    const body = Buffer.from('a record whose upload straddles the shutdown');
+    const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request(url, { method: 'POST', agent: false, headers: { 'x-api-key': bootstrap, 'content-type': 'application/octet-stream', 'content-length': body.length } }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.write(body.subarray(0, 10));
+      // the request is in flight (headers and part of the body sent): stop the process now
+      setTimeout(() => {
+        api.kill('SIGTERM');
+        setTimeout(() => req.end(body.subarray(10)), 300);
+      }, 200);
+    });
+    const exited = new Promise<number | null>((resolve) => api.once('exit', (code) => resolve(code)));
+    const res = await response;
+    expect(res.status).toBe(200);
+    const { txId } = JSON.parse(res.text) as { txId: string };
+    expect(await exited).toBe(0);
+    await expect(fetch(`${bases[1]}/liveness`)).rejects.toThrow();
+    // the write it accepted while stopping is durable and readable through the other instance
+    const content = await fetch(`${bases[0]}/api/v1/records/${txId}/content`, { headers: { 'x-api-key': bootstrap } });
+    expect(content.status).toBe(200);
+  }, 30_000);
 });
