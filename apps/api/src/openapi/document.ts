@@ -42,6 +42,8 @@ const contentHeaders: Json = {
   'Content-Length': { schema: { type: 'integer' } },
   ETag: { schema: { type: 'string' }, description: 'The txId, quoted.' },
 };
+const ifNoneMatchParam: Json = { name: 'If-None-Match', in: 'header', required: false, description: 'The ETag (quoted txId) of bytes the client already holds: 304 without a body.', schema: { type: 'string' } };
+const notModified: Json = { description: 'The client already holds these bytes (If-None-Match).', headers: { ETag: { schema: { type: 'string' } } } };
 const legacyHeaders: Json = {
   Deprecation: { schema: { type: 'string', const: 'true' } },
   Sunset: { schema: { type: 'string' }, description: 'HTTP date of the sunset instant (default Thu, 01 Oct 2026 00:00:00 GMT).' },
@@ -106,12 +108,12 @@ export function openApiDocument(): Json {
       },
       '/api/v1/linkedrecords/{txId}/content': {
         get: {
-          tags: ['Linked records'], operationId: 'linkedRecordContent', summary: 'The bytes on chain (possibly not yet confirmed).', security: keySecurity, parameters: [txIdParam('A linked record.')],
-          responses: { '200': { description: 'The record bytes.', headers: contentHeaders, content: { '*/*': { schema: { type: 'string' } } } }, ...AUTH_ERRORS, ...TX_ERRORS },
+          tags: ['Linked records'], operationId: 'linkedRecordContent', summary: 'The bytes on chain (possibly not yet confirmed).', security: keySecurity, parameters: [txIdParam('A linked record.'), ifNoneMatchParam],
+          responses: { '200': { description: 'The record bytes.', headers: contentHeaders, content: { '*/*': { schema: { type: 'string' } } } }, '304': notModified, ...AUTH_ERRORS, ...TX_ERRORS },
         },
         head: {
-          tags: ['Linked records'], operationId: 'linkedRecordContentHead', summary: 'Length and type of the record.', security: keySecurity, parameters: [txIdParam('A linked record.')],
-          responses: { '200': { description: 'Headers only.', headers: contentHeaders }, ...AUTH_ERRORS, ...TX_ERRORS },
+          tags: ['Linked records'], operationId: 'linkedRecordContentHead', summary: 'Length and type of the record.', security: keySecurity, parameters: [txIdParam('A linked record.'), ifNoneMatchParam],
+          responses: { '200': { description: 'Headers only.', headers: contentHeaders }, '304': notModified, ...AUTH_ERRORS, ...TX_ERRORS },
         },
       },
       '/api/v1/linkedrecords/{txId}/match': {
@@ -144,12 +146,12 @@ export function openApiDocument(): Json {
       },
       '/api/v1/records/{txId}/content': {
         get: {
-          tags: ['Independent records'], operationId: 'recordContent', summary: 'The bytes on chain.', security: keySecurity, parameters: [txIdParam('An independent record.')],
-          responses: { '200': { description: 'The record bytes.', headers: contentHeaders, content: { '*/*': { schema: { type: 'string' } } } }, ...AUTH_ERRORS, ...TX_ERRORS },
+          tags: ['Independent records'], operationId: 'recordContent', summary: 'The bytes on chain.', security: keySecurity, parameters: [txIdParam('An independent record.'), ifNoneMatchParam],
+          responses: { '200': { description: 'The record bytes.', headers: contentHeaders, content: { '*/*': { schema: { type: 'string' } } } }, '304': notModified, ...AUTH_ERRORS, ...TX_ERRORS },
         },
         head: {
-          tags: ['Independent records'], operationId: 'recordContentHead', summary: 'Length and type of the record.', security: keySecurity, parameters: [txIdParam('An independent record.')],
-          responses: { '200': { description: 'Headers only.', headers: contentHeaders }, ...AUTH_ERRORS, ...TX_ERRORS },
+          tags: ['Independent records'], operationId: 'recordContentHead', summary: 'Length and type of the record.', security: keySecurity, parameters: [txIdParam('An independent record.'), ifNoneMatchParam],
+          responses: { '200': { description: 'Headers only.', headers: contentHeaders }, '304': notModified, ...AUTH_ERRORS, ...TX_ERRORS },
         },
       },
       '/api/v1/records/{txId}/match': {

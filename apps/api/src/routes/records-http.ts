@@ -66,15 +66,29 @@ export function queryParam(req: Request, name: string, errorCode: string): strin
   return value;
 }
 
-/** GET and HEAD of a record's content: the exact bytes on chain; ETag = the txId. */
+/**
+ * GET and HEAD of a record's content: the exact bytes on chain; ETag = the txId. A txId names its
+ * bytes for ever, so a client that already holds them (If-None-Match) gets 304 without a body.
+ */
 export function sendContent(req: Request, res: Response, content: ContentResult): void {
+  const etag = `"${content.txId}"`;
+  res.setHeader('ETag', etag);
+  res.setHeader('Cache-Control', 'private, max-age=0, must-revalidate');
+  if (ifNoneMatch(req.header('if-none-match'), etag)) {
+    res.status(304).end();
+    return;
+  }
   res.status(200);
   // setHeader, not res.type(): Express would append a charset to text/plain.
   res.setHeader('Content-Type', content.contentType);
   res.setHeader('Content-Length', String(content.bytes.length));
-  res.setHeader('ETag', `"${content.txId}"`);
-  res.setHeader('Cache-Control', 'private, max-age=0, must-revalidate');
   if (req.method === 'HEAD') res.end();
   else res.end(content.bytes);
 }
 
+/** RFC 9110 If-None-Match: `*` or a list of (weak or strong) tags, one of which is `etag`. */
+function ifNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}

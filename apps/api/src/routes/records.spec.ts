@@ -38,6 +38,13 @@ describe('independent records over HTTP', () => {
     const head = await f.request('HEAD', `${R}/${written.txId}/content`, { key: KEYS.auditorA });
     expect(head.headers.get('content-length')).toBe(String(expected.length));
     expect(head.headers.get('content-type')).toBe('text/plain; event-encoded=Base64');
+    // a txId names its bytes for ever: a client holding them revalidates with If-None-Match
+    const revalidate = (tag: string) => fetch(`${f.base}${R}/${written.txId}/content`, { headers: { 'x-api-key': f.keys[KEYS.auditorA], 'if-none-match': tag } });
+    const unchanged = await revalidate(`W/"x", "${written.txId}"`);
+    expect(unchanged.status).toBe(304);
+    expect(unchanged.headers.get('etag')).toBe(`"${written.txId}"`);
+    expect(await unchanged.text()).toBe('');
+    expect((await revalidate('"another"')).status).toBe(200);
 
     const match = async (q: string, body: Buffer | string) =>
       ((await (await f.request('POST', `${R}/${written.txId}/match${q}`, { body, key: KEYS.auditorA })).json()) as { match: boolean }).match;
