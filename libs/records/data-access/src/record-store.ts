@@ -30,7 +30,12 @@ export interface SuccessorLink {
   readonly callerTenant: string;
 }
 
-export type AcceptOutcome = 'OK' | 'EXISTS' | 'TX_NOT_FOUND' | 'WRONG_FAMILY' | 'TOKEN_INVALID' | 'FORBIDDEN' | 'NOT_END' | 'CHAIN_MISMATCH';
+export type AcceptOutcome = 'OK' | 'EXISTS' | 'TX_NOT_FOUND' | 'WRONG_FAMILY' | 'TOKEN_INVALID' | 'FORBIDDEN' | 'NOT_END' | 'CHAIN_MISMATCH' | 'BACKPRESSURE';
+
+/** Write-path policy: `maxPending` accepted records may wait for publication (0 = no limit). */
+export interface AcceptOptions {
+  readonly maxPending?: number;
+}
 
 export type NavigateOutcome =
   | { readonly status: 'OK'; readonly txIds: string[]; readonly endOfLinks: boolean }
@@ -90,7 +95,7 @@ export class RecordStore {
    * Stores an independent record or a linked create and adds it to the outbox.
    * MUST run before its publication is enqueued (the outbox is what makes that safe).
    */
-  async acceptRoot(record: NewRecord): Promise<AcceptOutcome> {
+  async acceptRoot(record: NewRecord, opts: AcceptOptions = {}): Promise<AcceptOutcome> {
     const family: RecordFamily = record.kind === 'independent' ? 'independent' : 'linked';
     const fields = [...this.fieldsOf(record, family), 'chainId', record.txId, 'position', '0'];
     return (await this.cmd.acceptRecord(
@@ -100,12 +105,13 @@ export class RecordStore {
       record.txId,
       String(record.acceptedAt.getTime()),
       record.kind === 'create' ? '1' : '0',
+      String(opts.maxPending ?? 0),
       ...fields,
     )) as AcceptOutcome;
   }
 
   /** Stores a linked update/delete, reserving the previous record's link atomically (see the script). */
-  async acceptSuccessor(record: NewRecord, link: SuccessorLink): Promise<AcceptOutcome> {
+  async acceptSuccessor(record: NewRecord, link: SuccessorLink, opts: AcceptOptions = {}): Promise<AcceptOutcome> {
     const fields = [...this.fieldsOf(record, 'linked'), 'chainId', link.chainId, 'prevTxId', link.prevTxId];
     return (await this.cmd.acceptSuccessor(
       this.keys.record(record.txId),
@@ -117,6 +123,7 @@ export class RecordStore {
       link.chainId,
       link.tokenHash ?? '',
       link.callerTenant,
+      String(opts.maxPending ?? 0),
       ...fields,
     )) as AcceptOutcome;
   }

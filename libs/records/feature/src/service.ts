@@ -1,5 +1,5 @@
 import type { Clock, Config, FeatureName } from '@proofline/shared-config';
-import { AppError, badRequest, forbidden, notFound } from '@proofline/shared-errors';
+import { AppError, badRequest, forbidden, notFound, unavailable } from '@proofline/shared-errors';
 import type { Logger } from '@proofline/shared-logger';
 import type { ChainReader, TransactionBuilder, TscMerkleProof } from '@proofline/chain-domain';
 import {
@@ -80,7 +80,7 @@ export interface ChainPage {
 }
 
 export interface RecordsServiceDeps {
-  readonly config: Pick<Config, 'features' | 'encoders' | 'maxLinks' | 'maxRecordBytes'>;
+  readonly config: Pick<Config, 'features' | 'encoders' | 'maxLinks' | 'maxRecordBytes' | 'maxPendingPublications'>;
   readonly clock: Clock;
   readonly store: RecordStore;
   readonly builder: TransactionBuilder;
@@ -101,6 +101,11 @@ export interface WriteInput {
  */
 export class RecordsService {
   constructor(private readonly deps: RecordsServiceDeps) {}
+
+  /** Back-pressure: how many accepted records may wait for publication. */
+  private get acceptOptions(): { maxPending: number } {
+    return { maxPending: this.deps.config.maxPendingPublications };
+  }
 
   get maxLinks(): number {
     return this.deps.config.maxLinks;
@@ -123,7 +128,7 @@ export class RecordsService {
       link: null,
       tokenHash: null,
       acceptedAt: this.deps.clock.now(),
-    });
+    }, this.acceptOptions);
     this.assertAccepted(outcome, tx.txId);
     await this.enqueue(tx.txId);
     return { txId: tx.txId, encoding: encoded.encoding };
@@ -148,7 +153,7 @@ export class RecordsService {
       link: tx.linkOutput ? { vout: tx.linkOutput.vout, satoshis: tx.linkOutput.satoshis } : null,
       tokenHash: hashUpdateToken(updateToken),
       acceptedAt: this.deps.clock.now(),
-    });
+    }, this.acceptOptions);
     this.assertAccepted(outcome, tx.txId);
     await this.enqueue(tx.txId);
     return { txId: tx.txId, updateToken, encoding: encoded.encoding };
@@ -184,6 +189,7 @@ export class RecordsService {
         acceptedAt: this.deps.clock.now(),
       },
       { prevTxId, chainId: prev.chainId, tokenHash, callerTenant: caller.tenant },
+      this.acceptOptions,
     );
     this.assertAccepted(outcome, tx.txId, prevTxId);
     await this.enqueue(tx.txId);
@@ -214,6 +220,7 @@ export class RecordsService {
         acceptedAt: this.deps.clock.now(),
       },
       { prevTxId, chainId: prev.chainId, tokenHash, callerTenant: caller.tenant },
+      this.acceptOptions,
     );
     this.assertAccepted(outcome, tx.txId, prevTxId);
     await this.enqueue(tx.txId);
@@ -425,6 +432,12 @@ export class RecordsService {
         throw invalidUpdateToken();
       case 'FORBIDDEN':
         throw forbidden('FORBIDDEN', 'Without its updateToken only the tenant that created this linked record may update or delete it.');
+      case 'BACKPRESSURE':
+        throw unavailable(
+          'PUBLICATION_BACKLOG_FULL',
+          'Too many records are waiting for publication; nothing was stored. Retry after the Retry-After delay.',
+          5,
+        );
       case 'NOT_END':
         throw new AppError({
           errorCode: 'NOT_LINKED_RECORDS_END',

@@ -14,6 +14,7 @@ describe('loadConfig', () => {
     expect(c.features).toEqual({ linked: true, verify: true, navigate: true, unencoded: true });
     expect(c.encoders).toEqual(['SHA256', 'Base64']);
     expect(c.maxRecordBytes).toBe(1048576);
+    expect(c.maxPendingPublications).toBe(100000);
     expect(c.auth.claimsField).toBe('cognito:groups');
     expect(Object.isFrozen(c)).toBe(true);
     expect(Object.isFrozen(c.features)).toBe(true);

@@ -54,6 +54,7 @@ const envSchema = z.object({
   MAX_RECORD_BYTES: intFrom(1, 64 * 1024 * 1024).default(1024 * 1024),
   WORKER_CONCURRENCY: intFrom(1, 1000).default(16),
   WORKERS: intFrom(0, 64).default(1),
+  MAX_PENDING_PUBLICATIONS: intFrom(0, 100_000_000).default(100_000),
   BOOTSTRAP_API_KEY: optionalString.refine((v) => v === undefined || RAW_KEY.test(v), 'must be idty_ followed by 32 letters or digits'),
   AUTH_JWT_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, 'must be at least 32 characters'),
   AUTH_JWKS_URL: optionalString.refine((v) => v === undefined || /^https?:\/\//.test(v), 'must be an http(s) URL'),
@@ -84,6 +85,8 @@ export interface Config {
   readonly workerConcurrency: number;
   /** Worker processes `npm start` forks. */
   readonly workers: number;
+  /** Accepted records waiting for publication beyond which writes answer 503 (0 = no limit). */
+  readonly maxPendingPublications: number;
   readonly bootstrapApiKey: string | undefined;
   readonly auth: {
     readonly jwtSecret: string | undefined;
@@ -133,6 +136,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxRecordBytes: e.MAX_RECORD_BYTES,
     workerConcurrency: e.WORKER_CONCURRENCY,
     workers: e.WORKERS,
+    maxPendingPublications: e.MAX_PENDING_PUBLICATIONS,
     bootstrapApiKey: e.BOOTSTRAP_API_KEY,
     auth: {
       jwtSecret: e.AUTH_JWT_SECRET,

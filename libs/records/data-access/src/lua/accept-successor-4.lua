@@ -14,11 +14,13 @@
   ARGV[3] chainId the caller read from the previous record
   ARGV[4] sha256 hex of the supplied updateToken, or '' when none was supplied
   ARGV[5] caller's tenant (must own the chain when no token is supplied)
-  ARGV[6..] field, value pairs of the new record (position is set here)
+  ARGV[6] most records the outbox may hold (back-pressure); '0' = no limit
+  ARGV[7..] field, value pairs of the new record (position is set here)
 
   Returns 'OK' or one of: 'TX_NOT_FOUND' (no previous record), 'WRONG_FAMILY' (previous is not
   linked), 'TOKEN_INVALID', 'FORBIDDEN' (no token, other tenant), 'NOT_END' (previous is a
-  delete or already has a successor), 'CHAIN_MISMATCH', 'EXISTS' (txId already stored).
+  delete or already has a successor), 'CHAIN_MISMATCH', 'EXISTS' (txId already stored),
+  'BACKPRESSURE' (the outbox is full: publication lags too far behind).
 ]]
 if redis.call('EXISTS', KEYS[3]) == 0 then
   return 'TX_NOT_FOUND'
@@ -43,8 +45,12 @@ end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 'EXISTS'
 end
+local limit = tonumber(ARGV[6])
+if limit > 0 and redis.call('ZCARD', KEYS[2]) >= limit then
+  return 'BACKPRESSURE'
+end
 local fields = {}
-for i = 6, #ARGV do
+for i = 7, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
 fields[#fields + 1] = 'position'
