@@ -3,6 +3,7 @@ import { loadConfigOrExit, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createGraphQL } from './app';
 import { createGraphQLDeps } from './deps';
+import { httpHandler } from './http';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit('graphql');
@@ -10,13 +11,7 @@ async function main(): Promise<void> {
   // The same use cases as REST (apps/api/src/main.ts): RecordsService, IdentityService, the devnet reader.
   const deps = await createGraphQLDeps(config, logger, systemClock);
   const yoga = createGraphQL(deps);
-  const server = http.createServer((req, res) => {
-    if (req.url === '/liveness') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('Healthy');
-      return;
-    }
-    void yoga.handle(req, res);
-  });
+  const server = http.createServer(httpHandler(deps.redis, (req, res) => yoga.handle(req, res)));
   await new Promise<void>((resolve) => server.listen(config.graphqlPort, config.host, resolve));
   logger.info({ port: config.graphqlPort, endpoint: yoga.graphqlEndpoint, graphiql: config.nodeEnv !== 'production' }, 'listening');
 
