@@ -11,7 +11,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { ConnectionOptions } from 'bullmq';
@@ -26,20 +25,11 @@ import { createLogger } from '@proofline/shared-logger';
 import { bullConnection, createRedis } from '@proofline/shared-redis';
 import { createGraphQL } from '../apps/graphql/src/app';
 import { createGraphQLDeps } from '../apps/graphql/src/deps';
+import { freePort } from '@proofline/shared-testing';
 
 const LINKS = Number(process.env['BENCH_LINKS'] ?? 1000);
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 10);
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitForRedis(url: string): Promise<void> {
   for (let i = 0; i < 100; i++) {

@@ -9,24 +9,13 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { devnetKeys } from '@proofline/chain-devnet';
 import { generateRawKey } from '@proofline/identity-domain';
-import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, freePort, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('races, crashes and shutdown across real processes', () => {
   const prefix = uniquePrefix('mp');
