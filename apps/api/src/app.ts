@@ -1,5 +1,6 @@
 import express from 'express';
 import type { Express } from 'express';
+import { unavailable } from '@proofline/shared-errors';
 import { notFoundHandler, problemHandler, requestContext } from '@proofline/shared-http';
 import type { ApiDeps } from './deps';
 import { claimsRoutes } from './routes/claims';
@@ -17,6 +18,18 @@ export function createApp(deps: ApiDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestContext(deps.logger));
+  if (deps.metrics) {
+    const { registry, middleware } = deps.metrics;
+    app.use(middleware);
+    app.get('/metrics', async (_req, res) => {
+      try {
+        const text = await registry.metrics();
+        res.type(registry.contentType).send(text);
+      } catch (err) {
+        throw unavailable('METRICS_UNAVAILABLE', 'Metrics could not be collected (is Redis reachable?).', 5, err);
+      }
+    });
+  }
   app.use(healthRoutes(deps));
   if (deps.identity) {
     app.use(identityKeyRoutes(deps.identity));

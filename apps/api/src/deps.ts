@@ -4,6 +4,7 @@ import type { RecordsService } from '@proofline/records-feature';
 import type { Clock, Config } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
 import type { Redis } from '@proofline/shared-redis';
+import type { ApiMetrics } from './metrics';
 import type { RecordsAuth } from './routes/records-http';
 
 /**
@@ -21,4 +22,6 @@ export interface ApiDeps {
   readonly identity?: IdentityService;
   /** Linked and independent records (routes mounted only when present, e.g. not in health tests). */
   readonly records?: { readonly service: RecordsService; readonly auth: RecordsAuth };
+  /** Prometheus metrics: the request middleware and `/metrics` (mounted only when present). */
+  readonly metrics?: ApiMetrics;
 }

@@ -237,6 +237,7 @@ export function openApiDocument(): Json {
           responses: { '200': json('Redis and at least one worker are up.', ref('Readiness')), '503': json('Not ready.', ref('Readiness')) },
         },
       },
+      '/metrics': { get: { tags: ['Health'], operationId: 'metrics', summary: 'Prometheus metrics: requests by route pattern and status, latency histogram, BullMQ job counts, records pending publication, chain tip height, process metrics.', responses: { '200': { description: 'Prometheus text exposition format.', content: { 'text/plain': { schema: { type: 'string' } } } }, '503': problem('A source (Redis) did not answer.') } } },
       '/api/v1/docs': { get: { tags: ['Health'], operationId: 'apiDocs', summary: 'Interactive API documentation (Swagger UI).', responses: { '200': { description: 'HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } } } },
       '/api/v1/openapi.json': { get: { tags: ['Health'], operationId: 'openApiDocument', responses: { '200': json('This document.', { type: 'object' }) } } },
     },
