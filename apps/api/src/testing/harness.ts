@@ -1,14 +1,11 @@
 // Shared test harness of the API specs (not a spec itself): the real app on port 0 with real
 // Redis and BullMQ under a test prefix, key workers started in-process, and helpers to seed
 // keys directly in the store and to call the API. Records specs reuse it.
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ClaimsService } from '@proofline/identity-claims';
-import { KeyWriter } from '@proofline/identity-data-access';
 import { IdentityService, startIdentityKeyWorker } from '@proofline/identity-feature';
 import type { KeyWorkerOptions, RunningKeyWorker } from '@proofline/identity-feature';
-import { expiryFor, generateRawKey, hashKey, sortPermissions } from '@proofline/identity-domain';
 import type { Permission } from '@proofline/identity-domain';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import type { Clock, Config } from '@proofline/shared-config';
@@ -17,6 +14,8 @@ import { createRedis } from '@proofline/shared-redis';
 import { testRedisUrl } from '@proofline/shared-testing';
 import { createApp } from '../app';
 import type { ApiDeps } from '../deps';
+import { seedKey as seedStoredKey } from '@proofline/identity-testing';
+import type { SeededKey } from '@proofline/identity-testing';
 
 /** Test configuration: the private test Redis, the given prefix, silent logs, then `env`. */
 export function testConfig(prefix: string, env: Record<string, string> = {}): Config {
@@ -75,47 +74,18 @@ export async function startKeyWorker(opts: { prefix: string; env?: Record<string
   });
 }
 
-export interface SeededKey {
-  readonly id: string;
-  readonly rawKey: string;
-  readonly tenant: string;
-  readonly permissions: readonly Permission[];
-}
+export type { SeededKey } from '@proofline/identity-testing';
 
 /**
  * Writes a key straight into the store (no worker, no limit): for auth tests. `createdAt`
  * defaults to the API clock's now; `revoked` sets revokedAt.
  */
-export async function seedKey(
+export function seedKey(
   api: RunningApi,
   opts: { tenant?: string; permissions: readonly Permission[]; createdAt?: Date; revoked?: boolean; name?: string },
 ): Promise<SeededKey> {
   const { config, redis, clock } = api.deps;
-  const rawKey = generateRawKey();
-  const createdAt = opts.createdAt ?? clock.now();
-  const id = randomUUID();
-  const tenant = opts.tenant ?? 'default';
-  const permissions = sortPermissions(opts.permissions);
-  const { outcome } = await new KeyWriter(redis, config.redisPrefix).create(
-    {
-      id,
-      tenant,
-      name: opts.name ?? 'seeded',
-      keyHash: hashKey(rawKey),
-      last4: rawKey.slice(-4),
-      permissions,
-      createdBy: 'test-seed',
-      createdAt: createdAt.toISOString(),
-      updatedAt: createdAt.toISOString(),
-      expiresAt: expiryFor(createdAt, config.keyLifetimeDays).toISOString(),
-      revokedAt: opts.revoked ? createdAt.toISOString() : null,
-      source: 'identity',
-      legacyId: null,
-    },
-    { limit: 0, deadlineMs: 0 },
-  );
-  if (outcome !== 'created') throw new Error(`seedKey: ${outcome}`);
-  return { id, rawKey, tenant, permissions };
+  return seedStoredKey(redis, { prefix: config.redisPrefix, lifetimeDays: config.keyLifetimeDays }, { ...opts, createdAt: opts.createdAt ?? clock.now() });
 }
 
 export interface CallResult {

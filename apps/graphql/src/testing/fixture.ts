@@ -2,15 +2,12 @@
 // IdentityService, devnet reader, Redis pub/sub) on a private prefix, a writer RecordsService
 // composed exactly like apps/api's (BSV builder, devnet reader, BullMQ publish queue), and on
 // demand the real publisher worker and block producer worker.
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ConnectionOptions } from 'bullmq';
 import { BsvTransactionBuilder } from '@proofline/chain-bsv';
 import { DevnetBlockProducer, DevnetPublisher, DevnetReader, startBlockProducerWorker } from '@proofline/chain-devnet';
 import type { RunningBlockProducer } from '@proofline/chain-devnet';
-import { KeyWriter } from '@proofline/identity-data-access';
-import { expiryFor, generateRawKey, hashKey, sortPermissions } from '@proofline/identity-domain';
 import type { Permission } from '@proofline/identity-domain';
 import { RecordStore } from '@proofline/records-data-access';
 import { BullPublishQueue, RecordsService, startRecordsPublisher } from '@proofline/records-feature';
@@ -26,6 +23,7 @@ import { createGraphQL } from '../app';
 import type { GraphQLServer } from '../app';
 import { createGraphQLDeps } from '../deps';
 import type { GraphQLDeps, OwnedGraphQLDeps } from '../deps';
+import { seedKey as seedStoredKey } from '@proofline/identity-testing';
 
 export interface GqlResult<T = Record<string, unknown>> {
   readonly status: number;
@@ -84,28 +82,7 @@ export async function startGraphQL(env: Record<string, string> = {}, clock: Cloc
       return { status: res.status, ...((await res.json()) as object) };
     },
     async seedKey(opts) {
-      const rawKey = generateRawKey();
-      const id = randomUUID();
-      const createdAt = opts.createdAt ?? clock.now();
-      const { outcome } = await new KeyWriter(redis, prefix).create(
-        {
-          id,
-          tenant: opts.tenant ?? 'default',
-          name: opts.name ?? 'seeded',
-          keyHash: hashKey(rawKey),
-          last4: rawKey.slice(-4),
-          permissions: sortPermissions(opts.permissions),
-          createdBy: 'test-seed',
-          createdAt: createdAt.toISOString(),
-          updatedAt: createdAt.toISOString(),
-          expiresAt: expiryFor(createdAt, config.keyLifetimeDays).toISOString(),
-          revokedAt: opts.revoked ? createdAt.toISOString() : null,
-          source: 'identity',
-          legacyId: null,
-        },
-        { limit: 0, deadlineMs: 0 },
-      );
-      if (outcome !== 'created') throw new Error(`seedKey: ${outcome}`);
+      const { id, rawKey } = await seedStoredKey(redis, { prefix, lifetimeDays: config.keyLifetimeDays }, { ...opts, createdAt: opts.createdAt ?? clock.now() });
       return { id, rawKey };
     },
     async startChain() {

@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'identity-testing',
+  preset: '../../../jest.preset.js',
+  rootDir: __dirname,
+};
