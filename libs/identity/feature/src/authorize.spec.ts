@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { KeyWriter } from '@proofline/identity-data-access';
-import { expiryFor, generateRawKey, hashKey } from '@proofline/identity-domain';
+import { generateRawKey } from '@proofline/identity-domain';
 import type { Permission } from '@proofline/identity-domain';
+import { seedKey } from '@proofline/identity-testing';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
@@ -15,30 +15,8 @@ describe('authorize and callerKey (transport-neutral key checks)', () => {
   const clock = new ManualClock('2026-03-01T00:00:00.000Z');
   let identity: IdentityService;
 
-  const seed = async (permissions: Permission[], opts: { revoked?: boolean } = {}) => {
-    const rawKey = generateRawKey();
-    const id = randomUUID();
-    const now = clock.now();
-    await new KeyWriter(redis, prefix).create(
-      {
-        id,
-        tenant: 'acme',
-        name: 'seeded',
-        keyHash: hashKey(rawKey),
-        last4: rawKey.slice(-4),
-        permissions,
-        createdBy: 'test',
-        createdAt: now.toISOString(),
-        updatedAt: now.toISOString(),
-        expiresAt: expiryFor(now, config.keyLifetimeDays).toISOString(),
-        revokedAt: opts.revoked ? now.toISOString() : null,
-        source: 'identity',
-        legacyId: null,
-      },
-      { limit: 0, deadlineMs: 0 },
-    );
-    return { id, rawKey };
-  };
+  const seed = (permissions: Permission[], opts: { revoked?: boolean } = {}) =>
+    seedKey(redis, { prefix, lifetimeDays: config.keyLifetimeDays }, { tenant: 'acme', permissions, createdAt: clock.now(), ...opts });
 
   beforeAll(async () => {
     identity = await IdentityService.open({ config, logger: createLogger({ level: 'silent', name: 't' }), redis, clock });

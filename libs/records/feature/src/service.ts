@@ -1,7 +1,7 @@
 import type { Clock, Config, FeatureName } from '@proofline/shared-config';
 import { AppError, badRequest, forbidden, notFound, unavailable } from '@proofline/shared-errors';
 import type { Logger } from '@proofline/shared-logger';
-import type { ChainReader, TransactionBuilder, TscMerkleProof } from '@proofline/chain-domain';
+import type { BuiltTransaction, ChainReader, TransactionBuilder, TscMerkleProof } from '@proofline/chain-domain';
 import {
   applyEncoding,
   generateUpdateToken,
@@ -13,8 +13,8 @@ import {
   parseTxId,
   updateTokenHashOf,
 } from '@proofline/records-domain';
-import type { EncodeStep, EncodingEntry, PublicationState, RecordFamily, RecordMeta } from '@proofline/records-domain';
-import type { AcceptOutcome, RecordStore } from '@proofline/records-data-access';
+import type { EncodeStep, EncodingEntry, PublicationState, RecordFamily, RecordKind, RecordMeta } from '@proofline/records-domain';
+import type { AcceptOutcome, NewRecord, RecordStore } from '@proofline/records-data-access';
 
 /** Who is calling (from the auth middleware). */
 export interface Caller {
@@ -117,20 +117,8 @@ export class RecordsService {
     const body = this.requireBody(input.body);
     const encoded = applyEncoding(steps, body);
     const tx = this.deps.builder.build({ kind: 'independent', data: encoded.bytes, contentType: encoded.contentType });
-    const outcome = await this.deps.store.acceptRoot({
-      txId: tx.txId,
-      kind: 'independent',
-      tenant: caller.tenant,
-      contentType: encoded.contentType,
-      encoders: steps.map((s) => s.encoder),
-      bytes: encoded.bytes,
-      rawTx: tx.rawHex,
-      link: null,
-      tokenHash: null,
-      acceptedAt: this.deps.clock.now(),
-    }, this.acceptOptions);
-    this.assertAccepted(outcome, tx.txId);
-    await this.enqueue(tx.txId);
+    const record = this.newRecord(caller, 'independent', tx, encoded.contentType, steps, encoded.bytes, null);
+    await this.accepted(await this.deps.store.acceptRoot(record, this.acceptOptions), tx.txId);
     return { txId: tx.txId, encoding: encoded.encoding };
   }
 
@@ -142,20 +130,8 @@ export class RecordsService {
     const encoded = applyEncoding(steps, body);
     const tx = this.deps.builder.build({ kind: 'create', data: encoded.bytes, contentType: encoded.contentType });
     const updateToken = generateUpdateToken();
-    const outcome = await this.deps.store.acceptRoot({
-      txId: tx.txId,
-      kind: 'create',
-      tenant: caller.tenant,
-      contentType: encoded.contentType,
-      encoders: steps.map((s) => s.encoder),
-      bytes: encoded.bytes,
-      rawTx: tx.rawHex,
-      link: tx.linkOutput ? { vout: tx.linkOutput.vout, satoshis: tx.linkOutput.satoshis } : null,
-      tokenHash: hashUpdateToken(updateToken),
-      acceptedAt: this.deps.clock.now(),
-    }, this.acceptOptions);
-    this.assertAccepted(outcome, tx.txId);
-    await this.enqueue(tx.txId);
+    const record = this.newRecord(caller, 'create', tx, encoded.contentType, steps, encoded.bytes, hashUpdateToken(updateToken));
+    await this.accepted(await this.deps.store.acceptRoot(record, this.acceptOptions), tx.txId);
     return { txId: tx.txId, updateToken, encoding: encoded.encoding };
   }
 
@@ -175,24 +151,9 @@ export class RecordsService {
       spends: { txId: prevTxId, vout: prev.linkVout ?? 0, satoshis: prev.linkSatoshis ?? 0 },
     });
     const updateToken = generateUpdateToken();
-    const outcome = await this.deps.store.acceptSuccessor(
-      {
-        txId: tx.txId,
-        kind: 'update',
-        tenant: caller.tenant,
-        contentType: encoded.contentType,
-        encoders: steps.map((s) => s.encoder),
-        bytes: encoded.bytes,
-        rawTx: tx.rawHex,
-        link: tx.linkOutput ? { vout: tx.linkOutput.vout, satoshis: tx.linkOutput.satoshis } : null,
-        tokenHash: hashUpdateToken(updateToken),
-        acceptedAt: this.deps.clock.now(),
-      },
-      { prevTxId, chainId: prev.chainId, tokenHash, callerTenant: caller.tenant },
-      this.acceptOptions,
-    );
-    this.assertAccepted(outcome, tx.txId, prevTxId);
-    await this.enqueue(tx.txId);
+    const record = this.newRecord(caller, 'update', tx, encoded.contentType, steps, encoded.bytes, hashUpdateToken(updateToken));
+    const link = { prevTxId, chainId: prev.chainId, tokenHash, callerTenant: caller.tenant };
+    await this.accepted(await this.deps.store.acceptSuccessor(record, link, this.acceptOptions), tx.txId, prevTxId);
     return { txId: tx.txId, updateToken, encoding: encoded.encoding };
   }
 
@@ -206,24 +167,9 @@ export class RecordsService {
       kind: 'delete',
       spends: { txId: prevTxId, vout: prev.linkVout ?? 0, satoshis: prev.linkSatoshis ?? 0 },
     });
-    const outcome = await this.deps.store.acceptSuccessor(
-      {
-        txId: tx.txId,
-        kind: 'delete',
-        tenant: caller.tenant,
-        contentType: 'application/octet-stream',
-        encoders: [],
-        bytes: new Uint8Array(0),
-        rawTx: tx.rawHex,
-        link: null,
-        tokenHash: null,
-        acceptedAt: this.deps.clock.now(),
-      },
-      { prevTxId, chainId: prev.chainId, tokenHash, callerTenant: caller.tenant },
-      this.acceptOptions,
-    );
-    this.assertAccepted(outcome, tx.txId, prevTxId);
-    await this.enqueue(tx.txId);
+    const record = this.newRecord(caller, 'delete', tx, 'application/octet-stream', [], new Uint8Array(0), null);
+    const link = { prevTxId, chainId: prev.chainId, tokenHash, callerTenant: caller.tenant };
+    await this.accepted(await this.deps.store.acceptSuccessor(record, link, this.acceptOptions), tx.txId, prevTxId);
     return { txId: tx.txId };
   }
 
@@ -418,6 +364,36 @@ export class RecordsService {
    */
   private async linkablePrevious(prevTxId: string): Promise<RecordMeta> {
     return this.requireFamily(await this.deps.store.meta(prevTxId), 'linked', prevTxId);
+  }
+
+  /** The stored form of a record whose transaction `tx` was just built and signed. */
+  private newRecord(
+    caller: Caller,
+    kind: RecordKind,
+    tx: BuiltTransaction,
+    contentType: string,
+    steps: readonly EncodeStep[],
+    bytes: Uint8Array,
+    tokenHash: string | null,
+  ): NewRecord {
+    return {
+      txId: tx.txId,
+      kind,
+      tenant: caller.tenant,
+      contentType,
+      encoders: steps.map((s) => s.encoder),
+      bytes,
+      rawTx: tx.rawHex,
+      link: tx.linkOutput ? { vout: tx.linkOutput.vout, satoshis: tx.linkOutput.satoshis } : null,
+      tokenHash,
+      acceptedAt: this.deps.clock.now(),
+    };
+  }
+
+  /** After the accept script: map a refusal to its error, else enqueue the publication. */
+  private async accepted(outcome: AcceptOutcome, txId: string, prevTxId?: string): Promise<void> {
+    this.assertAccepted(outcome, txId, prevTxId);
+    await this.enqueue(txId);
   }
 
   private assertAccepted(outcome: AcceptOutcome, txId: string, prevTxId?: string): void {
