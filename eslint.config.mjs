@@ -24,7 +24,8 @@ function boundaries(allowTesting) {
       { sourceTag: 'scope:chain', onlyDependOnLibsWithTags: ['scope:chain', 'scope:shared'] },
       { sourceTag: 'scope:identity', onlyDependOnLibsWithTags: ['scope:identity', 'scope:shared'], bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'] },
       { sourceTag: 'scope:records', onlyDependOnLibsWithTags: ['scope:records', 'scope:chain', 'scope:shared'], bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'] },
-      { sourceTag: 'scope:app', onlyDependOnLibsWithTags: ['scope:app', 'scope:records', 'scope:identity', 'scope:chain', 'scope:shared'], bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'] },
+      { sourceTag: 'scope:webhooks', onlyDependOnLibsWithTags: ['scope:webhooks', 'scope:records', 'scope:chain', 'scope:shared'], bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'] },
+      { sourceTag: 'scope:app', onlyDependOnLibsWithTags: ['scope:app', 'scope:records', 'scope:identity', 'scope:chain', 'scope:webhooks', 'scope:shared'], bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'] },
     ],
   };
 }

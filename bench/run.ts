@@ -15,6 +15,9 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { FundingPool } from '@proofline/chain-wallet';
+import { fundPool } from '@proofline/records-testing';
+import { createRedis } from '@proofline/shared-redis';
 import { freePort } from '@proofline/shared-testing';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -60,12 +63,29 @@ async function waitFor(probe: () => Promise<boolean>, ms: number, what: string):
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
+/** Sends SIGTERM and resolves once the process has exited (SIGKILL after `graceMs`). */
+function stopProcess(child: ChildProcess, graceMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/**
+ * The stack runs the compiled apps (`npm run bench` builds dist/ first when stale), like
+ * `npm start`, and stops like it: the apps first, waited for, then redis-server.
+ */
 async function startStack(): Promise<{ base: string; key: string; stop: () => Promise<void> }> {
   const redisPort = await freePort();
   const apiPort = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-bench-'));
-  const children: ChildProcess[] = [];
-  children.push(spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' }));
+  const redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const apps: ChildProcess[] = [];
   const key = `idty_${randomBytes(24).toString('base64').replace(/[^A-Za-z0-9]/g, '').padEnd(32, 'x').slice(0, 32)}`;
   const env = {
     ...process.env,
@@ -75,22 +95,32 @@ async function startStack(): Promise<{ base: string; key: string; stop: () => Pr
     REDIS_PREFIX: 'bench',
     PORT: String(apiPort),
     BOOTSTRAP_API_KEY: key,
+    AUTH_JWT_SECRET: process.env['AUTH_JWT_SECRET'] ?? randomBytes(32).toString('hex'),
     BLOCK_INTERVAL_MS: String(BLOCK_INTERVAL_MS),
     MAX_LINKS: String(Math.max(CHAIN, 1000)),
   };
   const profile = process.env['BENCH_PROFILE_DIR'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['BENCH_PROFILE_DIR']] : [];
-  const run = (entry: string) => children.push(spawn(process.execPath, [...(entry.includes('api') ? profile : []), '--import', 'tsx', path.join(ROOT, entry)], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] }));
+  const run = (app: string) =>
+    apps.push(spawn(process.execPath, [...(app === 'api' ? profile : []), path.join(ROOT, 'dist', 'apps', app, 'main.js')], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] }));
   await new Promise((r) => setTimeout(r, 300));
-  run('apps/api/src/main.ts');
-  for (let i = 0; i < WORKERS; i += 1) run('apps/worker/src/main.ts');
+  // Every write reserves a funding UTXO: fund the pool for the whole run (writes at ~600/s, the
+  // chain, the warm-up), also known to the old in-process devnet the workers publish to.
+  const pool = createRedis(env.REDIS_URL, { maxRetriesPerRequest: 2 });
+  try {
+    await fundPool(new FundingPool(pool, { prefix: env.REDIS_PREFIX, address: 'bench' }), Number(process.env['BENCH_POOL_UTXOS'] ?? CHAIN + 40_000), 1000, { oldDevnet: { redis: pool, prefix: env.REDIS_PREFIX } });
+  } finally {
+    await pool.quit();
+  }
+  run('api');
+  for (let i = 0; i < WORKERS; i += 1) run('worker');
   const base = `http://127.0.0.1:${apiPort}`;
   await waitFor(async () => (await request(base, 'GET', '/readiness', key)).status === 200, 60_000, 'the stack to be ready');
   return {
     base,
     key,
     stop: async () => {
-      for (const c of children.reverse()) c.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 1500));
+      await Promise.all(apps.map((c) => stopProcess(c, 12_000)));
+      await stopProcess(redis, 5000);
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -8,6 +8,7 @@ import { createLogger } from '@proofline/shared-logger';
 import { sharedKeys } from '@proofline/shared-redis';
 import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { createApp } from './app';
+import { send } from './testing/rest-client';
 
 const SECRET = 'a-test-secret-that-is-long-enough-0123456789';
 
@@ -27,8 +28,7 @@ describe('GET /auth/granted-claims', () => {
     return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, config };
   }
 
-  const get = (base: string, authorization?: string, path = '/auth/granted-claims') =>
-    fetch(`${base}${path}`, { headers: authorization ? { authorization } : {} });
+  const get = (base: string, authorization?: string, path = '/auth/granted-claims') => send(base, 'GET', path, { headers: authorization ? { authorization } : {} });
 
   afterAll(async () => {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));

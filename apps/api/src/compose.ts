@@ -1,61 +1,202 @@
 import { Queue } from 'bullmq';
 import type { ConnectionOptions } from 'bullmq';
-import { BsvTransactionBuilder } from '@proofline/chain-bsv';
-import { DevnetReader } from '@proofline/chain-devnet';
+import { ArcClient, createArcChain } from '@proofline/chain-arc';
+import type { ArcChain } from '@proofline/chain-arc';
+import { FeeRateCache, WalletUpkeepRequester, arcMiningFee, createFundingWallet } from '@proofline/chain-wallet';
+import type { FundingWallet } from '@proofline/chain-wallet';
 import { ClaimsService } from '@proofline/identity-claims';
-import { IdentityService, registerBootstrapKey } from '@proofline/identity-feature';
-import { RecordStore } from '@proofline/records-data-access';
-import { BullPublishQueue, RecordsService } from '@proofline/records-feature';
+import { closeOmConnection, openOmConnection } from '@proofline/identity-data-access';
+import { createIdentity, registerBootstrapKey } from '@proofline/identity-feature';
+import { BullPublishQueue, createRecords } from '@proofline/records-feature';
+import type { Records } from '@proofline/records-feature';
 import type { Clock, Config } from '@proofline/shared-config';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
-import { bullConnection, createRedis } from '@proofline/shared-redis';
+import { bullConnection, createBullRedis, createRedis, requestPathOptions, throttledErrorLog, withCallTimeout } from '@proofline/shared-redis';
+import type { Redis } from '@proofline/shared-redis';
+import { createWebhooks } from '@proofline/webhooks-feature';
 import type { ApiDeps } from './deps';
+import { IdempotencyStore } from './idempotency';
+import { RateLimiter } from './rate-limit';
 import { createApiMetrics } from './metrics';
 import { identityRecordsAuth } from './routes/records-http';
 
-export interface ComposedApi {
-  readonly deps: ApiDeps & Required<Pick<ApiDeps, 'identity' | 'records' | 'metrics'>>;
-  /** Closes what `composeApi` opened (after the HTTP server has drained). */
+/** The Redis connections of the REST app: opened here, closed last by `ComposedApi.close`. */
+export interface ApiConnections {
+  /** Request-path commands (`requestPathOptions`: bounded, an outage becomes a 503 within about a second, never a hang). */
+  readonly redis: Redis;
+  /** BullMQ queues (publication, /metrics job counts); shared by every queue of the app. */
+  readonly bull: Redis;
+}
+
+/** Opens the REST app's connections. */
+export function openApiConnections(config: Config, logger: Logger): ApiConnections {
+  const redis = createRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }));
+  redis.on('error', throttledErrorLog((f, m) => logger.warn(f, m), 'redis connection error'));
+  // Queues only add and count (no blocking reads): bounded like the request path, so a write's
+  // enqueue (after the record is durable in the outbox) fails within a second instead of hanging.
+  const bull = createBullRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }));
+  bull.on('error', throttledErrorLog((f, m) => logger.warn(f, m), 'bullmq connection error'));
+  return { redis, bull };
+}
+
+/** The records and chain scopes of the REST app, as `composeApi` and the records test fixtures build them. */
+export interface ApiRecords {
+  readonly records: Records;
+  readonly chain: ArcChain;
+  readonly queue: BullPublishQueue;
+  /** The funding wallet (its pool) every write reserves from; tests fund it with `fundPool`. */
+  readonly wallet: FundingWallet;
+  /** The fee rate writes are built with (ARC policy cached, refreshed in the background). */
+  readonly fees: FeeRateCache;
+  /** Closes the publication and upkeep queues (the connections stay open). */
   close(): Promise<void>;
 }
 
 /**
- * The production composition of the REST app: connections, the chain adapter, and every
- * feature's service. `main.ts` runs it with the process configuration; tests run the very same
- * wiring with a test configuration.
+ * The records scope over the chain scope, on connections the caller opened: the production wiring
+ * of the write and read use cases (`composeApi`), reused by every records spec with its prefix.
  */
-export async function composeApi(config: Config, logger: Logger, clock: Clock): Promise<ComposedApi> {
-  const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 2000 });
-  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
-  const claims = new ClaimsService({ config, redis, clock });
-  const identity = await IdentityService.open({ config, logger, redis, clock });
-  if (config.bootstrapApiKey) {
-    const boot = await registerBootstrapKey({ redis, config, clock }, config.bootstrapApiKey);
-    logger.info({ keyId: boot.id, tenant: boot.tenant, created: boot.created }, 'bootstrap api key registered');
-  }
-  const publishQueue = new BullPublishQueue({ ...bullConnection(config.redisUrl), maxRetriesPerRequest: 2 } as ConnectionOptions, bullPrefix(config.redisPrefix));
-  const store = new RecordStore(redis, config.redisPrefix);
-  const reader = new DevnetReader(redis, config.redisPrefix);
-  const service = new RecordsService({ config, clock, logger, store, builder: new BsvTransactionBuilder(), reader, queue: publishQueue });
-  const records = { service, auth: identityRecordsAuth(identity) };
-  // Read-only queue handles for /metrics (job counts); they never add jobs.
-  const observed = Object.values(QUEUES).map(
-    (name) => new Queue(name, { connection: { ...bullConnection(config.redisUrl), maxRetriesPerRequest: 2 } as ConnectionOptions, prefix: bullPrefix(config.redisPrefix) }),
-  );
-  for (const q of observed) q.on('error', (err) => logger.warn({ err: err.message, queue: q.name }, 'metrics queue error'));
-  const metrics = createApiMetrics({
-    queueCounts: async () => Object.fromEntries(await Promise.all(observed.map(async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed')] as const))),
-    pendingPublications: () => store.outboxSize(),
-    tipHeight: () => reader.tipHeight(),
+export function composeApiRecords(o: { config: Config; clock: Clock; logger?: Logger; connections: ApiConnections; prefix?: string }): ApiRecords {
+  const prefix = o.prefix ?? o.config.redisPrefix;
+  const chain = createArcChain({ redis: o.connections.redis, prefix, config: o.config.chain, seed: o.config.wallet.seed });
+  const queue = new BullPublishQueue(o.connections.bull, prefix);
+  const wallet = createFundingWallet(o.connections.redis, { ...o.config, redisPrefix: prefix }, o.clock);
+  const upkeep = new WalletUpkeepRequester(o.connections.bull, prefix);
+  const fees = feeRateCache(o.config, o.logger);
+  // Fetch the policy now, not on the first write (which would otherwise be built at the floor); never awaited.
+  void fees.refresh();
+  const records = createRecords({
+    config: o.config,
+    clock: o.clock,
+    ...(o.logger ? { logger: o.logger } : {}),
+    redis: o.connections.redis,
+    prefix,
+    builder: chain.builder,
+    funding: { pool: wallet.pool, feeRate: () => fees.current(), requestUpkeep: () => upkeep.request() },
+    reader: chain.reader,
+    queue,
   });
   return {
-    deps: { config, logger, redis, clock, claims, identity, records, metrics },
+    records,
+    chain,
+    queue,
+    wallet,
+    fees,
     close: async () => {
-      await identity.close();
-      await Promise.all(observed.map((q) => q.close().catch(() => undefined)));
-      await publishQueue.close().catch(() => undefined);
-      await redis.quit().catch(() => undefined);
+      await queue.close().catch(() => undefined);
+      await upkeep.close().catch(() => undefined);
+      await chain.close();
     },
   };
+}
+
+/**
+ * The fee rate of record transactions: ARC's `GET /v1/policy` (2x its mining fee, never below
+ * `FEE_FLOOR_SATS_PER_KB`), fetched in the background every 5 minutes; a write never waits for
+ * ARC (floor or last known policy while it is unreachable).
+ */
+function feeRateCache(config: Config, logger: Logger | undefined): FeeRateCache {
+  const arc = new ArcClient({ url: config.chain.arcUrl, ...(config.chain.arcApiKey ? { apiKey: config.chain.arcApiKey } : {}), timeoutMs: config.chain.arcTimeoutMs });
+  return new FeeRateCache({
+    fetchPolicy: arcMiningFee(arc),
+    floorSatsPerKb: config.wallet.feeFloorSatsPerKb,
+    onError: (err) => logger?.debug({ err: err instanceof Error ? err.message : String(err) }, 'ARC fee policy unavailable; using the last known rate or the floor'),
+  });
+}
+
+export interface ComposedApi {
+  readonly deps: ApiDeps & Required<Pick<ApiDeps, 'identity' | 'records' | 'metrics' | 'idempotency' | 'queues' | 'webhooks'>>;
+  /** The records and chain scopes behind `deps.records` (tests read the store, queue and chain). */
+  readonly recordsScope: ApiRecords;
+  /** Closes what `composeApi` opened, in order: queues, then services, then connections (after the HTTP server has drained). */
+  close(): Promise<void>;
+}
+
+/**
+ * The production composition of the REST app: connections, the chain scope, and every feature's
+ * service. `main.ts` runs it with the process configuration; tests run the very same wiring with a
+ * test configuration.
+ */
+export async function composeApi(config: Config, logger: Logger, clock: Clock): Promise<ComposedApi> {
+  const connections = openApiConnections(config, logger);
+  const { redis, bull } = connections;
+  // Everything opened so far, closed in reverse if the composition fails half-way (Redis went away
+  // during start): main.ts retries, and a failed attempt must leave no connection reconnecting.
+  const undo: (() => Promise<unknown> | void)[] = [() => closeConnections([bull, redis])];
+  const rollback = async () => {
+    for (const step of undo.reverse()) await Promise.resolve(step()).catch(() => undefined);
+  };
+  try {
+    const claims = new ClaimsService({ config, redis, clock });
+    // Identity: key invalidations (pub/sub, retries forever), redis-om reads (node-redis), and BullMQ
+    // options for the key queue's event reader (QueueEvents blocks, so it owns its connection).
+    const subscriber = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
+    subscriber.on('error', throttledErrorLog((f, m) => logger.warn(f, m), 'redis subscriber error'));
+    undo.push(() => subscriber.disconnect());
+    // node-redis has no command timeout: every redis-om call is bounded like an ioredis command.
+    const om = withCallTimeout(await openOmConnection(config.redisUrl, throttledErrorLog((f, m) => logger.warn(f, m), 'redis-om connection error')), config.redisCommandTimeoutMs);
+    undo.push(() => closeOmConnection(om));
+    const identity = await createIdentity({
+      config,
+      logger,
+      clock,
+      connections: { redis, om, subscriber, bull: bullConnection(config.redisUrl) as ConnectionOptions },
+      // Per-key and per-tenant rate limits (one EVALSHA per authenticated request; none when unset).
+      ...optional('admission', RateLimiter.admission(redis, config.redisPrefix, config.rateLimit)),
+    });
+    undo.push(() => identity.close());
+    if (config.bootstrapApiKey) {
+      const boot = await registerBootstrapKey({ redis, config, clock }, config.bootstrapApiKey);
+      logger.info({ keyId: boot.id, tenant: boot.tenant, created: boot.created }, 'bootstrap api key registered');
+    }
+    const scope = composeApiRecords({ config, clock, logger, connections });
+    undo.push(() => scope.close());
+    const records = { reads: scope.records.reads, writes: scope.records.writes, receipts: scope.records.receipts, auth: identityRecordsAuth(identity) };
+    const webhooks = createWebhooks({ config, redis, prefix: config.redisPrefix, clock });
+    // Queue handles for /metrics (job counts) and the read-only dashboard; they never add jobs.
+    const observed = Object.values(QUEUES).map((name) => new Queue(name, { connection: bull, prefix: bullPrefix(config.redisPrefix) }));
+    for (const q of observed) q.on('error', (err) => logger.warn({ err: err.message, queue: q.name }, 'metrics queue error'));
+    const metrics = createApiMetrics({
+      queueCounts: async () => Object.fromEntries(await Promise.all(observed.map(async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed')] as const))),
+      pendingPublications: () => scope.records.store.outboxSize(),
+      tipHeight: () => scope.chain.reader.tipHeight(),
+      arc: {
+        unproven: () => scope.chain.store.watchedCount(),
+        rejections: () => scope.chain.store.rejections(),
+      },
+    });
+    const { arcCallbackUrl, arcCallbackToken } = config.chain;
+    const arcCallback =
+      arcCallbackUrl && arcCallbackToken ? { arcCallback: { chain: scope.chain, token: arcCallbackToken, redis, prefix: config.redisPrefix, logger } } : {};
+    const idempotency = new IdempotencyStore(redis, config.redisPrefix);
+    return {
+      deps: { config, logger, redis, clock, claims, identity, records, metrics, idempotency, queues: observed, webhooks: webhooks.admin, ...arcCallback },
+
+      recordsScope: scope,
+      close: async () => {
+        await Promise.all(observed.map((q) => q.close().catch(() => undefined)));
+        await scope.close();
+        await identity.close();
+        await closeOmConnection(om);
+        subscriber.disconnect();
+        await closeConnections([bull, redis]);
+      },
+    };
+  } catch (err) {
+    await rollback();
+    throw err;
+  }
+}
+
+/** Quits each connection in turn, bounded: with Redis down a graceful QUIT would wait for a reconnection forever. */
+export async function closeConnections(connections: readonly Redis[]): Promise<void> {
+  for (const c of connections) {
+    await Promise.race([c.quit().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
+    c.disconnect();
+  }
+}
+
+function optional<K extends string, V>(name: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [name]: value }) as { [P in K]?: V };
 }

@@ -1,10 +1,14 @@
+import type { Queue } from 'bullmq';
 import type { ClaimsService } from '@proofline/identity-claims';
-import type { IdentityService } from '@proofline/identity-feature';
-import type { RecordsService } from '@proofline/records-feature';
+import type { Identity } from '@proofline/identity-feature';
+import type { RecordReads, RecordReceipts, RecordWrites } from '@proofline/records-feature';
 import type { Clock, Config } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
 import type { Redis } from '@proofline/shared-redis';
+import type { WebhookAdmin } from '@proofline/webhooks-feature';
+import type { IdempotencyStore } from './idempotency';
 import type { ApiMetrics } from './metrics';
+import type { ArcCallbackDeps } from './routes/arc-callback';
 import type { RecordsAuth } from './routes/records-http';
 
 /**
@@ -19,9 +23,17 @@ export interface ApiDeps {
   readonly clock: Clock;
   readonly claims: ClaimsService;
   /** Identity API keys: `requireKey` authentication and the key use cases (routes mounted only when present). */
-  readonly identity?: IdentityService;
+  readonly identity?: Identity;
   /** Linked and independent records (routes mounted only when present, e.g. not in health tests). */
-  readonly records?: { readonly service: RecordsService; readonly auth: RecordsAuth };
+  readonly records?: { readonly reads: RecordReads; readonly writes: RecordWrites; readonly receipts?: RecordReceipts; readonly auth: RecordsAuth };
+  /** Webhook management (`/api/v1/webhooks`; mounted only when present, with identity). */
+  readonly webhooks?: WebhookAdmin;
+  /** `Idempotency-Key` on record writes: claims and recorded answers in Redis (absent: the header is ignored). */
+  readonly idempotency?: IdempotencyStore;
+  /** Every BullMQ queue of the service, for the dashboard at /admin/queues (mounted when present and ADMIN_UI is on). */
+  readonly queues?: readonly Queue[];
   /** Prometheus metrics: the request middleware and `/metrics` (mounted only when present). */
   readonly metrics?: ApiMetrics;
+  /** ARC status callbacks (`POST /arc/callback`), mounted only when ARC_CALLBACK_URL and ARC_CALLBACK_TOKEN are set. */
+  readonly arcCallback?: ArcCallbackDeps;
 }

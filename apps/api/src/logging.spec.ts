@@ -5,12 +5,14 @@ import { systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { deleteByPrefix } from '@proofline/shared-redis';
 import { uniquePrefix } from '@proofline/shared-testing';
-import { startIdentityKeyWorker } from '@proofline/identity-feature';
+import { startTestKeyWorker } from '@proofline/identity-testing';
 import { generateRawKey } from '@proofline/identity-domain';
 import { createApp } from './app';
+import { fundPool } from '@proofline/records-testing';
 import { composeApi } from './compose';
 import type { ComposedApi } from './compose';
 import { testConfig } from './testing/harness';
+import { send } from './testing/rest-client';
 
 /**
  * Logs are JSON lines with a request id on every line of a request, and never a raw key, an
@@ -35,7 +37,8 @@ describe('structured logs', () => {
   beforeAll(async () => {
     const logger = createLogger({ level: 'debug', name: 'api', destination: sink });
     composed = await composeApi(config, logger, systemClock);
-    worker = await startIdentityKeyWorker({ config, logger });
+    await fundPool(composed.recordsScope.wallet.pool, 5, 1000);
+    worker = await startTestKeyWorker({ config, logger });
     server = http.createServer(createApp(composed.deps));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -49,27 +52,24 @@ describe('structured logs', () => {
 
   it('carry the request id and none of the secrets or record bytes', async () => {
     const secretBody = 'TOP-SECRET-RECORD-BODY-0123456789';
-    const created = await fetch(`${base}/api/v1/auth/identity-api-keys`, {
-      method: 'POST',
-      headers: { 'x-api-key': bootstrap, 'content-type': 'application/json', 'x-request-id': 'req-keys-1' },
-      body: JSON.stringify({ name: 'logged-key', issuerPermission: 'Issuer_User' }),
+    const created = await send(base, 'POST', '/api/v1/auth/identity-api-keys', {
+      key: bootstrap,
+      headers: { 'x-request-id': 'req-keys-1' },
+      body: { name: 'logged-key', issuerPermission: 'Issuer_User' },
     });
     expect(created.status).toBe(201);
     const { rawKey } = (await created.json()) as { rawKey: string };
-    const write = await fetch(`${base}/api/v1/linkedrecords`, {
-      method: 'POST',
-      headers: { 'x-api-key': rawKey, 'content-type': 'application/octet-stream', 'x-request-id': 'req-write-1' },
-      body: secretBody,
-    });
+    const write = await send(base, 'POST', '/api/v1/linkedrecords', { key: rawKey, contentType: 'application/octet-stream', headers: { 'x-request-id': 'req-write-1' }, body: secretBody });
     expect(write.status).toBe(200);
     const { txId, updateToken } = (await write.json()) as { txId: string; updateToken: string };
-    const update = await fetch(`${base}/api/v1/linkedrecords/${txId}/update?updateToken=${encodeURIComponent(updateToken)}`, {
-      method: 'POST',
-      headers: { 'x-api-key': rawKey, 'content-type': 'application/octet-stream', 'x-request-id': 'req-update-1' },
+    const update = await send(base, 'POST', `/api/v1/linkedrecords/${txId}/update?updateToken=${encodeURIComponent(updateToken)}`, {
+      key: rawKey,
+      contentType: 'application/octet-stream',
+      headers: { 'x-request-id': 'req-update-1' },
       body: 'next',
     });
     expect(update.status).toBe(200);
-    const refused = await fetch(`${base}/api/v1/auth/identity-api-keys`, { headers: { 'x-api-key': `idty_${'A'.repeat(32)}`, 'x-request-id': 'req-bad-1' } });
+    const refused = await send(base, 'GET', '/api/v1/auth/identity-api-keys', { key: `idty_${'A'.repeat(32)}`, headers: { 'x-request-id': 'req-bad-1' } });
     expect(refused.status).toBe(401);
 
     const all = lines.join('\n');

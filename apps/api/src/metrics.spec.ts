@@ -8,6 +8,7 @@ import { generateRawKey } from '@proofline/identity-domain';
 import { createApp } from './app';
 import { composeApi } from './compose';
 import type { ComposedApi } from './compose';
+import { fundPool } from '@proofline/records-testing';
 import { testConfig } from './testing/harness';
 
 describe('GET /metrics (production composition)', () => {
@@ -16,9 +17,11 @@ describe('GET /metrics (production composition)', () => {
   let composed: ComposedApi;
   let server: http.Server;
   let base: string;
+  let writtenTxId = '';
 
   beforeAll(async () => {
     composed = await composeApi(testConfig(prefix, { BOOTSTRAP_API_KEY: key }), createLogger({ level: 'silent', name: 't' }), systemClock);
+    await fundPool(composed.recordsScope.wallet.pool, 5, 1000);
     server = http.createServer(createApp(composed.deps));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -45,6 +48,7 @@ describe('GET /metrics (production composition)', () => {
     expect(text).toContain('proofline_http_requests_total{method="GET",route="/api/v1/records/:txId/status",status="404",app="proofline-api"} 1');
     expect(text).toContain('proofline_http_requests_total{method="GET",route="unmatched",status="404",app="proofline-api"} 1');
     expect(text).not.toContain(written.txId);
+    writtenTxId = written.txId;
     expect(text).toContain('proofline_http_request_duration_seconds_count{app="proofline-api",method="POST",route="/api/v1/records"} 1');
     expect(text).toContain('proofline_http_request_duration_seconds_bucket{le="+Inf",app="proofline-api",method="GET",route="/api/v1/records/:txId/status"} 2');
     // no worker runs here: the write waits in the outbox and its publish job in the queue
@@ -52,5 +56,16 @@ describe('GET /metrics (production composition)', () => {
     expect(text).toContain('proofline_queue_jobs{queue="records-publish",state="waiting",app="proofline-api"} 1');
     expect(text).toContain('proofline_chain_tip_height{app="proofline-api"} -1');
     expect(text).toContain('proofline_process_cpu_seconds_total');
+  });
+
+  it('keeps counting on the same series request after request (label sets reused per route and status)', async () => {
+    const headers = { 'x-api-key': key };
+    for (let i = 0; i < 3; i++) expect((await fetch(`${base}/api/v1/records/${writtenTxId}/status`, { headers })).status).toBe(200);
+    expect((await fetch(`${base}/api/v1/records/${'e'.repeat(64)}/status`, { headers })).status).toBe(404);
+    const text = await (await fetch(`${base}/metrics`)).text();
+    expect(text).toContain('proofline_http_requests_total{method="GET",route="/api/v1/records/:txId/status",status="200",app="proofline-api"} 4');
+    expect(text).toContain('proofline_http_requests_total{method="GET",route="/api/v1/records/:txId/status",status="404",app="proofline-api"} 2');
+    expect(text).toContain('proofline_http_request_duration_seconds_count{app="proofline-api",method="GET",route="/api/v1/records/:txId/status"} 6');
+    expect(text).toContain('proofline_http_requests_total{method="GET",route="/metrics",status="200",app="proofline-api"} 1');
   });
 });

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** What `/metrics` reads from the rest of the system at scrape time (one small read each). */
@@ -9,6 +9,11 @@ export interface MetricsSources {
   pendingPublications(): Promise<number>;
   /** Height of the chain tip (-1 before the genesis block). */
   tipHeight(): Promise<number>;
+  /** The ARC path: published transactions waiting for a verified proof, and ARC's refusals by code. */
+  readonly arc?: {
+    unproven(): Promise<number>;
+    rejections(): Promise<Record<string, number>>;
+  };
 }
 
 export interface ApiMetrics {
@@ -42,6 +47,8 @@ export function createApiMetrics(sources: MetricsSources): ApiMetrics {
   });
   new Gauge({
     name: 'proofline_queue_jobs',
+    // Read from Redis: the same in every API process; the cluster primary must not sum them.
+    aggregator: 'max',
     help: 'BullMQ jobs per queue and state.',
     labelNames: ['queue', 'state'] as const,
     registers: [registry],
@@ -54,6 +61,8 @@ export function createApiMetrics(sources: MetricsSources): ApiMetrics {
   });
   new Gauge({
     name: 'proofline_records_pending_publication',
+    // Read from Redis: the same in every API process; the cluster primary must not sum them.
+    aggregator: 'max',
     help: 'Accepted records waiting for publication (outbox size).',
     registers: [registry],
     async collect() {
@@ -62,6 +71,8 @@ export function createApiMetrics(sources: MetricsSources): ApiMetrics {
   });
   new Gauge({
     name: 'proofline_chain_tip_height',
+    // Read from Redis: the same in every API process; the cluster primary must not sum them.
+    aggregator: 'max',
     help: 'Height of the chain tip.',
     registers: [registry],
     async collect() {
@@ -69,17 +80,57 @@ export function createApiMetrics(sources: MetricsSources): ApiMetrics {
     },
   });
 
-  const middleware: RequestHandler = (req, res, next) => {
-    const stop = duration.startTimer();
-    res.on('finish', () => {
-      const route = routePattern(req.originalUrl, (req.route as { path?: unknown } | undefined)?.path);
-      requests.inc({ method: req.method, route, status: String(res.statusCode) });
-      stop({ method: req.method, route });
+  const arc = sources.arc;
+  if (arc) {
+    new Gauge({
+      name: 'proofline_arc_unproven_transactions',
+      help: 'Published record transactions waiting for a verified proof (the confirmation watch set).',
+      registers: [registry],
+      async collect() {
+        this.set(await arc.unproven());
+      },
     });
+    new Gauge({
+      name: 'proofline_arc_rejected_transactions',
+      help: 'Record transactions ARC refused for good, by ARC code (e.g. 461, 465, DOUBLE_SPEND_ATTEMPTED), since the deployment started.',
+      labelNames: ['code'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const [code, n] of Object.entries(await arc.rejections())) this.set({ code }, n);
+      },
+    });
+  }
+
+  // One listener shared by every request (no timer closure per request); label objects are
+  // reused per (method, route, status), which the route patterns bound.
+  const labelsCache = new Map<string, { readonly count: { method: string; route: string; status: string }; readonly time: { method: string; route: string } }>();
+  function recordFinished(this: Response): void {
+    const req = this.req;
+    const seconds = (performance.now() - ((this as TimedResponse)[STARTED_AT] ?? 0)) / 1000;
+    const route = routePattern(req.originalUrl, (req.route as { path?: unknown } | undefined)?.path);
+    const status = String(this.statusCode);
+    const key = `${req.method} ${status} ${route}`;
+    let labels = labelsCache.get(key);
+    if (!labels) {
+      labels = { count: { method: req.method, route, status }, time: { method: req.method, route } };
+      if (labelsCache.size < MAX_CACHED_LABELS) labelsCache.set(key, labels);
+    }
+    requests.inc(labels.count);
+    duration.observe(labels.time, seconds);
+  }
+  const middleware: RequestHandler = (_req, res, next) => {
+    (res as TimedResponse)[STARTED_AT] = performance.now();
+    res.once('finish', recordFinished);
     next();
   };
   return { registry, middleware };
 }
+
+/** Bound of the label cache (routes × methods × statuses stay far below it). */
+const MAX_CACHED_LABELS = 1000;
+const STARTED_AT = Symbol('proofline.metricsStartedAt');
+type TimedResponse = Response & { [STARTED_AT]?: number };
 
 /**
  * The full route pattern of a request: the mount prefix (the leading segments of the URL that
@@ -88,9 +139,14 @@ export function createApiMetrics(sources: MetricsSources): ApiMetrics {
  */
 export function routePattern(originalUrl: string, routePath: unknown): string {
   if (typeof routePath !== 'string') return 'unmatched';
-  const urlSegments = (originalUrl.split('?')[0] ?? '').split('/').filter((x) => x.length > 0);
-  const routeSegments = routePath.split('/').filter((x) => x.length > 0);
+  const query = originalUrl.indexOf('?');
+  const urlSegments = segmentsOf(query === -1 ? originalUrl : originalUrl.slice(0, query));
+  const routeSegments = segmentsOf(routePath);
   const prefix = urlSegments.slice(0, Math.max(0, urlSegments.length - routeSegments.length));
-  const full = [...prefix, ...routeSegments].join('/');
-  return `/${full}`;
+  return `/${[...prefix, ...routeSegments].join('/')}`;
+}
+
+/** Non-empty path segments ('//' and a trailing '/' add none). */
+function segmentsOf(path: string): string[] {
+  return path.split('/').filter((x) => x.length > 0);
 }

@@ -3,6 +3,7 @@ import { mintToken } from '@proofline/identity-claims';
 import { createBootstrapKey, importLegacyKeys } from '@proofline/identity-feature';
 import type { Clock } from '@proofline/shared-config';
 import type { CliContext } from './main';
+import { walletImport, walletSplit, walletStatus } from './wallet-commands';
 
 export interface Command {
   group: string;
@@ -57,4 +58,7 @@ export const COMMANDS: Command[] = [
       process.stdout.write(`${token}\n`);
     },
   },
+  { group: 'wallet', action: 'status', run: (ctx) => walletStatus(ctx) },
+  { group: 'wallet', action: 'split', run: (ctx) => walletSplit(ctx) },
+  { group: 'wallet', action: 'import', run: (ctx) => walletImport(ctx) },
 ];

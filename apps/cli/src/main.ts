@@ -3,6 +3,8 @@
  *   keys bootstrap [--tenant T]           print a new Issuer_Admin + Verifier_Admin key for tenant T (default "default")
  *   legacy import FILE [--tenant T]       import legacy customer user API keys from a JSON array
  *   token mint [--claims A,B] [--sub S] [--ttl SECONDS]   print a development JWT for /auth/granted-claims
+ *   wallet status | wallet split | wallet import TXID:VOUT:SATS...   the funding wallet (libs/chain/wallet)
+ *   receipt verify FILE [--content PATH] [--encode ENCODE] [--headers-url URL]   check a receipt offline (no Redis, no config)
  * It reads the same environment as the service (REDIS_URL, REDIS_PREFIX, AUTH_JWT_SECRET, ...).
  */
 import { parseArgs } from 'node:util';
@@ -11,11 +13,17 @@ import type { Config } from '@proofline/shared-config';
 import { createRedis } from '@proofline/shared-redis';
 import type { Redis } from '@proofline/shared-redis';
 import { COMMANDS } from './commands';
+import { receiptVerify } from './receipt-command';
 
 const USAGE = `usage: npm run cli -- <command>
   keys bootstrap [--tenant T]                     print a new admin key (Issuer_Admin + Verifier_Admin) for tenant T
   legacy import FILE [--tenant T]                 import legacy customer user API keys from a JSON file
-  token mint [--claims A,B] [--sub S] [--ttl S]   print a development JWT for GET /auth/granted-claims`;
+  token mint [--claims A,B] [--sub S] [--ttl S]   print a development JWT for GET /auth/granted-claims
+  wallet status                                   funding address, balance, pool size and pending spends
+  wallet split                                    split large UTXOs into POOL_UTXO_SATS ones up to POOL_TARGET now
+  wallet import TXID:VOUT:SATS [...]              add deposits paying the funding address to the pool
+  receipt verify FILE [--content PATH] [--encode ENCODE] [--headers-url URL]
+                                                  check a record's receipt offline: exit 0 valid, 1 a check failed, 2 malformed`;
 
 export interface CliContext {
   config: Config;
@@ -33,10 +41,20 @@ async function main(argv: string[]): Promise<number> {
       claims: { type: 'string' },
       sub: { type: 'string' },
       ttl: { type: 'string' },
+      content: { type: 'string' },
+      encode: { type: 'string' },
+      'headers-url': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   const [group, action, ...rest] = positionals;
+  if (group === 'receipt' && action === 'verify' && !values.help) {
+    // Offline by design: no configuration, no Redis, no network unless --headers-url.
+    const out = await receiptVerify({ file: rest[0], content: values.content, encode: values.encode, headersUrl: values['headers-url'] });
+    for (const line of out.stdout) process.stdout.write(`${line}\n`);
+    for (const line of out.stderr) process.stderr.write(`${line}\n`);
+    return out.code;
+  }
   const command = COMMANDS.find((c) => c.group === group && c.action === action);
   if (values.help || !command) {
     console.error(USAGE);

@@ -1,6 +1,5 @@
 import { ManualClock } from '@proofline/shared-config';
 import { generateRawKey } from '@proofline/identity-domain';
-import type { IdentityService } from '@proofline/identity-feature';
 import { eventually } from '@proofline/shared-testing';
 import { startGraphQL, writeChain } from './testing/fixture';
 import type { GraphQLFixture } from './testing/fixture';
@@ -98,8 +97,8 @@ describe('GraphQL authentication and key queries', () => {
     expect(res.data!.apiKeyUsage).toEqual({ used: 6, limit: f.config.keyLimit });
 
     // the same use case as REST: identical list
-    const principal = await f.deps.identity.authenticate(keys['verifierAdmin']?.rawKey);
-    expect(list.map((k) => k.id)).toEqual((await f.deps.identity.listKeys(principal)).map((k) => k.id));
+    const principal = await f.deps.identity.authenticator.authenticate(keys['verifierAdmin']?.rawKey);
+    expect(list.map((k) => k.id)).toEqual((await f.deps.identity.keys.listKeys(principal)).map((k) => k.id));
 
     const other = await f.gql<{ apiKeyUsage: { used: number } }>('{ apiKeyUsage { used } }', {}, keys['other']?.rawKey);
     expect(other.data?.apiKeyUsage.used).toBe(1);
@@ -122,9 +121,9 @@ describe('GraphQL authentication and key queries', () => {
   it('a key revoked after it was used stops working at once (shared cache invalidation)', async () => {
     const k = await f.seedKey({ permissions: ['Issuer_User'], tenant: 'acme' });
     expect((await f.gql('{ me { tenant } }', {}, k.rawKey)).errors).toBeUndefined();
-    const admin = await f.deps.identity.authenticate(keys['issuerAdmin']?.rawKey);
+    const admin = await f.deps.identity.authenticator.authenticate(keys['issuerAdmin']?.rawKey);
     // revoked through the REST use case
-    await (f.deps.identity as IdentityService).revokeKey(admin, k.id, true);
+    await f.deps.identity.keys.revokeKey(admin, k.id, true);
     await eventually(async () => (await f.gql('{ me { tenant } }', {}, k.rawKey)).errors?.[0]?.extensions?.code === 'API_KEY_REVOKED', 5000);
   });
 });

@@ -1,92 +1,79 @@
-import { createPubSub } from 'graphql-yoga';
-import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
-import { BsvTransactionBuilder } from '@proofline/chain-bsv';
-import { DevnetReader, devnetKeys } from '@proofline/chain-devnet';
-import type { BlockEvent } from '@proofline/chain-devnet';
-import { IdentityService } from '@proofline/identity-feature';
-import { RecordStore } from '@proofline/records-data-access';
-import { RecordsService } from '@proofline/records-feature';
-import type { PublishQueue } from '@proofline/records-feature';
+import type { ConnectionOptions } from 'bullmq';
+import type { BlockReader } from '@proofline/chain-domain';
+import { createArcChain } from '@proofline/chain-arc';
+import { closeOmConnection, openOmConnection } from '@proofline/identity-data-access';
+import { createIdentity } from '@proofline/identity-feature';
+import type { Identity } from '@proofline/identity-feature';
+import { createRecordReads, createRecordReceipts } from '@proofline/records-feature';
+import type { RecordReads, RecordReceipts } from '@proofline/records-feature';
 import type { Clock, Config } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
-import { createRedis } from '@proofline/shared-redis';
+import { bullConnection, createRedis, requestPathOptions, throttledErrorLog, withCallTimeout } from '@proofline/shared-redis';
 import type { Redis } from '@proofline/shared-redis';
 
-/** The chain reads the GraphQL facade needs (the devnet reader today, a network adapter later). */
-export type ChainView = Pick<DevnetReader, 'tip' | 'blockByHash' | 'blockByHeight'>;
-
 /** The identity use cases the GraphQL facade calls (same service as REST). */
-export type IdentityUseCases = Pick<IdentityService, 'authenticate' | 'listKeys' | 'usage'>;
-
-/** Where new blocks are announced: every instance hears every block (Redis pub/sub). */
-export interface BlockEvents {
-  subscribe(): AsyncIterableIterator<BlockEvent>;
-}
+export type IdentityUseCases = Pick<Identity, 'authenticator' | 'keys'>;
 
 /**
  * Everything the GraphQL app is composed from. `createGraphQLDeps` builds it for main.ts and the
- * tests; resolvers reach it through the context only.
+ * tests; resolvers reach it through the context only. GraphQL only reads: records reads, the
+ * chain's block port, identity's authentication and key listing.
  */
 export interface GraphQLDeps {
   readonly config: Config;
   readonly logger: Logger;
   readonly clock: Clock;
-  readonly records: RecordsService;
+  readonly records: RecordReads;
+  /** Receipts of confirmed records (the `receipt` field of records). */
+  readonly receipts: RecordReceipts;
   readonly identity: IdentityUseCases;
-  readonly chain: ChainView;
-  readonly blockEvents: BlockEvents;
+  /** Blocks, headers and block events of whichever chain serves the deployment. */
+  readonly chain: BlockReader;
 }
 
 export interface OwnedGraphQLDeps extends GraphQLDeps {
   /** The request-path connection (finite retries: an outage becomes a fast error, not a hang). */
   readonly redis: Redis;
-  /** Closes every connection the deps opened (bounded). */
+  /** Closes the services, then every connection the deps opened (bounded). */
   close(): Promise<void>;
 }
 
-/** The GraphQL app only reads: a write reaching this queue is a wiring bug. */
-const readOnlyQueue: PublishQueue = {
-  enqueue: () => Promise.reject(new Error('the GraphQL facade does not write records')),
-};
-
 /**
- * Builds the GraphQL app's services the way apps/api/src/main.ts builds REST's: one RecordsService
- * over the records store and the devnet reader, the IdentityService, and a Redis pub/sub event
- * target (own publish and subscribe connections) for block events.
+ * The GraphQL app's composition root: opens its connections (commands; a subscriber shared by
+ * block events and key invalidations; redis-om's node-redis client) and builds the identity scope,
+ * the records read scope and the chain scope on them.
  */
 export async function createGraphQLDeps(config: Config, logger: Logger, clock: Clock): Promise<OwnedGraphQLDeps> {
-  const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 2000 });
-  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
-  // Pub/sub connections retry forever: a subscription must survive a Redis restart.
-  const subscribeClient = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
-  subscribeClient.on('error', (err) => logger.warn({ err: err.message }, 'redis subscriber error'));
-  const identity = await IdentityService.open({ config, logger, redis, clock });
-  const records = new RecordsService({
-    config,
-    clock,
-    logger,
-    store: new RecordStore(redis, config.redisPrefix),
-    builder: new BsvTransactionBuilder(),
-    reader: new DevnetReader(redis, config.redisPrefix),
-    queue: readOnlyQueue,
-  });
-  const topic = devnetKeys(config.redisPrefix).blockEvents;
-  const pubsub = createPubSub<Record<string, [BlockEvent]>>({
-    eventTarget: createRedisEventTarget({ publishClient: redis, subscribeClient }),
-  });
+  // Bounded (requestPathOptions): a Redis outage is REDIS_UNAVAILABLE within about a second, never a hang.
+  const redis = createRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }));
+  redis.on('error', throttledErrorLog((f, m) => logger.warn(f, m), 'redis connection error'));
+  // The subscriber retries forever: a subscription must survive a Redis restart.
+  const subscriber = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
+  subscriber.on('error', throttledErrorLog((f, m) => logger.warn(f, m), 'redis subscriber error'));
+  // node-redis has no command timeout: every redis-om call is bounded like an ioredis command.
+  const om = withCallTimeout(await openOmConnection(config.redisUrl, throttledErrorLog((f, m) => logger.warn(f, m), 'redis-om connection error')), config.redisCommandTimeoutMs);
+  // Identity: the one place the GraphQL app creates the identity scope.
+  const identity = await createIdentity({ config, logger, clock, connections: { redis, om, subscriber, bull: bullConnection(config.redisUrl) as ConnectionOptions } });
+  // Reads only: proofs and blocks as the service verified them (the workers' confirmation role stores them).
+  const chain = createArcChain({ redis, subscriber, prefix: config.redisPrefix, config: config.chain, seed: config.wallet.seed });
+  const blocks = chain.blocks;
+  const records = createRecordReads({ config, redis, prefix: config.redisPrefix, reader: chain.reader });
+  const receipts = createRecordReceipts({ config, redis, prefix: config.redisPrefix, reader: chain.reader });
   return {
     config,
     logger,
     clock,
     redis,
     records,
+    receipts,
     identity,
-    chain: new DevnetReader(redis, config.redisPrefix),
-    blockEvents: { subscribe: () => pubsub.subscribe(topic) },
-    // Bounded: with Redis down a graceful QUIT would wait for a reconnection forever.
+    chain: blocks,
+    // Services first, then connections; bounded: with Redis down a graceful QUIT would wait for a reconnection forever.
     close: async () => {
-      subscribeClient.disconnect();
+      await chain.close();
       await identity.close();
+      subscriber.disconnect();
+      await closeOmConnection(om);
       await Promise.race([redis.quit().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
       redis.disconnect();
     },

@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { AppError, badRequest } from '@proofline/shared-errors';
+import { AppError, REDIS_RETRY_AFTER_SECONDS, badRequest, normaliseError } from '@proofline/shared-errors';
 import type { Logger } from '@proofline/shared-logger';
 
 /**
@@ -75,6 +75,15 @@ export function argumentError(issues: readonly Issue[]): AppError {
   return badRequest(ARGUMENT_CODES[name] ?? 'ARGUMENT_INVALID', detail);
 }
 
+/**
+ * A variable value graphql-js refused before execution (wrong type, missing, not coercible): such
+ * an error has no path and graphql-js's "Variable "$name" …" message; its originalError is the
+ * scalar's refusal, not a server fault.
+ */
+function isVariableError(error: GraphQLError): boolean {
+  return error.path === undefined && error.message.startsWith('Variable "$');
+}
+
 function appErrorIn(error: unknown): AppError | undefined {
   let current: unknown = error;
   for (let i = 0; i < 5 && current; i++) {
@@ -94,16 +103,42 @@ export function maskError(logger: Logger) {
   return (error: unknown): Error => {
     const gql = error instanceof GraphQLError ? error : undefined;
     const app = appErrorIn(error);
+    // Redis unavailable (refused, reset, timed out, LOADING, READONLY): the same mapping as REST
+    // (shared-errors), answered as extensions.code REDIS_UNAVAILABLE with HTTP 503 + Retry-After.
+    const unavailable = app && app.httpStatus < 500 ? undefined : normaliseError(gql?.originalError ?? error);
+    if (unavailable instanceof AppError && unavailable.errorCode === 'REDIS_UNAVAILABLE') {
+      logger.warn({ path: gql?.path?.join('.'), internal: unavailable.internalDetail }, 'graphql: redis unavailable');
+      return new GraphQLError(unavailable.detail, {
+        ...(gql ? { nodes: gql.nodes, path: gql.path } : {}),
+        extensions: { code: 'REDIS_UNAVAILABLE', status: 503, http: { status: 503, headers: { 'retry-after': String(REDIS_RETRY_AFTER_SECONDS) } } },
+      });
+    }
     if (app && app.httpStatus < 500) {
       return new GraphQLError(app.detail, {
         ...(gql ? { nodes: gql.nodes, path: gql.path } : {}),
         extensions: { code: app.errorCode, status: app.httpStatus },
       });
     }
+    if (gql && isVariableError(gql)) {
+      // graphql-js's own message ("Variable "$t" got invalid value 1; String cannot represent a
+      // non string value: 1"): the client's input, never a fault. Its originalError is dropped.
+      return new GraphQLError(gql.message, {
+        nodes: gql.nodes,
+        extensions: { code: 'BAD_USER_INPUT', status: 400, http: { spec: true, status: 400 } },
+      });
+    }
     if (gql && !gql.originalError) {
-      if (gql.extensions['code']) return gql;
+      // yoga's invalid-JSON error carries `extensions.originalError` (the JSON parser's name and
+      // message): never shown, in any environment. A body that is not JSON is not a well-formed
+      // GraphQL-over-HTTP request: 400 whatever the Accept header (yoga answered 200 to
+      // application/json).
+      const { originalError: hidden, ...extensions } = gql.extensions;
+      if (hidden !== undefined) {
+        return new GraphQLError(gql.message, { nodes: gql.nodes, path: gql.path, extensions: { ...extensions, code: extensions['code'] ?? 'BAD_REQUEST', http: { status: 400 } } });
+      }
+      if (extensions['code']) return gql;
       const code = gql.message.startsWith('Syntax Error') ? 'GRAPHQL_PARSE_FAILED' : 'GRAPHQL_VALIDATION_FAILED';
-      return new GraphQLError(gql.message, { nodes: gql.nodes, path: gql.path, extensions: { ...gql.extensions, code, status: 400 } });
+      return new GraphQLError(gql.message, { nodes: gql.nodes, path: gql.path, extensions: { ...extensions, code, status: 400 } });
     }
     const cause = app ?? gql?.originalError ?? error;
     logger.error(

@@ -1,13 +1,21 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createLogger } from '@proofline/shared-logger';
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { httpHandler } from './http';
 
 describe('GraphQL process HTTP entry', () => {
   const { redis, cleanup } = testRedis(uniquePrefix('gqlhttp'));
   const servers: http.Server[] = [];
-  const serve = async (r: Parameters<typeof httpHandler>[0]) => {
-    const server = http.createServer(httpHandler(r, (_req, res) => res.writeHead(418).end('yoga')));
+  const serve = async (r: { ping(): Promise<string> }) => {
+    const handler = httpHandler({
+      redis: r,
+      yoga: (_req, res) => res.writeHead(418).end('yoga'),
+      logger: createLogger({ level: 'silent', name: 'test' }),
+      corsOrigins: [],
+      maxBodyBytes: 1024,
+    });
+    const server = http.createServer(handler);
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -24,6 +32,7 @@ describe('GraphQL process HTTP entry', () => {
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ status: 'ready', checks: { redis: 'up' } });
     expect((await fetch(`${base}/graphql`)).status).toBe(418);
+    expect((await fetch(`${base}/graphql`, { method: 'POST', body: 'x' })).status).toBe(418);
   });
 
   it('is not ready when Redis does not answer', async () => {

@@ -1,32 +1,44 @@
-import http from 'node:http';
 import { loadConfigOrExit, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createGraphQL } from './app';
 import { createGraphQLDeps } from './deps';
-import { httpHandler } from './http';
+import { listenGraphQL, startGraphQLServer, startingHandler } from './server';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit('graphql');
   const logger = createLogger({ level: config.logLevel, name: 'graphql' });
-  // The same use cases as REST (apps/api/src/main.ts): RecordsService, IdentityService, the devnet reader.
+  // Listen first: a process started while Redis is down answers /liveness 200 and /readiness 503
+  // (an orchestrator must not kill it) until the composition below has Redis.
+  const early = await listenGraphQL(startingHandler(), config.host, config.graphqlPort, logger);
+  let stoppingEarly = false;
+  const stopEarly = () => {
+    stoppingEarly = true;
+    early.close(() => process.exit(0));
+    early.closeAllConnections();
+  };
+  process.once('SIGINT', stopEarly);
+  process.once('SIGTERM', stopEarly);
+  // The composition root (deps.ts): the same use cases as REST, reads only, and the chain's block
+  // port. It waits for Redis (redis-om's client connects with retries).
   const deps = await createGraphQLDeps(config, logger, systemClock);
-  const yoga = createGraphQL(deps);
-  const server = http.createServer(httpHandler(deps.redis, (req, res) => yoga.handle(req, res)));
-  await new Promise<void>((resolve) => server.listen(config.graphqlPort, config.host, resolve));
-  logger.info({ port: config.graphqlPort, endpoint: yoga.graphqlEndpoint, graphiql: config.nodeEnv !== 'production' }, 'listening');
+  process.off('SIGINT', stopEarly);
+  process.off('SIGTERM', stopEarly);
+  if (stoppingEarly) return;
+  const running = await startGraphQLServer(deps, config, logger, config.graphqlPort, early);
+  logger.info(
+    { port: running.port, endpoint: running.yoga.graphqlEndpoint, graphiql: config.nodeEnv !== 'production', metricsPort: running.metricsListener?.port },
+    'listening',
+  );
 
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    // SSE subscriptions are long-lived: after the grace period they are cut.
-    const force = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
-    force.unref();
-    server.close(() => {
-      void deps.close().finally(() => process.exit(0));
-    });
-    server.closeIdleConnections();
+    // SSE subscriptions are long-lived: they are cut after the grace period.
+    void running
+      .close(config.shutdownGraceMs)
+      .then(() => deps.close())
+      .finally(() => process.exit(0));
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

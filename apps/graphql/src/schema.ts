@@ -13,8 +13,8 @@ export { schemaLimits } from './schema/builder';
 export type { SchemaLimits } from './schema/builder';
 
 /**
- * Builds the Pothos schema. Resolvers parse input, call one use case (RecordsService,
- * IdentityService, the chain reader) and map the result; no rule is decided here.
+ * Builds the Pothos schema. Resolvers parse input, call one use case (RecordReads,
+ * the identity parts, the block reader) and map the result; no rule is decided here.
  * `limits` changes validation and cost limits only, never the printed schema.
  */
 export function buildSchema(limits: SchemaLimits = schemaLimits(1000)): GraphQLSchema {

@@ -26,6 +26,9 @@ function subscribe(url: string, variables: Record<string, unknown>, key?: string
 
 // Real workers: the records publisher and the block producer (BLOCK_INTERVAL_MS 200), which
 // publishes a block event on Redis after each block; two GraphQL instances each hear it.
+// The devnet node, its funding split and the workers take a few seconds to start on a busy machine.
+jest.setTimeout(60_000);
+
 describe('subscription confirmation(txId, depth) over SSE', () => {
   let f: GraphQLFixture;
   let second: OwnedGraphQLDeps;
@@ -33,7 +36,7 @@ describe('subscription confirmation(txId, depth) over SSE', () => {
   let urls: string[] = [];
 
   beforeAll(async () => {
-    f = await startGraphQL({ BLOCK_INTERVAL_MS: '200' });
+    f = await startGraphQL({ BLOCK_INTERVAL_MS: '200' }, undefined, { publish: true });
     key = (await f.seedKey({ permissions: ['Verifier_User'] })).rawKey;
     second = await createGraphQLDeps(f.config, createLogger({ level: 'silent', name: 'test-graphql-2' }), f.deps.clock);
     urls = [(await f.listen()).url, (await f.listen(second)).url];
@@ -65,13 +68,13 @@ describe('subscription confirmation(txId, depth) over SSE', () => {
       expect(counts).toEqual([...counts].sort((x, y) => x - y));
     }
     // the stored state agrees (the same use case as REST status)
-    const status = await f.writer.status('linked', txId);
+    const status = await f.deps.records.status('linked', txId);
     expect(status.confirmation?.blockHash).toBe(b?.[b.length - 1]?.data?.confirmation.confirmation?.blockHash);
   }, 30_000);
 
   it('a record already at depth gets one final update at once', async () => {
     const { txId } = await f.writer.writeIndependent({ tenant: 'default' }, { body: Buffer.from('x'), encode: undefined });
-    await eventually(async () => ((await f.writer.confirmation(txId))?.confirmedBlocks ?? 0) >= 1, 10_000);
+    await eventually(async () => ((await f.deps.records.confirmation(txId))?.confirmedBlocks ?? 0) >= 1, 10_000);
     const events = await readSse<Event>(await subscribe(urls[0] ?? '', { txId }, key));
     expect(events).toHaveLength(1);
     expect(events[0]?.data?.confirmation).toMatchObject({ txId, depth: 1, reached: true });

@@ -12,19 +12,18 @@ describe('GraphQL traversal of a 1,000-link chain (dataloaders)', () => {
   let calls: Record<string, jest.SpyInstance>;
 
   beforeAll(async () => {
-    f = await startGraphQL();
+    f = await startGraphQL({}, undefined, { fund: LINKS + 50 });
     key = (await f.seedKey({ permissions: ['Verifier_User'] })).rawKey;
     chain = await writeChain(f.writer, LINKS, { body: (i) => `link ${i}` });
     const r = f.deps.records;
     calls = {
-      find: jest.spyOn(r, 'find'),
+      meta: jest.spyOn(r, 'meta'),
       chainPage: jest.spyOn(r, 'chainPage'),
-      records: jest.spyOn(r, 'records'),
-      contents: jest.spyOn(r, 'contents'),
-      confirmations: jest.spyOn(r, 'confirmations'),
+      metaMany: jest.spyOn(r, 'metaMany'),
+      contentMany: jest.spyOn(r, 'contentMany'),
+      confirmationMany: jest.spyOn(r, 'confirmationMany'),
       status: jest.spyOn(r, 'status'),
       content: jest.spyOn(r, 'content'),
-      record: jest.spyOn(r, 'record'),
     };
   }, 120_000);
   afterAll(() => f.close());
@@ -58,10 +57,10 @@ describe('GraphQL traversal of a 1,000-link chain (dataloaders)', () => {
     expect(edges.map((e) => e.node.txId)).toEqual(chain);
     expect(edges[500]?.node).toMatchObject({ position: 500, content: { text: 'link 500' }, previous: { txId: chain[499], content: { text: 'link 499' } }, next: { txId: chain[501] } });
     expect(res.data!.linkedRecord.chain.pageInfo.hasNextPage).toBe(false);
-    // previous/next resolve from the same loader cache as the nodes: still one records() batch
-    expect(counts()).toEqual({ find: 1, chainPage: 1, records: 1, contents: 1, confirmations: 1, status: 0, content: 0, record: 0 });
-    expect(calls['records']?.mock.calls[0]?.[0]).toHaveLength(LINKS);
-    expect(calls['contents']?.mock.calls[0]?.[0]).toHaveLength(LINKS);
+    // previous/next resolve from the same loader cache as the nodes: still one metaMany() batch
+    expect(counts()).toEqual({ meta: 1, chainPage: 1, metaMany: 1, contentMany: 1, confirmationMany: 1, status: 0, content: 0 });
+    expect(calls['metaMany']?.mock.calls[0]?.[0]).toHaveLength(LINKS);
+    expect(calls['contentMany']?.mock.calls[0]?.[0]).toHaveLength(LINKS);
   });
 
   it('ten pages of 100: the same constant cost per page', async () => {
@@ -75,12 +74,41 @@ describe('GraphQL traversal of a 1,000-link chain (dataloaders)', () => {
       seen.push(...c.edges.map((e) => e.node.txId));
       after = c.pageInfo.endCursor;
       expect(c.pageInfo.hasNextPage).toBe(page < 9);
-      // records(): the page's nodes, then one more batch for the neighbours outside the page
+      // metaMany(): the page's nodes, then one more batch for the neighbours outside the page
       // (previous of the first node, next of the last); the in-page ones come from the cache
       // (page 0 has no previous outside the page, so its neighbours' content is one batch fewer)
-      expect(counts()).toEqual({ find: 1, chainPage: 1, records: 2, contents: page === 0 ? 1 : 2, confirmations: 1, status: 0, content: 0, record: 0 });
-      expect(calls['records']?.mock.calls[1]?.[0]).toHaveLength(page === 0 || page === 9 ? 1 : 2);
+      expect(counts()).toEqual({ meta: 1, chainPage: 1, metaMany: 2, contentMany: page === 0 ? 1 : 2, confirmationMany: 1, status: 0, content: 0 });
+      expect(calls['metaMany']?.mock.calls[1]?.[0]).toHaveLength(page === 0 || page === 9 ? 1 : 2);
     }
     expect(seen).toEqual(chain);
+  });
+
+  it('a query naming the node fields through fragments gets the same batching and data', async () => {
+    const FRAGMENTS = `query($txId: String!, $first: Int) {
+      linkedRecord(txId: $txId) { ... on LinkedRecord { chain(first: $first) { edges { node { ...Node } } } } } }
+      fragment Node on LinkedRecord { txId ...Bytes confirmation { confirmedBlocks } previous { txId } }
+      fragment Bytes on Record { content { text } }`;
+    const res = await f.gql<{ linkedRecord: { chain: { edges: { node: { txId: string; content: { text: string }; previous: { txId: string } | null } }[] } } }>(
+      FRAGMENTS,
+      { txId: chain[0], first: 50 },
+      key,
+    );
+    expect(res.errors).toBeUndefined();
+    const edges = res.data!.linkedRecord.chain.edges;
+    expect(edges.map((e) => e.node.txId)).toEqual(chain.slice(0, 50));
+    expect(edges[7]?.node).toMatchObject({ content: { text: 'link 7' }, previous: { txId: chain[6] } });
+    // content and confirmation selected only through fragments: still read with the page, once
+    expect(counts()).toEqual({ meta: 1, chainPage: 1, metaMany: 1, contentMany: 1, confirmationMany: 1, status: 0, content: 0 });
+  });
+
+  it('a page that selects no content or confirmation reads neither', async () => {
+    const res = await f.gql<{ linkedRecord: { chain: { edges: { node: { txId: string } }[] } } }>(
+      `query($txId: String!) { linkedRecord(txId: $txId) { ... on LinkedRecord { chain(first: 20) { edges { cursor node { txId position } } } } } }`,
+      { txId: chain[0] },
+      key,
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data!.linkedRecord.chain.edges).toHaveLength(20);
+    expect(counts()).toEqual({ meta: 1, chainPage: 1, metaMany: 1, contentMany: 0, confirmationMany: 0, status: 0, content: 0 });
   });
 });

@@ -1,127 +1,183 @@
 /**
- * `npm start`: the whole service on one machine. Finds Redis at REDIS_URL or starts a local
- * redis-server (AOF under .data/redis), then runs the API, the GraphQL app and WORKERS worker
- * processes, restarting any that crash. Ctrl-C (SIGINT) or SIGTERM stops everything cleanly:
- * servers finish in-flight requests, workers finish the jobs in hand, Redis flushes its AOF.
+ * `npm start`: the whole service on one machine, compiled (run as dist/apps/launcher/main.js
+ * after `npm run build`; `npm start` builds first when dist/ is stale). Finds Redis at REDIS_URL
+ * or starts a local redis-server (AOF under .data/redis), then runs the apps of
+ * {@link plannedApps} with `node` on their bundles, restarting any that crash.
+ *
+ * The devnet node (apps/devnet) runs first unless ARC_URL is set, and the other apps get
+ * ARC_URL/HEADERS_URL = http://127.0.0.1:DEVNET_PORT; they start once it answers /liveness.
+ *
+ * Stop (Ctrl-C, SIGINT or SIGTERM): the apps first (SIGTERM; servers finish in-flight requests,
+ * workers the jobs in hand; SIGKILL after SHUTDOWN_GRACE_MS + 2 s), then the devnet node, then
+ * the redis-server this launcher started (SIGTERM: it flushes its AOF). The devnet node and that
+ * redis-server run in their own process groups, so a terminal's Ctrl-C does not stop them under
+ * the apps.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { CONFIG_ERROR_EXIT, loadConfigOrExit } from '@proofline/shared-config';
 import { hasRedisServer, isLocalUrl, redisAnswers, startLocalRedis } from './redis-local';
+import { bundlePath, copyEnv, plannedApps, restartDelayMs } from './services';
 
-const ROOT = path.resolve(__dirname, '../../..');
+/** dist/ (this file is dist/apps/launcher/main.js; `__dirname` compiles to dist/apps/launcher/src). */
+const DIST = path.resolve(__dirname, '../../..');
+/** The installation: package.json, node_modules, .data. */
+const ROOT = path.dirname(DIST);
 
-interface Service {
+interface Proc {
   name: string;
+  stage: 'infrastructure' | 'app';
+  readyUrl?: string;
   entry: string;
+  env: NodeJS.ProcessEnv;
   child?: ChildProcess;
   restarts: number[];
 }
 
-function log(message: string): void {
-  console.log(JSON.stringify({ level: 'info', time: new Date().toISOString(), name: 'launcher', msg: message }));
+/** The launcher's own lines are at level info: LOG_LEVEL warn and above silences them. */
+let quiet = false;
+
+function log(message: string, fields: Record<string, unknown> = {}): void {
+  if (quiet) return;
+  console.log(JSON.stringify({ level: 'info', time: new Date().toISOString(), name: 'launcher', msg: message, ...fields }));
 }
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit('start');
+  quiet = ['warn', 'error', 'fatal', 'silent'].includes(config.logLevel);
+  if (!fs.existsSync(path.join(DIST, '.build-stamp'))) {
+    console.error(`proofline start: no compiled build at ${DIST} (run npm run build, or npm start which builds)`);
+    process.exit(1);
+  }
 
   let redis: ChildProcess | undefined;
   if (await redisAnswers(config.redisUrl)) {
     log(`using Redis at ${redact(config.redisUrl)}`);
   } else if (isLocalUrl(config.redisUrl) && hasRedisServer()) {
     const dataDir = path.join(ROOT, '.data', 'redis');
-    log(`no Redis at ${redact(config.redisUrl)}; starting redis-server with AOF in ${path.relative(ROOT, dataDir)}`);
+    log(`no Redis at ${redact(config.redisUrl)}; starting redis-server with AOF in ${path.relative(ROOT, dataDir) || dataDir}`);
     redis = await startLocalRedis(config.redisUrl, dataDir);
+    // Not reached on SIGKILL; on any other exit of the launcher the redis-server goes with it.
+    process.on('exit', () => redis?.kill('SIGTERM'));
   } else {
     console.error(`proofline: Redis is not reachable at ${redact(config.redisUrl)} and no redis-server is on PATH to start one (install redis-server or set REDIS_URL).`);
     process.exit(1);
   }
 
-  const services: Service[] = [
-    { name: 'api', entry: 'apps/api/src/main.ts', restarts: [] },
-    { name: 'graphql', entry: 'apps/graphql/src/main.ts', restarts: [] },
-    ...Array.from({ length: config.workers }, (_, i) => ({ name: `worker-${i + 1}`, entry: 'apps/worker/src/main.ts', restarts: [] })),
-  ];
+  const procs: Proc[] = plannedApps(config, process.env, DIST).flatMap((plan) =>
+    Array.from({ length: plan.copies }, (_, i) => ({
+      name: plan.copies > 1 ? `${plan.name}-${i + 1}` : plan.name,
+      stage: plan.stage ?? 'app',
+      ...(plan.readyUrl ? { readyUrl: plan.readyUrl } : {}),
+      entry: bundlePath(DIST, plan.app),
+      env: { ...process.env, ...plan.env, ...copyEnv(plan, i, process.env) },
+      restarts: [],
+    })),
+  );
   let stopping = false;
+  // Not reached on SIGKILL; on any other exit of the launcher the devnet node goes with it.
+  process.on('exit', () => procs.filter((p) => p.stage === 'infrastructure').forEach((p) => p.child?.kill('SIGTERM')));
 
-  const run = (svc: Service) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, svc.entry)], {
-      cwd: ROOT,
-      env: process.env,
-      stdio: 'inherit',
-    });
-    svc.child = child;
+  const run = (p: Proc) => {
+    // The devnet node runs in its own process group (like the redis-server): a terminal's Ctrl-C
+    // reaches the apps, and the launcher stops the node after them.
+    const own = p.stage === 'infrastructure';
+    const child = spawn(process.execPath, [p.entry], { cwd: ROOT, env: p.env, stdio: 'inherit', detached: own });
+    p.child = child;
     child.on('exit', (code, signal) => {
-      svc.child = undefined;
+      p.child = undefined;
       if (stopping) return;
       if (code === CONFIG_ERROR_EXIT) {
-        void stop(`${svc.name} rejected the configuration`, 1);
+        void stop(`${p.name} rejected the configuration`, CONFIG_ERROR_EXIT);
         return;
       }
       const now = Date.now();
-      svc.restarts = svc.restarts.filter((t) => now - t < 60_000);
-      if (svc.restarts.length >= 5) {
-        void stop(`${svc.name} crashed 5 times within a minute`, 1);
+      p.restarts = p.restarts.filter((t) => now - t < 60_000);
+      if (p.restarts.length >= 5) {
+        void stop(`${p.name} crashed 5 times within a minute`, 1);
         return;
       }
-      svc.restarts.push(now);
-      log(`${svc.name} exited (${signal ?? code}); restarting in 1 s`);
-      setTimeout(() => !stopping && run(svc), 1000);
+      const delay = restartDelayMs(p.restarts.length);
+      p.restarts.push(now);
+      log(`${p.name} exited (${signal ?? code}); restarting in ${delay} ms`);
+      setTimeout(() => !stopping && run(p), delay);
     });
   };
 
   const stop = async (reason: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
-    log(`stopping (${reason})`);
-    const running = services.map((s) => s.child).filter((c): c is ChildProcess => c !== undefined);
-    await Promise.all(
-      running.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGTERM');
-            setTimeout(() => {
-              child.kill('SIGKILL');
-              resolve();
-            }, config.shutdownGraceMs + 2000).unref();
-          }),
-      ),
-    );
-    if (redis && redis.exitCode === null) {
-      await new Promise<void>((resolve) => {
-        redis?.once('exit', () => resolve());
-        redis?.kill('SIGTERM');
-        setTimeout(resolve, 5000).unref();
-      });
+    log(`stopping (${reason}): apps first, then the devnet if it runs here, then ${redis ? 'the redis-server started here' : 'nothing else'}`);
+    // The apps, then the infrastructure they use (the devnet node), then Redis.
+    for (const stage of ['app', 'infrastructure'] as const) {
+      const running = procs.filter((p) => p.stage === stage).map((p) => p.child).filter((c): c is ChildProcess => c !== undefined);
+      await Promise.all(running.map((child) => stopChild(child, config.shutdownGraceMs + 2000)));
     }
+    if (redis) await stopChild(redis, 10_000);
     log('stopped');
     process.exit(exitCode);
   };
 
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
-  for (const svc of services) run(svc);
+  // The devnet node first: the apps publish to it from their first write.
+  for (const p of procs.filter((x) => x.stage === 'infrastructure')) run(p);
+  for (const p of procs.filter((x) => x.stage === 'infrastructure' && x.readyUrl)) {
+    if (!(await answers(p.readyUrl ?? '', 30_000, () => stopping))) log(`${p.name} did not answer ${p.readyUrl} within 30 s; starting the apps anyway`);
+  }
+  if (stopping) return;
+  for (const p of procs.filter((x) => x.stage === 'app')) run(p);
+  log('started', { processes: procs.map((p) => p.name) });
 
-  void announceWhenReady(`http://127.0.0.1:${config.port}`, config.graphqlPort);
+  void announceWhenReady(`http://127.0.0.1:${config.port}`, config.graphqlPort, () => stopping);
 }
 
-async function announceWhenReady(api: string, graphqlPort: number): Promise<void> {
-  for (let i = 0; i < 120; i += 1) {
+/** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
+function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Polls `url` until it answers 2xx (true) or `timeoutMs` passes (false). */
+async function answers(url: string, timeoutMs: number, stopping: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && !stopping()) {
+    try {
+      if ((await fetch(url, { signal: AbortSignal.timeout(1000) })).ok) return true;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+async function announceWhenReady(api: string, graphqlPort: number, stopping: () => boolean): Promise<void> {
+  const started = Date.now();
+  for (let i = 0; i < 600 && !stopping(); i += 1) {
     try {
       const res = await fetch(`${api}/readiness`);
       if (res.ok) {
-        log(`ready: REST ${api}/api/v1 (docs ${api}/api/v1/docs), GraphQL http://127.0.0.1:${graphqlPort}/graphql; an admin key: npm run cli -- keys bootstrap`);
+        log(`ready: REST ${api}/api/v1 (docs ${api}/api/v1/docs), GraphQL http://127.0.0.1:${graphqlPort}/graphql; an admin key: npm run cli -- keys bootstrap`, {
+          readyAfterMs: Date.now() - started,
+        });
         return;
       }
     } catch {
       // not up yet
     }
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 100));
   }
-  log('not ready after 60 s: check the lines above');
+  if (!stopping()) console.log(JSON.stringify({ level: 'warn', time: new Date().toISOString(), name: 'launcher', msg: 'not ready after 60 s: check the lines above' }));
 }
 
 function redact(url: string): string {

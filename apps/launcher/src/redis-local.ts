@@ -62,7 +62,9 @@ export async function startLocalRedis(url: string, dataDir: string): Promise<Chi
       '--maxmemory-policy', 'noeviction',
       '--logfile', 'redis.log',
     ],
-    { stdio: 'ignore' },
+    // Its own process group: a terminal's Ctrl-C reaches the apps and the launcher, not this
+    // server, which the launcher stops only after the apps have closed their connections.
+    { stdio: 'ignore', detached: true },
   );
   for (let i = 0; i < 100; i += 1) {
     if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode} (see ${path.join(dataDir, 'redis.log')})`);

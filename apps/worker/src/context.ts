@@ -1,5 +1,7 @@
 import type { Clock, Config } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
+import type { ArcChain } from '@proofline/chain-arc';
+import type { FundingWallet } from '@proofline/chain-wallet';
 import type { Redis } from '@proofline/shared-redis';
 
 /** What every worker role is started with. */
@@ -8,6 +10,15 @@ export interface WorkerContext {
   readonly logger: Logger;
   /** Shared command connection (not for blocking BullMQ calls). */
   readonly redis: Redis;
+  /**
+   * Shared BullMQ connection of every role's workers and queues (`maxRetriesPerRequest: null`);
+   * BullMQ duplicates it for each worker's blocking reads and closes those copies itself.
+   */
+  readonly bull: Redis;
+  /** The chain scope (ARC over HTTP, proofs in Redis) on the command connection. */
+  readonly chain: ArcChain;
+  /** The funding wallet (its UTXO pool) on the command connection. */
+  readonly wallet: FundingWallet;
   readonly clock: Clock;
   readonly instanceId: string;
 }

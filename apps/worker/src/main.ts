@@ -2,8 +2,13 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { loadConfigOrExit, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createRedis, startHeartbeat } from '@proofline/shared-redis';
+import { createArcChain } from '@proofline/chain-arc';
+import { createFundingWallet } from '@proofline/chain-wallet';
+import { serveMetrics } from '@proofline/shared-http';
+import type { MetricsListener } from '@proofline/shared-http';
+import { createBullRedis, createRedis, requestPathOptions, startHeartbeat } from '@proofline/shared-redis';
 import type { RunningRole, WorkerContext } from './context';
+import { createWorkerMetrics } from './metrics';
 import { ROLES } from './roles';
 
 async function main(): Promise<void> {
@@ -12,7 +17,21 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel, name: 'worker' }).child({ instanceId });
   const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
-  const ctx: WorkerContext = { config, logger, redis, clock: systemClock, instanceId };
+  const bull = createBullRedis(config.redisUrl);
+  bull.on('error', (err) => logger.warn({ err: err.message }, 'bullmq connection error'));
+  const chain = createArcChain({ redis, prefix: config.redisPrefix, config: config.chain, seed: config.wallet.seed });
+  const wallet = createFundingWallet(redis, config);
+  const ctx: WorkerContext = { config, logger, redis, bull, chain, wallet, clock: systemClock, instanceId };
+
+  // Metrics first, so the roles' BullMQ workers are observed from their first job (metrics.ts).
+  // Job counts are read at scrape time on a bounded connection of their own: a scrape while Redis
+  // is away answers 503 within about a second instead of waiting on the workers' connection
+  // (which retries forever, as BullMQ workers require).
+  const metricsRedis = createRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }));
+  metricsRedis.on('error', () => undefined);
+  const metrics = createWorkerMetrics({ bull: metricsRedis, redisPrefix: config.redisPrefix });
+  let metricsListener: MetricsListener | undefined;
+  if (config.metrics.workerPort !== undefined) metricsListener = await serveMetrics(metrics.registry, config.metrics.host, config.metrics.workerPort, logger);
 
   const running: RunningRole[] = [];
   for (const start of ROLES) running.push(await start(ctx));
@@ -30,7 +49,13 @@ async function main(): Promise<void> {
     }, config.shutdownGraceMs);
     force.unref();
     await stopHeartbeat();
+    // Workers (and their queues) first, then the chain scope, then the connections.
     await Promise.allSettled(running.map((r) => r.close()));
+    await metricsListener?.close();
+    await metrics.close();
+    metricsRedis.disconnect();
+    await chain.close();
+    await bull.quit().catch(() => undefined);
     await redis.quit().catch(() => undefined);
     logger.info('stopped');
     process.exit(0);

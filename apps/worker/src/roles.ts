@@ -1,7 +1,9 @@
 import type { RoleStarter } from './context';
-import { chainBlocksRole } from './roles/chain';
+import { chainConfirmationsRole } from './roles/chain';
 import { identityKeysRole } from './roles/identity-keys';
 import { recordsPublishRole } from './roles/records';
+import { walletRole } from './roles/wallet';
+import { webhooksRole } from './roles/webhooks';
 
 /** Every worker role this process runs. Features register their starters here. */
-export const ROLES: readonly RoleStarter[] = [identityKeysRole, recordsPublishRole, chainBlocksRole];
+export const ROLES: readonly RoleStarter[] = [identityKeysRole, recordsPublishRole, chainConfirmationsRole, walletRole, webhooksRole];

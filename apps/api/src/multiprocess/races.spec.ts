@@ -3,14 +3,19 @@
  * (started exactly as `npm start` starts them) race on one Redis.
  *  - one key slot left: 20 concurrent creates spread over both APIs -> exactly one 201;
  *  - 50 concurrent updates of one linked record spread over both APIs -> exactly one 200;
- *  - the winner is published and mined once; SIGKILLed workers lose no accepted write;
- *  - SIGTERM lets an in-flight request finish before the API process exits.
+ *  - the winner is published (over ARC, to the devnet node started here) and mined once;
+ *    SIGKILLed workers lose no accepted write;
+ *  - SIGTERM lets an in-flight request finish before the API process exits;
+ *  - 50 concurrent writes over both APIs never share a funding UTXO, and every input of every
+ *    transaction passes the sdk's interpreter against the output it spends.
  */
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { devnetKeys } from '@proofline/chain-devnet';
+import { LockingScript, Spend, Transaction } from '@bsv/sdk';
+import { startArcDevnet } from '@proofline/chain-testing';
+import type { ArcDevnet } from '@proofline/chain-testing';
 import { generateRawKey } from '@proofline/identity-domain';
 import { eventually, freePort, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 
@@ -25,21 +30,39 @@ describe('races, crashes and shutdown across real processes', () => {
   const bases: string[] = [];
   const apis: ChildProcess[] = [];
 
+  // Two single-process APIs race here (the cluster has its own outage spec): a cluster each would
+  // double the processes starting through tsx. The spec funds the pool itself and checks every
+  // input against a parent it knows (its own funding split or an earlier record), so the workers'
+  // wallet upkeep must not split coinbases into the pool meanwhile (POOL_LOW_WATER=0): a UTXO of
+  // such a split was the cause of a CI failure ("spends …, which the pool never held").
+  let dev: ArcDevnet;
   const start = (entry: string, env: Record<string, string>) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
       cwd: ROOT,
-      env: { ...process.env, REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', BOOTSTRAP_API_KEY: bootstrap, KEY_LIMIT: '2', BLOCK_INTERVAL_MS: '500', ...env },
+      env: { ...process.env, REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', BOOTSTRAP_API_KEY: bootstrap, KEY_LIMIT: '2', API_PROCESSES: '1', POOL_LOW_WATER: '0', POOL_TARGET: '0', ...dev.env, ...env },
       stdio: 'ignore',
     });
     children.push(child);
     return child;
   };
   const workers: ChildProcess[] = [];
+  /** outpoint -> satoshis of every UTXO the test put in the pool. */
+  const funded = new Map<string, number>();
+  /** The node's view: MINED in exactly one main-chain block, the same the record's status names. */
+  const minedOnce = async (txId: string, blockHash: string) => {
+    const arc = (await (await fetch(`${dev.node.url}/v1/tx/${txId}`)).json()) as { txStatus: string; blockHash: string };
+    expect(arc).toMatchObject({ txStatus: 'MINED', blockHash });
+  };
 
   beforeAll(async () => {
+    // The devnet node (ARC over HTTP, a block every 500 ms) in this process; the apps point at it.
+    dev = await startArcDevnet({ redis, prefix, blockIntervalMs: 500 });
+    // The API processes reserve every write's funding from the pool: real UTXOs of a coinbase split.
+    for (const u of await dev.fund(300, 1000)) funded.set(`${u.txId}:${u.vout}`, u.satoshis);
     for (let i = 0; i < 2; i += 1) {
       const port = await freePort();
-      apis.push(start('apps/api/src/main.ts', { PORT: String(port), HOST: '127.0.0.1' }));
+      // One process per API (API_PROCESSES=1): the races are between two separate API processes.
+      apis.push(start('apps/api/src/main.ts', { PORT: String(port), HOST: '127.0.0.1', API_PROCESSES: '1' }));
       bases.push(`http://127.0.0.1:${port}`);
     }
     workers.push(start('apps/worker/src/main.ts', {}), start('apps/worker/src/main.ts', {}));
@@ -59,6 +82,7 @@ describe('races, crashes and shutdown across real processes', () => {
           }),
       ),
     );
+    await dev.close();
     await cleanup();
   }, 30_000);
 
@@ -101,11 +125,60 @@ describe('races, crashes and shutdown across real processes', () => {
       const s = (await (await fetch(`${bases[0]}/api/v1/linkedrecords/${winner}/status`, { headers: octet })).json()) as { confirmation: { blockHash: string } | null };
       return s.confirmation;
     }, 20_000, 100);
-    // the winning transaction sits in exactly one block
-    const blocks = await redis.hgetall(devnetKeys(prefix).blockTxIds);
-    const holding = Object.values(blocks).filter((txids) => txids.includes(winner));
-    expect(holding).toHaveLength(1);
+    // the winning transaction is mined, in the block its status names
     expect(status.blockHash).toMatch(/^[0-9a-f]{64}$/);
+    await minedOnce(winner, status.blockHash);
+  });
+
+  it('50 concurrent writes over two API processes never share a funding UTXO; every input passes the interpreter', async () => {
+    const octet = { 'x-api-key': bootstrap, 'content-type': 'application/octet-stream' };
+    const results = await Promise.all(
+      Array.from({ length: 50 }, async (_, i) => {
+        const r = await fetch(`${bases[i % 2]}/api/v1/${i % 5 === 0 ? 'linkedrecords' : 'records'}`, { method: 'POST', headers: octet, body: `funded-${i}` });
+        expect(r.status).toBe(200);
+        return ((await r.json()) as { txId: string }).txId;
+      }),
+    );
+    const txs = await Promise.all(results.map(async (txId) => ({ txId, tx: Transaction.fromHex((await redis.hget(`${prefix}:records:rec:${txId}`, 'rawTx')) as string) })));
+    const spentOutpoints = txs.flatMap(({ tx }) => tx.inputs.map((input) => `${input.sourceTXID}:${input.sourceOutputIndex}`));
+    expect(spentOutpoints).toHaveLength(50);
+    expect(new Set(spentOutpoints).size).toBe(50);
+    for (const { txId, tx } of txs) {
+      expect(tx.id('hex')).toBe(txId);
+      const [input] = tx.inputs;
+      const outpoint = `${input!.sourceTXID}:${input!.sourceOutputIndex}`;
+      // A UTXO the pool was funded with, or the change of an earlier record (once publication
+      // confirms it): check the signature against its funding script and value.
+      let satoshis = funded.get(outpoint);
+      if (satoshis === undefined) {
+        const parentRaw = await redis.hget(`${prefix}:records:rec:${input!.sourceTXID}`, 'rawTx');
+        const parentOut = parentRaw ? Transaction.fromHex(parentRaw).outputs[input!.sourceOutputIndex] : undefined;
+        expect(parentOut?.lockingScript.toHex()).toBe(dev.funding.lockingScriptHex);
+        satoshis = parentOut?.satoshis;
+      }
+      if (satoshis === undefined) throw new Error(`${txId} spends ${outpoint}, which the pool never held`);
+      const spend = new Spend({
+        sourceTXID: input!.sourceTXID!,
+        sourceOutputIndex: input!.sourceOutputIndex,
+        sourceSatoshis: satoshis,
+        lockingScript: LockingScript.fromHex(dev.funding.lockingScriptHex),
+        transactionVersion: tx.version,
+        otherInputs: [],
+        outputs: tx.outputs,
+        inputIndex: 0,
+        unlockingScript: input!.unlockingScript!,
+        inputSequence: input!.sequence ?? 0xffffffff,
+        lockTime: tx.lockTime,
+      });
+      expect(spend.validate()).toBe(true);
+      // Change back to the funding script; the fee pays at least the floor rate.
+      const change = tx.outputs[tx.outputs.length - 1]!;
+      expect(change.lockingScript.toHex()).toBe(dev.funding.lockingScriptHex);
+      const fee = satoshis - tx.outputs.reduce((n, o) => n + (o.satoshis ?? 0), 0);
+      expect(fee).toBeGreaterThanOrEqual(Math.ceil(tx.toBinary().length / 1000));
+    }
+    // Every reservation was committed by its accept script: nothing is left leased.
+    expect((await dev.pool.status()).leased.count).toBe(0);
   });
 
   it('accepted writes survive killed workers: SIGKILL both, write, start a new one, all are mined once', async () => {
@@ -119,14 +192,13 @@ describe('races, crashes and shutdown across real processes', () => {
       }),
     );
     start('apps/worker/src/main.ts', {});
-    await eventually(async () => {
+    const confirmations = await eventually(async () => {
       const statuses = await Promise.all(
-        txIds.map(async (tx) => ((await (await fetch(`${bases[0]}/api/v1/records/${tx}/status`, { headers: octet })).json()) as { confirmation: unknown }).confirmation),
+        txIds.map(async (tx) => ((await (await fetch(`${bases[0]}/api/v1/records/${tx}/status`, { headers: octet })).json()) as { confirmation: { blockHash: string } | null }).confirmation),
       );
-      return statuses.every((c) => c !== null);
+      return statuses.every((c) => c !== null) ? statuses : null;
     }, 30_000, 200);
-    const blocks = Object.values(await redis.hgetall(devnetKeys(prefix).blockTxIds));
-    for (const tx of txIds) expect(blocks.filter((list) => list.includes(tx))).toHaveLength(1);
+    for (const [i, tx] of txIds.entries()) await minedOnce(tx, confirmations[i]?.blockHash ?? '');
   }, 60_000);
 
   it('SIGTERM lets an in-flight request finish, then the API process exits and refuses new connections', async () => {

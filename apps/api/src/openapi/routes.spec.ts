@@ -16,7 +16,7 @@ interface Layer {
   handle: { stack?: Layer[] };
 }
 
-/** Every `METHOD /path` the Express app really routes, with `:param` written as `{param}`. */
+/** Every `METHOD /path` the Express app really routes, with `:param` written as `{param}`; a mounted sub-app counts as `GET` of its mount path. */
 function appOperations(app: Express): Set<string> {
   const found = new Set<string>();
   const walk = (stack: Layer[], prefix: string) => {
@@ -27,6 +27,9 @@ function appOperations(app: Express): Set<string> {
         }
       } else if (layer.name === 'router' && layer.handle.stack) {
         walk(layer.handle.stack, prefix + (layer.rawPath && layer.rawPath !== '/' ? layer.rawPath : ''));
+      } else if (layer.name === 'app' && layer.rawPath) {
+        // A mounted Express app (the bull-board dashboard): its entry page is the documented operation.
+        found.add(`GET ${prefix}${layer.rawPath}`);
       }
     }
   };

@@ -3,7 +3,13 @@ import { APP_VERSION } from '@proofline/shared-config';
 import { liveWorkers } from '@proofline/shared-redis';
 import type { ApiDeps } from '../deps';
 
-/** `/liveness` (process up) and `/readiness` (Redis answers and at least one worker beats). */
+/**
+ * `/liveness` (process up) and `/readiness`: this instance can serve, i.e. its own Redis
+ * connection answers within a second. Workers are reported (`checks.workers`, the live
+ * heartbeats) but do not decide: one worker outage must not mark every API replica unready (issue
+ * 10; accepted writes wait in the outbox). A draining process answers 503 before this route
+ * (lifecycle.ts).
+ */
 export function healthRoutes(deps: ApiDeps): Router {
   const router = Router();
   router.get('/liveness', (_req, res) => {
@@ -11,22 +17,29 @@ export function healthRoutes(deps: ApiDeps): Router {
   });
   router.get('/readiness', async (_req, res) => {
     let redisOk = false;
-    let workers = 0;
+    let workers: number | null = null;
     try {
-      redisOk = (await withTimeout(deps.redis.ping(), 1000)) === 'PONG';
-      workers = await withTimeout(liveWorkers(deps.redis, deps.config.redisPrefix), 1000);
+      // A connection known to be down (refused, reconnecting, closed) is not-ready at once, without
+      // a round trip; a first connection still being made gets its bounded ping.
+      if (DOWN.has(deps.redis.status)) throw new Error(`redis connection ${deps.redis.status}`);
+      const [pong, live] = await Promise.all([withTimeout(deps.redis.ping(), 1000), withTimeout(liveWorkers(deps.redis, deps.config.redisPrefix), 1000).catch(() => null)]);
+      redisOk = pong === 'PONG';
+      workers = live;
     } catch {
       redisOk = false;
     }
-    const ready = redisOk && workers > 0;
-    res.status(ready ? 200 : 503).json({
-      status: ready ? 'ready' : 'not-ready',
+    if (!redisOk) res.setHeader('Retry-After', '1');
+    res.status(redisOk ? 200 : 503).json({
+      status: redisOk ? 'ready' : 'not-ready',
       appVersion: APP_VERSION,
-      checks: { redis: redisOk ? 'up' : 'down', workers },
+      checks: { redis: redisOk ? 'up' : 'down', workers, draining: false },
     });
   });
   return router;
 }
+
+/** ioredis connection states in which a command cannot be answered now. */
+const DOWN = new Set(['reconnecting', 'close', 'end']);
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { Worker } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import type { ConnectionOptions } from 'bullmq';
 import { KeyWriter, identityKeys } from '@proofline/identity-data-access';
 import { createBootstrapKey } from '@proofline/identity-feature';
 import type { RunningKeyWorker } from '@proofline/identity-feature';
-import type { Permission } from '@proofline/identity-domain';
-import { QUEUES, bullPrefix, createKeyJob } from '@proofline/shared-jobs';
+import { createKeyJob, keyRecord } from '@proofline/identity-domain';
+import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { bullConnection } from '@proofline/shared-redis';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi, startKeyWorker } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 import { assertNoRawKeysStored } from '../testing/raw-key-scan';
@@ -52,12 +52,16 @@ describe('key limit under concurrency (two API instances, two key workers)', () 
   });
 });
 
-describe('key worker failures', () => {
-  const prefix = uniquePrefix('idcrash');
+/** A case of its own: a private prefix (cleaned after the describe), its identity keys and a BullMQ connection. */
+function privateStore(label: string) {
+  const prefix = uniquePrefix(label);
   const { redis, cleanup } = testRedis(prefix);
-  const keys = identityKeys(prefix);
-  const connection = bullConnection(testRedisUrl()) as ConnectionOptions;
   afterAll(cleanup);
+  return { prefix, redis, keys: identityKeys(prefix), connection: bullConnection(testRedisUrl()) as ConnectionOptions };
+}
+
+describe('key worker failures: a worker dies after writing', () => {
+  const { prefix, redis, keys, connection } = privateStore('idcrash');
 
   it('a worker that dies after writing: the stalled job is retried and the API still answers 201, with no duplicate and no leaked slot', async () => {
     const api = await startApi({ prefix, env: { KEY_LIMIT: '5', KEY_CREATE_TIMEOUT_MS: '15000' } });
@@ -73,10 +77,7 @@ describe('key worker failures', () => {
     expect(job).toBeDefined();
     const d = createKeyJob.parse(job!.data);
     const writer = new KeyWriter(redis, prefix);
-    const written = await writer.create(
-      { ...d, permissions: d.permissions as Permission[], updatedAt: d.createdAt, revokedAt: null, source: 'identity', legacyId: null },
-      { limit: 5, deadlineMs: d.deadlineMs },
-    );
+    const written = await writer.create(keyRecord({ ...d, secret: { keyHash: d.keyHash, last4: d.last4 } }), { limit: 5, deadlineMs: d.deadlineMs });
     expect(written.outcome).toBe('created');
     await doomed.close(true);
     expect(JSON.stringify(job!.data)).not.toContain('idty_');
@@ -93,6 +94,10 @@ describe('key worker failures', () => {
     await healthy.close();
     await api.close();
   });
+});
+
+describe('key worker failures: no worker answers in time', () => {
+  const { prefix, redis, keys, connection } = privateStore('idlate');
 
   it('no worker answers in time: 503 KEY_SERVICE_UNAVAILABLE with Retry-After, nothing created, and a late worker creates nothing', async () => {
     const api = await startApi({ prefix, env: { KEY_LIMIT: '5', KEY_CREATE_TIMEOUT_MS: '300' } });
@@ -105,9 +110,15 @@ describe('key worker failures', () => {
     expect(await redis.zcard(keys.tenantKeys(tenant))).toBe(1);
 
     const late = await startKeyWorker({ prefix, env: { KEY_LIMIT: '5' } });
-    await new Promise((r) => setTimeout(r, 300));
+    // Wait until the late worker has nothing left to take (the abandoned job was removed, or it
+    // has run and refused it as too late), then read the stored state.
+    const queue = new Queue(QUEUES.identityKeys, { connection, prefix: bullPrefix(prefix) });
+    const pending = async () => Object.values(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).reduce((a, b) => a + b, 0);
+    await eventually(async () => (await pending()) === 0 && late.worker.isRunning());
     expect(await redis.zcard(keys.tenantKeys(tenant))).toBe(1);
-    expect(await redis.hlen(keys.keyByHash)).toBe(3); // two bootstrap admins + the survivor of the previous case
+    expect(await redis.hlen(keys.keyByHash)).toBe(1); // the bootstrap admin only
+    expect(await redis.exists(...(await redis.keys(`${keys.keyEntityPrefix}:*`)))).toBe(1);
+    await queue.close();
     await late.close();
     await api.close();
   });

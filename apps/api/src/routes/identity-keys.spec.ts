@@ -1,55 +1,20 @@
-import { identityKeys } from '@proofline/identity-data-access';
-import { createBootstrapKey } from '@proofline/identity-feature';
-import type { RunningKeyWorker } from '@proofline/identity-feature';
 import { hashKey } from '@proofline/identity-domain';
 import type { IdentityApiKey } from '@proofline/identity-domain';
-import { ManualClock } from '@proofline/shared-config';
-import { eventually, testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { assertAuthMatrix } from '../testing/auth-matrix';
-import { call, seedKey, startApi, startKeyWorker } from '../testing/harness';
-import type { CallResult, RunningApi } from '../testing/harness';
-import { assertNoRawKeysStored } from '../testing/raw-key-scan';
+import { call, seedKey } from '../testing/harness';
+import type { RunningApi } from '../testing/harness';
+import { IDENTITY_KEYS_BASE as BASE, identityKeysSuite } from '../testing/identity-keys-suite';
+import type { Created } from '../testing/identity-keys-suite';
 
-const BASE = '/api/v1/auth/identity-api-keys';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DAY = 86_400_000;
-type Created = IdentityApiKey & { rawKey: string };
 
-describe('identity API key endpoints', () => {
-  const prefix = uniquePrefix('idkeys');
-  const { redis, cleanup } = testRedis(prefix);
-  const keys = identityKeys(prefix);
-  const clock = new ManualClock('2026-11-22T12:00:00.000Z');
-  const env = { KEY_LIMIT: '5', KEY_LIFETIME_DAYS: '60' };
-  const issued: string[] = [];
+describe('identity API key endpoints: auth, create, list and usage', () => {
+  const s = identityKeysSuite('idkeys');
+  const { redis, keys, clock, freshTenant, count, create } = s;
   let api: RunningApi;
-  let apiB: RunningApi;
-  let worker: RunningKeyWorker;
-
-  /** A tenant of its own with an admin key (Issuer_Admin + Verifier_Admin) that counts 1. */
-  async function freshTenant(label: string): Promise<{ tenant: string; admin: string; adminId: string }> {
-    const tenant = `${label}-${Math.random().toString(36).slice(2, 8)}`;
-    const admin = await createBootstrapKey({ redis, config: api.deps.config, clock }, tenant);
-    issued.push(admin);
-    return { tenant, admin, adminId: (await redis.hget(keys.keyByHash, hashKey(admin)))! };
-  }
-  const count = (tenant: string) => redis.zcard(keys.tenantKeys(tenant));
-  async function create(key: string, body: unknown, target: RunningApi = api): Promise<CallResult> {
-    const res = await call(target, 'POST', BASE, { key, body });
-    if (res.status === 201) issued.push((res.body as Created).rawKey);
-    return res;
-  }
-
-  beforeAll(async () => {
-    api = await startApi({ prefix, clock, env });
-    apiB = await startApi({ prefix, clock, env });
-    worker = await startKeyWorker({ prefix, env });
-  });
-  afterAll(async () => {
-    await worker.close();
-    await apiB.close();
-    await api.close();
-    await cleanup();
+  beforeAll(() => {
+    api = s.api;
   });
 
   describe('auth matrix (every route)', () => {
@@ -189,115 +154,4 @@ describe('identity API key endpoints', () => {
     });
   });
 
-  describe('POST /{id}/revoke', () => {
-    it('revokes (201, revokedAt set), idempotently, and re-activates; the key stops and resumes authenticating', async () => {
-      const t = await freshTenant('rev');
-      const target = (await create(t.admin, { name: 'to revoke', issuerPermission: 'Issuer_Admin' })).body as Created;
-      expect((await call(api, 'GET', `${BASE}/usage`, { key: target.rawKey })).status).toBe(200);
-      clock.advance(5000);
-      const revokedAt = clock.now().toISOString();
-      const first = await call(api, 'POST', `${BASE}/${target.id}/revoke`, { key: t.admin, body: { isRevoked: true } });
-      expect(first.status).toBe(201);
-      expect(first.body).toMatchObject({ id: target.id, revokedAt, updatedAt: revokedAt });
-      expect(await redis.hget(keys.keyEntity(target.id), 'revokedAt')).toBe(revokedAt);
-      clock.advance(5000);
-      const again = await call(api, 'POST', `${BASE}/${target.id}/revoke`, { key: t.admin, body: { isRevoked: true } });
-      expect(again.status).toBe(201);
-      expect(again.body).toEqual(first.body);
-      expect((await call(api, 'GET', `${BASE}/usage`, { key: target.rawKey })).body).toMatchObject({ status: 401, errorCode: 'API_KEY_REVOKED' });
-
-      const back = await call(api, 'POST', `${BASE}/${target.id.toUpperCase()}/revoke`, { key: t.admin, body: { isRevoked: false } });
-      expect(back.status).toBe(201);
-      expect(back.body).toMatchObject({ id: target.id, revokedAt: null, updatedAt: clock.now().toISOString() });
-      expect(await redis.hexists(keys.keyEntity(target.id), 'revokedAt')).toBe(0);
-      expect((await call(api, 'GET', `${BASE}/usage`, { key: target.rawKey })).status).toBe(200);
-    });
-
-    it.each([
-      ['missing isRevoked', {}],
-      ['string isRevoked', { isRevoked: 'true' }],
-      ['extra field', { isRevoked: true, reason: 'x' }],
-    ])('400 for %s, state unchanged', async (_w, body) => {
-      const t = await freshTenant('revval');
-      const res = await call(api, 'POST', `${BASE}/${t.adminId}/revoke`, { key: t.admin, body });
-      expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ errorCode: 'VALIDATION_FAILED' });
-      expect(await redis.hexists(keys.keyEntity(t.adminId), 'revokedAt')).toBe(0);
-    });
-
-    it('400 API_KEY_ID_INVALID for a malformed id, 404 for an unknown id or another tenant\'s key, 403 for a key that outranks the caller', async () => {
-      const t = await freshTenant('rev404');
-      const other = await freshTenant('rev404-other');
-      expect((await call(api, 'POST', `${BASE}/123/revoke`, { key: t.admin, body: { isRevoked: true } })).body).toMatchObject({ status: 400, errorCode: 'API_KEY_ID_INVALID' });
-      expect((await call(api, 'POST', `${BASE}/7a0e7e8c-0000-4000-8000-000000000000/revoke`, { key: t.admin, body: { isRevoked: true } })).body).toMatchObject({ status: 404, errorCode: 'API_KEY_NOT_FOUND' });
-      expect((await call(api, 'POST', `${BASE}/${other.adminId}/revoke`, { key: t.admin, body: { isRevoked: true } })).body).toMatchObject({ status: 404, errorCode: 'API_KEY_NOT_FOUND' });
-      expect(await redis.hexists(keys.keyEntity(other.adminId), 'revokedAt')).toBe(0);
-      const issuerAdmin = await seedKey(api, { tenant: t.tenant, permissions: ['Issuer_Admin'] });
-      const res = await call(api, 'POST', `${BASE}/${t.adminId}/revoke`, { key: issuerAdmin.rawKey, body: { isRevoked: true } });
-      expect(res.body).toMatchObject({ status: 403, errorCode: 'identity_api_key_privilege_escalation' });
-      expect(await redis.hexists(keys.keyEntity(t.adminId), 'revokedAt')).toBe(0);
-    });
-  });
-
-  describe('DELETE /{id}', () => {
-    it('204, removes the entity and its indexes, the key stops authenticating; then 404', async () => {
-      const t = await freshTenant('del');
-      const target = (await create(t.admin, { name: 'to delete', verifierPermission: 'Verifier_Admin' })).body as Created;
-      expect((await call(api, 'GET', `${BASE}/usage`, { key: target.rawKey })).status).toBe(200);
-      const res = await call(api, 'DELETE', `${BASE}/${target.id}`, { key: t.admin });
-      expect(res.status).toBe(204);
-      expect(res.body).toBe('');
-      expect(await redis.exists(keys.keyEntity(target.id))).toBe(0);
-      expect(await redis.hget(keys.keyByHash, hashKey(target.rawKey))).toBeNull();
-      expect(await redis.zscore(keys.tenantKeys(t.tenant), target.id)).toBeNull();
-      expect((await call(api, 'GET', `${BASE}/usage`, { key: target.rawKey })).body).toMatchObject({ status: 401, errorCode: 'API_KEY_INVALID' });
-      expect((await call(api, 'DELETE', `${BASE}/${target.id}`, { key: t.admin })).body).toMatchObject({ status: 404, errorCode: 'API_KEY_NOT_FOUND' });
-    });
-
-    it('400 for a malformed id, 404 for another tenant\'s key, 403 for a key that outranks the caller; nothing removed', async () => {
-      const t = await freshTenant('del4');
-      const other = await freshTenant('del4-other');
-      expect((await call(api, 'DELETE', `${BASE}/not-a-uuid`, { key: t.admin })).body).toMatchObject({ status: 400, errorCode: 'API_KEY_ID_INVALID' });
-      expect((await call(api, 'DELETE', `${BASE}/${other.adminId}`, { key: t.admin })).body).toMatchObject({ status: 404, errorCode: 'API_KEY_NOT_FOUND' });
-      const verifierAdmin = await seedKey(api, { tenant: t.tenant, permissions: ['Verifier_Admin'] });
-      expect((await call(api, 'DELETE', `${BASE}/${t.adminId}`, { key: verifierAdmin.rawKey })).body).toMatchObject({ status: 403, errorCode: 'identity_api_key_privilege_escalation' });
-      expect(await count(other.tenant)).toBe(1);
-      expect(await count(t.tenant)).toBe(2);
-    });
-  });
-
-  describe('expiry and cross-instance revocation', () => {
-    it('a key expires at createdAt + KEY_LIFETIME_DAYS by the clock, also when cached', async () => {
-      const t = await freshTenant('exp');
-      const key = (await create(t.admin, { name: 'short lived', issuerPermission: 'Issuer_Admin' })).body as Created;
-      expect((await call(api, 'GET', `${BASE}/usage`, { key: key.rawKey })).status).toBe(200); // now cached
-      clock.set(Date.parse(key.expiresAt) - 1);
-      expect((await call(api, 'GET', `${BASE}/usage`, { key: key.rawKey })).status).toBe(200);
-      clock.set(Date.parse(key.expiresAt));
-      expect((await call(api, 'GET', `${BASE}/usage`, { key: key.rawKey })).body).toMatchObject({ status: 401, errorCode: 'API_KEY_EXPIRED' });
-      // Expired keys still count and stay listed until deleted.
-      const fresh = await freshTenant('exp-admin');
-      expect(fresh).toBeDefined();
-      clock.set('2026-11-22T12:00:00.000Z');
-    });
-
-    it('a revoke through instance A is refused by instance B (which had the key cached) within 1 s', async () => {
-      const t = await freshTenant('xinst');
-      const key = (await create(t.admin, { name: 'shared', issuerPermission: 'Issuer_Admin' })).body as Created;
-      expect((await call(apiB, 'GET', `${BASE}/usage`, { key: key.rawKey })).status).toBe(200);
-      expect(apiB.deps.identity.cache.get(hashKey(key.rawKey))).toBeDefined();
-      expect((await call(api, 'POST', `${BASE}/${key.id}/revoke`, { key: t.admin, body: { isRevoked: true } })).status).toBe(201);
-      await eventually(async () => (await call(apiB, 'GET', `${BASE}/usage`, { key: key.rawKey })).status === 401, 1000, 10);
-
-      const other = (await create(t.admin, { name: 'shared 2', issuerPermission: 'Issuer_Admin' })).body as Created;
-      expect((await call(apiB, 'GET', `${BASE}/usage`, { key: other.rawKey })).status).toBe(200);
-      expect((await call(api, 'DELETE', `${BASE}/${other.id}`, { key: t.admin })).status).toBe(204);
-      await eventually(async () => (await call(apiB, 'GET', `${BASE}/usage`, { key: other.rawKey })).status === 401, 1000, 10);
-    });
-  });
-
-  it('stores no raw key anywhere under the prefix (strings, hashes, zsets, lists, streams, BullMQ jobs)', async () => {
-    expect(issued.length).toBeGreaterThan(20);
-    await assertNoRawKeysStored(redis, prefix, issued);
-  });
 });

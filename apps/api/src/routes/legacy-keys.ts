@@ -4,7 +4,7 @@ import { KEY_ADMIN_PERMISSIONS, isLegacyId, isUuid, legacyCreateBody, legacyKeyU
 import { principalOf, requireKey } from '@proofline/identity-feature';
 import { AppError } from '@proofline/shared-errors';
 import { jsonBody, parseOr400 } from '@proofline/shared-http';
-import type { IdentityService } from '@proofline/identity-feature';
+import type { Identity } from '@proofline/identity-feature';
 import type { Clock, Config } from '@proofline/shared-config';
 import { IDENTITY_KEYS_PATH } from './identity-keys';
 
@@ -39,9 +39,9 @@ function decodeURIComponentSafe(s: string): string {
  * Deprecation, Sunset and Link; from the sunset instant (LEGACY_SUNSET, by the injected clock)
  * every call answers 410 Gone, whatever the key.
  */
-export function legacyKeyRoutes(identity: IdentityService, config: Pick<Config, 'legacySunset'>, clock: Clock): Router {
+export function legacyKeyRoutes(identity: Identity, config: Pick<Config, 'legacySunset'>, clock: Clock): Router {
   const router = Router();
-  const admin = requireKey(identity, ...KEY_ADMIN_PERMISSIONS);
+  const admin = requireKey(identity.authenticator, ...KEY_ADMIN_PERMISSIONS);
   const sunset = config.legacySunset;
 
   const deprecation: RequestHandler = (req, res, next) => {
@@ -63,28 +63,28 @@ export function legacyKeyRoutes(identity: IdentityService, config: Pick<Config, 
   router.use(LEGACY_KEYS_PATH, deprecation);
 
   router.get(`${LEGACY_KEYS_PATH}/usage`, admin, async (req, res) => {
-    res.json(await identity.usage(principalOf(req)));
+    res.json(await identity.keys.usage(principalOf(req)));
   });
 
   router.get(LEGACY_KEYS_PATH, admin, async (req, res) => {
-    res.json(await identity.legacyList(principalOf(req)));
+    res.json(await identity.legacy.list(principalOf(req)));
   });
 
   router.post(LEGACY_KEYS_PATH, admin, ...jsonBody(), async (req, res) => {
     const body = parseOr400(legacyCreateBody, req.body);
-    res.status(201).json(await identity.legacyCreate(principalOf(req), body.name));
+    res.status(201).json(await identity.legacy.create(principalOf(req), body.name));
   });
 
   router.delete(`${LEGACY_KEYS_PATH}/:apiKeyId`, admin, async (req, res) => {
-    await identity.legacyDelete(principalOf(req), String(req.params['apiKeyId']));
+    await identity.legacy.delete(principalOf(req), String(req.params['apiKeyId']));
     res.status(204).end();
   });
 
   router.patch(`${LEGACY_KEYS_PATH}/:apiKeyId`, admin, ...jsonBody(), async (req, res) => {
     const target = String(req.params['apiKeyId']);
-    identity.legacyTarget(target); // an unusable id is a 400 before the body is judged
+    identity.legacy.target(target); // an unusable id is a 400 before the body is judged
     const body = parseOr400(legacyPatchBody, req.body);
-    res.json(await identity.legacyPatch(principalOf(req), target, body.status));
+    res.json(await identity.legacy.patch(principalOf(req), target, body.status));
   });
 
   return router;

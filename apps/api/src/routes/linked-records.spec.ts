@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { MerklePath, Transaction } from '@bsv/sdk';
 import { eventually } from '@proofline/shared-testing';
 import { blockHash, parseHeader } from '@proofline/chain-domain';
 import { KEYS, startRecordsFixture } from '../testing/records-fixture';
@@ -125,17 +126,20 @@ describe('linked records over HTTP', () => {
     expect(again.status).toBe(409);
     expect(((await again.json()) as { errorCode: string }).errorCode).toBe('NOT_LINKED_RECORDS_END');
 
-    // publish (real BullMQ worker, devnet mempool) in chain order, produce two devnet blocks, and
-    // check the confirmation and proof
+    // publish (real BullMQ worker, ARC over HTTP to the devnet node) in chain order, mine two
+    // blocks, and check the confirmation and proof
     f.startPublisher();
     const all = [created.txId, u1.txId, u2.txId, del.txId];
     await eventually(async () => (await Promise.all(all.map((t) => f.store.state(t)))).every((s) => s === 'published'), 15_000);
     expect(await f.store.outboxSize()).toBe(0);
-    expect(await f.chain.reader.mempool()).toEqual(all);
-    // each successor really spends its previous record's link output on the devnet
-    expect(await f.chain.reader.spentBy([created.txId, u1.txId, u2.txId].map((txId) => ({ txId, vout: 2 })))).toEqual([u1.txId, u2.txId, del.txId]);
+    for (const t of all) expect((await f.arcStatus(t))?.txStatus).toBe('SEEN_ON_NETWORK');
+    // each successor really spends its previous record's link output (input 0), and the node accepted it
+    for (const [prev, next] of [[created.txId, u1.txId], [u1.txId, u2.txId], [u2.txId, del.txId]] as const) {
+      const input = Transaction.fromHex((await f.store.publication(next))?.rawTx ?? '').inputs[0];
+      expect([input?.sourceTXID, input?.sourceOutputIndex]).toEqual([prev, 2]);
+    }
     const mined = await f.produceBlock();
-    expect(mined.txIds.slice(1)).toEqual(all); // after the coinbase, in chain order
+    expect(mined.txIds.filter((t) => all.includes(t))).toEqual(all); // in chain order
     await f.produceBlock();
     const st = (await status(u1.txId)) as { confirmation: { confirmedBlocks: number; blockHash: string; blockTimestamp: string; merkleProof: { index: number; txOrId: string; target: string; nodes: string[] } } };
     expect(st).toMatchObject({ updatable: false, publication: 'published' });
@@ -178,32 +182,37 @@ describe('linked records over HTTP', () => {
     const recs = await f.redis.keys(`${f.prefix}:records:rec:*`);
     const metas = await Promise.all(recs.map((k) => f.store.meta(k.split(':').pop() ?? '')));
     expect(metas.filter((m) => m?.chainId === root.txId)).toHaveLength(2);
-    // and on the devnet the root's link output is spent by the winner alone
+    // and the node holds the winner, which spends the root's link output
     f.startPublisher();
     await eventually(async () => (await f.store.state(winner ?? '')) === 'published', 10_000);
-    expect(await f.chain.reader.spentBy([{ txId: root.txId, vout: 2 }])).toEqual([winner]);
+    expect((await f.arcStatus(winner ?? ''))?.txStatus).toBe('SEEN_ON_NETWORK');
+    const input = Transaction.fromHex((await f.store.publication(winner ?? ''))?.rawTx ?? '').inputs[0];
+    expect([input?.sourceTXID, input?.sourceOutputIndex]).toEqual([root.txId, 2]);
   });
 
-  it('a competing spend already on the chain: the devnet rejects the update (DOUBLE_SPEND), status reports failed, its successor fails too', async () => {
+  it('a competing spend already on the chain: ARC rejects the update (DOUBLE_SPEND_ATTEMPTED), status reports failed, its successor fails too', async () => {
     f.startPublisher();
     const root = await write(LR, 'contested');
     await eventually(async () => (await f.store.state(root.txId)) === 'published', 10_000);
     // another spender of the root's link output reaches the devnet first (a real signed transaction)
     const meta = await f.store.meta(root.txId);
     expect(meta).toMatchObject({ linkVout: 2, linkSatoshis: expect.any(Number) });
-    const rival = f.chain.builder.build({
+    const rival = f.dev.chain.builder.build({
       kind: 'update',
       data: Buffer.from('rival'),
       contentType: 'application/octet-stream',
       spends: { txId: root.txId, vout: meta?.linkVout ?? -1, satoshis: meta?.linkSatoshis ?? -1 },
+      funding: await f.spareFunding(1),
     });
-    expect(await f.chain.publisher.submit(rival)).toEqual({ status: 'accepted' });
+    expect(await f.dev.chain.arc.submit(rival)).toEqual({ status: 'accepted' });
 
-    // the API accepts our update (it does not ask the chain); the devnet refuses it for good
+    // the API accepts our update (it does not ask the chain); ARC refuses it for good
     const lost = await write(`${LR}/${root.txId}/update?updateToken=${root.updateToken}`, 'ours');
     await eventually(async () => (await f.store.state(lost.txId)) === 'failed', 10_000);
-    expect(await failure(lost.txId)).toBe(`DOUBLE_SPEND: outpoint ${root.txId}:2 is already spent by ${rival.txId}`);
-    expect(await status(lost.txId)).toMatchObject({ confirmation: null, publication: 'failed' });
+    expect(await failure(lost.txId)).toMatch(/^DOUBLE_SPEND: ARC DOUBLE_SPEND_ATTEMPTED: /);
+    expect(await failure(lost.txId)).toContain(rival.txId);
+    // status says why: ARC's code and reason
+    expect(await status(lost.txId)).toMatchObject({ confirmation: null, publication: 'failed', failure: expect.stringMatching(/DOUBLE_SPEND_ATTEMPTED/) });
 
     // a record linking to the rejected one can never be published either
     const next = await write(`${LR}/${lost.txId}/update?updateToken=${lost.updateToken}`, 'after');
@@ -212,14 +221,19 @@ describe('linked records over HTTP', () => {
     expect(await status(next.txId)).toMatchObject({ confirmation: null, publication: 'failed' });
     expect(await f.store.outboxSize()).toBe(0);
 
-    // the chain holds the rival and neither of ours; a block confirms the rival only
-    expect(await f.chain.reader.spentBy([{ txId: root.txId, vout: 2 }])).toEqual([rival.txId]);
-    expect(await f.chain.reader.rawTransaction(lost.txId)).toBeNull();
-    expect(await f.chain.reader.rawTransaction(next.txId)).toBeNull();
+    // the node holds the rival; ours is not in its mempool and the successor never reached it
+    expect((await f.arcStatus(rival.txId))?.txStatus).toBe('SEEN_ON_NETWORK');
+    expect((await f.arcStatus(lost.txId))?.txStatus ?? 'unknown').not.toMatch(/SEEN_ON_NETWORK|MINED/);
+    expect(await f.arcStatus(next.txId)).toBeNull();
     const block = await f.produceBlock();
     expect(block.txIds).toContain(rival.txId);
     expect(block.txIds).not.toContain(lost.txId);
     expect((await status(root.txId))['confirmation']).toMatchObject({ blockHash: block.hash });
     expect((await status(lost.txId))['confirmation']).toBeNull();
+    // the node agrees with the service: MINED in the same block, with a BUMP computing its root
+    const arc = await f.arcStatus(root.txId);
+    expect(arc).toMatchObject({ txStatus: 'MINED', blockHash: block.hash });
+    const root2 = (await status(root.txId))['confirmation'] as { merkleProof: { target: string } };
+    expect(MerklePath.fromHex(arc?.merklePath ?? '').computeRoot(root.txId)).toBe(parseHeader(Buffer.from(root2.merkleProof.target, 'hex')).merkleRoot);
   });
 });

@@ -1,15 +1,8 @@
-import type { ConnectionOptions } from 'bullmq';
-import { BsvTransactionBuilder } from '@proofline/chain-bsv';
-import { DevnetReader } from '@proofline/chain-devnet';
-import { BullPublishQueue, RecordsService } from '@proofline/records-feature';
-import { RecordStore } from '@proofline/records-data-access';
-import { bullPrefix } from '@proofline/shared-jobs';
-import { bullConnection, createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
 import { uniquePrefix } from '@proofline/shared-testing';
 import { assertAuthMatrix } from '../testing/auth-matrix';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
-import { identityRecordsAuth } from './records-http';
 
 const WRITE = [['Issuer_Admin'], ['Issuer_User']] as const;
 
@@ -20,15 +13,7 @@ describe('record endpoints behind identity API keys', () => {
   let independent: string;
 
   beforeAll(async () => {
-    api = await startApi({
-      prefix,
-      extend: async (base) => {
-        const queue = new BullPublishQueue(bullConnection(base.config.redisUrl) as ConnectionOptions, bullPrefix(prefix));
-        const store = new RecordStore(base.redis, prefix);
-        const service = new RecordsService({ config: base.config, clock: base.clock, store, builder: new BsvTransactionBuilder(), reader: new DevnetReader(base.redis, prefix), queue });
-        return { deps: { records: { service, auth: identityRecordsAuth(base.identity) } }, close: () => queue.close() };
-      },
-    });
+    api = await startApi({ prefix });
     const writer = await seedKey(api, { tenant: 'acme', permissions: ['Issuer_User'] });
     const octet = { key: writer.rawKey, body: 'x', contentType: 'application/octet-stream' };
     linked = ((await call(api, 'POST', '/api/v1/linkedrecords', octet)).body as { txId: string }).txId;

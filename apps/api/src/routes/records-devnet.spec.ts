@@ -1,27 +1,39 @@
 import { createHash } from 'node:crypto';
-import type { ConnectionOptions } from 'bullmq';
-import { Transaction } from '@bsv/sdk';
-import { BsvTransactionBuilder } from '@proofline/chain-bsv';
-import { DevnetBlockProducer, DevnetPublisher, DevnetReader } from '@proofline/chain-devnet';
+import net from 'node:net';
+import { MerklePath, Spend, Transaction } from '@bsv/sdk';
+import { createArcChain, startConfirmationWorker } from '@proofline/chain-arc';
+import type { ArcChain, RunningConfirmationWorker } from '@proofline/chain-arc';
+import { startArcDevnet } from '@proofline/chain-testing';
+import type { ArcDevnet } from '@proofline/chain-testing';
+import { inputsReleasable } from '@proofline/chain-wallet';
 import { RecordStore } from '@proofline/records-data-access';
-import { BullPublishQueue, RecordsService, startRecordsPublisher } from '@proofline/records-feature';
+import { publicationSettlement, rawTxOf, refusedWhileConfirming, startRecordsPublisher } from '@proofline/records-feature';
 import type { RunningPublisher } from '@proofline/records-feature';
-import { bullPrefix } from '@proofline/shared-jobs';
 import { createLogger } from '@proofline/shared-logger';
-import { bullConnection, createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
 import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
-import { identityRecordsAuth } from './records-http';
+
+// Records published over real HTTP to the devnet node's ARC API by the real publisher (batched,
+// funded from the wallet's pool), proven by the confirmation worker (polling) and by ARC callbacks
+// on the API's POST /arc/callback, with the node's fault switches: callbacks lost or duplicated,
+// ARC down, transactions rejected, a corrupted BUMP, a reorg of the last block.
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest();
 const sha256d = (b: Buffer) => sha(sha(b));
+const TOKEN = 'callback-token-0123456789abcdef';
 
 interface Confirmation {
   confirmedBlocks: number;
   blockHash: string;
   blockTimestamp: string;
   merkleProof: { index: number; txOrId: string; target: string; nodes: string[]; targetType: string; proofType: string; composite: boolean };
+}
+interface Status {
+  confirmation: Confirmation | null;
+  publication: string;
+  failure?: string;
 }
 
 /** Independent TSC check: fold the nodes from the leaf and compare with the header's Merkle root. */
@@ -42,95 +54,241 @@ function verifyIndependently(txId: string, c: Confirmation): void {
   expect(new Date(c.blockTimestamp).getTime() / 1000).toBe(header.readUInt32LE(68));
 }
 
-describe('records on the embedded devnet (real transactions, blocks and proofs)', () => {
-  const prefix = uniquePrefix('recdev');
-  const logger = createLogger({ level: 'silent', name: 'test' });
-  let api: RunningApi;
-  let publisher: RunningPublisher;
-  let blocks: NodeJS.Timeout;
-  const workerRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
 
-  beforeAll(async () => {
-    api = await startApi({
-      prefix,
-      env: { BLOCK_INTERVAL_MS: '200' },
-      extend: async (base) => {
-        const queue = new BullPublishQueue(bullConnection(base.config.redisUrl) as ConnectionOptions, bullPrefix(prefix));
-        const service = new RecordsService({
-          config: base.config,
-          clock: base.clock,
-          store: new RecordStore(base.redis, prefix),
-          builder: new BsvTransactionBuilder(),
-          reader: new DevnetReader(base.redis, prefix),
-          queue,
-        });
-        return { deps: { records: { service, auth: identityRecordsAuth(base.identity) } }, close: () => queue.close() };
+jest.setTimeout(60_000);
+
+describe('records over ARC on the devnet node (real HTTP between workers, API and node)', () => {
+  const prefix = uniquePrefix('recarc');
+  const logger = createLogger({ level: 'silent', name: 'test' });
+  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const workerRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const workerBull = createBullRedis(testRedisUrl());
+  const store = new RecordStore(workerRedis, prefix);
+  let dev: ArcDevnet;
+  let api: RunningApi;
+  let chain: ArcChain;
+  let publisher: RunningPublisher;
+  let confirmations: RunningConfirmationWorker | null = null;
+  let writerKey: string;
+
+  const startPolling = async () => {
+    confirmations ??= await startConfirmationWorker({
+      connection: workerBull,
+      redis: workerRedis,
+      redisPrefix: prefix,
+      pollMs: 100,
+      pass: {
+        client: chain.client,
+        rebroadcast: (txs) => chain.arc.submitMany(txs),
+        headers: chain.headers,
+        store: chain.store,
+        redis: workerRedis,
+        prefix,
+        rawTxOf: rawTxOf(store),
+        onRefused: refusedWhileConfirming({ records: store, pool: dev.pool, clock: api.deps.clock }),
       },
     });
-    const { config } = api.deps;
+  };
+  const stopPolling = async () => {
+    await confirmations?.close();
+    confirmations = null;
+  };
+  const write = async (path: string, body: string): Promise<{ txId: string; updateToken?: string }> => {
+    const res = await call(api, 'POST', path, { key: writerKey, body, contentType: 'application/octet-stream' });
+    expect(res.status).toBe(200);
+    return res.body as { txId: string; updateToken?: string };
+  };
+  const statusOf = async (txId: string, family = 'records'): Promise<Status> => (await call(api, 'GET', `/api/v1/${family}/${txId}/status`, { key: writerKey })).body as Status;
+  const arcStatus = async (txId: string) => (await (await fetch(`${dev.node.url}/v1/tx/${txId}`)).json()) as { txStatus: string; blockHash: string; merklePath: string };
+
+  beforeAll(async () => {
+    dev = await startArcDevnet({ redis: nodeRedis, prefix });
+    const port = await freePort();
+    api = await startApi({
+      prefix,
+      port,
+      fund: 0,
+      env: { ...dev.env, ARC_CALLBACK_URL: `http://127.0.0.1:${port}/arc/callback`, ARC_CALLBACK_TOKEN: TOKEN },
+    });
+    await dev.fund(200, 1000);
+    writerKey = (await seedKey(api, { tenant: 'acme', permissions: ['Issuer_Admin'] })).rawKey;
+    // The worker side, as apps/worker wires it: its own connections, ARC with the callback headers.
+    chain = createArcChain({ redis: workerRedis, prefix, config: api.deps.config.chain, seed: api.deps.config.wallet.seed });
     publisher = startRecordsPublisher({
-      connection: bullConnection(config.redisUrl) as ConnectionOptions,
-      bullPrefix: bullPrefix(prefix),
-      store: new RecordStore(workerRedis, prefix),
-      chain: new DevnetPublisher(workerRedis, prefix),
+      connection: workerBull,
+      redis: workerRedis,
+      prefix,
+      chain: chain.publisher,
+      settlement: publicationSettlement({ pool: dev.pool, proofs: chain.store, clock: api.deps.clock, releasable: (code) => inputsReleasable({ code, reachedNetwork: false }) }),
       clock: api.deps.clock,
       logger,
       concurrency: 8,
+      sweepEveryMs: 200,
+      sweepAfterMs: 500,
     });
-    // the block producer's tick, every BLOCK_INTERVAL_MS
-    const producer = new DevnetBlockProducer(workerRedis, prefix);
-    let busy = false;
-    blocks = setInterval(() => {
-      if (busy) return;
-      busy = true;
-      void producer.produceBlock(new Date()).finally(() => {
-        busy = false;
-      });
-    }, config.blockIntervalMs);
+  });
+  afterEach(() => {
+    Object.assign(dev.node.faults, { arcStatus: undefined, dropCallbacks: false, duplicateCallbacks: false, corruptBump: false, rejectAll: undefined });
   });
   afterAll(async () => {
-    clearInterval(blocks);
+    await stopPolling();
     await publisher.close();
+    await chain.close();
     await api.close();
+    await dev.close();
     await deleteByPrefix(workerRedis, prefix);
+    await workerBull.quit();
     await workerRedis.quit();
+    await nodeRedis.quit();
   });
 
-  it('a linked chain and an independent record confirm within a few blocks with proofs an independent check accepts', async () => {
-    const writer = await seedKey(api, { tenant: 'acme', permissions: ['Issuer_Admin'] });
-    const octet = (body: string) => ({ key: writer.rawKey, body, contentType: 'application/octet-stream' });
-    const created = (await call(api, 'POST', '/api/v1/linkedrecords?encode=SHA256', octet('v1'))).body as { txId: string; updateToken: string };
-    const updated = (await call(api, 'POST', `/api/v1/linkedrecords/${created.txId}/update?updateToken=${created.updateToken}`, octet('v2'))).body as {
-      txId: string;
-    };
-    const deleted = (await call(api, 'POST', `/api/v1/linkedrecords/${updated.txId}/delete`, { key: writer.rawKey })).body as { txId: string };
-    const independent = (await call(api, 'POST', '/api/v1/records?encode=Base64', octet('alone'))).body as { txId: string };
+  it('ARC callbacks alone prove a record (no polling); a callback with a wrong token is 401 and ignored', async () => {
+    const rec = await write('/api/v1/records?encode=SHA256', 'by callback');
+    await eventually(async () => (await store.state(rec.txId)) === 'published', 10_000);
+    const block = await dev.node.mineBlock();
+    await eventually(async () => (await statusOf(rec.txId)).confirmation !== null, 10_000, 50);
+    const s = await statusOf(rec.txId);
+    expect(s.confirmation).toMatchObject({ blockHash: block.hash, confirmedBlocks: 1 });
+    verifyIndependently(rec.txId, s.confirmation as Confirmation);
 
-    // the raw transactions are real: txId = reversed sha256d of the serialization; the update spends the create's link output
-    const store = new RecordStore(workerRedis, prefix);
-    const rawUpdate = (await store.publication(updated.txId))?.rawTx ?? '';
-    expect(Buffer.from(sha256d(Buffer.from(rawUpdate, 'hex'))).reverse().toString('hex')).toBe(updated.txId);
-    const tx = Transaction.fromHex(rawUpdate);
-    expect(tx.inputs[0]?.sourceTXID).toBe(created.txId);
-    expect(tx.inputs[0]?.sourceOutputIndex).toBe(2);
+    const forged = { txid: rec.txId, txStatus: 'MINED', blockHash: block.hash, blockHeight: block.height, merklePath: (await arcStatus(rec.txId)).merklePath };
+    const wrong = await fetch(`${api.baseUrl}/arc/callback`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer not-the-token' }, body: JSON.stringify(forged) });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(await wrong.json()).toMatchObject({ errorCode: 'ARC_CALLBACK_UNAUTHORIZED', status: 401 });
+    const bad = await fetch(`${api.baseUrl}/arc/callback`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: '{"txid":"nope"}' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ errorCode: 'ARC_CALLBACK_INVALID' });
+  });
 
-    const statusOf = async (family: string, txId: string) =>
-      (await call(api, 'GET', `/api/v1/${family}/${txId}/status`, { key: writer.rawKey })).body as { confirmation: Confirmation | null; publication: string };
-    const all: [string, string][] = [
-      ['linkedrecords', created.txId],
-      ['linkedrecords', updated.txId],
-      ['linkedrecords', deleted.txId],
-      ['records', independent.txId],
-    ];
-    await eventually(async () => (await Promise.all(all.map(([f, t]) => statusOf(f, t)))).every((s) => s.confirmation !== null), 20_000, 100);
-    for (const [family, txId] of all) {
-      const s = await statusOf(family, txId);
-      expect(s.publication).toBe('published');
-      expect(s.confirmation?.confirmedBlocks).toBeGreaterThanOrEqual(1);
-      verifyIndependently(txId, s.confirmation as Confirmation);
+  it('lost callbacks: polling still confirms; duplicated callbacks change nothing; a corrupted BUMP is refused, then proven', async () => {
+    dev.node.faults.dropCallbacks = true;
+    const lost = await write('/api/v1/records', 'callback lost');
+    await eventually(async () => (await store.state(lost.txId)) === 'published', 10_000);
+    const first = await dev.node.mineBlock();
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await statusOf(lost.txId)).confirmation).toBeNull(); // no callback, no poll yet
+    // a corrupted BUMP: the poll refuses it and stores nothing
+    dev.node.faults.corruptBump = true;
+    await startPolling();
+    await eventually(async () => (await chain.store.tip())?.hash === first.hash, 10_000, 50);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await statusOf(lost.txId)).confirmation).toBeNull();
+    dev.node.faults.corruptBump = false;
+    await eventually(async () => (await statusOf(lost.txId)).confirmation !== null, 10_000, 50);
+    verifyIndependently(lost.txId, (await statusOf(lost.txId)).confirmation as Confirmation);
+
+    dev.node.faults.dropCallbacks = false;
+    dev.node.faults.duplicateCallbacks = true;
+    const twice = await write('/api/v1/records', 'callback twice');
+    await eventually(async () => (await store.state(twice.txId)) === 'published', 10_000);
+    const block = await dev.node.mineBlock();
+    await eventually(async () => (await statusOf(twice.txId)).confirmation !== null, 10_000, 50);
+    const s = await statusOf(twice.txId);
+    expect(s.confirmation?.blockHash).toBe(block.hash);
+    verifyIndependently(twice.txId, s.confirmation as Confirmation);
+    expect(await chain.store.txIdsOfBlock(block.hash)).toEqual([twice.txId]);
+  });
+
+  it('a linked chain and independent records, published in batches, confirm with proofs that match the node; every input verifies with the sdk interpreter', async () => {
+    await startPolling();
+    const created = await write('/api/v1/linkedrecords?encode=SHA256', 'v1');
+    const updated = await write(`/api/v1/linkedrecords/${created.txId}/update?updateToken=${created.updateToken}`, 'v2');
+    const independents = await Promise.all(Array.from({ length: 20 }, (_, i) => write('/api/v1/records?encode=Base64', `alone ${i}`)));
+    const all = [created.txId, updated.txId, ...independents.map((r) => r.txId)];
+    await eventually(async () => (await Promise.all(all.map((t) => store.state(t)))).every((s) => s === 'published'), 20_000, 50);
+    expect(chain.publisher.sent.some((n) => n > 1)).toBe(true); // concurrent jobs went out as POST /v1/txs
+
+    // every input of every published transaction, checked by the sdk's interpreter against the output it spends
+    const known = new Map<string, string>();
+    for (const t of all) known.set(t, (await store.publication(t))?.rawTx ?? '');
+    for (const t of all) {
+      const tx = Transaction.fromHex(known.get(t) ?? '');
+      expect(tx.id('hex')).toBe(t);
+      for (const [i, input] of tx.inputs.entries()) {
+        // the parent: a record (its link output, or change that went back to the pool) or a funding split
+        const parentHex = known.get(input.sourceTXID ?? '') ?? (await store.publication(input.sourceTXID ?? ''))?.rawTx ?? dev.splitHex(input.sourceTXID ?? '');
+        const source = Transaction.fromHex(parentHex).outputs[input.sourceOutputIndex]!;
+        const spend = new Spend({
+          sourceTXID: input.sourceTXID!,
+          sourceOutputIndex: input.sourceOutputIndex,
+          sourceSatoshis: source.satoshis!,
+          lockingScript: source.lockingScript,
+          transactionVersion: tx.version,
+          otherInputs: tx.inputs.filter((_, j) => j !== i),
+          outputs: tx.outputs,
+          inputIndex: i,
+          unlockingScript: input.unlockingScript!,
+          inputSequence: input.sequence ?? 0xffffffff,
+          lockTime: tx.lockTime,
+        });
+        expect(spend.validate()).toBe(true);
+      }
     }
-    // confirmations grow as blocks are produced
-    const first = (await statusOf('records', independent.txId)).confirmation?.confirmedBlocks ?? 0;
-    await eventually(async () => ((await statusOf('records', independent.txId)).confirmation?.confirmedBlocks ?? 0) > first, 5000, 100);
+
+    const block = await dev.node.mineBlock();
+    await eventually(async () => (await Promise.all(all.map((t) => statusOf(t, t === created.txId || t === updated.txId ? 'linkedrecords' : 'records')))).every((s) => s.confirmation !== null), 20_000, 100);
+    for (const t of all) {
+      const s = await statusOf(t, t === created.txId || t === updated.txId ? 'linkedrecords' : 'records');
+      expect(s.publication).toBe('published');
+      expect(s.confirmation?.blockHash).toBe(block.hash);
+      verifyIndependently(t, s.confirmation as Confirmation);
+      // the node's GET /v1/tx answers MINED with the same blockHash and a BUMP computing that block's root
+      const arc = await arcStatus(t);
+      expect(arc).toMatchObject({ txStatus: 'MINED', blockHash: s.confirmation?.blockHash });
+      const root = Buffer.from(s.confirmation!.merkleProof.target, 'hex').subarray(36, 68).reverse().toString('hex');
+      expect(MerklePath.fromHex(arc.merklePath).computeRoot(t)).toBe(root);
+    }
+    // confirmations grow as the node mines
+    const before = (await statusOf(updated.txId, 'linkedrecords')).confirmation?.confirmedBlocks ?? 0;
+    await dev.node.mineBlock();
+    await eventually(async () => ((await statusOf(updated.txId, 'linkedrecords')).confirmation?.confirmedBlocks ?? 0) === before + 1, 10_000, 50);
+  });
+
+  it('ARC down for a while (503): records wait (status pending), nothing is lost, all are published and proven after recovery', async () => {
+    await startPolling();
+    dev.node.faults.arcStatus = 503;
+    const recs = await Promise.all(Array.from({ length: 5 }, (_, i) => write('/api/v1/records', `while down ${i}`)));
+    await new Promise((r) => setTimeout(r, 1500)); // several attempts fail meanwhile
+    for (const r of recs) expect(await statusOf(r.txId)).toMatchObject({ publication: 'pending', confirmation: null });
+    dev.node.faults.arcStatus = undefined;
+    await eventually(async () => (await Promise.all(recs.map((r) => store.state(r.txId)))).every((s) => s === 'published'), 30_000, 100);
+    const block = await dev.node.mineBlock();
+    await eventually(async () => (await Promise.all(recs.map((r) => statusOf(r.txId)))).every((s) => s.confirmation?.blockHash === block.hash), 15_000, 100);
+  });
+
+  it('a rejected transaction: the record fails with ARC’s code and reason, in status and in /metrics; its funding input goes back to the pool', async () => {
+    const freeBefore = (await dev.pool.status()).free.count;
+    dev.node.faults.rejectAll = { code: 465, detail: 'fee too low for the test' };
+    const rec = await write('/api/v1/records', 'refused');
+    await eventually(async () => (await store.state(rec.txId)) === 'failed', 15_000, 50);
+    const s = await statusOf(rec.txId);
+    expect(s).toMatchObject({ publication: 'failed', confirmation: null });
+    expect(s.failure).toMatch(/^INVALID_TX: ARC 465: .*fee too low for the test/);
+    const metrics = await (await fetch(`${api.baseUrl}/metrics`)).text();
+    expect(metrics).toMatch(/proofline_arc_rejected_transactions\{[^}]*code="465"[^}]*\} 1/);
+    // 465 is about the transaction itself and it never reached the network: its input is free again
+    await eventually(async () => (await dev.pool.status()).free.count === freeBefore, 5000, 50);
+  });
+
+  it('a reorg of the last block: the record goes back to waiting and gets a new proof in the new block', async () => {
+    await startPolling();
+    const rec = await write('/api/v1/records', 'reorged');
+    await eventually(async () => (await store.state(rec.txId)) === 'published', 10_000);
+    const mined = await dev.node.mineBlock();
+    await eventually(async () => (await statusOf(rec.txId)).confirmation?.blockHash === mined.hash, 10_000, 50);
+    const reorg = await dev.node.reorgLastBlock();
+    expect(reorg.oldHash).toBe(mined.hash);
+    await eventually(async () => (await statusOf(rec.txId)).confirmation?.blockHash === reorg.newHash, 15_000, 50);
+    const s = await statusOf(rec.txId);
+    verifyIndependently(rec.txId, s.confirmation as Confirmation);
+    expect(await arcStatus(rec.txId)).toMatchObject({ txStatus: 'MINED', blockHash: reorg.newHash });
   });
 });

@@ -1,7 +1,7 @@
 import express from 'express';
 import type { Request, RequestHandler, Response } from 'express';
 import { principalOf, requireKey } from '@proofline/identity-feature';
-import type { IdentityService } from '@proofline/identity-feature';
+import type { Identity } from '@proofline/identity-feature';
 import { AppError } from '@proofline/shared-errors';
 import type { Caller, ContentResult } from '@proofline/records-feature';
 
@@ -17,10 +17,10 @@ export interface RecordsAuth {
 }
 
 /** Record auth from the identity API keys: writes need Issuer_Admin or Issuer_User, reads any valid key. */
-export function identityRecordsAuth(identity: IdentityService): RecordsAuth {
+export function identityRecordsAuth(identity: Pick<Identity, 'authenticator'>): RecordsAuth {
   return {
-    read: requireKey(identity),
-    write: requireKey(identity, 'Issuer_Admin', 'Issuer_User'),
+    read: requireKey(identity.authenticator),
+    write: requireKey(identity.authenticator, 'Issuer_Admin', 'Issuer_User'),
     caller: (req) => ({ tenant: principalOf(req).tenant }),
   };
 }

@@ -1,20 +1,21 @@
-// Shared test harness of the API specs (not a spec itself): the real app on port 0 with real
-// Redis and BullMQ under a test prefix, key workers started in-process, and helpers to seed
-// keys directly in the store and to call the API. Records specs reuse it.
+// Shared test harness of the API specs (not a spec itself): the real app (the production
+// composition, composeApi) on port 0 with real Redis and BullMQ under a test prefix, key
+// workers started in-process, and helpers to seed keys directly in the store and to call the
+// API. Records specs reuse it.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ClaimsService } from '@proofline/identity-claims';
-import { IdentityService, startIdentityKeyWorker } from '@proofline/identity-feature';
-import type { KeyWorkerOptions, RunningKeyWorker } from '@proofline/identity-feature';
+import type { Identity, KeyWorkerOptions, RunningKeyWorker } from '@proofline/identity-feature';
 import type { Permission } from '@proofline/identity-domain';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import type { Clock, Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createRedis } from '@proofline/shared-redis';
 import { testRedisUrl } from '@proofline/shared-testing';
 import { createApp } from '../app';
+import { composeApi } from '../compose';
+import type { ApiRecords } from '../compose';
 import type { ApiDeps } from '../deps';
-import { seedKey as seedStoredKey } from '@proofline/identity-testing';
+import { seedKey as seedStoredKey, startTestKeyWorker } from '@proofline/identity-testing';
+import { fundPool } from '@proofline/records-testing';
 import type { SeededKey } from '@proofline/identity-testing';
 
 /** Test configuration: the private test Redis, the given prefix, silent logs, then `env`. */
@@ -29,45 +30,57 @@ export interface StartApiOptions {
   readonly clock?: Clock;
   /** Extra environment (e.g. KEY_LIMIT, LEGACY_SUNSET). */
   readonly env?: Record<string, string>;
-  /** Adds services of other features (e.g. records) to the deps; `close` runs before ours. */
-  readonly extend?: (base: ApiDeps & { identity: IdentityService }) => Promise<{ deps?: Partial<ApiDeps>; close?: () => Promise<void> }>;
+  /**
+   * Funding UTXOs (1000 sat each) added to the wallet's pool before the API serves, so writes
+   * can reserve them (default 100; 0 leaves the pool empty). Their parents are fake: for specs
+   * that do not publish. Specs that publish use the records fixture, funded by the devnet node.
+   */
+  readonly fund?: number;
+  /** Port to listen on (default 0: any free port); the ARC callback specs need it before start. */
+  readonly port?: number;
+  /** Overrides or adds deps on top of the production composition; `close` runs before ours. */
+  readonly extend?: (base: ApiDeps & { identity: Identity }) => Promise<{ deps?: Partial<ApiDeps>; close?: () => Promise<void> }>;
 }
 
 export interface RunningApi {
   readonly baseUrl: string;
-  readonly deps: ApiDeps & { identity: IdentityService };
+  readonly deps: ApiDeps & { identity: Identity };
+  /** The records and chain scopes the composition built (store, publication queue, chain adapters). */
+  readonly recordsScope: ApiRecords;
   close(): Promise<void>;
 }
 
-/** Builds the real app (own Redis connections) and listens on a free port. */
+/**
+ * Builds the real app with the production composition (`composeApi`: its own Redis connections,
+ * every scope) on the test's prefix, clock and environment, and listens on a free port.
+ */
 export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
   const config = testConfig(opts.prefix, opts.env);
   const logger = createLogger({ level: 'silent', name: 'test-api' });
-  const clock = opts.clock ?? systemClock;
-  const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: 2 });
-  const identity = await IdentityService.open({ config, logger, redis, clock });
-  const base = { config, logger, redis, clock, claims: new ClaimsService({ config, redis, clock }), identity };
-  const extra = opts.extend ? await opts.extend(base) : {};
-  const deps = { ...base, ...(extra.deps ?? {}) } as ApiDeps & { identity: IdentityService };
+  const composed = await composeApi(config, logger, opts.clock ?? systemClock);
+  const fund = opts.fund ?? 100;
+  if (fund > 0) await fundPool(composed.recordsScope.wallet.pool, fund, 1000);
+  const extra = opts.extend ? await opts.extend(composed.deps) : {};
+  const deps: ApiDeps & { identity: Identity } = { ...composed.deps, ...(extra.deps ?? {}) };
   const server = http.createServer(createApp(deps));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     baseUrl,
     deps,
+    recordsScope: composed.recordsScope,
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       if (extra.close) await extra.close();
-      await identity.close();
-      await redis.quit();
+      await composed.close();
     },
   };
 }
 
-/** Starts a key worker in-process (own connections) on the same prefix and environment. */
+/** Starts a key worker in-process (own connection) on the same prefix and environment. */
 export async function startKeyWorker(opts: { prefix: string; env?: Record<string, string>; worker?: KeyWorkerOptions['worker'] }): Promise<RunningKeyWorker> {
-  return startIdentityKeyWorker({
+  return startTestKeyWorker({
     config: testConfig(opts.prefix, opts.env),
     logger: createLogger({ level: 'silent', name: 'test-key-worker' }),
     ...(opts.worker ? { worker: opts.worker } : {}),
@@ -88,35 +101,5 @@ export function seedKey(
   return seedStoredKey(redis, { prefix: config.redisPrefix, lifetimeDays: config.keyLifetimeDays }, { ...opts, createdAt: opts.createdAt ?? clock.now() });
 }
 
-export interface CallResult {
-  readonly status: number;
-  readonly headers: Headers;
-  /** Parsed JSON when the response is JSON, else the text ('' when empty). */
-  readonly body: unknown;
-}
-
-/**
- * One HTTP call. `body` objects are sent as JSON; strings are sent as they are (set
- * `contentType` to test other types).
- */
-export async function call(
-  baseUrl: string | RunningApi,
-  method: string,
-  path: string,
-  opts: { key?: string; body?: unknown; contentType?: string; headers?: Record<string, string> } = {},
-): Promise<CallResult> {
-  const url = `${typeof baseUrl === 'string' ? baseUrl : baseUrl.baseUrl}${path}`;
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  if (opts.key !== undefined) headers['x-api-key'] = opts.key;
-  let body: string | undefined;
-  if (opts.body !== undefined) {
-    body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
-    headers['content-type'] = opts.contentType ?? 'application/json';
-  }
-  const res = await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
-  const text = await res.text();
-  const type = res.headers.get('content-type') ?? '';
-  let parsed: unknown = text;
-  if (text.length > 0 && /json/.test(type)) parsed = JSON.parse(text);
-  return { status: res.status, headers: res.headers, body: parsed };
-}
+export { call, send } from './rest-client';
+export type { CallResult, SendOptions } from './rest-client';

@@ -1,24 +1,23 @@
 // Shared set-up of the record route specs (not a spec itself): the real app on port 0 (the
-// identity harness), real Redis and BullMQ, the real chain (BSV transaction builder, embedded
-// devnet publisher, reader and block producer) and the real identity auth: every x-api-key is a
-// real key, registered with the bootstrap admin function or issued through the key use case and
-// its BullMQ key worker, and verified by the production `requireKey` middleware.
-import type { ConnectionOptions } from 'bullmq';
-import { BsvTransactionBuilder } from '@proofline/chain-bsv';
-import { DevnetBlockProducer, DevnetPublisher, DevnetReader } from '@proofline/chain-devnet';
-import type { DevnetBlock } from '@proofline/chain-devnet';
+// identity harness), real Redis and BullMQ, the real chain path (BSV transaction builder funded
+// from the wallet's pool, ARC over HTTP to the devnet node started on port 0 by
+// `startArcDevnet`, proofs verified against the node's headers) and the real identity auth: every
+// x-api-key is a real key, registered with the bootstrap admin function or issued through the
+// key use case and its BullMQ key worker, and verified by the production `requireKey` middleware.
+import { inputsReleasable } from '@proofline/chain-wallet';
+import type { FundingUtxo } from '@proofline/chain-wallet';
+import { startArcDevnet } from '@proofline/chain-testing';
+import type { ArcDevnet } from '@proofline/chain-testing';
 import { createBootstrapKey } from '@proofline/identity-feature';
 import { RecordStore } from '@proofline/records-data-access';
-import { BullPublishQueue, RecordsService, startRecordsPublisher } from '@proofline/records-feature';
-import type { RunningPublisher } from '@proofline/records-feature';
+import { publicationSettlement, rawTxOf, refusedWhileConfirming, startRecordsPublisher } from '@proofline/records-feature';
+import type { BullPublishQueue, PublicationSettlement, RunningPublisher } from '@proofline/records-feature';
 import type { Config } from '@proofline/shared-config';
-import { bullPrefix } from '@proofline/shared-jobs';
 import { createLogger } from '@proofline/shared-logger';
-import { bullConnection, createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
 import type { Redis } from '@proofline/shared-redis';
-import { testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
-import { identityRecordsAuth } from '../routes/records-http';
-import { startApi, startKeyWorker } from './harness';
+import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { send, startApi, startKeyWorker } from './harness';
 import type { RunningApi } from './harness';
 
 /** The callers every records spec uses; `f.keys[role]` is the role's raw API key. */
@@ -34,13 +33,12 @@ export const KEYS = {
 } as const;
 export type KeyRole = keyof typeof KEYS;
 
-/** The real chain adapters of the fixture, on its Redis prefix. */
-export interface FixtureChain {
-  /** The production builder (signed BSV transactions), for specs that build a competing transaction. */
-  readonly builder: BsvTransactionBuilder;
-  /** The devnet's mempool door, as a third party would submit to it. */
-  readonly publisher: DevnetPublisher;
-  readonly reader: DevnetReader;
+/** A block the node mined, once the service's confirmation pass has seen it. */
+export interface MinedBlock {
+  readonly hash: string;
+  readonly height: number;
+  /** Every transaction of the block, coinbase first (the node's view). */
+  readonly txIds: readonly string[];
 }
 
 export interface RecordsFixture {
@@ -51,53 +49,50 @@ export interface RecordsFixture {
   readonly config: Config;
   readonly api: RunningApi;
   readonly keys: Readonly<Record<KeyRole, string>>;
-  readonly chain: FixtureChain;
+  /** The devnet node, the worker-side chain scope (ARC client, proof store), the funded pool. */
+  readonly dev: ArcDevnet;
+  /** What the worker's publisher settles with (pool + watch set), for specs that start their own publisher. */
+  readonly settlement: PublicationSettlement;
   readonly store: RecordStore;
   readonly queue: BullPublishQueue;
-  /** Starts the records publisher worker (real BullMQ, devnet publisher) once; later calls return it. */
+  /**
+   * Starts the worker side once (later calls return it): the records publisher (real BullMQ, ARC
+   * over HTTP, batched, settling funding) and the confirmation worker (ARC_POLL_MS 100 ms).
+   */
   startPublisher(): RunningPublisher;
-  /** Produces one devnet block now (the genesis block first on first use) and returns it. */
-  produceBlock(): Promise<DevnetBlock>;
+  /** The node mines one block now; resolves once every watched tx of it has its proof stored. */
+  produceBlock(): Promise<MinedBlock>;
+  /** The node's ARC status of a transaction (`GET /v1/tx/{txid}`): null when it does not know it. */
+  arcStatus(txId: string): Promise<{ txStatus: string; blockHash?: string | null; merklePath?: string | null } | null>;
+  /** Real UTXOs to the funding key that are NOT in the pool (for transactions a spec builds itself). */
+  spareFunding(count: number): Promise<FundingUtxo[]>;
   /** Every records key under the prefix (to assert "nothing written"). */
   recordKeys(): Promise<string[]>;
-  /** Every devnet key under the prefix (to assert "nothing reached the chain"). */
+  /** Every key of the chain side (node, proofs) under the prefix (to assert "nothing reached the chain"). */
   chainKeys(): Promise<string[]>;
   /** One HTTP call; `key` is a caller role (default writerA) or null for no x-api-key header. */
   request(method: string, path: string, opts?: { key?: KeyRole | null; body?: Uint8Array | string; type?: string | null }): Promise<Response>;
   close(): Promise<void>;
 }
 
-export async function startRecordsFixture(env: Record<string, string> = {}): Promise<RecordsFixture> {
+/** `fund`: funding UTXOs put in the wallet's pool before the first write (default 200; 0 = empty pool). */
+export async function startRecordsFixture(env: Record<string, string> = {}, options: { fund?: number } = {}): Promise<RecordsFixture> {
   const prefix = uniquePrefix('rec');
-  const fullEnv = { MAX_LINKS: '5', MAX_RECORD_BYTES: '1024', ...env };
   const logger = createLogger({ level: 'silent', name: 'test' });
-  const queue = new BullPublishQueue(bullConnection(testRedisUrl()) as ConnectionOptions, bullPrefix(prefix));
-  const api = await startApi({
-    prefix,
-    env: fullEnv,
-    extend: async (base) => {
-      const service = new RecordsService({
-        config: base.config,
-        clock: base.clock,
-        logger,
-        store: new RecordStore(base.redis, prefix),
-        builder: new BsvTransactionBuilder(),
-        reader: new DevnetReader(base.redis, prefix),
-        queue,
-      });
-      return { deps: { records: { service, auth: identityRecordsAuth(base.identity) } }, close: () => queue.close() };
-    },
-  });
+  // The node first: the API's configuration points ARC_URL/HEADERS_URL at it.
+  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const dev = await startArcDevnet({ redis: nodeRedis, prefix });
+  const fullEnv = { MAX_LINKS: '5', MAX_RECORD_BYTES: '1024', ...dev.env, ...env };
+  const api = await startApi({ prefix, env: fullEnv, fund: 0 });
+  const scope = api.recordsScope;
+  const { queue } = scope;
   const { config, redis, identity, clock } = api.deps;
 
-  // The worker side has its own connection, as in apps/worker.
+  // The worker side has its own connections, as in apps/worker.
   const workerRedis = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
-  const chain: FixtureChain = {
-    builder: new BsvTransactionBuilder(),
-    publisher: new DevnetPublisher(workerRedis, prefix),
-    reader: new DevnetReader(workerRedis, prefix),
-  };
-  const producer = new DevnetBlockProducer(workerRedis, prefix);
+  const workerBull = createBullRedis(config.redisUrl);
+  const fund = options.fund ?? 200;
+  if (fund > 0) await dev.fund(fund, 1000);
 
   // Real keys: two bootstrap admins, and two narrower keys issued by tenant-a's admin through the
   // key use case (processed by the real key worker, then stopped: it is not needed afterwards).
@@ -108,16 +103,18 @@ export async function startRecordsFixture(env: Record<string, string> = {}): Pro
   let writerA2: string;
   let auditorA: string;
   try {
-    const owner = await identity.authenticate(writerA);
-    writerA2 = (await identity.createKey(owner, { name: 'second writer', permissions: ['Issuer_User'] })).rawKey;
-    auditorA = (await identity.createKey(owner, { name: 'auditor', permissions: ['Verifier_Auditor'] })).rawKey;
+    const owner = await identity.authenticator.authenticate(writerA);
+    writerA2 = (await identity.keys.createKey(owner, { name: 'second writer', permissions: ['Issuer_User'] })).rawKey;
+    auditorA = (await identity.keys.createKey(owner, { name: 'auditor', permissions: ['Verifier_Auditor'] })).rawKey;
   } finally {
     await keyWorker.close();
   }
   const keys: Record<KeyRole, string> = { writerA, writerA2, writerB, auditorA };
 
-  const store = new RecordStore(redis, prefix);
+  const store = scope.records.store;
+  const settlement = publicationSettlement({ pool: dev.pool, proofs: dev.chain.store, clock, releasable: (code) => inputsReleasable({ code, reachedNetwork: false }) });
   let publisher: RunningPublisher | undefined;
+  let confirmations: ReturnType<ArcDevnet['startConfirmations']> | undefined;
   return {
     base: api.baseUrl,
     prefix,
@@ -125,47 +122,75 @@ export async function startRecordsFixture(env: Record<string, string> = {}): Pro
     config,
     api,
     keys,
-    chain,
+    dev,
+    settlement,
     store,
     queue,
     startPublisher() {
-      publisher ??= startRecordsPublisher({
-        connection: bullConnection(config.redisUrl) as ConnectionOptions,
-        bullPrefix: bullPrefix(prefix),
-        store: new RecordStore(workerRedis, prefix),
-        chain: new DevnetPublisher(workerRedis, prefix),
-        clock,
-        logger,
-        concurrency: 4,
-        sweepEveryMs: 0,
-      });
+      if (!publisher) {
+        const records = new RecordStore(workerRedis, prefix);
+        publisher = startRecordsPublisher({
+          connection: workerBull,
+          redis: workerRedis,
+          prefix,
+          chain: dev.chain.publisher,
+          settlement,
+          clock,
+          logger,
+          concurrency: 4,
+          sweepEveryMs: 0,
+        });
+        confirmations = dev.startConfirmations(workerBull, { rawTxOf: rawTxOf(records), onRefused: refusedWhileConfirming({ records, pool: dev.pool, clock }) });
+      }
       return publisher;
     },
     async produceBlock() {
-      const produced = await producer.produceBlock(new Date());
-      if (produced.status !== 'produced') throw new Error(`records fixture: no block produced (${produced.reason})`);
-      const block = await chain.reader.blockByHash(produced.hash);
-      if (!block) throw new Error(`records fixture: block ${produced.hash} not found after commit`);
-      return block;
+      const mined = await dev.node.mineBlock();
+      const res = await fetch(`${dev.node.url}/block/${mined.hash}/header`);
+      if (res.status !== 200) throw new Error(`records fixture: block ${mined.hash} has no header`);
+      // The confirmation pass (started with the publisher) stores the proofs and the tip.
+      if (confirmations) {
+        await eventually(async () => {
+          if ((await dev.chain.store.tip())?.hash !== mined.hash) return false;
+          const watched = new Set(await dev.chain.store.watched(100_000));
+          return mined.txIds.every((t) => !watched.has(t));
+        }, 10_000, 20);
+      } else {
+        await dev.confirmOnce({ rawTxOf: rawTxOf(store), onRefused: async () => undefined });
+      }
+      return { hash: mined.hash, height: mined.height, txIds: mined.txIds };
+    },
+    async arcStatus(txId) {
+      const res = await fetch(`${dev.node.url}/v1/tx/${txId}`);
+      if (res.status === 404) return null;
+      return (await res.json()) as { txStatus: string; blockHash?: string | null; merklePath?: string | null };
+    },
+    spareFunding(count) {
+      return dev.fund(count, 1000, { addToPool: false });
     },
     async recordKeys() {
       return (await redis.keys(`${prefix}:records:*`)).sort();
     },
     async chainKeys() {
-      return (await redis.keys(`${prefix}:chain:*`)).sort();
+      return [...(await redis.keys(`${prefix}:devnet:*`)), ...(await redis.keys(`${prefix}:arc:*`))].sort();
     },
     request(method, path, opts = {}) {
-      const headers: Record<string, string> = {};
       const role = opts.key === undefined ? 'writerA' : opts.key;
-      if (role !== null) headers['x-api-key'] = keys[role];
-      if (opts.body !== undefined && opts.type !== null) headers['content-type'] = opts.type ?? 'application/octet-stream';
-      return fetch(`${api.baseUrl}${path}`, { method, headers, ...(opts.body !== undefined ? { body: opts.body as unknown as string } : {}) });
+      return send(api, method, path, {
+        ...(role !== null ? { key: keys[role] } : {}),
+        ...(opts.body !== undefined ? { body: opts.body } : {}),
+        contentType: opts.type === undefined ? 'application/octet-stream' : opts.type,
+      });
     },
     async close() {
       if (publisher) await publisher.close();
+      await (await confirmations)?.close();
       await api.close();
+      await dev.close();
       await deleteByPrefix(workerRedis, prefix);
+      await workerBull.quit();
       await workerRedis.quit();
+      await nodeRedis.quit();
     },
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChainTip, DevnetBlock } from '@proofline/chain-devnet';
+import type { Block as ChainBlock, ChainTip } from '@proofline/chain-domain';
 import { badRequest, notFound } from '@proofline/shared-errors';
 import { toCursor } from '../cursor';
 import { InvalidArgumentError, NotFoundError, typed } from '../errors';
@@ -36,13 +36,13 @@ export function addBlockTypes(builder: Builder, limits: SchemaLimits, common: Re
   const BlockTransaction = builder.objectRef<BlockTxShape>('BlockTransaction').implement({
     fields: (t) => ({
       txId: t.exposeString('txId'),
-      index: t.exposeInt('index', { description: 'Position in the block (0 = the coinbase).' }),
-      coinbase: t.boolean({ resolve: (tx) => tx.index === 0 }),
+      index: t.exposeInt('index', { description: 'Position in this list: the transactions of the block this service published and proved, in block order.' }),
+      coinbase: t.boolean({ description: 'Always false over ARC (the service lists only the transactions it proved); kept for compatibility.', resolve: () => false }),
       record: t.loadable({
         type: records.RecordInterface,
         nullable: true,
         description: 'The record this transaction publishes; null for the coinbase and other transactions.',
-        load: (txIds: string[], ctx) => ctx.deps.records.records(txIds) as Promise<never[]>,
+        load: (txIds: string[], ctx) => ctx.deps.records.metaMany(txIds) as Promise<never[]>,
         resolve: (tx) => tx.txId,
       }),
     }),
@@ -57,13 +57,13 @@ export function addBlockTypes(builder: Builder, limits: SchemaLimits, common: Re
     fields: (t) => ({
       edges: t.field({ type: [Edge], complexity: { field: 1, multiplier: 1 }, resolve: (c) => [...c.edges] }),
       pageInfo: t.field({ type: common.PageInfo, resolve: (c) => c.pageInfo }),
-      totalCount: t.exposeInt('totalCount', { description: 'Transactions in the block, coinbase included.' }),
+      totalCount: t.exposeInt('totalCount', { description: 'Transactions of the block this service proved.' }),
     }),
   });
 
-  const Block = builder.objectRef<DevnetBlock>('Block');
+  const Block = builder.objectRef<ChainBlock>('Block');
   Block.implement({
-    description: 'A block of the chain (the embedded devnet): its 80-byte header fields and its transactions.',
+    description: 'A block as this service verified it (its header checked against HEADERS_URL): header fields and the transactions it proved in it.',
     fields: (t) => ({
       hash: t.exposeString('hash'),
       height: t.exposeInt('height'),
@@ -74,7 +74,7 @@ export function addBlockTypes(builder: Builder, limits: SchemaLimits, common: Re
       bits: t.string({ description: 'Compact difficulty target, 8 hex digits.', resolve: (b) => b.header.bits.toString(16).padStart(8, '0') }),
       nonce: t.float({ description: 'uint32.', resolve: (b) => b.header.nonce }),
       header: t.exposeString('headerHex', { description: 'The 80-byte header, hex (the `target` of TSC proofs).' }),
-      txCount: t.int({ resolve: (b) => b.txIds.length }),
+      txCount: t.exposeInt('txCount'),
       previous: t.field({
         type: Block,
         nullable: true,
@@ -83,17 +83,17 @@ export function addBlockTypes(builder: Builder, limits: SchemaLimits, common: Re
       transactions: t.field({
         type: Connection,
         nullable: true,
-        description: "The block's transactions in order (coinbase first). Page size 1..MAX_LINKS (default 1000); 50 when neither first nor last is given.",
+        description: "The transactions this service proved in the block, in block order (ARC serves no block bodies). Page size 1..MAX_LINKS (default 1000); 50 when neither first nor last is given.",
         args: { first: t.arg.int(), after: t.arg.string(), last: t.arg.int(), before: t.arg.string() },
         validate: pageArgsSchema(limits, 'tx'),
         complexity: connectionComplexity(limits),
-        resolve: (b, args) => {
-          const { start, end } = windowOf(toPageArgs('tx', limits, args), b.txIds.length);
-          const ids = b.txIds.slice(start, end);
+        resolve: async (b, args, ctx) => {
+          const { start, end } = windowOf(toPageArgs('tx', limits, args), b.txCount);
+          const ids = (await ctx.deps.chain.blockTxIds(b.hash, start, end)) ?? [];
           return {
-            totalCount: b.txIds.length,
+            totalCount: b.txCount,
             edges: ids.map((txId, i) => ({ cursor: toCursor('tx', start + i), node: { txId, index: start + i } })),
-            pageInfo: pageInfo('tx', start, ids.length, b.txIds.length, toCursor),
+            pageInfo: pageInfo('tx', start, ids.length, b.txCount, toCursor),
           };
         },
       }),

@@ -34,7 +34,7 @@ function pause(ms: number, until: Promise<unknown>): Promise<boolean> {
  * delays an update. Emits the first status at once, then only changes.
  */
 export async function* watchConfirmation(deps: GraphQLDeps, meta: RecordMeta, depth: number, pollMs: number): AsyncGenerator<ConfirmationUpdate> {
-  const events = deps.blockEvents.subscribe();
+  const events = deps.chain.blockEvents();
   let wake = events.next(); // starts listening before the first read: no block falls in between
   let last = '';
   try {
@@ -85,7 +85,7 @@ export function addConfirmationSubscription(builder: Builder, limits: SchemaLimi
           const parsed = argsSchema.safeParse({ txId: args.txId, depth: args.depth ?? 1 });
           if (!parsed.success) throw argumentError(parsed.error.issues);
           await ctx.caller();
-          const meta = await ctx.deps.records.record(parsed.data.txId);
+          const [meta] = await ctx.deps.records.metaMany([parsed.data.txId.toLowerCase()]);
           if (!meta) throw notFound('TX_NOT_FOUND', `No record with txId ${parsed.data.txId.toLowerCase()}.`);
           return watchConfirmation(ctx.deps, meta, parsed.data.depth, Math.max(1000, ctx.deps.config.blockIntervalMs));
         },

@@ -52,13 +52,13 @@ export function addKeyTypes(builder: Builder) {
       type: [ApiKey],
       nullable: true,
       description: "The tenant's keys (identity and legacy), newest first. Needs Issuer_Admin or Verifier_Admin, as REST.",
-      resolve: async (_root, _args, ctx) => ctx.deps.identity.listKeys(await ctx.caller(...KEY_ADMIN_PERMISSIONS)),
+      resolve: async (_root, _args, ctx) => ctx.deps.identity.keys.listKeys(await ctx.caller(...KEY_ADMIN_PERMISSIONS)),
     }),
     apiKeyUsage: t.field({
       type: ApiKeyUsage,
       nullable: true,
       description: 'Keys used and the shared limit. Needs Issuer_Admin or Verifier_Admin, as REST.',
-      resolve: async (_root, _args, ctx) => ctx.deps.identity.usage(await ctx.caller(...KEY_ADMIN_PERMISSIONS)),
+      resolve: async (_root, _args, ctx) => ctx.deps.identity.keys.usage(await ctx.caller(...KEY_ADMIN_PERMISSIONS)),
     }),
     me: t.field({
       type: Me,
@@ -66,7 +66,7 @@ export function addKeyTypes(builder: Builder) {
       description: 'The calling key (masked, never its raw value). Any valid key.',
       resolve: async (_root, _args, ctx) => {
         const principal = await ctx.caller();
-        return { principal, key: await callerKey(ctx.deps.identity, principal) };
+        return { principal, key: await callerKey(ctx.deps.identity.keys, principal) };
       },
     }),
   }));

@@ -1,5 +1,8 @@
+import DataLoader from 'dataloader';
+import { Kind as GraphQLKind } from 'graphql';
+import type { FragmentDefinitionNode, GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import { isUpdatable } from '@proofline/records-domain';
-import type { RecordMeta } from '@proofline/records-domain';
+import type { Receipt, RecordMeta } from '@proofline/records-domain';
 import type { Confirmation } from '@proofline/records-feature';
 import type { TscMerkleProof } from '@proofline/chain-domain';
 import type { GraphQLContext } from '../context';
@@ -11,8 +14,8 @@ import type { PageInfoShape, addCommonTypes } from './common';
 
 interface ChainEdgeShape {
   readonly cursor: string;
-  /** txId: the LinkedRecord loader batches every node of a page. */
-  readonly node: string;
+  /** The record read with its page, or its txId (then the LinkedRecord loader batches it). */
+  readonly node: string | RecordMeta;
 }
 interface ChainConnectionShape {
   readonly edges: readonly ChainEdgeShape[];
@@ -33,6 +36,78 @@ function textOf(bytes: Buffer): string | null {
 /** null entries of a batch become per-item errors (masked): a listed txId must exist. */
 function orMissing<T>(ids: readonly string[], values: readonly (T | null)[], what: string): (T | Error)[] {
   return values.map((v, i) => v ?? new Error(`${what} ${ids[i] ?? '?'} missing`));
+}
+
+/** Per-request loaders of record bytes and confirmations (a fresh context per request). */
+interface RecordLoaders {
+  readonly content: DataLoader<string, Buffer>;
+  readonly confirmation: DataLoader<string, Confirmation | null>;
+}
+const loadersByContext = new WeakMap<GraphQLContext, RecordLoaders>();
+function loadersOf(ctx: GraphQLContext): RecordLoaders {
+  let loaders = loadersByContext.get(ctx);
+  if (!loaders) {
+    loaders = {
+      content: new DataLoader(async (txIds: readonly string[]) => orMissing(txIds, await ctx.deps.records.contentMany(txIds), 'content of')),
+      confirmation: new DataLoader((txIds: readonly string[]) => ctx.deps.records.confirmationMany(txIds)),
+    };
+    loadersByContext.set(ctx, loaders);
+  }
+  return loaders;
+}
+
+/**
+ * Names of the fields selected under `path` (e.g. edges → node) of the current field, through
+ * inline fragments and fragment spreads; empty when the path is not selected.
+ */
+export function selectedUnder(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>, path: readonly string[]): Set<string> {
+  let sets: SelectionSetNode[] = info.fieldNodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : []));
+  for (const name of path) sets = sets.flatMap((set) => fieldsOf(set, info.fragments).filter((f) => f.name === name && f.set).map((f) => f.set as SelectionSetNode));
+  return new Set(sets.flatMap((set) => fieldsOf(set, info.fragments).map((f) => f.name)));
+}
+
+function fieldsOf(set: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, seen = new Set<string>()): { name: string; set: SelectionSetNode | undefined }[] {
+  return set.selections.flatMap((sel) => {
+    if (sel.kind === GraphQLKind.FIELD) return [{ name: sel.name.value, set: sel.selectionSet }];
+    if (sel.kind === GraphQLKind.INLINE_FRAGMENT) return fieldsOf(sel.selectionSet, fragments, seen);
+    const name = sel.name.value;
+    const fragment = fragments[name];
+    if (!fragment || seen.has(name)) return [];
+    seen.add(name);
+    return fieldsOf(fragment.selectionSet, fragments, seen);
+  });
+}
+
+/**
+ * Reads what a `chain` page's nodes need in bulk, one batched call per kind, only for what the
+ * query selects, and keeps it in the request's context: the nodes and their content,
+ * confirmation, previous and next then resolve synchronously (~5 promises per node fewer).
+ */
+async function prefetchPage(ctx: GraphQLContext, txIds: readonly string[], info: GraphQLResolveInfo): Promise<(RecordMeta | null)[] | null> {
+  const selected = selectedUnder(info, ['edges', 'node']);
+  if (selected.size === 0 || txIds.length === 0) return null;
+  const { records } = ctx.deps;
+  const [metas, contents, confirmations] = await Promise.all([
+    records.metaMany(txIds),
+    selected.has('content') ? records.contentMany(txIds) : null,
+    selected.has('confirmation') ? records.confirmationMany(txIds) : null,
+  ]);
+  const { prefetched } = ctx;
+  txIds.forEach((txId, i) => {
+    const meta = metas[i];
+    if (meta) prefetched.meta.set(txId, meta);
+    const content = contents?.[i];
+    if (content) prefetched.content.set(txId, content);
+    if (confirmations) prefetched.confirmation.set(txId, confirmations[i] ?? null);
+  });
+  return metas;
+}
+
+/** A linked record by txId: the prefetched one at once, else through the loader (its txId). */
+function linkedOrId(ctx: GraphQLContext, txId: string | null): RecordMeta | string | null {
+  if (txId === null) return null;
+  const meta = ctx.prefetched.meta.get(txId);
+  return meta && meta.family === 'linked' ? meta : txId;
 }
 
 export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: ReturnType<typeof addCommonTypes>) {
@@ -77,6 +152,26 @@ export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: R
     }),
   });
 
+  const ReceiptRef = builder.objectRef<Receipt>('Receipt').implement({
+    description:
+      'Everything needed to check the record with no service (REST `GET …/{txId}/receipt`; `npm run cli -- receipt verify`). ' +
+      'It does not prove that the block is on the longest chain: compare blockHash with a headers service.',
+    fields: (t) => ({
+      version: t.exposeInt('version'),
+      txId: t.exposeString('txId'),
+      family: t.exposeString('family', { description: '`records` or `linkedrecords`.' }),
+      prevTxId: t.string({ nullable: true, description: 'Linked records: the record this one links to (null for a create and for independent records).', resolve: (r) => r.prevTxId ?? null }),
+      rawTx: t.exposeString('rawTx', { description: 'The serialized transaction, hex.' }),
+      encoding: t.field({ type: [Encoder], description: 'The encoder steps, in order; salts are never included.', resolve: (r) => [...r.encoding] }),
+      contentType: t.exposeString('contentType'),
+      merkleProof: t.field({ type: MerkleProof, resolve: (r) => r.merkleProof }),
+      blockHeader: t.exposeString('blockHeader', { description: 'The 80-byte block header, hex.' }),
+      blockHash: t.exposeString('blockHash'),
+      blockHeight: t.exposeInt('blockHeight'),
+      beef: t.exposeString('beef', { description: 'Atomic BEEF (BRC-95) of the transaction with its Merkle path, hex.' }),
+    }),
+  });
+
   const Content = builder.objectRef<Buffer>('RecordContent').implement({
     description: 'The exact bytes on chain.',
     fields: (t) => ({
@@ -97,17 +192,25 @@ export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: R
       byteLength: t.exposeInt('byteLength'),
       acceptedAt: t.exposeString('acceptedAt'),
       publication: t.field({ type: Publication, resolve: (r) => r.state }),
-      content: t.loadable({
+      content: t.field({
         type: Content,
         description: 'The bytes on chain (one batched read for every record of the query).',
-        load: async (txIds: string[], ctx) => orMissing(txIds, await ctx.deps.records.contents(txIds), 'content of'),
-        resolve: (r) => r.txId,
+        resolve: (r, _args, ctx) => ctx.prefetched.content.get(r.txId) ?? loadersOf(ctx).content.load(r.txId),
       }),
-      confirmation: t.loadable({
+      confirmation: t.field({
         type: ConfirmationRef,
         nullable: true,
         description: 'null until mined with its proof.',
-        load: (txIds: string[], ctx) => ctx.deps.records.confirmations(txIds) as Promise<Confirmation[]>,
+        resolve: (r, _args, ctx) => {
+          const { confirmation } = ctx.prefetched;
+          return confirmation.has(r.txId) ? (confirmation.get(r.txId) ?? null) : loadersOf(ctx).confirmation.load(r.txId);
+        },
+      }),
+      receipt: t.loadable({
+        type: ReceiptRef,
+        nullable: true,
+        description: 'The receipt; null until mined with its proof (one batched read for every record of the query).',
+        load: (txIds: string[], ctx) => ctx.deps.receipts.receiptMany(txIds) as Promise<Receipt[]>,
         resolve: (r) => r.txId,
       }),
     }),
@@ -115,7 +218,7 @@ export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: R
 
   const LinkedRecord = builder.loadableObjectRef<RecordMeta, string>('LinkedRecord', {
     load: async (txIds: string[], ctx: GraphQLContext) => {
-      const metas = await ctx.deps.records.records(txIds);
+      const metas = await ctx.deps.records.metaMany(txIds);
       return metas.map((m, i) => (m && m.family === 'linked' ? m : new Error(`linked record ${txIds[i] ?? '?'} missing`)));
     },
   });
@@ -159,7 +262,7 @@ export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: R
       description: 'The record this one updates or deletes; null for a create. Needs the navigate feature.',
       resolve: (r, _args, ctx) => {
         ctx.deps.records.requireNavigation();
-        return r.prevTxId;
+        return linkedOrId(ctx, r.prevTxId);
       },
     }),
     next: t.field({
@@ -168,7 +271,7 @@ export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: R
       description: 'The record that updates or deletes this one; null at the chain’s end. Needs the navigate feature.',
       resolve: (r, _args, ctx) => {
         ctx.deps.records.requireNavigation();
-        return r.nextTxId;
+        return linkedOrId(ctx, r.nextTxId);
       },
     }),
     chain: t.field({
@@ -185,11 +288,15 @@ export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: R
       },
       validate: pageArgsSchema(limits, 'chain'),
       complexity: connectionComplexity(limits),
-      resolve: async (r, args, ctx) => {
+      resolve: async (r, args, ctx, info) => {
         const page = await ctx.deps.records.chainPage(r.chainId, toPageArgs('chain', limits, args));
+        const metas = await prefetchPage(ctx, page.txIds, info);
         return {
           totalCount: page.total,
-          edges: page.txIds.map((txId, i) => ({ cursor: toCursor('chain', page.start + i), node: txId })),
+          edges: page.txIds.map((txId, i) => {
+            const meta = metas?.[i];
+            return { cursor: toCursor('chain', page.start + i), node: meta && meta.family === 'linked' ? meta : txId };
+          }),
           pageInfo: pageInfo('chain', page.start, page.txIds.length, page.total, toCursor),
         };
       },
@@ -205,7 +312,7 @@ export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: R
       errors: { types: [NotFoundError, InvalidArgumentError], directResult: true },
       resolve: async (_root, args, ctx) => {
         await ctx.caller();
-        return typed(() => ctx.deps.records.find('linked', args.txId));
+        return typed(() => ctx.deps.records.meta('linked', args.txId));
       },
     }),
     record: t.field({
@@ -216,7 +323,7 @@ export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: R
       errors: { types: [NotFoundError, InvalidArgumentError], directResult: true },
       resolve: async (_root, args, ctx) => {
         await ctx.caller();
-        return typed(() => ctx.deps.records.find('independent', args.txId));
+        return typed(() => ctx.deps.records.meta('independent', args.txId));
       },
     }),
   }));

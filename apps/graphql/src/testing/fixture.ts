@@ -1,22 +1,24 @@
-// Shared set-up of the GraphQL specs (not a spec itself): the real GraphQL deps (RecordsService,
-// IdentityService, devnet reader, Redis pub/sub) on a private prefix, a writer RecordsService
-// composed exactly like apps/api's (BSV builder, devnet reader, BullMQ publish queue), and on
-// demand the real publisher worker and block producer worker.
+// Shared set-up of the GraphQL specs (not a spec itself): the production GraphQL composition
+// (createGraphQLDeps) on a private prefix, pointed at the devnet node (`startArcDevnet`: ARC over
+// HTTP, a block every BLOCK_INTERVAL_MS, the wallet's pool funded by a real coinbase split), a
+// writer built by the same factories as apps/api's (createArcChain, createRecords,
+// BullPublishQueue), and on demand the real publisher and confirmation workers, wired like
+// apps/worker's roles.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ConnectionOptions } from 'bullmq';
-import { BsvTransactionBuilder } from '@proofline/chain-bsv';
-import { DevnetBlockProducer, DevnetPublisher, DevnetReader, startBlockProducerWorker } from '@proofline/chain-devnet';
-import type { RunningBlockProducer } from '@proofline/chain-devnet';
-import type { Permission } from '@proofline/identity-domain';
+import { createArcChain } from '@proofline/chain-arc';
+import { startArcDevnet } from '@proofline/chain-testing';
+import type { ArcDevnet } from '@proofline/chain-testing';
+import { inputsReleasable } from '@proofline/chain-wallet';
 import { RecordStore } from '@proofline/records-data-access';
-import { BullPublishQueue, RecordsService, startRecordsPublisher } from '@proofline/records-feature';
-import type { RunningPublisher } from '@proofline/records-feature';
+import { fundPool } from '@proofline/records-testing';
+import type { Permission } from '@proofline/identity-domain';
+import { BullPublishQueue, createRecords, publicationSettlement, rawTxOf, refusedWhileConfirming, startRecordsPublisher } from '@proofline/records-feature';
+import type { RecordWrites, RunningPublisher } from '@proofline/records-feature';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import type { Clock, Config } from '@proofline/shared-config';
-import { bullPrefix } from '@proofline/shared-jobs';
 import { createLogger } from '@proofline/shared-logger';
-import { bullConnection, createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
 import type { Redis } from '@proofline/shared-redis';
 import { testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { createGraphQL } from '../app';
@@ -37,35 +39,44 @@ export interface GraphQLFixture {
   readonly deps: OwnedGraphQLDeps;
   readonly yoga: GraphQLServer;
   /** Writes records through the same use case as REST (real signed BSV transactions). */
-  readonly writer: RecordsService;
+  readonly writer: RecordWrites;
   /** Test-side Redis connection (seeding, assertions). */
   readonly redis: Redis;
   gql<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, key?: string): Promise<GqlResult<T>>;
   seedKey(opts: { permissions: readonly Permission[]; tenant?: string; revoked?: boolean; createdAt?: Date; name?: string }): Promise<{ id: string; rawKey: string }>;
-  /** Starts the real publisher and block producer workers (own connections). */
+  /** The devnet node the deployment talks to (it mines every BLOCK_INTERVAL_MS), and the funded pool. */
+  readonly dev: ArcDevnet;
+  /** Starts the real publisher and confirmation workers (own connections). */
   startChain(): Promise<void>;
   /** Another GraphQL app (own deps) on the same prefix, listening on a free port. */
   listen(deps?: GraphQLDeps): Promise<{ url: string; close(): Promise<void> }>;
   close(): Promise<void>;
 }
 
-export async function startGraphQL(env: Record<string, string> = {}, clock: Clock = systemClock): Promise<GraphQLFixture> {
+/**
+ * `fund`: funding UTXOs (1000 sat) the writer can reserve (default 300; each write takes one until
+ * its publication confirms the change). `publish`: the specs that call `startChain()` need UTXOs
+ * the node knows (a real coinbase split); the others get fast fake ones (`fundPool`).
+ */
+export async function startGraphQL(env: Record<string, string> = {}, clock: Clock = systemClock, options: { fund?: number; publish?: boolean } = {}): Promise<GraphQLFixture> {
   const prefix = uniquePrefix('gql');
-  const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', BLOCK_INTERVAL_MS: '200', ...env });
+  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const blockIntervalMs = Number(env['BLOCK_INTERVAL_MS'] ?? 200);
+  const dev = await startArcDevnet({ redis: nodeRedis, prefix, blockIntervalMs, pollMs: 100 });
+  const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', BLOCK_INTERVAL_MS: String(blockIntervalMs), ...dev.env, ...env });
   const logger = createLogger({ level: 'silent', name: 'test-graphql' });
   const deps = await createGraphQLDeps(config, logger, clock);
   const yoga = createGraphQL(deps);
   const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
-  const publishQueue = new BullPublishQueue(bullConnection(config.redisUrl) as ConnectionOptions, bullPrefix(prefix));
-  const writer = new RecordsService({
-    config,
-    clock,
-    logger,
-    store: new RecordStore(redis, prefix),
-    builder: new BsvTransactionBuilder(),
-    reader: new DevnetReader(redis, prefix),
-    queue: publishQueue,
-  });
+  const bull = createBullRedis(config.redisUrl);
+  const chain = createArcChain({ redis, prefix, config: config.chain, seed: config.wallet.seed });
+  const publishQueue = new BullPublishQueue(bull, prefix);
+  // Writes reserve funding from the wallet's pool: real UTXOs the node knows (a coinbase split) when the spec publishes.
+  const { pool } = dev;
+  if (options.publish) await dev.fund(options.fund ?? 300, 1000);
+  else await fundPool(pool, options.fund ?? 300, 1000);
+  const funding = { pool, feeRate: () => config.wallet.feeFloorSatsPerKb };
+  const writer = createRecords({ config, clock, logger, redis, prefix, builder: chain.builder, funding, reader: chain.reader, queue: publishQueue }).writes;
   const closers: (() => Promise<unknown>)[] = [];
 
   const fixture: GraphQLFixture = {
@@ -75,6 +86,7 @@ export async function startGraphQL(env: Record<string, string> = {}, clock: Cloc
     yoga,
     writer,
     redis,
+    dev,
     async gql(query, variables, key) {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (key !== undefined) headers['x-api-key'] = key;
@@ -87,27 +99,26 @@ export async function startGraphQL(env: Record<string, string> = {}, clock: Cloc
     },
     async startChain() {
       const workerRedis = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
+      const workerBull = createBullRedis(config.redisUrl);
+      const workerChain = createArcChain({ redis: workerRedis, prefix, config: config.chain, seed: config.wallet.seed });
+      const records = new RecordStore(workerRedis, prefix);
       const publisher: RunningPublisher = startRecordsPublisher({
-        connection: bullConnection(config.redisUrl) as ConnectionOptions,
-        bullPrefix: bullPrefix(prefix),
-        store: new RecordStore(workerRedis, prefix),
-        chain: new DevnetPublisher(workerRedis, prefix),
+        connection: workerBull,
+        redis: workerRedis,
+        prefix,
+        chain: workerChain.publisher,
+        settlement: publicationSettlement({ pool, proofs: workerChain.store, clock, releasable: (code) => inputsReleasable({ code, reachedNetwork: false }) }),
         clock,
         logger,
         concurrency: 8,
         sweepEveryMs: 0,
       });
-      const producer: RunningBlockProducer = await startBlockProducerWorker({
-        redisUrl: config.redisUrl,
-        redisPrefix: prefix,
-        blockIntervalMs: config.blockIntervalMs,
-        producer: new DevnetBlockProducer(workerRedis, prefix),
-        clock,
-        logger,
-      });
+      const confirmations = await dev.startConfirmations(workerBull, { rawTxOf: rawTxOf(records), onRefused: refusedWhileConfirming({ records, pool, clock }) });
       closers.push(async () => {
-        await producer.close();
+        await confirmations.close();
         await publisher.close();
+        await workerChain.close();
+        await workerBull.quit();
         await workerRedis.quit();
       });
     },
@@ -127,7 +138,11 @@ export async function startGraphQL(env: Record<string, string> = {}, clock: Cloc
       for (const c of closers.reverse()) await c().catch(() => undefined);
       await publishQueue.close();
       await deps.close();
+      await chain.close();
+      await dev.close();
       await deleteByPrefix(redis, prefix);
+      await nodeRedis.quit();
+      await bull.quit();
       await redis.quit();
     },
   };
@@ -135,7 +150,7 @@ export async function startGraphQL(env: Record<string, string> = {}, clock: Cloc
 }
 
 /** Writes a linked chain of `length` records (create + updates) through the real write path. */
-export async function writeChain(writer: RecordsService, length: number, opts: { tenant?: string; encode?: string; body?: (i: number) => string } = {}): Promise<string[]> {
+export async function writeChain(writer: RecordWrites, length: number, opts: { tenant?: string; encode?: string; body?: (i: number) => string } = {}): Promise<string[]> {
   const caller = { tenant: opts.tenant ?? 'default' };
   const body = opts.body ?? ((i: number) => `version ${i}`);
   const txIds = [(await writer.createLinked(caller, { body: Buffer.from(body(0)), encode: opts.encode })).txId];

@@ -1,8 +1,14 @@
+import type { ConnectionOptions } from 'bullmq';
 import { startIdentityKeyWorker } from '@proofline/identity-feature';
+import { bullConnection } from '@proofline/shared-redis';
 import type { RoleStarter } from '../context';
 
 /** The key worker: creates identity keys atomically under the per-tenant limit. */
 export const identityKeysRole: RoleStarter = async (ctx) => {
-  const running = await startIdentityKeyWorker({ config: ctx.config, logger: ctx.logger });
+  const running = await startIdentityKeyWorker({
+    config: ctx.config,
+    logger: ctx.logger,
+    connections: { redis: ctx.redis, bull: bullConnection(ctx.config.redisUrl) as ConnectionOptions },
+  });
   return { name: 'identity-keys', close: () => running.close() };
 };

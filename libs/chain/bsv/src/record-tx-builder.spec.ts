@@ -1,6 +1,8 @@
 import { LockingScript, SatoshisPerKilobyte, Spend, Transaction } from '@bsv/sdk';
-import type { RecordTxRequest } from '@proofline/chain-domain';
+import { InsufficientFundingError } from '@proofline/chain-domain';
+import type { Outpoint, RecordTxRequest } from '@proofline/chain-domain';
 import {
+  BsvSplitBuilder,
   BsvTransactionBuilder,
   DEV_CHAIN_SEED,
   InvalidTransactionError,
@@ -49,7 +51,7 @@ function expectSignaturesValid(built: BuiltRecordTransaction, previousLink?: { s
 describe('BsvTransactionBuilder', () => {
   const req = (r: RecordTxRequest) => builder.buildDetailed(r);
 
-  it('builds an independent record: header + data, funded by the faucet, parsable by the sdk', () => {
+  it('legacy (no funding given: old devnet specs): an independent record funded by the faucet, parsable by the sdk', () => {
     const built = req({ kind: 'independent', data: text('hello'), contentType: 'text/plain' });
     const tx = Transaction.fromHex(built.rawHex);
     expect(tx.id('hex')).toBe(built.txId);
@@ -130,6 +132,125 @@ describe('BsvTransactionBuilder', () => {
     expect(again.linkLockingScriptHex()).toBe(builder.linkLockingScriptHex());
     expect(new BsvTransactionBuilder({ seed: 'another' }).linkLockingScriptHex()).not.toBe(builder.linkLockingScriptHex());
     expect(builder.build({ kind: 'independent', data: text('a') }).txId).not.toBe(builder.build({ kind: 'independent', data: text('a') }).txId);
+  });
+});
+
+/** A pool UTXO paying the funding key (a fake parent txId: the interpreter checks signatures, not parents). */
+const utxo = (satoshis: number, n = 1): Outpoint => ({ txId: n.toString(16).padStart(64, '0'), vout: n % 3, satoshis });
+
+/**
+ * Checks every input of a funded transaction with the sdk's interpreter against the output it
+ * spends: the previous link output for input 0 of an update/delete, the pool UTXO (funding P2PKH
+ * script and satoshis) for every funding input.
+ */
+function expectFundedInputsValid(rawHex: string, sources: readonly { satoshis: number; scriptHex: string }[]): void {
+  const tx = Transaction.fromHex(rawHex);
+  expect(tx.inputs).toHaveLength(sources.length);
+  tx.inputs.forEach((input, inputIndex) => {
+    const source = sources[inputIndex]!;
+    const spend = new Spend({
+      sourceTXID: input.sourceTXID as string,
+      sourceOutputIndex: input.sourceOutputIndex,
+      sourceSatoshis: source.satoshis,
+      lockingScript: LockingScript.fromHex(source.scriptHex),
+      transactionVersion: tx.version,
+      otherInputs: tx.inputs.filter((_, j) => j !== inputIndex),
+      outputs: tx.outputs,
+      inputIndex,
+      unlockingScript: input.unlockingScript as NonNullable<typeof input.unlockingScript>,
+      inputSequence: input.sequence ?? 0xffffffff,
+      lockTime: tx.lockTime,
+    });
+    expect(spend.validate()).toBe(true);
+  });
+}
+
+describe('BsvTransactionBuilder with pool funding', () => {
+  const fundingScript = builder.fundingLockingScriptHex();
+  const linkScript = builder.linkLockingScriptHex();
+  const sumOut = (rawHex: string) => Transaction.fromHex(rawHex).outputs.reduce((n, o) => n + (o.satoshis ?? 0), 0);
+
+  it('spends the pool UTXO after the link, returns change to the funding script and pays at least the rate', async () => {
+    const rate = 250;
+    const create = builder.build({ kind: 'create', data: text('v1'), contentType: 'text/plain', funding: [utxo(1000, 1)], satoshisPerKilobyte: rate });
+    const ctx = Transaction.fromHex(create.rawHex);
+    expect(ctx.inputs.map((i) => [i.sourceTXID, i.sourceOutputIndex])).toEqual([[utxo(1, 1).txId, 1]]);
+    expect(create.fundingSpent).toEqual([utxo(1000, 1)]);
+    expect(ctx.outputs).toHaveLength(4);
+    expect(ctx.outputs[3]?.lockingScript.toHex()).toBe(fundingScript);
+    expect(create.change).toEqual({ txId: create.txId, vout: 3, satoshis: ctx.outputs[3]?.satoshis });
+    expect(1000 - sumOut(create.rawHex)).toBe(create.fee);
+    expect(create.fee).toBeGreaterThanOrEqual(Math.ceil((create.rawHex.length / 2) * rate / 1000));
+    expect(create.fee).toBeGreaterThanOrEqual(await new SatoshisPerKilobyte(rate).computeFee(ctx));
+    expectFundedInputsValid(create.rawHex, [{ satoshis: 1000, scriptHex: fundingScript }]);
+
+    const update = builder.build({ kind: 'update', data: text('v2'), spends: create.linkOutput!, funding: [create.change!], satoshisPerKilobyte: rate });
+    const utx = Transaction.fromHex(update.rawHex);
+    expect(utx.inputs[0]).toMatchObject({ sourceTXID: create.txId, sourceOutputIndex: 2 });
+    expect(utx.inputs[1]).toMatchObject({ sourceTXID: create.txId, sourceOutputIndex: 3 });
+    expect(update.change?.vout).toBe(3);
+    expect(create.change!.satoshis + 1 - sumOut(update.rawHex)).toBe(update.fee);
+    expectFundedInputsValid(update.rawHex, [
+      { satoshis: 1, scriptHex: linkScript },
+      { satoshis: create.change!.satoshis, scriptHex: fundingScript },
+    ]);
+
+    const del = builder.build({ kind: 'delete', spends: update.linkOutput!, funding: [utxo(500, 2), utxo(700, 3)], satoshisPerKilobyte: rate });
+    const dtx = Transaction.fromHex(del.rawHex);
+    expect(dtx.outputs).toHaveLength(2);
+    expect(del.change).toEqual({ txId: del.txId, vout: 1, satoshis: 1201 - del.fee });
+    expectFundedInputsValid(del.rawHex, [
+      { satoshis: 1, scriptHex: linkScript },
+      { satoshis: 500, scriptHex: fundingScript },
+      { satoshis: 700, scriptHex: fundingScript },
+    ]);
+    // A wrong amount or a wrong script fails the interpreter (the check can fail).
+    expect(() => expectFundedInputsValid(del.rawHex, [{ satoshis: 1, scriptHex: linkScript }, { satoshis: 501, scriptHex: fundingScript }, { satoshis: 700, scriptHex: fundingScript }])).toThrow();
+    expect(() => expectFundedInputsValid(del.rawHex, [{ satoshis: 1, scriptHex: linkScript }, { satoshis: 500, scriptHex: linkScript }, { satoshis: 700, scriptHex: fundingScript }])).toThrow();
+  });
+
+  it('fundingNeeded is exactly enough: that much builds without change, one satoshi less is refused', () => {
+    for (const rate of [1, 100, 5000]) {
+      const request = { kind: 'independent' as const, data: new Uint8Array(2000).fill(1), contentType: 'x', satoshisPerKilobyte: rate };
+      const needed = builder.fundingNeeded(request);
+      const exact = builder.build({ ...request, funding: [utxo(needed, 4)] });
+      expect(exact.change).toBeNull();
+      expect(exact.fee).toBe(needed);
+      expect(exact.fee).toBeGreaterThanOrEqual(Math.ceil((exact.rawHex.length / 2) * rate / 1000));
+      expect(() => builder.build({ ...request, funding: [utxo(needed - 1, 5)] })).toThrow(InsufficientFundingError);
+    }
+  });
+
+  it('a surplus below the dust limit goes to the fee', () => {
+    const dusty = new BsvTransactionBuilder({ keys, satoshisPerKilobyte: 100, dustLimit: 50 });
+    const request = { kind: 'independent' as const, data: text('d') };
+    const needed = dusty.fundingNeeded(request);
+    const built = dusty.build({ ...request, funding: [utxo(needed + 40, 6)] });
+    expect(built.change).toBeNull();
+    expect(built.fee).toBe(needed + 40);
+    const withChange = dusty.build({ ...request, funding: [utxo(needed + 200, 7)] });
+    expect(withChange.change!.satoshis).toBeGreaterThanOrEqual(50);
+  });
+});
+
+describe('BsvSplitBuilder', () => {
+  it('splits pool UTXOs into denomination outputs plus change, in raw and Extended Format, every input valid', () => {
+    const split = new BsvSplitBuilder({ keys, satoshisPerKilobyte: 50 }).buildSplitTransaction({ inputs: [utxo(50_000, 8), utxo(30_000, 9)], count: 40, satoshisEach: 1000 });
+    const tx = Transaction.fromHex(split.rawHex);
+    expect(tx.id('hex')).toBe(split.txId);
+    expect(split.outputs).toHaveLength(40);
+    expect(split.outputs.every((o, i) => o.vout === i && o.satoshis === 1000 && o.txId === split.txId)).toBe(true);
+    expect(split.change).toEqual({ txId: split.txId, vout: 40, satoshis: 80_000 - 40_000 - split.fee });
+    expect(split.fee).toBeGreaterThanOrEqual(Math.ceil((split.rawHex.length / 2) * 50 / 1000));
+    const ef = Transaction.fromHexEF(split.efHex);
+    expect(ef.id('hex')).toBe(split.txId);
+    expect(ef.toHex()).toBe(split.rawHex);
+    const script = new BsvTransactionBuilder({ keys }).fundingLockingScriptHex();
+    expect(tx.outputs.every((o) => o.lockingScript.toHex() === script)).toBe(true);
+    expectFundedInputsValid(split.rawHex, [{ satoshis: 50_000, scriptHex: script }, { satoshis: 30_000, scriptHex: script }]);
+    expect(() => new BsvSplitBuilder({ keys, satoshisPerKilobyte: 50 }).buildSplitTransaction({ inputs: [utxo(1000, 10)], count: 1, satoshisEach: 1000 })).toThrow(
+      expect.objectContaining({ name: 'InsufficientFundingError' }),
+    );
   });
 });
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Transaction } from '@bsv/sdk';
 import type { TransactionInput, TransactionOutput } from '@bsv/sdk';
-import { sha256d, toDisplayHex } from '@proofline/chain-domain';
+import { InsufficientFundingError, sha256d, toDisplayHex } from '@proofline/chain-domain';
 import type { BuiltTransaction, Outpoint, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
 import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
@@ -15,39 +15,60 @@ export interface BsvTransactionBuilderOptions {
   readonly seed?: string;
   /** Pre-derived keys (tests, benchmarks); wins over `seed`. */
   readonly keys?: ChainKeys;
-  /** Fee rate, satoshis per 1000 bytes (the sdk's SatoshisPerKilobyte formula). Default 100. */
+  /** Default fee rate, satoshis per 1000 bytes (the sdk's SatoshisPerKilobyte formula); a request may give its own. Default 100. */
   readonly satoshisPerKilobyte?: number;
   /** Value of a "fund for next" output. Default 1 satoshi. */
   readonly linkSatoshis?: number;
+  /**
+   * Smallest change output worth creating (default 1 satoshi: BSV nodes relay any output of at
+   * least 1 satoshi since the dust limit was removed). Less than this goes to the fee.
+   */
+  readonly dustLimit?: number;
   /** Source of funding nonces (tests inject a deterministic one). */
   readonly randomBytes?: (n: number) => Buffer;
 }
 
 /** A built transaction plus what a verifier needs to check its signatures. */
 export interface BuiltRecordTransaction extends BuiltTransaction {
-  /** The faucet outpoint spent as the last input, with the P2PKH script it is locked by. */
+  /** The last funding input's outpoint with the P2PKH script it is locked by (every funding input has that script). */
   readonly funding: Outpoint & { readonly lockingScriptHex: string };
   readonly fundingNonce: string;
-  readonly fee: number;
 }
 
 const VERSION = 1;
 const LOCK_TIME = 0;
 /** Upper bound of a P2PKH unlocking script: push(72-byte low-S DER sig + sighash) + push(33-byte key). */
 const P2PKH_UNLOCK_MAX = 107;
+/** A P2PKH input at its largest: outpoint 36 + script length 1 + script + sequence 4. */
+const P2PKH_INPUT_MAX = 40 + 1 + P2PKH_UNLOCK_MAX;
+/** A P2PKH output: satoshis 8 + script length 1 + 25-byte script. */
+const P2PKH_OUTPUT = 8 + 1 + 25;
 
 const varIntSize = (n: number): number => (n < 0xfd ? 1 : n <= 0xffff ? 3 : n <= 0xffffffff ? 5 : 9);
 
+interface Layout {
+  readonly linked: boolean;
+  readonly spends: boolean;
+  readonly fundingNonce: string;
+  readonly scripts: readonly { readonly bytes: Buffer; readonly satoshis: number }[];
+  readonly rate: number;
+}
+
 /**
  * Builds and signs Proofline record transactions synchronously with @bsv/sdk (layout in
- * `record-layout.ts`). Funding comes from the devnet faucet: each transaction spends one fresh
- * synthetic faucet outpoint whose value is exactly the fee plus the link output (no change).
- * @throws Error on a request that breaks the layout's rules (a programming error, not user input).
+ * `record-layout.ts`). Funding: the pool UTXOs the request names (P2PKH to the funding key),
+ * spent after the link input, with change back to the funding script (the last output) when it
+ * is at least the dust limit. The fee is computed on an upper bound of the signed size, so the
+ * paid rate is never below the requested one. Without `funding` (the old in-process devnet's
+ * specs only) it spends one synthetic faucet outpoint worth exactly the fee plus the link.
+ * @throws Error on a request that breaks the layout's rules (a programming error, not user
+ * input); `InsufficientFundingError` when the funding cannot pay the outputs and the fee.
  */
 export class BsvTransactionBuilder implements TransactionBuilder {
   private readonly keys: ChainKeys;
   private readonly rate: number;
   private readonly linkSatoshis: number;
+  private readonly dustLimit: number;
   private readonly random: (n: number) => Buffer;
   private readonly linkScript: Buffer;
   private readonly fundingScript: Buffer;
@@ -56,18 +77,93 @@ export class BsvTransactionBuilder implements TransactionBuilder {
     this.keys = options.keys ?? deriveChainKeys(options.seed);
     this.rate = options.satoshisPerKilobyte ?? 100;
     this.linkSatoshis = options.linkSatoshis ?? 1;
+    this.dustLimit = options.dustLimit ?? 1;
     this.random = options.randomBytes ?? randomBytes;
     if (!(this.rate >= 0) || !Number.isSafeInteger(this.linkSatoshis) || this.linkSatoshis < 1) throw new Error('bad fee rate or link value');
+    if (!Number.isSafeInteger(this.dustLimit) || this.dustLimit < 1) throw new Error('bad dust limit');
     this.linkScript = p2pkhScriptBytes(this.keys.link.pubKeyHash);
     this.fundingScript = p2pkhScriptBytes(this.keys.funding.pubKeyHash);
   }
 
   build(request: RecordTxRequest): BuiltTransaction {
-    const { txId, rawHex, linkOutput } = this.buildDetailed(request);
-    return { txId, rawHex, linkOutput };
+    const { txId, rawHex, linkOutput, fundingSpent, change, fee } = this.buildDetailed(request);
+    return { txId, rawHex, linkOutput, fundingSpent, change, fee };
+  }
+
+  fundingNeeded(request: Omit<RecordTxRequest, 'funding'>): number {
+    const layout = this.layout(request, '00'.repeat(FUNDING_NONCE_BYTES));
+    const fee = this.feeOf(layout, 1, false);
+    return Math.max(1, fee + (layout.linked ? this.linkSatoshis : 0) - (request.spends?.satoshis ?? 0));
   }
 
   buildDetailed(request: RecordTxRequest): BuiltRecordTransaction {
+    const layout = this.layout(request, this.random(FUNDING_NONCE_BYTES).toString('hex'));
+    const spentLink = request.spends?.satoshis ?? 0;
+    const linkOut = layout.linked ? this.linkSatoshis : 0;
+
+    let funding: Outpoint[];
+    let change = 0;
+    let fee: number;
+    if (request.funding === undefined) {
+      fee = this.feeOf(layout, 1, false);
+      funding = [{ txId: faucetTxId(layout.fundingNonce), vout: FAUCET_VOUT, satoshis: Math.max(1, fee + linkOut - spentLink) }];
+      fee = (funding[0] as Outpoint).satoshis + spentLink - linkOut;
+    } else {
+      funding = [...request.funding];
+      if (funding.length === 0) throw new Error('funding must name at least one UTXO');
+      for (const u of funding) {
+        if (!Number.isSafeInteger(u.satoshis) || u.satoshis < 1) throw new Error(`bad funding UTXO ${u.txId}:${u.vout}`);
+      }
+      const available = funding.reduce((n, u) => n + u.satoshis, 0) + spentLink;
+      const feeWith = this.feeOf(layout, funding.length, true);
+      const feeWithout = this.feeOf(layout, funding.length, false);
+      const withChange = available - linkOut - feeWith;
+      if (withChange >= this.dustLimit) {
+        change = withChange;
+        fee = feeWith;
+      } else {
+        fee = available - linkOut;
+        if (fee < feeWithout) throw new InsufficientFundingError(feeWithout + linkOut, available);
+      }
+    }
+
+    const spent: SpentOutput[] = [];
+    if (request.spends) {
+      spent.push({ txId: request.spends.txId, vout: request.spends.vout, satoshis: spentLink, lockingScript: lockingScriptOf(this.linkScript), key: this.keys.link });
+    }
+    const fundingLock = lockingScriptOf(this.fundingScript);
+    for (const u of funding) spent.push({ txId: u.txId, vout: u.vout, satoshis: u.satoshis, lockingScript: fundingLock, key: this.keys.funding });
+
+    const outputs: TransactionOutput[] = layout.scripts.map((s) => ({ satoshis: s.satoshis, lockingScript: lockingScriptOf(s.bytes) }));
+    if (change > 0) outputs.push({ satoshis: change, lockingScript: fundingLock });
+    const unlocks = signP2pkhInputs(spent, outputs, VERSION, LOCK_TIME);
+    const inputs: TransactionInput[] = spent.map((s, i) => ({ sourceTXID: s.txId, sourceOutputIndex: s.vout, sequence: 0xffffffff, unlockingScript: unlocks[i] }));
+    const raw = Buffer.from(new Transaction(VERSION, inputs, outputs, LOCK_TIME).toUint8Array());
+    const txId = toDisplayHex(sha256d(raw));
+    const last = funding[funding.length - 1] as Outpoint;
+    return {
+      txId,
+      rawHex: raw.toString('hex'),
+      linkOutput: layout.linked ? { txId, vout: LINK_VOUT, satoshis: this.linkSatoshis } : null,
+      fundingSpent: request.funding === undefined ? [] : funding,
+      change: change > 0 ? { txId, vout: outputs.length - 1, satoshis: change } : null,
+      fee,
+      funding: { ...last, lockingScriptHex: this.fundingScript.toString('hex') },
+      fundingNonce: layout.fundingNonce,
+    };
+  }
+
+  /** The P2PKH script every link output is locked with (hex). */
+  linkLockingScriptHex(): string {
+    return this.linkScript.toString('hex');
+  }
+
+  /** The P2PKH script every funding (pool) UTXO and change output is locked with (hex). */
+  fundingLockingScriptHex(): string {
+    return this.fundingScript.toString('hex');
+  }
+
+  private layout(request: Omit<RecordTxRequest, 'funding'>, fundingNonce: string): Layout {
     const { kind } = request;
     const linked = kind === 'create' || kind === 'update';
     if (kind === 'delete' ? request.data !== undefined : request.data === undefined) {
@@ -75,50 +171,28 @@ export class BsvTransactionBuilder implements TransactionBuilder {
     }
     const spends = kind === 'update' || kind === 'delete';
     if (spends !== (request.spends !== undefined)) throw new Error(`a ${kind} ${spends ? 'must' : 'must not'} spend a link output`);
-
-    const fundingNonce = this.random(FUNDING_NONCE_BYTES).toString('hex');
+    const rate = request.satoshisPerKilobyte ?? this.rate;
+    if (!(rate >= 0 && Number.isFinite(rate))) throw new Error(`bad fee rate ${rate}`);
     const scripts: { bytes: Buffer; satoshis: number }[] = [
       { bytes: headerScriptBytes({ kind, version: LAYOUT_VERSION, contentType: request.contentType ?? '', fundingNonce }), satoshis: 0 },
     ];
     if (request.data !== undefined) scripts.push({ bytes: dataScriptBytes([request.data]), satoshis: 0 });
     if (linked) scripts.push({ bytes: this.linkScript, satoshis: this.linkSatoshis });
+    return { linked, spends, fundingNonce, scripts, rate };
+  }
 
-    const inputCount = spends ? 2 : 1;
+  /** Fee for the layout with `fundingInputs` funding inputs (and a change output), on an upper bound of the signed size. */
+  private feeOf(layout: Layout, fundingInputs: number, withChange: boolean): number {
+    const inputCount = fundingInputs + (layout.spends ? 1 : 0);
+    const outputCount = layout.scripts.length + (withChange ? 1 : 0);
     const size =
       4 +
       varIntSize(inputCount) +
-      inputCount * (40 + varIntSize(P2PKH_UNLOCK_MAX) + P2PKH_UNLOCK_MAX) +
-      varIntSize(scripts.length) +
-      scripts.reduce((n, s) => n + 8 + varIntSize(s.bytes.length) + s.bytes.length, 0) +
+      inputCount * P2PKH_INPUT_MAX +
+      varIntSize(outputCount) +
+      layout.scripts.reduce((n, s) => n + 8 + varIntSize(s.bytes.length) + s.bytes.length, 0) +
+      (withChange ? P2PKH_OUTPUT : 0) +
       4;
-    const fee = Math.ceil((size / 1000) * this.rate);
-    const spentLink = request.spends?.satoshis ?? 0;
-    const fundingSatoshis = Math.max(1, fee + (linked ? this.linkSatoshis : 0) - spentLink);
-
-    const spent: SpentOutput[] = [];
-    if (request.spends) {
-      spent.push({ txId: request.spends.txId, vout: request.spends.vout, satoshis: request.spends.satoshis, lockingScript: lockingScriptOf(this.linkScript), key: this.keys.link });
-    }
-    const funding = { txId: faucetTxId(fundingNonce), vout: FAUCET_VOUT, satoshis: fundingSatoshis };
-    spent.push({ ...funding, lockingScript: lockingScriptOf(this.fundingScript), key: this.keys.funding });
-
-    const outputs: TransactionOutput[] = scripts.map((s) => ({ satoshis: s.satoshis, lockingScript: lockingScriptOf(s.bytes) }));
-    const unlocks = signP2pkhInputs(spent, outputs, VERSION, LOCK_TIME);
-    const inputs: TransactionInput[] = spent.map((s, i) => ({ sourceTXID: s.txId, sourceOutputIndex: s.vout, sequence: 0xffffffff, unlockingScript: unlocks[i] }));
-    const raw = Buffer.from(new Transaction(VERSION, inputs, outputs, LOCK_TIME).toUint8Array());
-    const txId = toDisplayHex(sha256d(raw));
-    return {
-      txId,
-      rawHex: raw.toString('hex'),
-      linkOutput: linked ? { txId, vout: LINK_VOUT, satoshis: this.linkSatoshis } : null,
-      funding: { ...funding, lockingScriptHex: this.fundingScript.toString('hex') },
-      fundingNonce,
-      fee: fundingSatoshis + spentLink - (linked ? this.linkSatoshis : 0),
-    };
-  }
-
-  /** The P2PKH script every link output is locked with (hex). */
-  linkLockingScriptHex(): string {
-    return this.linkScript.toString('hex');
+    return Math.ceil((size / 1000) * layout.rate);
   }
 }

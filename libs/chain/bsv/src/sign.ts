@@ -1,9 +1,8 @@
-import { sign as nodeSign } from 'node:crypto';
-import { BigNumber, Signature, TransactionSignature, UnlockingScript } from '@bsv/sdk';
-import type { LockingScript, SignatureHashCache, TransactionInput, TransactionOutput } from '@bsv/sdk';
-import { sha256, sha256d } from '@proofline/chain-domain';
+import secp256k1 from 'secp256k1';
+import { TransactionSignature, UnlockingScript } from '@bsv/sdk';
+import type { LockingScript, TransactionOutput } from '@bsv/sdk';
+import { sha256d } from '@proofline/chain-domain';
 import type { SigningKey } from './keys';
-import { pushData } from './scripts';
 
 /** SIGHASH_ALL | SIGHASH_FORKID: BSV's standard signature scope (BIP143-style preimage). */
 export const SIGHASH_ALL_FORKID = TransactionSignature.SIGHASH_ALL | TransactionSignature.SIGHASH_FORKID;
@@ -17,75 +16,125 @@ export interface SpentOutput {
   readonly key: SigningKey;
 }
 
+/** Every input this builder signs has the final sequence number. */
+const SEQUENCE_FINAL = 0xffffffff;
+
 /**
- * Signs every P2PKH input synchronously (the sdk's `Transaction.sign()` is async only because
- * templates may be; the maths is not). `cache` shares hashPrevouts/hashSequence/hashOutputs
- * between inputs, so a 1 MiB data output is hashed once, not once per input.
+ * Signs every P2PKH input synchronously with libsecp256k1 (the `secp256k1` package's native
+ * binding: ~65 µs a signature here against ~490 µs through node:crypto's generic OpenSSL curve).
+ * The BIP143/FORKID preimage is assembled in one Buffer per input from hashes computed once
+ * per transaction (hashPrevouts, hashSequence, hashOutputs), so a 1 MiB data output is hashed
+ * once, not once per input, and no BigNumber or number[] is built per write.
  * @returns the unlocking scripts, in input order.
  */
 export function signP2pkhInputs(spent: readonly SpentOutput[], outputs: TransactionOutput[], version: number, lockTime: number): UnlockingScript[] {
-  // hashOutputs with OpenSSL: the sdk's JavaScript SHA-256 costs ~20 ms per MiB of record.
-  const cache: SignatureHashCache = { hashOutputsAll: Array.from(sha256d(serializeOutputs(outputs))) };
-  const bare: TransactionInput[] = spent.map((s) => ({ sourceTXID: s.txId, sourceOutputIndex: s.vout, sequence: 0xffffffff }));
-  return spent.map((s, inputIndex) => {
-    const preimage = TransactionSignature.formatBytes({
-      sourceTXID: s.txId,
-      sourceOutputIndex: s.vout,
-      sourceSatoshis: s.satoshis,
-      transactionVersion: version,
-      otherInputs: bare.filter((_, j) => j !== inputIndex),
-      outputs,
-      inputIndex,
-      subscript: s.lockingScript,
-      inputSequence: 0xffffffff,
-      lockTime,
-      scope: SIGHASH_ALL_FORKID,
-      cache,
-    });
-    const raw = ecdsaSign(s.key, preimage);
-    const sig = new TransactionSignature(raw.r, raw.s, SIGHASH_ALL_FORKID).toChecksigFormat();
-    const bytes = Buffer.concat([pushData(Uint8Array.from(sig)), pushData(Uint8Array.from(s.key.publicKey))]);
-    return new UnlockingScript([], Uint8Array.from(bytes), undefined, false);
+  const hashPrevouts = sha256d(serializeOutpoints(spent));
+  const hashSequence = sha256d(Buffer.alloc(4 * spent.length, 0xff));
+  const hashOutputs = sha256d(serializeOutputs(outputs));
+  return spent.map((s) => {
+    const preimage = sighashPreimage(s, { version, lockTime, hashPrevouts, hashSequence, hashOutputs });
+    const key = s.key;
+    const der = secp256k1.signatureExport(secp256k1.ecdsaSign(sha256d(preimage), secretOf(key)).signature);
+    return new UnlockingScript([], p2pkhUnlockBytes(der, key.publicKey), undefined, false);
   });
 }
 
-/** secp256k1 order n and n/2 (BIP62 low-S: a signature with s > n/2 is non-standard). */
-const N = new BigNumber('fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141', 16);
-const HALF_N = new BigNumber('7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0', 16);
+/** The per-transaction parts of a BIP143 preimage. */
+interface PreimageParts {
+  readonly version: number;
+  readonly lockTime: number;
+  readonly hashPrevouts: Buffer;
+  readonly hashSequence: Buffer;
+  readonly hashOutputs: Buffer;
+}
 
 /**
- * ECDSA over sha256d(preimage) with OpenSSL (node:crypto hashes `sha256(preimage)` once more),
- * normalized to low S. Randomized k (OpenSSL) instead of the sdk's RFC 6979: both are valid;
- * the test suite checks every signature with the sdk's script interpreter.
+ * BIP143 preimage (BSV's SIGHASH_FORKID digest) of one input spending `s`, scope ALL|FORKID:
+ * version | hashPrevouts | hashSequence | outpoint | scriptCode | value | sequence | hashOutputs |
+ * lockTime | sighash type. Exported for the spec, which compares it with the sdk's.
  */
-function ecdsaSign(key: SigningKey, preimage: Uint8Array): Signature {
-  const der = nodeSign('sha256', sha256(preimage), { key: key.nodeKey, dsaEncoding: 'der' });
-  const sig = Signature.fromDER(Array.from(der));
-  return sig.s.cmp(HALF_N) > 0 ? new Signature(sig.r, N.sub(sig.s)) : sig;
+export function sighashPreimage(s: Pick<SpentOutput, 'txId' | 'vout' | 'satoshis' | 'lockingScript'>, parts: PreimageParts): Buffer {
+  const script = s.lockingScript.toUint8Array();
+  const lenSize = varIntSize(script.length);
+  const out = Buffer.allocUnsafe(4 + 32 + 32 + 36 + lenSize + script.length + 8 + 4 + 32 + 4 + 4);
+  let at = out.writeUInt32LE(parts.version >>> 0, 0);
+  at += parts.hashPrevouts.copy(out, at);
+  at += parts.hashSequence.copy(out, at);
+  at = writeOutpoint(out, at, s.txId, s.vout);
+  at = writeVarInt(out, at, script.length);
+  out.set(script, at);
+  at += script.length;
+  at = writeSatoshis(out, at, s.satoshis);
+  at = out.writeUInt32LE(SEQUENCE_FINAL, at);
+  at += parts.hashOutputs.copy(out, at);
+  at = out.writeUInt32LE(parts.lockTime >>> 0, at);
+  out.writeUInt32LE(SIGHASH_ALL_FORKID >>> 0, at);
+  return out;
+}
+
+/** `push(DER signature ‖ sighash type) push(compressed public key)`: both pushes are < 76 bytes. */
+function p2pkhUnlockBytes(der: Uint8Array, publicKey: readonly number[]): Uint8Array {
+  const out = new Uint8Array(1 + der.length + 1 + 1 + publicKey.length);
+  out[0] = der.length + 1;
+  out.set(der, 1);
+  out[1 + der.length] = SIGHASH_ALL_FORKID;
+  out[2 + der.length] = publicKey.length;
+  out.set(publicKey, 3 + der.length);
+  return out;
+}
+
+/** The 32-byte secret of a key, derived once per key (the sdk keeps it as a BigNumber). */
+const secrets = new WeakMap<SigningKey, Uint8Array>();
+function secretOf(key: SigningKey): Uint8Array {
+  let secret = secrets.get(key);
+  if (!secret) {
+    secret = Uint8Array.from(key.privateKey.toArray('be', 32));
+    if (!secp256k1.privateKeyVerify(secret)) throw new Error('invalid secp256k1 private key');
+    secrets.set(key, secret);
+  }
+  return secret;
+}
+
+const varIntSize = (n: number): number => (n < 0xfd ? 1 : n <= 0xffff ? 3 : 5);
+
+function writeVarInt(out: Buffer, at: number, n: number): number {
+  if (n < 0xfd) return out.writeUInt8(n, at);
+  if (n <= 0xffff) return out.writeUInt16LE(n, out.writeUInt8(0xfd, at));
+  return out.writeUInt32LE(n, out.writeUInt8(0xfe, at));
+}
+
+/** 8-byte little-endian amount without a BigInt (satoshi values are safe integers). */
+function writeSatoshis(out: Buffer, at: number, satoshis: number): number {
+  if (!Number.isSafeInteger(satoshis) || satoshis < 0) throw new Error(`bad satoshi amount ${satoshis}`);
+  const next = out.writeUInt32LE(satoshis % 0x1_0000_0000, at);
+  return out.writeUInt32LE(Math.floor(satoshis / 0x1_0000_0000), next);
+}
+
+/** txid as stored in a transaction (reversed display hex) followed by the output index. */
+function writeOutpoint(out: Buffer, at: number, txId: string, vout: number): number {
+  if (out.write(txId, at, 32, 'hex') !== 32) throw new Error(`bad txid ${txId}`);
+  out.subarray(at, at + 32).reverse();
+  return out.writeUInt32LE(vout >>> 0, at + 32);
+}
+
+function serializeOutpoints(spent: readonly SpentOutput[]): Buffer {
+  const out = Buffer.allocUnsafe(36 * spent.length);
+  spent.forEach((s, i) => writeOutpoint(out, 36 * i, s.txId, s.vout));
+  return out;
 }
 
 /** Outputs as serialized in a transaction (the BIP143 hashOutputs message). */
 function serializeOutputs(outputs: readonly TransactionOutput[]): Buffer {
-  const parts: Uint8Array[] = [];
-  for (const o of outputs) {
-    const script = o.lockingScript.toUint8Array();
-    const head = Buffer.alloc(8 + 9);
-    head.writeBigUInt64LE(BigInt(o.satoshis ?? 0), 0);
-    const n = script.length;
-    let len: number;
-    if (n < 0xfd) {
-      head[8] = n;
-      len = 9;
-    } else if (n <= 0xffff) {
-      head[8] = 0xfd;
-      head.writeUInt16LE(n, 9);
-      len = 11;
-    } else {
-      head[8] = 0xfe;
-      head.writeUInt32LE(n, 9);
-      len = 13;
-    }
-    parts.push(head.subarray(0, len), script);
-  }
-  return Buffer.concat(parts);
+  const scripts = outputs.map((o) => o.lockingScript.toUint8Array());
+  const size = scripts.reduce((n, script) => n + 8 + varIntSize(script.length) + script.length, 0);
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  outputs.forEach((o, i) => {
+    const script = scripts[i] as Uint8Array;
+    at = writeSatoshis(out, at, o.satoshis ?? 0);
+    at = writeVarInt(out, at, script.length);
+    out.set(script, at);
+    at += script.length;
+  });
+  return out;
 }

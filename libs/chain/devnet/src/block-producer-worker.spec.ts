@@ -1,11 +1,9 @@
 import { Queue } from 'bullmq';
-import type { ConnectionOptions } from 'bullmq';
 import { Redis } from 'ioredis';
-import { merkleRoot } from '@proofline/chain-domain';
+import { CHAIN_BLOCK_SCHEDULER_ID, chainBlockResult, merkleRoot } from '@proofline/chain-domain';
 import { BsvTransactionBuilder, deriveChainKeys } from '@proofline/chain-bsv';
 import { systemClock } from '@proofline/shared-config';
-import { CHAIN_BLOCK_SCHEDULER_ID, QUEUES, bullPrefix, chainBlockResult } from '@proofline/shared-jobs';
-import { bullConnection } from '@proofline/shared-redis';
+import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { DevnetBlockProducer, DevnetPublisher, DevnetReader, startBlockProducerWorker } from './index';
 import type { RunningBlockProducer } from './index';
@@ -26,7 +24,7 @@ describe('block producer as a BullMQ job scheduler', () => {
   it('two workers produce one linear chain, one block per tick, including submitted transactions', async () => {
     const start = (r: Redis) =>
       startBlockProducerWorker({
-        redisUrl: testRedisUrl(),
+        connection: redis2,
         redisPrefix: prefix,
         blockIntervalMs: 300,
         producer: new DevnetBlockProducer(r, prefix, { keys }),
@@ -60,7 +58,7 @@ describe('block producer as a BullMQ job scheduler', () => {
 
     // Every tick produced exactly one block: the completed jobs' heights are 1..tip, each once
     // (the first tick also made the genesis block).
-    const queue = new Queue(QUEUES.chainBlocks, { connection: bullConnection(testRedisUrl()) as ConnectionOptions, prefix: bullPrefix(prefix) });
+    const queue = new Queue(QUEUES.chainBlocks, { connection: redis2, prefix: bullPrefix(prefix) });
     try {
       const completed = await queue.getCompleted(0, 1000);
       const heights = completed.map((j) => chainBlockResult.parse(j.returnvalue)).map((r) => (r.status === 'produced' ? r.height : -1));

@@ -1,14 +1,18 @@
 import { Queue, Worker } from 'bullmq';
-import type { ConnectionOptions } from 'bullmq';
 import type { Clock } from '@proofline/shared-config';
-import { CHAIN_BLOCK_JOB, CHAIN_BLOCK_SCHEDULER_ID, QUEUES, bullPrefix, chainBlockJob } from '@proofline/shared-jobs';
-import type { ChainBlockResult } from '@proofline/shared-jobs';
+import { CHAIN_BLOCK_JOB, CHAIN_BLOCK_JOB_OPTIONS, CHAIN_BLOCK_SCHEDULER_ID, chainBlockJob } from '@proofline/chain-domain';
+import type { ChainBlockResult } from '@proofline/chain-domain';
+import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
-import { bullConnection } from '@proofline/shared-redis';
+import type { Redis } from '@proofline/shared-redis';
 import type { DevnetBlockProducer } from './block-producer';
 
 export interface BlockProducerWorkerOptions {
-  readonly redisUrl: string;
+  /**
+   * The app's BullMQ connection (`maxRetriesPerRequest: null`). Shared, not owned: close() leaves
+   * it open (BullMQ duplicates it for the worker's blocking reads and closes that copy).
+   */
+  readonly connection: Redis;
   readonly redisPrefix: string;
   readonly blockIntervalMs: number;
   readonly producer: DevnetBlockProducer;
@@ -29,14 +33,13 @@ export interface RunningBlockProducer {
  * keeps the chain linear regardless.
  */
 export async function startBlockProducerWorker(o: BlockProducerWorkerOptions): Promise<RunningBlockProducer> {
-  // Options, not a shared client, so close() cleans up (the cast bridges ioredis' and BullMQ's typings).
-  const connection = bullConnection(o.redisUrl) as ConnectionOptions;
+  const { connection } = o;
   const prefix = bullPrefix(o.redisPrefix);
   const queue = new Queue(QUEUES.chainBlocks, { connection, prefix });
   await queue.upsertJobScheduler(
     CHAIN_BLOCK_SCHEDULER_ID,
     { every: o.blockIntervalMs },
-    { name: CHAIN_BLOCK_JOB, data: {}, opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 1 } },
+    { name: CHAIN_BLOCK_JOB, data: {}, opts: CHAIN_BLOCK_JOB_OPTIONS },
   );
   const worker = new Worker<unknown, ChainBlockResult>(
     QUEUES.chainBlocks,

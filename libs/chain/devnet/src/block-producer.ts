@@ -1,12 +1,14 @@
 import type { Redis } from 'ioredis';
 import { REGTEST_BITS, ZERO_HASH, merkleBranches, mineHeader } from '@proofline/chain-domain';
 import type { BlockHeader } from '@proofline/chain-domain';
-import { DEVNET_SUBSIDY, buildCoinbase, deriveChainKeys } from '@proofline/chain-bsv';
+import { DEVNET_SUBSIDY, buildCoinbaseTo, deriveChainKeys } from '@proofline/chain-bsv';
 import type { ChainKeys } from '@proofline/chain-bsv';
+import { fromScriptReply } from '@proofline/shared-redis';
 import { devnetCommands } from './commands';
 import type { DevnetCommands } from './commands';
 import { devnetKeys, outpointField } from './keys';
 import type { BlockEvent, DevnetKeys } from './keys';
+import { COMMIT_BLOCK_REPLIES } from './script-replies';
 
 /** Header version of devnet blocks (BIP9 top bits, as current nodes use). */
 export const DEVNET_BLOCK_VERSION = 0x20000000;
@@ -20,6 +22,13 @@ export interface BlockProducerOptions {
   readonly maxTxsPerBlock?: number;
   /** Commit attempts when another producer moved the tip in between (default 5). */
   readonly attempts?: number;
+  /**
+   * Locking script (hex) every coinbase pays; default the miner key's P2PKH. The devnet node
+   * passes the service wallet's funding script, so mined coinbases fund the service.
+   */
+  readonly coinbaseLockingScriptHex?: string;
+  /** Coinbase tag (scriptSig text); default 'proofline devnet'. */
+  readonly coinbaseTag?: string;
 }
 
 /** What a producer read: the tip and the oldest mempool txIds, in one MULTI. */
@@ -61,6 +70,8 @@ export class DevnetBlockProducer {
   private readonly chainKeys: ChainKeys;
   private readonly maxTxs: number;
   private readonly attempts: number;
+  private readonly coinbaseScriptHex: string;
+  private readonly coinbaseTag: string;
 
   constructor(private readonly redis: Redis, prefix: string, options: BlockProducerOptions = {}) {
     this.keys = devnetKeys(prefix);
@@ -68,6 +79,8 @@ export class DevnetBlockProducer {
     this.chainKeys = options.keys ?? deriveChainKeys(options.seed);
     this.maxTxs = options.maxTxsPerBlock ?? DEFAULT_MAX_TXS_PER_BLOCK;
     this.attempts = options.attempts ?? 5;
+    this.coinbaseScriptHex = options.coinbaseLockingScriptHex ?? `76a914${Buffer.from(this.chainKeys.miner.pubKeyHash).toString('hex')}88ac`;
+    this.coinbaseTag = options.coinbaseTag ?? 'proofline devnet';
   }
 
   /**
@@ -119,7 +132,7 @@ export class DevnetBlockProducer {
 
   buildCandidate(snapshot: ChainSnapshot, now: Date): CandidateBlock {
     const height = snapshot.tip ? snapshot.tip.height + 1 : 0;
-    const coinbase = buildCoinbase(height, this.chainKeys);
+    const coinbase = buildCoinbaseTo(height, this.coinbaseScriptHex, this.coinbaseTag);
     const txIds = [coinbase.txId, ...(snapshot.tip ? snapshot.mempool : [])];
     const { root, branches } = merkleBranches(txIds);
     const time = Math.max(Math.floor(now.getTime() / 1000), snapshot.tip?.time ?? 0);
@@ -138,7 +151,7 @@ export class DevnetBlockProducer {
       b.coinbase.txId, b.coinbase.rawHex, outpointField(b.coinbase.txId, 0), String(DEVNET_SUBSIDY),
       b.txIds.join(','), String(b.txIds.length), ...perTx,
     );
-    if (status === 'OK') return { status: 'committed' };
+    if (fromScriptReply('commit-block-9.lua', COMMIT_BLOCK_REPLIES, status) === 'committed') return { status: 'committed' };
     return { status: 'stale', reason: `${String(status)} ${String(detail ?? '')}`.trim() };
   }
 }

@@ -2,9 +2,11 @@ import type { Redis } from 'ioredis';
 import type { ChainPublisher, SubmitResult } from '@proofline/chain-domain';
 import { InvalidTransactionError, faucetTxId, parseTransaction } from '@proofline/chain-bsv';
 import type { ParsedTransaction } from '@proofline/chain-bsv';
+import { fromScriptReply } from '@proofline/shared-redis';
 import { devnetCommands } from './commands';
 import type { DevnetCommands } from './commands';
 import { devnetKeys, outpointField } from './keys';
+import { SUBMIT_TX_REPLIES } from './script-replies';
 import type { DevnetKeys } from './keys';
 
 /** An output is spendable unless it is a data output (`OP_RETURN` / `OP_FALSE OP_RETURN`). */
@@ -48,17 +50,15 @@ export class DevnetPublisher implements ChainPublisher {
       k.raw, k.spent, k.outputs, k.mempool, k.seq,
       parsed.txId, tx.rawHex, String(parsed.inputs.length), ...inputs, String(spendable.length), ...outputs,
     );
-    switch (status) {
+    switch (fromScriptReply('submit-tx-5.lua', SUBMIT_TX_REPLIES, status)) {
       case 'accepted':
         return { status: 'accepted' };
-      case 'known':
+      case 'already-known':
         return { status: 'already-known' };
       case 'DOUBLE_SPEND':
         return { status: 'rejected', code: 'DOUBLE_SPEND', detail: `outpoint ${a} is already spent by ${b}` };
       case 'MISSING_INPUT':
         return { status: 'rejected', code: 'MISSING_INPUT', detail: `input ${a} spends no known output` };
-      default:
-        throw new Error(`unexpected submit-tx reply: ${String(status)}`);
     }
   }
 }

@@ -1,27 +1,18 @@
 import type { Redis } from 'ioredis';
 import { blockHash as hashOfHeader, parseHeader, tscProof } from '@proofline/chain-domain';
-import type { BlockHeader, ChainReader, Outpoint, TxInclusion } from '@proofline/chain-domain';
+import type { Block, ChainReader, ChainTip, Outpoint, TxInclusion } from '@proofline/chain-domain';
 import { devnetCommands } from './commands';
 import type { DevnetCommands } from './commands';
 import { devnetKeys, outpointField } from './keys';
 import type { DevnetKeys } from './keys';
 
-/** A devnet block as the GraphQL facade shows it. */
-export interface DevnetBlock {
-  readonly hash: string;
-  readonly height: number;
-  readonly header: BlockHeader;
-  readonly headerHex: string;
-  readonly time: Date;
+/** A devnet block: the port's {@link Block} with its whole transaction list (the devnet stores it as one value). */
+export interface DevnetBlock extends Block {
   /** Coinbase first. */
   readonly txIds: readonly string[];
 }
 
-export interface ChainTip {
-  readonly hash: string;
-  readonly height: number;
-  readonly time: Date;
-}
+export type { ChainTip } from '@proofline/chain-domain';
 
 /** Read side of the devnet: batched inclusions with TSC proofs, blocks, spends. */
 export class DevnetReader implements ChainReader {
@@ -78,12 +69,19 @@ export class DevnetReader implements ChainReader {
     if (!headerHex || !height || !txIds) return null;
     const header = parseHeader(headerHex);
     if (hashOfHeader(headerHex) !== hash) throw new Error(`stored header of ${hash} does not hash to it`);
-    return { hash, height: Number(height), header, headerHex, time: new Date(header.time * 1000), txIds: txIds.split(',') };
+    const ids = txIds.split(',');
+    return { hash, height: Number(height), header, headerHex, time: new Date(header.time * 1000), txCount: ids.length, txIds: ids };
   }
 
   async blockByHeight(height: number): Promise<DevnetBlock | null> {
     const hash = await this.redis.hget(this.keys.hashes, String(height));
     return hash === null ? null : this.blockByHash(hash);
+  }
+
+  /** TxIds of block `hash` in positions [start, end), or null when no such block (one read). */
+  async blockTxIds(hash: string, start: number, end: number): Promise<readonly string[] | null> {
+    const txIds = await this.redis.hget(this.keys.blockTxIds, hash);
+    return txIds === null ? null : txIds.split(',').slice(start, end);
   }
 
   /** The txId that spends each outpoint (accepted, mined or not), or null: one round trip. */

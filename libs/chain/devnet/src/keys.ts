@@ -28,6 +28,18 @@ export function devnetKeys(prefix: string) {
     blockTxIds: `${p}:block-txids`,
     /** HASH txId -> "blockHash|height|index|node,node,..." (its TSC branch, stored with the block). */
     mined: `${p}:mined`,
+    /** Devnet node: HASH txId -> JSON {txStatus, extraInfo, competingTxs} of a submission it refused after storing its verdict (double spends). */
+    verdicts: `${p}:node:verdicts`,
+    /** Devnet node: SET per first spender of the double-spend losers it beat (see {@link competitorsKey}). */
+    competitorsBase: `${p}:node:competitors`,
+    /** Devnet node: HASH txId -> JSON array of callback registrations {url, token, batch, full}. */
+    callbacks: `${p}:node:callbacks`,
+    /** Devnet node: ZSET of pending callback deliveries (JSON) scored by due time (ms). */
+    callbackQueue: `${p}:node:callback-queue`,
+    /** Devnet node: height of the last block whose MINED callbacks were queued (a restart queues the rest). */
+    callbackHeight: `${p}:node:callback-height`,
+    /** Devnet node: delivery id counter (makes every queued delivery a distinct member). */
+    callbackSeq: `${p}:node:callback-seq`,
     /**
      * Pub/sub CHANNEL (not a key): the producer PUBLISHes a {@link BlockEvent} JSON after each
      * committed block. Subscribers (GraphQL confirmation subscriptions on any instance) listen here.
@@ -38,15 +50,11 @@ export function devnetKeys(prefix: string) {
 
 export type DevnetKeys = ReturnType<typeof devnetKeys>;
 
+/** Devnet node: SET of the txIds that tried to double-spend an output `winner` spends first. */
+export const competitorsKey = (k: DevnetKeys, winner: string): string => `${k.competitorsBase}:${winner}`;
+
 /** The field of an outpoint in `spent` / `outputs`. */
 export const outpointField = (txId: string, vout: number): string => `${txId}:${vout}`;
 
-/** The message published on `blockEvents` after a block is committed. */
-export interface BlockEvent {
-  readonly hash: string;
-  readonly height: number;
-  /** Header time, seconds since the epoch. */
-  readonly time: number;
-  /** Transactions in the block, coinbase included. */
-  readonly txCount: number;
-}
+/** The message published on `blockEvents` after a block is committed (the chain port's event). */
+export type { BlockEvent } from '@proofline/chain-domain';

@@ -81,3 +81,39 @@ export function mineHeader(header: BlockHeader): { header: BlockHeader; hash: st
   }
   throw new Error('nonce space exhausted');
 }
+
+/** The fields of a header as WhatsOnChain-style JSON gives them (hashes in display hex). */
+export interface HeaderFields {
+  readonly version: number;
+  readonly previousblockhash?: string | null;
+  readonly merkleroot: string;
+  readonly time: number;
+  /** Compact target as 8 hex digits, e.g. "207fffff". */
+  readonly bits: string;
+  readonly nonce: number;
+}
+
+/**
+ * The 80-byte header rebuilt from JSON fields (`bits` as 8 hex digits, a missing previous hash
+ * is the genesis block's zero hash). Callers MUST compare its hash with the claimed block hash.
+ * @throws Error when a field is out of range or not hex.
+ */
+export function headerFromFields(f: HeaderFields): BlockHeader {
+  if (!/^[0-9a-fA-F]{8}$/.test(f.bits)) throw new Error(`bits must be 8 hex digits, got ${String(f.bits).slice(0, 20)}`);
+  const u32 = (name: string, v: number) => {
+    if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new Error(`${name} is not a 32-bit unsigned integer`);
+    return v;
+  };
+  if (!Number.isInteger(f.version) || f.version < -0x80000000 || f.version > 0xffffffff) throw new Error('version is not a 32-bit integer');
+  const header: BlockHeader = {
+    // Some services show the version unsigned; the header stores the same 4 bytes either way.
+    version: f.version > 0x7fffffff ? f.version - 0x100000000 : f.version,
+    prevHash: (f.previousblockhash ?? ZERO_HASH).toLowerCase(),
+    merkleRoot: f.merkleroot.toLowerCase(),
+    time: u32('time', f.time),
+    bits: parseInt(f.bits, 16),
+    nonce: u32('nonce', f.nonce),
+  };
+  serializeHeader(header); // throws on malformed hashes
+  return header;
+}

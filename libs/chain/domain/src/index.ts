@@ -2,3 +2,8 @@ export * from './ports';
 export * from './hash';
 export * from './block-header';
 export * from './merkle';
+export * from './arc-ports';
+export * from './inclusion-check';
+export * from './block-job';
+export * from './spv-ports';
+export * from './arc-statuses';

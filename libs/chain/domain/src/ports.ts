@@ -1,3 +1,5 @@
+import type { BlockHeader } from './block-header';
+
 /**
  * The contract between the records feature and a chain (the embedded devnet today, a real BSV
  * network adapter later). Records code depends only on these types; chain libs implement them.
@@ -22,6 +24,14 @@ export interface RecordTxRequest {
   readonly contentType?: string;
   /** For update/delete: the previous record's link output, spent as input 0. */
   readonly spends?: Outpoint;
+  /**
+   * UTXOs of the funding wallet's pool (P2PKH to the funding key), spent after `spends`. The
+   * write path always passes them (reserved from the pool). Absent: the legacy devnet faucet
+   * outpoint (only the old in-process devnet's own specs build that way; never production).
+   */
+  readonly funding?: readonly Outpoint[];
+  /** Fee rate for this transaction, satoshis per 1000 bytes (default: the builder's). */
+  readonly satoshisPerKilobyte?: number;
 }
 
 export interface BuiltTransaction {
@@ -30,11 +40,33 @@ export interface BuiltTransaction {
   readonly rawHex: string;
   /** The "fund for next" output of a linked create/update (output 2); null otherwise. */
   readonly linkOutput: Outpoint | null;
+  /** The funding outpoints it spends (the request's `funding`), in input order. */
+  readonly fundingSpent: readonly Outpoint[];
+  /** Its change output back to the funding key (the last output); null when none (below dust). */
+  readonly change: Outpoint | null;
+  /** Satoshis paid as fee (inputs − outputs). */
+  readonly fee: number;
 }
 
 /** Builds and signs record transactions synchronously, so a write knows its txId at once. */
 export interface TransactionBuilder {
   build(request: RecordTxRequest): BuiltTransaction;
+  /**
+   * Satoshis ONE funding UTXO must hold to pay for `request` (fee at its rate + link output −
+   * spent link), without change: the `minSatoshis` of the pool reservation made before `build`.
+   */
+  fundingNeeded(request: Omit<RecordTxRequest, 'funding'>): number;
+}
+
+/** Thrown by `build` when the funding UTXOs cannot pay the outputs and the fee. */
+export class InsufficientFundingError extends Error {
+  override readonly name = 'InsufficientFundingError';
+  constructor(
+    readonly needed: number,
+    readonly available: number,
+  ) {
+    super(`funding inputs hold ${available} sat; the transaction needs ${needed} sat`);
+  }
 }
 
 export type SubmitResult =
@@ -75,4 +107,53 @@ export interface TxInclusion {
 export interface ChainReader {
   tipHeight(): Promise<number>;
   inclusions(txIds: readonly string[]): Promise<(TxInclusion | null)[]>;
+}
+
+/** A block as readers see it (no transaction list: page it with {@link BlockReader.blockTxIds}). */
+export interface Block {
+  readonly hash: string;
+  readonly height: number;
+  readonly header: BlockHeader;
+  /** The 80-byte header, hex (the `target` of TSC proofs). */
+  readonly headerHex: string;
+  /** Header time. */
+  readonly time: Date;
+  /** Transactions in the block, coinbase included. */
+  readonly txCount: number;
+}
+
+/** The newest block. */
+export interface ChainTip {
+  readonly hash: string;
+  readonly height: number;
+  readonly time: Date;
+}
+
+/** Announced after each committed block (the block is readable by then). */
+export interface BlockEvent {
+  readonly hash: string;
+  readonly height: number;
+  /** Header time, seconds since the epoch. */
+  readonly time: number;
+  /** Transactions in the block, coinbase included. */
+  readonly txCount: number;
+}
+
+/**
+ * Read side of a chain's blocks: what the GraphQL facade needs, whichever chain serves it.
+ * Heights start at 0 (genesis); hashes are display hex.
+ */
+export interface BlockReader {
+  /** The tip; null before the first block. */
+  tip(): Promise<ChainTip | null>;
+  blockByHash(hash: string): Promise<Block | null>;
+  blockByHeight(height: number): Promise<Block | null>;
+  /** TxIds of block `hash` in positions [start, end) (0 = coinbase), or null when no such block. */
+  blockTxIds(hash: string, start: number, end: number): Promise<readonly string[] | null>;
+  /**
+   * New blocks as they are committed, from now on, for as long as the iterator is not returned.
+   * Every instance hears every block. An event may be missed (e.g. across a reconnection):
+   * consumers re-read state rather than count events.
+   */
+  blockEvents(): AsyncIterableIterator<BlockEvent>;
 }

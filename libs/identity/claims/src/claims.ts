@@ -19,12 +19,12 @@ const INVALID = () =>
  * provider), AUTH_JWT_SECRET (HS256), or — for a zero-configuration development start — a random
  * HS256 secret generated once and kept in Redis, which `npm run cli -- token mint` also reads.
  */
-export type KeySource =
+export type SigningKeySource =
   | { kind: 'jwks'; url: string }
   | { kind: 'secret'; secret: Uint8Array }
   | { kind: 'dev-secret' };
 
-export function keySourceFrom(config: Config): KeySource {
+export function signingKeySourceFrom(config: Config): SigningKeySource {
   if (config.auth.jwksUrl) return { kind: 'jwks', url: config.auth.jwksUrl };
   if (config.auth.jwtSecret) return { kind: 'secret', secret: new TextEncoder().encode(config.auth.jwtSecret) };
   return { kind: 'dev-secret' };
@@ -47,12 +47,12 @@ export interface ClaimsServiceDeps {
 
 /** Verifies bearer JWTs with jose and returns the claims granted to their subject. */
 export class ClaimsService {
-  private readonly source: KeySource;
+  private readonly source: SigningKeySource;
   private jwks: JWTVerifyGetKey | undefined;
   private secret: Promise<Uint8Array> | undefined;
 
   constructor(private readonly deps: ClaimsServiceDeps) {
-    this.source = keySourceFrom(deps.config);
+    this.source = signingKeySourceFrom(deps.config);
   }
 
   /**
@@ -124,7 +124,7 @@ export interface MintOptions {
 
 /** Mints an HS256 development token (AUTH_JWT_SECRET or the generated dev secret). */
 export async function mintToken(deps: ClaimsServiceDeps, options: MintOptions): Promise<string> {
-  const source = keySourceFrom(deps.config);
+  const source = signingKeySourceFrom(deps.config);
   if (source.kind === 'jwks') {
     throw new Error('AUTH_JWKS_URL is set: tokens come from your identity provider, not from this CLI.');
   }

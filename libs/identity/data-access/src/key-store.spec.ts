@@ -1,30 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import { Repository } from 'redis-om';
 import type { RedisConnection } from 'redis-om';
-import type { ApiKeyRecord } from '@proofline/identity-domain';
+import { keyRecord } from '@proofline/identity-domain';
+import type { ApiKeyRecord, KeyRecordInput } from '@proofline/identity-domain';
 import { createRedis } from '@proofline/shared-redis';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { keySchema } from './key-entity';
-import { KeyReader, KeyWriter } from './key-store';
+import { KeyReader, KeyWriter, UnknownScriptReplyError, keyScriptReply } from './key-store';
 import { identityKeys } from './keys';
 import { closeOmConnection, openOmConnection } from './om-connection';
 
-const record = (over: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
-  id: randomUUID(),
-  tenant: 't1',
-  name: 'a key',
-  keyHash: randomUUID().replace(/-/g, '').padEnd(64, '0'),
-  last4: 'AbC9',
-  permissions: ['Issuer_Admin', 'Verifier_User'],
-  createdBy: 'creator',
-  createdAt: '2026-11-22T10:00:00.123Z',
-  updatedAt: '2026-11-22T10:00:00.123Z',
-  expiresAt: '2027-01-21T10:00:00.123Z',
-  revokedAt: null,
-  source: 'identity',
-  legacyId: null,
-  ...over,
-});
+const record = ({ keyHash, ...over }: Partial<Omit<KeyRecordInput, 'secret'>> & { keyHash?: string } = {}): ApiKeyRecord =>
+  keyRecord({
+    id: randomUUID(),
+    tenant: 't1',
+    name: 'a key',
+    permissions: ['Issuer_Admin', 'Verifier_User'],
+    createdBy: 'creator',
+    createdAt: '2026-11-22T10:00:00.123Z',
+    expiresAt: '2027-01-21T10:00:00.123Z',
+    ...over,
+    secret: { keyHash: keyHash ?? randomUUID().replace(/-/g, '').padEnd(64, '0'), last4: 'AbC9' },
+  });
 
 describe('key store (Lua writes, redis-om reads)', () => {
   const prefix = uniquePrefix('idstore');
@@ -45,7 +42,7 @@ describe('key store (Lua writes, redis-om reads)', () => {
   });
 
   it('round-trips: a Lua-written key reads back through redis-om exactly, and a redis-om save reads the same', async () => {
-    const r = record({ revokedAt: '2026-11-22T11:00:00.000Z', source: 'legacy', legacyId: '77' });
+    const r = record({ revokedAt: '2026-11-22T11:00:00.000Z', origin: 'legacy', legacyId: '77' });
     expect(await writer.create(r, { limit: 0, deadlineMs: 0 })).toEqual({ outcome: 'created', id: r.id });
     expect(await reader.fetch(r.id)).toEqual(r);
     expect(await redis.hget(keys.keyEntity(r.id), 'permissions')).toBe('Issuer_Admin|Verifier_User');
@@ -103,8 +100,18 @@ describe('key store (Lua writes, redis-om reads)', () => {
     expect(await redis.exists(keys.keyEntity(r.id))).toBe(0);
     expect(await redis.hget(keys.keyByHash, r.keyHash)).toBeNull();
     expect(await redis.zscore(keys.tenantKeys('rev'), r.id)).toBeNull();
-    await new Promise((res) => setTimeout(res, 50));
+    await eventually(async () => messages.length >= 3);
     expect(messages).toEqual([r.id, r.id, r.id]);
     await sub.quit();
+  });
+
+  it('maps every script reply through its table; an unknown reply is an error naming the script', () => {
+    expect(keyScriptReply('create-key-3.lua', 'limit')).toBe('limit');
+    expect(keyScriptReply('set-revoked-1.lua', 2)).toBe('changed');
+    expect(keyScriptReply('delete-key-3.lua', 0)).toBe(false);
+    expect(() => keyScriptReply('set-revoked-1.lua', 3)).toThrow(UnknownScriptReplyError);
+    expect(() => keyScriptReply('create-key-3.lua', 'EXISTS')).toThrow('unknown reply from Lua script create-key-3.lua: "EXISTS"');
+    expect(() => keyScriptReply('delete-key-3.lua', null)).toThrow(expect.objectContaining({ script: 'delete-key-3.lua', reply: null }));
+    expect(() => keyScriptReply('create-key-3.lua', 'toString')).toThrow(UnknownScriptReplyError);
   });
 });

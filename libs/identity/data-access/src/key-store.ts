@@ -12,11 +12,46 @@ import type { IdentityKeys } from './keys';
 
 /** Outcome of the atomic create script (see lua/create-key-3.lua). */
 export type CreateOutcome = 'created' | 'exists' | 'conflict' | 'late' | 'limit';
+export type SetRevokedOutcome = 'missing' | 'unchanged' | 'changed';
+
+/** A script answered something its reply table does not know: a script/code mismatch, never bad input. */
+export class UnknownScriptReplyError extends Error {
+  constructor(
+    readonly script: string,
+    readonly reply: unknown,
+  ) {
+    super(`unknown reply from Lua script ${script}: ${JSON.stringify(reply)}`);
+    this.name = 'UnknownScriptReplyError';
+  }
+}
+
+/**
+ * The replies of the identity key scripts, one table per script: every reply a script can give
+ * maps to its outcome here; anything else is an {@link UnknownScriptReplyError} naming the script.
+ */
+export const KEY_SCRIPT_REPLIES = {
+  'create-key-3.lua': { created: 'created', exists: 'exists', conflict: 'conflict', late: 'late', limit: 'limit' },
+  'set-revoked-1.lua': { 0: 'missing', 1: 'unchanged', 2: 'changed' },
+  'delete-key-3.lua': { 0: false, 1: true },
+} as const satisfies {
+  'create-key-3.lua': Record<string, CreateOutcome>;
+  'set-revoked-1.lua': Record<number, SetRevokedOutcome>;
+  'delete-key-3.lua': Record<number, boolean>;
+};
+type KeyScript = keyof typeof KEY_SCRIPT_REPLIES;
+
+/** Maps a script reply through its table; throws {@link UnknownScriptReplyError} on anything else. */
+export function keyScriptReply<S extends KeyScript>(script: S, reply: unknown): (typeof KEY_SCRIPT_REPLIES)[S][keyof (typeof KEY_SCRIPT_REPLIES)[S]] {
+  const table = KEY_SCRIPT_REPLIES[script] as Readonly<Record<string, unknown>>;
+  const key = typeof reply === 'string' || typeof reply === 'number' ? String(reply) : undefined;
+  if (key === undefined || !Object.hasOwn(table, key)) throw new UnknownScriptReplyError(script, reply);
+  return table[key] as (typeof KEY_SCRIPT_REPLIES)[S][keyof (typeof KEY_SCRIPT_REPLIES)[S]];
+}
 
 interface LuaCommands {
-  createKey(k1: string, k2: string, k3: string, ...argv: (string | number)[]): Promise<[CreateOutcome, string]>;
-  setRevoked(k1: string, ...argv: string[]): Promise<number>;
-  deleteKey(k1: string, k2: string, k3: string, ...argv: string[]): Promise<number>;
+  createKey(k1: string, k2: string, k3: string, ...argv: (string | number)[]): Promise<unknown>;
+  setRevoked(k1: string, ...argv: string[]): Promise<unknown>;
+  deleteKey(k1: string, k2: string, k3: string, ...argv: string[]): Promise<unknown>;
 }
 
 const LUA_DIR = path.join(__dirname, 'lua');
@@ -40,7 +75,7 @@ export class KeyWriter {
    * is past `deadlineMs` (0 = none). Idempotent by id.
    */
   async create(record: ApiKeyRecord, opts: { limit: number; deadlineMs: number }): Promise<{ outcome: CreateOutcome; id: string }> {
-    const [outcome, id] = await this.lua.createKey(
+    const reply = await this.lua.createKey(
       this.keys.keyEntity(record.id),
       this.keys.keyByHash,
       this.keys.tenantKeys(record.tenant),
@@ -51,19 +86,20 @@ export class KeyWriter {
       Date.parse(record.createdAt),
       ...toHashFields(record),
     );
-    return { outcome, id };
+    if (!Array.isArray(reply) || reply.length !== 2 || typeof reply[1] !== 'string') throw new UnknownScriptReplyError('create-key-3.lua', reply);
+    return { outcome: keyScriptReply('create-key-3.lua', reply[0]), id: reply[1] };
   }
 
   /** 'missing' when no such key in that tenant; publishes an invalidation when it changed. */
-  async setRevoked(tenant: string, id: string, revoked: boolean, nowIso: string): Promise<'missing' | 'unchanged' | 'changed'> {
-    const r = await this.lua.setRevoked(this.keys.keyEntity(id), tenant, revoked ? '1' : '0', nowIso, this.keys.invalidationChannel, id);
-    return r === 0 ? 'missing' : r === 1 ? 'unchanged' : 'changed';
+  async setRevoked(tenant: string, id: string, revoked: boolean, nowIso: string): Promise<SetRevokedOutcome> {
+    const reply = await this.lua.setRevoked(this.keys.keyEntity(id), tenant, revoked ? '1' : '0', nowIso, this.keys.invalidationChannel, id);
+    return keyScriptReply('set-revoked-1.lua', reply);
   }
 
   /** True when deleted; publishes an invalidation. */
   async delete(tenant: string, id: string): Promise<boolean> {
-    const r = await this.lua.deleteKey(this.keys.keyEntity(id), this.keys.keyByHash, this.keys.tenantKeys(tenant), tenant, id, this.keys.invalidationChannel);
-    return r === 1;
+    const reply = await this.lua.deleteKey(this.keys.keyEntity(id), this.keys.keyByHash, this.keys.tenantKeys(tenant), tenant, id, this.keys.invalidationChannel);
+    return keyScriptReply('delete-key-3.lua', reply);
   }
 
   async idByHash(keyHash: string): Promise<string | null> {

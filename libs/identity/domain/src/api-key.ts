@@ -1,8 +1,11 @@
 import { keyMask } from './key-material';
 import type { Permission } from './permissions';
 
-/** Where a key came from: issued by this service, or imported from the legacy system. */
-export type KeySource = 'identity' | 'legacy';
+/**
+ * Where a key came from: issued by this service, or imported from the legacy system (stored as
+ * the record's `source` field). Not to be confused with the claims lib's `SigningKeySource`.
+ */
+export type KeyOrigin = 'identity' | 'legacy';
 
 /** A stored key (what the HASH holds). Never contains the raw key. */
 export interface ApiKeyRecord {
@@ -17,7 +20,7 @@ export interface ApiKeyRecord {
   readonly updatedAt: string;
   readonly expiresAt: string;
   readonly revokedAt: string | null;
-  readonly source: KeySource;
+  readonly source: KeyOrigin;
   /** Numeric id of an imported legacy key (as a string); null for identity keys. */
   readonly legacyId: string | null;
 }
@@ -51,7 +54,7 @@ export interface Principal {
   readonly keyId: string;
   readonly tenant: string;
   readonly permissions: readonly Permission[];
-  readonly source: KeySource;
+  readonly source: KeyOrigin;
 }
 
 export function toIdentityApiKey(r: ApiKeyRecord): IdentityApiKey {

@@ -3,3 +3,5 @@ export * from './key-material';
 export * from './ids';
 export * from './api-key';
 export * from './schemas';
+export * from './key-record';
+export * from './create-key-job';

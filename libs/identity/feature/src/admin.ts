@@ -7,11 +7,11 @@ import {
   expiryFor,
   generateRawKey,
   hashKey,
+  keyRecord,
   legacyImportFile,
   legacyKeyUuid,
-  sortPermissions,
 } from '@proofline/identity-domain';
-import type { ApiKeyRecord, Permission } from '@proofline/identity-domain';
+import type { Permission } from '@proofline/identity-domain';
 import { KeyWriter } from '@proofline/identity-data-access';
 import { systemClock } from '@proofline/shared-config';
 import type { Clock, Config } from '@proofline/shared-config';
@@ -50,21 +50,16 @@ export async function registerBootstrapKey(
   const existing = await writer.idByHash(keyHash);
   if (existing) return { id: existing, tenant, created: false };
   const now = (deps.clock ?? systemClock).now();
-  const record: ApiKeyRecord = {
+  const record = keyRecord({
     id: bootstrapKeyUuid(keyHash),
     tenant,
     name: 'bootstrap',
-    keyHash,
-    last4: rawKey.slice(-4),
-    permissions: [...KEY_ADMIN_PERMISSIONS],
+    permissions: KEY_ADMIN_PERMISSIONS,
     createdBy: 'bootstrap',
-    createdAt: now.toISOString(),
-    updatedAt: now.toISOString(),
-    expiresAt: expiryFor(now, deps.config.keyLifetimeDays).toISOString(),
-    revokedAt: null,
-    source: 'identity',
-    legacyId: null,
-  };
+    createdAt: now,
+    expiresAt: expiryFor(now, deps.config.keyLifetimeDays),
+    secret: { rawKey },
+  });
   const { outcome, id } = await writer.create(record, { limit: 0, deadlineMs: 0 });
   return { id, tenant, created: outcome === 'created' };
 }
@@ -109,22 +104,21 @@ export async function importLegacyKeys(deps: IdentityAdminDeps, items: unknown, 
   const report: LegacyImportReport = { total: parsed.data.length, imported: 0, skipped: 0, conflicts: [] };
   for (const item of parsed.data) {
     const legacyId = String(item.id);
-    const permissions: Permission[] = item.permissions && item.permissions.length > 0 ? sortPermissions(item.permissions) : ['Issuer_User'];
-    const record: ApiKeyRecord = {
+    const permissions: readonly Permission[] = item.permissions && item.permissions.length > 0 ? item.permissions : ['Issuer_User'];
+    const record = keyRecord({
       id: legacyKeyUuid(legacyId),
       tenant,
       name: item.name,
-      keyHash: item.rawKey !== undefined ? hashKey(item.rawKey) : (item.keyHash ?? ''),
-      last4: item.rawKey !== undefined ? item.rawKey.slice(-4) : '',
       permissions,
       createdBy: 'legacy-import',
-      createdAt: new Date(item.createdAt).toISOString(),
-      updatedAt: now.toISOString(),
-      expiresAt: (item.expiresAt !== undefined ? new Date(item.expiresAt) : expiryFor(now, deps.config.keyLifetimeDays)).toISOString(),
-      revokedAt: item.status === 'Disabled' ? now.toISOString() : null,
-      source: 'legacy',
+      createdAt: new Date(item.createdAt),
+      updatedAt: now,
+      expiresAt: item.expiresAt !== undefined ? new Date(item.expiresAt) : expiryFor(now, deps.config.keyLifetimeDays),
+      revokedAt: item.status === 'Disabled' ? now : null,
+      origin: 'legacy',
       legacyId,
-    };
+      secret: item.rawKey !== undefined ? { rawKey: item.rawKey } : { keyHash: item.keyHash ?? '', last4: '' },
+    });
     const { outcome } = await writer.create(record, { limit: 0, deadlineMs: 0 });
     if (outcome === 'created') report.imported += 1;
     else if (outcome === 'exists') report.skipped += 1;

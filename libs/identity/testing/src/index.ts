@@ -1,1 +1,2 @@
 export * from './seed-key';
+export * from './test-identity';

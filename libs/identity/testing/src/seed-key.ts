@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { KeyWriter } from '@proofline/identity-data-access';
-import { expiryFor, generateRawKey, hashKey, sortPermissions } from '@proofline/identity-domain';
+import { expiryFor, issueKey } from '@proofline/identity-domain';
 import type { Permission } from '@proofline/identity-domain';
 import type { Redis } from '@proofline/shared-redis';
 
@@ -29,29 +29,18 @@ export async function seedKey(
   store: { readonly prefix: string; readonly lifetimeDays: number },
   opts: SeedKeyOptions,
 ): Promise<SeededKey> {
-  const rawKey = generateRawKey();
-  const id = randomUUID();
-  const tenant = opts.tenant ?? 'default';
-  const permissions = sortPermissions(opts.permissions);
   const createdAt = opts.createdAt ?? new Date();
-  const { outcome } = await new KeyWriter(redis, store.prefix).create(
-    {
-      id,
-      tenant,
-      name: opts.name ?? 'seeded',
-      keyHash: hashKey(rawKey),
-      last4: rawKey.slice(-4),
-      permissions,
-      createdBy: 'test-seed',
-      createdAt: createdAt.toISOString(),
-      updatedAt: createdAt.toISOString(),
-      expiresAt: expiryFor(createdAt, store.lifetimeDays).toISOString(),
-      revokedAt: opts.revoked ? createdAt.toISOString() : null,
-      source: 'identity',
-      legacyId: null,
-    },
-    { limit: 0, deadlineMs: 0 },
-  );
+  const { rawKey, record } = issueKey({
+    id: randomUUID(),
+    tenant: opts.tenant ?? 'default',
+    name: opts.name ?? 'seeded',
+    permissions: opts.permissions,
+    createdBy: 'test-seed',
+    createdAt,
+    expiresAt: expiryFor(createdAt, store.lifetimeDays),
+    revokedAt: opts.revoked ? createdAt : null,
+  });
+  const { outcome } = await new KeyWriter(redis, store.prefix).create(record, { limit: 0, deadlineMs: 0 });
   if (outcome !== 'created') throw new Error(`seedKey: ${outcome}`);
-  return { id, rawKey, tenant, permissions };
+  return { id: record.id, rawKey, tenant: record.tenant, permissions: record.permissions };
 }

@@ -1,2 +1,3 @@
 export * from './keys';
 export * from './record-store';
+export * from './script-replies';

@@ -1,9 +1,12 @@
 /** Every Redis key of the records lib, built from the deployment's prefix. Nowhere else spells them. */
 export function recordsKeys(prefix: string) {
   const chainPrefix = `${prefix}:records:chain:`;
+  const recordPrefix = `${prefix}:records:rec:`;
   return {
     /** HASH: one record (metadata, bytes, raw transaction, publication state). */
-    record: (txId: string) => `${prefix}:records:rec:${txId}`,
+    record: (txId: string) => `${recordPrefix}${txId}`,
+    /** Prefix of `record(…)`, for the batched read scripts (meta-many, bytes-many). */
+    recordPrefix,
     /** LIST: txIds of a linked chain in order (index = position); chainId = the create's txId. */
     chain: (chainId: string) => `${chainPrefix}${chainId}`,
     /** Prefix of `chain(…)`, for the navigate script, which learns the chainId from the start record. */

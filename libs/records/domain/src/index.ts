@@ -2,3 +2,5 @@ export * from './encoding';
 export * from './params';
 export * from './update-token';
 export * from './record';
+export * from './publish-job';
+export * from './receipt';

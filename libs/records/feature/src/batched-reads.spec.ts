@@ -1,8 +1,9 @@
-import { RecordStore } from '@proofline/records-data-access';
-import { InMemoryChain } from '@proofline/records-testing';
+import { FundingPool } from '@proofline/chain-wallet';
+import { InMemoryChain, fundPool } from '@proofline/records-testing';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
-import { RecordsService } from './service';
+import { createRecords } from './records';
+import type { RecordReads } from './record-reads';
 
 // The batched reads and the chain page that the GraphQL facade builds on.
 describe('records: batched reads and chain pages', () => {
@@ -10,22 +11,25 @@ describe('records: batched reads and chain pages', () => {
   const { redis, cleanup } = testRedis(prefix);
   const clock = new ManualClock('2026-01-01T00:00:00Z');
   const chain = new InMemoryChain();
-  const store = new RecordStore(redis, prefix);
+  const funding = { pool: new FundingPool(redis, { prefix, address: 'test' }), feeRate: () => 1 };
   const make = (env: Record<string, string> = {}) =>
-    new RecordsService({
+    createRecords({
       config: loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', ...env }),
       clock,
-      store,
+      redis,
+      prefix,
       builder: chain,
+      funding,
       reader: chain,
       queue: { enqueue: async () => undefined },
     });
-  const service = make();
+  const { writes: service, reads } = make();
   const caller = { tenant: 't1' };
   const txIds: string[] = [];
   let independent = '';
 
   beforeAll(async () => {
+    await fundPool(funding.pool, 500, 1000);
     const created = await service.createLinked(caller, { body: Buffer.from('v0'), encode: 'Base64' });
     txIds.push(created.txId);
     for (let i = 1; i < 7; i++) {
@@ -38,7 +42,7 @@ describe('records: batched reads and chain pages', () => {
 
   it('records() and contents() answer many txIds in order, null where unknown', async () => {
     const unknown = 'f'.repeat(64);
-    const metas = await service.records([txIds[3] ?? '', unknown, independent, txIds[0] ?? '']);
+    const metas = await reads.metaMany([txIds[3] ?? '', unknown, independent, txIds[0] ?? '']);
     expect(metas.map((m) => m && [m.txId, m.family, m.kind, m.position])).toEqual([
       [txIds[3], 'linked', 'update', 3],
       null,
@@ -46,22 +50,30 @@ describe('records: batched reads and chain pages', () => {
       [txIds[0], 'linked', 'create', 0],
     ]);
     expect(metas[0]?.byteLength).toBe(2);
-    const bytes = await service.contents([txIds[0] ?? '', unknown, independent]);
+    const bytes = await reads.contentMany([txIds[0] ?? '', unknown, independent]);
     expect(bytes.map((b) => b && b.toString())).toEqual([Buffer.from('v0').toString('base64'), null, 'alone']);
   });
 
+  it('metaMany() (one script call) answers exactly what meta() answers, record by record', async () => {
+    const ids = [...txIds, independent];
+    const many = await reads.metaMany(ids);
+    const one = await Promise.all(ids.map((id) => reads.meta(id === independent ? 'independent' : 'linked', id)));
+    expect(many).toEqual(one);
+    expect(many.every((m) => m !== null && m.byteLength > 0)).toBe(true);
+  });
+
   it('find() applies the REST read rules', async () => {
-    await expect(service.find('linked', txIds[2])).resolves.toMatchObject({ txId: txIds[2], prevTxId: txIds[1], nextTxId: txIds[3] });
-    await expect(service.find('linked', 'nope')).rejects.toMatchObject({ errorCode: 'TX_ID_PARAM_INVALID', httpStatus: 400 });
-    await expect(service.find('linked', 'a'.repeat(64))).rejects.toMatchObject({ errorCode: 'TX_NOT_FOUND', httpStatus: 404 });
-    await expect(service.find('linked', independent)).rejects.toMatchObject({ errorCode: 'TX_INCORRECT_EVENT_TRANSACTION_TYPE' });
-    await expect(service.find('independent', txIds[0])).rejects.toMatchObject({ errorCode: 'TX_INCORRECT_EVENT_TRANSACTION_TYPE' });
-    await expect(make({ FEATURES: 'verify' }).find('linked', txIds[0])).rejects.toMatchObject({ errorCode: 'FEATURE_NOT_ENABLED', httpStatus: 403 });
+    await expect(reads.meta('linked', txIds[2])).resolves.toMatchObject({ txId: txIds[2], prevTxId: txIds[1], nextTxId: txIds[3] });
+    await expect(reads.meta('linked', 'nope')).rejects.toMatchObject({ errorCode: 'TX_ID_PARAM_INVALID', httpStatus: 400 });
+    await expect(reads.meta('linked', 'a'.repeat(64))).rejects.toMatchObject({ errorCode: 'TX_NOT_FOUND', httpStatus: 404 });
+    await expect(reads.meta('linked', independent)).rejects.toMatchObject({ errorCode: 'TX_INCORRECT_EVENT_TRANSACTION_TYPE' });
+    await expect(reads.meta('independent', txIds[0])).rejects.toMatchObject({ errorCode: 'TX_INCORRECT_EVENT_TRANSACTION_TYPE' });
+    await expect(make({ FEATURES: 'verify' }).reads.meta('linked', txIds[0])).rejects.toMatchObject({ errorCode: 'FEATURE_NOT_ENABLED', httpStatus: 403 });
   });
 
   it('chainPage() pages forward and backward with exclusive bounds', async () => {
     const chainId = txIds[0] ?? '';
-    const page = (p: Parameters<RecordsService['chainPage']>[1]) => service.chainPage(chainId, p);
+    const page = (p: Parameters<RecordReads['chainPage']>[1]) => reads.chainPage(chainId, p);
     expect(await page({ first: 3 })).toEqual({ total: 7, start: 0, txIds: txIds.slice(0, 3) });
     expect(await page({ first: 3, after: 2 })).toEqual({ total: 7, start: 3, txIds: txIds.slice(3, 6) });
     expect(await page({ first: 10, after: 5 })).toEqual({ total: 7, start: 6, txIds: txIds.slice(6) });
@@ -79,7 +91,7 @@ describe('records: batched reads and chain pages', () => {
   });
 
   it('chain pages need the navigate feature', async () => {
-    const off = make({ FEATURES: 'linked,verify,unencoded' });
+    const off = make({ FEATURES: 'linked,verify,unencoded' }).reads;
     expect(() => off.requireNavigation()).toThrow(expect.objectContaining({ errorCode: 'FEATURE_NOT_ENABLED' }));
     await expect(off.chainPage(txIds[0] ?? '', { first: 1 })).rejects.toMatchObject({ errorCode: 'FEATURE_NOT_ENABLED', httpStatus: 403 });
   });

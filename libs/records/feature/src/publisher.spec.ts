@@ -1,16 +1,16 @@
-import type { ConnectionOptions } from 'bullmq';
 import { RecordStore } from '@proofline/records-data-access';
-import { InMemoryChain } from '@proofline/records-testing';
+import { FundingPool } from '@proofline/chain-wallet';
+import { InMemoryChain, fundPool } from '@proofline/records-testing';
 import type { ChainPublisher, SubmitResult } from '@proofline/chain-domain';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
-import { bullPrefix } from '@proofline/shared-jobs';
 import { createLogger } from '@proofline/shared-logger';
-import { bullConnection } from '@proofline/shared-redis';
+import { createBullRedis } from '@proofline/shared-redis';
 import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
-import { BullPublishQueue, startRecordsPublisher } from './publisher';
+import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
+import { BullPublishQueue, PUBLISH_EVENTS_MAX_LEN, startRecordsPublisher } from './publisher';
 import type { RunningPublisher } from './publisher';
-import { RecordsService } from './service';
-import type { PublishQueue } from './service';
+import { createRecords } from './records';
+import type { PublishQueue } from './types';
 
 const logger = createLogger({ level: 'silent', name: 'test' });
 const tenant = { tenant: 't1' };
@@ -19,24 +19,31 @@ describe('records publisher (real Redis, real BullMQ)', () => {
   const prefix = uniquePrefix('pub');
   const { redis, cleanup } = testRedis(prefix);
   const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
-  const connection = bullConnection(config.redisUrl) as ConnectionOptions;
+  const connection = createBullRedis(config.redisUrl);
   const store = new RecordStore(redis, prefix);
   const clock = new ManualClock('2026-01-01T00:00:00Z');
-  const queue = new BullPublishQueue(connection, bullPrefix(prefix));
+  const queue = new BullPublishQueue(connection, prefix);
+  const funding = { pool: new FundingPool(redis, { prefix, address: 'test' }), feeRate: () => 1 };
   const running: RunningPublisher[] = [];
   const start = (chain: ChainPublisher, extra: Partial<Parameters<typeof startRecordsPublisher>[0]> = {}) => {
-    const p = startRecordsPublisher({ connection, bullPrefix: bullPrefix(prefix), store, chain, clock, logger, concurrency: 2, sweepEveryMs: 0, ...extra });
+    const p = startRecordsPublisher({ connection, redis, prefix, chain, clock, logger, concurrency: 2, sweepEveryMs: 0, ...extra });
     running.push(p);
     return p;
   };
-  const service = (chain: InMemoryChain, q: PublishQueue = queue) => new RecordsService({ config, clock, store, builder: chain, reader: chain, queue: q, logger });
+  const service = (chain: InMemoryChain, q: PublishQueue = queue) =>
+    createRecords({ config, clock, redis, prefix, builder: chain, funding, reader: chain, queue: q, logger }).writes;
+  const reads = (chain: InMemoryChain) => createRecords({ config, clock, redis, prefix, builder: chain, funding, reader: chain, queue, logger }).reads;
+  /** Resolves once the job of `txId` has left the queue (completed or failed for good: both are removed). */
+  const settled = (txId: string) => eventually(async () => (await queue.queue.getJob(txId)) === undefined, 10_000);
 
+  beforeAll(() => fundPool(funding.pool, 200, 1000));
   afterEach(async () => {
     for (const p of running.splice(0)) await p.close(true);
     await queue.queue.obliterate({ force: true });
   });
   afterAll(async () => {
     await queue.close();
+    await connection.quit();
     await cleanup();
   });
 
@@ -44,12 +51,15 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     const chain = new InMemoryChain();
     let hungCalls = 0;
     let release: (r: SubmitResult) => void = () => undefined;
+    let hungSubmit: Promise<SubmitResult> = Promise.reject(new Error('never submitted'));
+    hungSubmit.catch(() => undefined);
     const hung: ChainPublisher = {
       submit: (tx) => {
         hungCalls++;
-        return new Promise<SubmitResult>((resolve) => {
+        hungSubmit = new Promise<SubmitResult>((resolve) => {
           release = (r) => resolve(r);
         }).then(() => chain.submit(tx));
+        return hungSubmit;
       },
     };
     const first = start(hung, { lockDuration: 1000, stalledInterval: 500 });
@@ -62,7 +72,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     await eventually(async () => (await store.state(txId)) === 'published', 15_000);
     // the dead worker's submit finally returns: idempotent by txId
     release({ status: 'accepted' });
-    await new Promise((r) => setTimeout(r, 50));
+    expect(await hungSubmit).toEqual({ status: 'already-known' });
     const block = chain.mine();
     expect(block.txIds.filter((t) => t === txId)).toHaveLength(1);
     expect(await store.outboxSize()).toBe(0);
@@ -83,7 +93,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     expect(await publisher.sweep()).toBe(0);
     // sweeping twice or enqueueing again never publishes twice
     await queue.enqueue(txId);
-    await new Promise((r) => setTimeout(r, 200));
+    await settled(txId);
     expect(chain.accepted.get(txId)).toBe(1);
   });
 
@@ -108,9 +118,28 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     const doomed = await svc.writeIndependent(tenant, { body: Buffer.from('c'), encode: undefined });
     await eventually(async () => (await store.state(doomed.txId)) === 'failed', 10_000);
     expect((await store.meta(doomed.txId))?.failure).toMatch(/^INVALID_TX/);
-    expect(await svc.status('independent', doomed.txId)).toEqual({ confirmation: null, publication: 'failed' });
+    expect(await reads(chain).status('independent', doomed.txId)).toEqual({ confirmation: null, publication: 'failed', failure: 'INVALID_TX: bad script' });
     expect(await store.outboxSize()).toBe(0);
-    await new Promise((r) => setTimeout(r, 300));
+    await settled(doomed.txId);
     expect(calls).toBe(1);
   });
+
+  it('caps the queue\'s events stream (nothing reads it) near PUBLISH_EVENTS_MAX_LEN', async () => {
+    const own = uniquePrefix('pubevents');
+    const capped = new BullPublishQueue(connection, own);
+    try {
+      const ids = Array.from({ length: 3 * PUBLISH_EVENTS_MAX_LEN }, (_, i) => i.toString(16).padStart(64, '0'));
+      for (let i = 0; i < ids.length; i += 500) await capped.enqueueMany(ids.slice(i, i + 500));
+      const events = `${bullPrefix(own)}:${QUEUES.recordsPublish}:events`;
+      const length = await redis.xlen(events);
+      expect(length).toBeGreaterThan(0);
+      // XADD MAXLEN ~ trims whole stream nodes (100 entries): a little above the cap, never 3x
+      expect(length).toBeLessThanOrEqual(PUBLISH_EVENTS_MAX_LEN + 200);
+      expect(await redis.hget(`${bullPrefix(own)}:${QUEUES.recordsPublish}:meta`, 'opts.maxLenEvents')).toBe(String(PUBLISH_EVENTS_MAX_LEN));
+    } finally {
+      await capped.queue.obliterate({ force: true });
+      await capped.close();
+    }
+  });
 });
+

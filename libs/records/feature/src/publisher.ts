@@ -1,17 +1,32 @@
 import { DelayedError, Queue, UnrecoverableError, Worker } from 'bullmq';
-import type { ConnectionOptions, Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
-import { QUEUES, RECORDS_PUBLISH_JOB, RECORDS_PUBLISH_OPTIONS, RecordsPublishJob } from '@proofline/shared-jobs';
-import type { ChainPublisher } from '@proofline/chain-domain';
-import type { RecordStore } from '@proofline/records-data-access';
-import type { PublishQueue } from './service';
+import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
+import type { Redis } from '@proofline/shared-redis';
+import type { ChainPublisher, SubmitResult } from '@proofline/chain-domain';
+import { RECORDS_PUBLISH_JOB, RECORDS_PUBLISH_OPTIONS, RecordsPublishJob } from '@proofline/records-domain';
+import { RecordStore } from '@proofline/records-data-access';
+import type { PublishQueue } from './types';
 
-/** The API side of publication: a BullMQ queue, jobId = txId. Close it on shutdown. */
+/**
+ * The API side of publication: a BullMQ queue, jobId = txId, on the app's connection (shared:
+ * close() closes the queue, the app closes the connection after it).
+ */
+/**
+ * Approximate cap of the publication queue's BullMQ events stream (BullMQ's default: 10,000).
+ * Nothing reads these events (no QueueEvents on this queue); every job adds 3–4 of ~150 B, so the
+ * default kept ~1.5–2 MB of Redis for nothing, which showed as ~580 B per record in the write
+ * benchmark's per-record memory figure. Stored in the queue's meta hash, so the workers' scripts
+ * trim to it too.
+ */
+export const PUBLISH_EVENTS_MAX_LEN = 1000;
+
 export class BullPublishQueue implements PublishQueue {
   readonly queue: Queue;
-  constructor(connection: ConnectionOptions, bullPrefix: string) {
-    this.queue = new Queue(QUEUES.recordsPublish, { connection, prefix: bullPrefix });
+  /** `prefix` is the deployment's (or test's) Redis prefix; BullMQ's is derived from it. */
+  constructor(connection: Redis, prefix: string) {
+    this.queue = new Queue(QUEUES.recordsPublish, { connection, prefix: bullPrefix(prefix), streams: { events: { maxLen: PUBLISH_EVENTS_MAX_LEN } } });
   }
   async enqueue(txId: string): Promise<void> {
     await this.queue.add(RECORDS_PUBLISH_JOB, { txId } satisfies RecordsPublishJob, { ...RECORDS_PUBLISH_OPTIONS, jobId: txId });
@@ -29,6 +44,20 @@ export class BullPublishQueue implements PublishQueue {
 
 export type PublishOutcome = 'published' | 'already-published' | 'failed-before' | 'unknown';
 
+/**
+ * What publication settles besides the record (the funding pool, the confirmation watch list).
+ * Both calls MUST be idempotent: a crashed job runs again and calls them again.
+ */
+export interface PublicationSettlement {
+  /** The chain accepted (or already had) `txId`: confirm its funding, watch it for a proof. */
+  accepted(txId: string): Promise<void>;
+  /**
+   * The chain refused `txId` for good (`code`: ARC's code or status, or the records reason), or it
+   * will never be sent (`neverSent`: its previous record was rejected). Settle its funding.
+   */
+  refused(txId: string, refusal: { readonly code: string; readonly detail: string; readonly neverSent: boolean }): Promise<void>;
+}
+
 /** How long a successor waits for its previous record to be published before re-checking. */
 const WAIT_FOR_PREVIOUS_MS = 250;
 
@@ -40,7 +69,7 @@ const WAIT_FOR_PREVIOUS_MS = 250;
  * UnrecoverableError.
  */
 export async function publishRecord(
-  deps: { store: RecordStore; chain: ChainPublisher; clock: Clock; logger?: Logger },
+  deps: { store: RecordStore; chain: ChainPublisher; clock: Clock; logger?: Logger; settlement?: PublicationSettlement },
   job: Pick<Job, 'data' | 'moveToDelayed'>,
   token: string | undefined,
 ): Promise<PublishOutcome> {
@@ -57,6 +86,7 @@ export async function publishRecord(
   if (info.prevTxId) {
     const prevState = await deps.store.state(info.prevTxId);
     if (prevState === 'failed') {
+      await deps.settlement?.refused(txId, { code: 'PREVIOUS_REJECTED', detail: `previous record ${info.prevTxId} was rejected`, neverSent: true });
       await deps.store.settle(txId, deps.clock.now(), 'PREVIOUS_REJECTED: the record this one links to was rejected by the chain');
       throw new UnrecoverableError(`previous record ${info.prevTxId} was rejected`);
     }
@@ -65,8 +95,11 @@ export async function publishRecord(
       throw new DelayedError();
     }
   }
-  const result = await deps.chain.submit({ txId, rawHex: info.rawTx });
+  const result: SubmitResult & { readonly arcCode?: number | string } = await deps.chain.submit({ txId, rawHex: info.rawTx });
   if (result.status === 'accepted' || result.status === 'already-known') {
+    // Funding and the watch list first: a crash before the record is settled re-runs the job,
+    // which re-sends the same bytes (the chain answers it knows them) and settles again.
+    await deps.settlement?.accepted(txId);
     await deps.store.settle(txId, deps.clock.now());
     return 'published';
   }
@@ -74,16 +107,25 @@ export async function publishRecord(
     // The spent output may not have reached this chain node yet: retry with backoff.
     throw new Error(`chain reports a missing input for ${txId}: ${result.detail}`);
   }
+  await deps.settlement?.refused(txId, { code: String(result.arcCode ?? result.code), detail: result.detail, neverSent: false });
   await deps.store.settle(txId, deps.clock.now(), `${result.code}: ${result.detail}`);
-  deps.logger?.warn({ txId, code: result.code }, 'record transaction rejected by the chain');
+  deps.logger?.warn({ txId, code: result.code, arcCode: result.arcCode }, 'record transaction rejected by the chain');
   throw new UnrecoverableError(`${result.code}: ${result.detail}`);
 }
 
 export interface RecordsPublisherOptions {
-  readonly connection: ConnectionOptions;
-  readonly bullPrefix: string;
-  readonly store: RecordStore;
+  /**
+   * The app's BullMQ connection (`maxRetriesPerRequest: null`). Shared, not owned: close() leaves
+   * it open (BullMQ duplicates it for the worker's blocking reads and closes that copy).
+   */
+  readonly connection: Redis;
+  /** The app's command connection (records reads and the settle script). */
+  readonly redis: Redis;
+  /** The deployment's (or test's) Redis prefix; BullMQ's prefix is derived from it. */
+  readonly prefix: string;
   readonly chain: ChainPublisher;
+  /** Funding settlement and the confirmation watch list (the worker wires the pool and the proof store). */
+  readonly settlement?: PublicationSettlement;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly concurrency: number;
@@ -109,10 +151,12 @@ export interface RunningPublisher {
  * script, is enqueued here; jobId = txId keeps it idempotent across all running workers).
  */
 export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPublisher {
-  const deps = { store: opts.store, chain: opts.chain, clock: opts.clock, logger: opts.logger };
+  const store = new RecordStore(opts.redis, opts.prefix);
+  const prefix = bullPrefix(opts.prefix);
+  const deps = { store, chain: opts.chain, clock: opts.clock, logger: opts.logger, ...(opts.settlement ? { settlement: opts.settlement } : {}) };
   const worker = new Worker(QUEUES.recordsPublish, (job, token) => publishRecord(deps, job, token), {
     connection: opts.connection,
-    prefix: opts.bullPrefix,
+    prefix,
     concurrency: opts.concurrency,
     ...(opts.lockDuration ? { lockDuration: opts.lockDuration } : {}),
     ...(opts.stalledInterval ? { stalledInterval: opts.stalledInterval } : {}),
@@ -122,10 +166,10 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
     opts.logger.warn({ txId: job?.id, attempts: job?.attemptsMade, err: err.message }, 'publication attempt failed');
   });
   worker.on('error', (err) => opts.logger.warn({ err: err.message }, 'publisher worker error'));
-  const queue = new BullPublishQueue(opts.connection, opts.bullPrefix);
+  const queue = new BullPublishQueue(opts.connection, opts.prefix);
   const sweepAfterMs = opts.sweepAfterMs ?? 5000;
   const sweep = async (): Promise<number> => {
-    const due = await opts.store.dueOutbox(new Date(opts.clock.now().getTime() - sweepAfterMs));
+    const due = await store.dueOutbox(new Date(opts.clock.now().getTime() - sweepAfterMs));
     await queue.enqueueMany(due);
     return due.length;
   };

@@ -1,1 +1,2 @@
 export * from './in-memory-chain';
+export * from './fund-pool';

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, DEVNET_WALLET_SEED, loadConfig } from './config';
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
@@ -18,6 +18,89 @@ describe('loadConfig', () => {
     expect(c.auth.claimsField).toBe('cognito:groups');
     expect(Object.isFrozen(c)).toBe(true);
     expect(Object.isFrozen(c.features)).toBe(true);
+    expect(c.chain).toEqual({
+      network: 'devnet',
+      arcUrl: 'http://127.0.0.1:9090',
+      arcApiKey: undefined,
+      arcCallbackUrl: undefined,
+      arcCallbackToken: undefined,
+      arcTimeoutMs: 15000,
+      headersUrl: 'http://127.0.0.1:9090',
+      pollMs: 2000,
+    });
+    expect(c.devnet).toEqual({ port: 9090, apiKey: undefined });
+  });
+
+  it('reads the devnet node settings and refuses a bad DEVNET_PORT', () => {
+    expect(loadConfig({ DEVNET_PORT: '9191', DEVNET_API_KEY: 'devnet-key' }).devnet).toEqual({ port: 9191, apiKey: 'devnet-key' });
+    expect(() => loadConfig({ DEVNET_PORT: 'abc' })).toThrow(/^DEVNET_PORT: /);
+    expect(() => loadConfig({ DEVNET_PORT: '70000' })).toThrow(/^DEVNET_PORT: /);
+  });
+
+  it('reads the ARC settings', () => {
+    const c = loadConfig({
+      NETWORK: 'testnet',
+      WALLET_SEED: 'ab'.repeat(32),
+      ARC_URL: 'https://arc-test.taal.com',
+      ARC_API_KEY: 'mainnet_abc',
+      ARC_CALLBACK_URL: 'https://proofline.example/arc/callback',
+      ARC_CALLBACK_TOKEN: '0123456789abcdef',
+      ARC_TIMEOUT_MS: '20000',
+      HEADERS_URL: 'https://api.whatsonchain.com/v1/bsv/test',
+    });
+    expect(c.chain).toEqual({
+      network: 'testnet',
+      arcUrl: 'https://arc-test.taal.com',
+      arcApiKey: 'mainnet_abc',
+      arcCallbackUrl: 'https://proofline.example/arc/callback',
+      arcCallbackToken: '0123456789abcdef',
+      arcTimeoutMs: 20000,
+      headersUrl: 'https://api.whatsonchain.com/v1/bsv/test',
+      pollMs: 2000,
+    });
+  });
+
+  it('refuses production without AUTH_JWT_SECRET or AUTH_JWKS_URL, in one line naming the variable', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      new ConfigError('AUTH_JWT_SECRET: required when NODE_ENV=production (32+ characters), or set AUTH_JWKS_URL'),
+    );
+    expect(() => loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: '  ' })).toThrow(/^AUTH_JWT_SECRET: required/);
+    expect(loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecret).toBe('x'.repeat(32));
+    expect(loadConfig({ NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example/jwks.json' }).auth.jwksUrl).toBe('https://idp.example/jwks.json');
+    // Development and test keep the generated development secret.
+    expect(loadConfig({ NODE_ENV: 'development' }).auth.jwtSecret).toBeUndefined();
+    expect(loadConfig({}).nodeEnv).toBe('development');
+  });
+
+  it('wallet: the devnet seed by default, a 64-hex WALLET_SEED required outside the devnet', () => {
+    const dev = loadConfig({});
+    expect(dev.network).toBe('devnet');
+    expect(dev.wallet).toEqual({ seed: DEVNET_WALLET_SEED, utxoSatoshis: 1000, lowWater: 2000, target: 10000, feeFloorSatsPerKb: 1 });
+    expect(() => loadConfig({ NETWORK: 'testnet' })).toThrow(/^WALLET_SEED: required when NETWORK is testnet/);
+    expect(() => loadConfig({ NETWORK: 'mainnet', WALLET_SEED: DEVNET_WALLET_SEED })).toThrow(/^WALLET_SEED: must be 64 hex characters/);
+    expect(() => loadConfig({ WALLET_SEED: 'abc' })).toThrow(/^WALLET_SEED: must be 64 hex/);
+    expect(() => loadConfig({ NETWORK: 'regtest' })).toThrow(/^NETWORK: /);
+    expect(() => loadConfig({ POOL_LOW_WATER: '50', POOL_TARGET: '10' })).toThrow(/^POOL_TARGET: must be at least POOL_LOW_WATER/);
+    const seed = 'AB'.repeat(32);
+    const main = loadConfig({ NETWORK: 'mainnet', WALLET_SEED: seed, POOL_UTXO_SATS: '500', POOL_LOW_WATER: '10', POOL_TARGET: '20', FEE_FLOOR_SATS_PER_KB: '50' });
+    expect(main.wallet).toEqual({ seed: seed.toLowerCase(), utxoSatoshis: 500, lowWater: 10, target: 20, feeFloorSatsPerKb: 50 });
+  });
+
+  it('rate limits (off by default; RATE or RATE/BURST) and the queue dashboard switch', () => {
+    const d = loadConfig({});
+    expect(d.rateLimit).toEqual({ perKey: undefined, perTenant: undefined });
+    expect(d.adminUi).toBe(true);
+    const c = loadConfig({ RATE_LIMIT_PER_KEY: '100', RATE_LIMIT_PER_TENANT: ' 50 / 200 ', ADMIN_UI: 'false' });
+    expect(c.rateLimit).toEqual({ perKey: { perSecond: 100, burst: 100 }, perTenant: { perSecond: 50, burst: 200 } });
+    expect(c.adminUi).toBe(false);
+    expect(loadConfig({ RATE_LIMIT_PER_KEY: '' }).rateLimit.perKey).toBeUndefined();
+  });
+
+  it('webhooks: private targets refused, a generated seal key and 10 webhooks per tenant by default', () => {
+    expect(loadConfig({}).webhooks).toEqual({ allowPrivate: false, secretKey: undefined, limit: 10 });
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_SECRET_KEY: 'AB'.repeat(32), WEBHOOK_LIMIT: '3' }).webhooks).toEqual({ allowPrivate: true, secretKey: 'ab'.repeat(32), limit: 3 });
+    expect(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'yes' })).toThrow(/^WEBHOOK_ALLOW_PRIVATE: must be true or false/);
+    expect(() => loadConfig({ WEBHOOK_SECRET_KEY: 'short' })).toThrow(/^WEBHOOK_SECRET_KEY: must be 64 hex/);
   });
 
   it('parses lists case-insensitively and drops duplicates', () => {
@@ -26,7 +109,22 @@ describe('loadConfig', () => {
     expect(c.encoders).toEqual(['SHA256']);
   });
 
+  it('edge settings: CORS off, metrics on the public ports, a 100 KiB GraphQL body limit by default', () => {
+    const c = loadConfig({});
+    expect(c.corsOrigins).toEqual([]);
+    expect(c.metrics).toEqual({ host: '0.0.0.0', apiPort: undefined, graphqlPort: undefined });
+    expect(c.graphqlMaxBodyBytes).toBe(102400);
+    const set = loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:5173,https://a.example', METRICS_PORT: '9464', GRAPHQL_METRICS_PORT: '9465', METRICS_HOST: '127.0.0.1', HOST: '0.0.0.0' });
+    expect(set.corsOrigins).toEqual(['https://a.example', 'http://localhost:5173']);
+    expect(set.metrics).toEqual({ host: '127.0.0.1', apiPort: 9464, graphqlPort: 9465 });
+    expect(loadConfig({ METRICS_PORT: '' }).metrics.apiPort).toBeUndefined();
+  });
+
   it.each([
+    [{ CORS_ORIGINS: '*' }, /^CORS_ORIGINS: "\*" is not an origin/],
+    [{ CORS_ORIGINS: 'https://a.example/path' }, /^CORS_ORIGINS: /],
+    [{ METRICS_PORT: '70000' }, /^METRICS_PORT: /],
+    [{ GRAPHQL_MAX_BODY_BYTES: '10' }, /^GRAPHQL_MAX_BODY_BYTES: /],
     [{ PORT: 'abc' }, /^PORT: .*\(got "abc"\)$/],
     [{ KEY_LIMIT: '0' }, /^KEY_LIMIT: /],
     [{ FEATURES: 'linked,teleport' }, /^FEATURES: unknown feature "teleport"/],
@@ -35,6 +133,16 @@ describe('loadConfig', () => {
     [{ BOOTSTRAP_API_KEY: 'idty_short' }, /^BOOTSTRAP_API_KEY: must be idty_/],
     [{ AUTH_JWT_SECRET: 'short' }, /^AUTH_JWT_SECRET: must be at least 32/],
     [{ REDIS_URL: 'nope' }, /^REDIS_URL: /],
+    [{ NETWORK: 'regtest' }, /^NETWORK: /],
+    [{ ARC_URL: 'arc.example' }, /^ARC_URL: must be an http\(s\) URL/],
+    [{ HEADERS_URL: 'ftp://x' }, /^HEADERS_URL: /],
+    [{ ARC_TIMEOUT_MS: '10' }, /^ARC_TIMEOUT_MS: /],
+    [{ ARC_CALLBACK_URL: 'https://me.example/arc' }, /^ARC_CALLBACK_TOKEN: .*set together/],
+    [{ ARC_CALLBACK_URL: 'https://me.example/arc', ARC_CALLBACK_TOKEN: 'short' }, /^ARC_CALLBACK_TOKEN: must be at least 16/],
+    [{ RATE_LIMIT_PER_KEY: '0' }, /^RATE_LIMIT_PER_KEY: must be requests per second/],
+    [{ RATE_LIMIT_PER_TENANT: '10/' }, /^RATE_LIMIT_PER_TENANT: /],
+    [{ RATE_LIMIT_PER_KEY: '1.5' }, /^RATE_LIMIT_PER_KEY: /],
+    [{ ADMIN_UI: 'maybe' }, /^ADMIN_UI: must be true or false/],
   ])('rejects %j with a one-line message naming the variable', (env, pattern) => {
     let error: unknown;
     try {

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import express from 'express';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
-import { AppError, toProblem } from '@proofline/shared-errors';
+import { AppError, normaliseError, toProblem } from '@proofline/shared-errors';
 import { logScope } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
+import { requestIdOf } from './edge';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -13,29 +13,46 @@ declare module 'express-serve-static-core' {
   }
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+/** When a response's request started (performance.now()), set only when its access line is logged. */
+const STARTED_AT = Symbol('proofline.startedAt');
+type TimedResponse = Response & { [STARTED_AT]?: number };
 
-/** Assigns a request id, a child logger bound to it, and logs one line per finished request. */
+/**
+ * Assigns a request id (echoed in `x-request-id`), the logger, and the log scope that puts the
+ * id on every line logged while the request runs; logs one access line per finished request.
+ * The access line is level-gated: when `info` is off (e.g. LOG_LEVEL=warn) a request costs no
+ * clock read and no `finish` listener. One shared listener (no closure per request).
+ */
 export function requestContext(logger: Logger): RequestHandler {
   return (req, res, next) => {
-    const incoming = req.header('x-request-id');
-    req.id = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const id = requestIdOf(req.headers['x-request-id']);
+    req.id = id;
     req.log = logger;
-    res.setHeader('x-request-id', req.id);
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      // Only the path, never the query string: it may carry an updateToken.
-      req.log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
-    });
-    logScope.run({ reqId: req.id }, next);
+    res.setHeader('x-request-id', id);
+    if (logger.isLevelEnabled('info')) {
+      (res as TimedResponse)[STARTED_AT] = performance.now();
+      res.once('finish', logFinished);
+    }
+    logScope.run({ reqId: id }, next);
   };
 }
 
+function logFinished(this: TimedResponse): void {
+  const req = this.req;
+  const ms = performance.now() - (this[STARTED_AT] ?? 0);
+  // Only the path, never the query string: it may carry an updateToken.
+  req.log.info({ method: req.method, path: req.path, status: this.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+}
+
 /** Sends an error as problem+json; a non-AppError becomes an opaque 500 and is logged in full. */
-export function sendProblem(req: Request, res: Response, error: unknown): void {
+export function sendProblem(req: Request, res: Response, thrown: unknown): void {
+  // Redis unavailability (refused, reset, timed out, LOADING, READONLY, ...) is mapped here, once: 503 REDIS_UNAVAILABLE.
+  const error = normaliseError(thrown);
   const problem = toProblem(error, req.originalUrl.split('?')[0]);
-  if (problem.status >= 500) {
+  if (error instanceof AppError && error.errorCode === 'REDIS_UNAVAILABLE') {
+    // An outage answers many requests at once: one warn line each, without a stack.
+    req.log?.warn({ errorCode: error.errorCode, internal: error.internalDetail }, 'request refused: redis unavailable');
+  } else if (problem.status >= 500) {
     (req.log ?? console).error({ err: error }, 'request failed');
   } else if (error instanceof AppError && error.internalDetail) {
     req.log?.info({ errorCode: error.errorCode, internal: error.internalDetail }, 'request refused');

@@ -1,4 +1,1 @@
 export * from './queues';
-export * from './identity-jobs';
-export * from './records-jobs';
-export * from './chain-jobs';

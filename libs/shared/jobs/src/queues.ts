@@ -13,6 +13,22 @@ export const QUEUES = {
    * commit, so proofs need no queue of their own.
    */
   chainBlocks: 'chain-blocks',
+  /**
+   * ARC confirmations: a job scheduler every ARC_POLL_MS; each run polls the published but
+   * unproven transactions, verifies and stores their proofs, and handles reorgs (one run at a
+   * time across all workers).
+   */
+  chainConfirmations: 'chain-confirmations',
+  /**
+   * The funding wallet's upkeep (sweep expired leases, import devnet coinbases, split to the
+   * low-water mark): a job scheduler every 30 s plus on-demand runs when a write finds the pool
+   * empty (chain-wallet `startWalletUpkeepWorker`, `WalletUpkeepRequester`).
+   */
+  walletUpkeep: 'wallet-upkeep',
+  /** Signed webhook deliveries (jobId = webhook id + txId + event: one delivery per event and webhook). */
+  webhooksDeliver: 'webhooks-deliver',
+  /** The webhook watcher's tick (a job scheduler): turns watched txIds into deliveries once confirmed or failed. */
+  webhooksWatch: 'webhooks-watch',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

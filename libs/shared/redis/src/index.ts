@@ -2,3 +2,4 @@ export * from './connection';
 export * from './scripts';
 export * from './keys';
 export * from './heartbeat';
+export * from './script-replies';

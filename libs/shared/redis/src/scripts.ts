@@ -5,8 +5,11 @@ import type { Redis } from 'ioredis';
 /**
  * Registers Lua scripts named `<command>-<numberOfKeys>.lua` from `dir` as ioredis commands
  * (EVALSHA with automatic reload), the way BullMQ loads `src/commands`. Returns the names.
+ * `options.prelude` is Lua source put in front of every script of `dir` (shared local
+ * functions, e.g. the funding pool's commit contract from @proofline/chain-wallet).
  */
-export function loadLuaCommands(redis: Redis, dir: string): string[] {
+export function loadLuaCommands(redis: Redis, dir: string, options: { prelude?: string } = {}): string[] {
+  const prelude = options.prelude ? `${options.prelude}\n` : '';
   const names: string[] = [];
   for (const file of fs.readdirSync(dir)) {
     const m = /^(.+)-(\d+)\.lua$/.exec(file);
@@ -14,9 +17,34 @@ export function loadLuaCommands(redis: Redis, dir: string): string[] {
     const [, name, keys] = m as unknown as [string, string, string];
     const camel = name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     if (!(camel in redis)) {
-      redis.defineCommand(camel, { numberOfKeys: Number(keys), lua: fs.readFileSync(path.join(dir, file), 'utf8') });
+      redis.defineCommand(camel, { numberOfKeys: Number(keys), lua: prelude + fs.readFileSync(path.join(dir, file), 'utf8') });
+      shareWithOpenAutoPipelines(redis, camel);
     }
     names.push(camel);
   }
   return names;
+}
+
+interface AutoPipelineInternals {
+  readonly _autoPipelines?: Map<string, Record<string, unknown> & { _shaToScript: Record<string, unknown> }>;
+  readonly scriptsSet: Record<string, { sha: string }>;
+}
+
+/**
+ * ioredis copies a client's custom commands into a pipeline when it creates the pipeline. With
+ * auto-pipelining, a pipeline is opened by the first command of an event-loop tick; a command
+ * defined later in that same tick (a lib constructed while other commands are in flight) and
+ * called at once would then fail with "pipeline[functionName] is not a function". Give the
+ * pipelines already open the new command, exactly as ioredis's Pipeline constructor does.
+ */
+function shareWithOpenAutoPipelines(redis: Redis, name: string): void {
+  const internals = redis as unknown as AutoPipelineInternals & Record<string, unknown>;
+  const script = internals.scriptsSet[name];
+  if (!internals._autoPipelines || !script) return;
+  for (const pipeline of internals._autoPipelines.values()) {
+    if (typeof pipeline[name] === 'function') continue;
+    pipeline._shaToScript[script.sha] = script;
+    pipeline[name] = internals[name];
+    pipeline[`${name}Buffer`] = internals[`${name}Buffer`];
+  }
 }

@@ -1,0 +1,11 @@
+/** Redis keys of idempotent writes, built from the deployment's prefix. Nowhere else spells them. */
+export function idempotencyKeys(prefix: string) {
+  return {
+    /**
+     * STRING (JSON): the claim, then the recorded answer, of one `Idempotency-Key` of one tenant.
+     * `lookup` is a SHA-256 of the key (the raw key is never stored: it also derives the key that
+     * encrypts the recorded answer).
+     */
+    entry: (tenant: string, lookup: string) => `${prefix}:idempotency:${tenant}:${lookup}`,
+  };
+}

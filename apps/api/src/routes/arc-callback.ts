@@ -1,0 +1,49 @@
+import { Router } from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { handleArcCallback, parseArcCallback, publishBlockEvent } from '@proofline/chain-arc';
+import type { ArcChain } from '@proofline/chain-arc';
+import { AppError } from '@proofline/shared-errors';
+import { jsonBody } from '@proofline/shared-http';
+import type { Logger } from '@proofline/shared-logger';
+import type { Redis } from '@proofline/shared-redis';
+
+export interface ArcCallbackDeps {
+  readonly chain: Pick<ArcChain, 'headers' | 'store'>;
+  /** ARC_CALLBACK_TOKEN: ARC sends it back as `Authorization: Bearer …`. */
+  readonly token: string;
+  readonly redis: Redis;
+  readonly prefix: string;
+  readonly logger: Logger;
+}
+
+/**
+ * `POST /arc/callback` (mounted only when ARC_CALLBACK_URL and ARC_CALLBACK_TOKEN are set): ARC's
+ * status callbacks, single or batched. The Bearer token is checked first, in constant time (401
+ * `ARC_CALLBACK_UNAUTHORIZED`, nothing read); a body that is not a callback is 400
+ * `ARC_CALLBACK_INVALID`. MINED items go through the same verify-against-headers-then-store path
+ * as polling; everything else is a hint the next poll picks up. Idempotent. Polling stays the
+ * ground truth: a lost or refused callback only delays a proof.
+ */
+export function arcCallbackRoutes(deps: ArcCallbackDeps): Router {
+  const router = Router();
+  const authorize = (req: Request, _res: Response, next: NextFunction) => {
+    const outcome = parseArcCallback({}, req.header('authorization'), deps.token);
+    if (outcome.httpStatus === 401) next(new AppError({ errorCode: outcome.errorCode, httpStatus: 401, detail: outcome.detail }));
+    else next();
+  };
+  router.post('/arc/callback', authorize, ...jsonBody('1mb'), async (req: Request, res: Response) => {
+    const outcome = await handleArcCallback({ headers: deps.chain.headers, store: deps.chain.store, token: deps.token, logger: deps.logger }, req.body, req.header('authorization'));
+    if (outcome.httpStatus !== 200) throw new AppError({ errorCode: outcome.errorCode, httpStatus: outcome.httpStatus, detail: outcome.detail });
+    if (outcome.proven.length > 0) {
+      // Wake confirmation subscriptions now rather than at the next poll.
+      const blocks = new Map((await deps.chain.store.inclusions(outcome.proven)).flatMap((inc) => (inc ? [[inc.blockHash, inc.blockHeight] as const] : [])));
+      for (const [hash, height] of blocks) {
+        // A verified block above the stored tip moves the tip up (the next poll sets it from the headers source).
+        if (((await deps.chain.store.tip())?.height ?? -1) < height) await deps.chain.store.setTip({ hash, height });
+        await publishBlockEvent(deps.redis, deps.prefix, deps.chain.store, hash).catch(() => null);
+      }
+    }
+    res.json({ received: true, proven: outcome.proven.length, refused: outcome.failed.length, hints: outcome.hints.length });
+  });
+  return router;
+}

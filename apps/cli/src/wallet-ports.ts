@@ -1,0 +1,13 @@
+import type { Config } from '@proofline/shared-config';
+import type { Redis } from '@proofline/shared-redis';
+import { createWalletServices } from '@proofline/chain-wallet';
+import type { Splitter } from '@proofline/chain-wallet';
+
+/**
+ * The splitter `wallet split` runs: the same wiring as the worker's wallet role (split builder
+ * signing with WALLET_SEED's funding key, ARC client on ARC_URL / ARC_API_KEY, fee rate from
+ * ARC's policy or FEE_FLOOR_SATS_PER_KB while ARC is unreachable).
+ */
+export function cliSplitter(redis: Redis, config: Config): Promise<Splitter> {
+  return createWalletServices(redis, config).splitter();
+}

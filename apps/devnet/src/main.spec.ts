@@ -1,0 +1,76 @@
+/**
+ * The devnet app as a process (its composition root through tsx; the launcher spec runs the
+ * compiled bundle): configuration, its own Redis connection, coinbases paying WALLET_SEED's
+ * funding address, DEVNET_PORT, DEVNET_API_KEY, /liveness, graceful SIGTERM.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { Transaction } from '@bsv/sdk';
+import { fundingIdentity } from '@proofline/chain-wallet';
+import { eventually, freePort, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { devnetPrefix } from './devnet-prefix';
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+jest.setTimeout(60_000);
+
+describe('apps/devnet', () => {
+  const prefix = uniquePrefix('devnetapp');
+  const { redis, cleanup } = testRedis(prefix);
+  afterAll(() => cleanup());
+
+  it('serves ARC v1 on DEVNET_PORT behind DEVNET_API_KEY, mines to the wallet seed’s funding address, stops on SIGTERM', async () => {
+    const port = await freePort();
+    const seed = 'cd'.repeat(32);
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/devnet/src/main.ts')], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        HOME: process.env['HOME'] ?? '/tmp',
+        REDIS_URL: testRedisUrl(),
+        REDIS_PREFIX: prefix,
+        HOST: '127.0.0.1',
+        DEVNET_PORT: String(port),
+        DEVNET_API_KEY: 'app-devnet-key',
+        WALLET_SEED: seed,
+        BLOCK_INTERVAL_MS: '200',
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await eventually(async () => (await fetch(`${base}/liveness`)).ok, 40_000, 100);
+      expect((await fetch(`${base}/v1/policy`)).status).toBe(401);
+      expect((await fetch(`${base}/v1/policy`, { headers: { Authorization: 'Bearer app-devnet-key' } })).status).toBe(200);
+      // Blocks keep coming on BLOCK_INTERVAL_MS, with no worker.
+      await eventually(async () => (((await (await fetch(`${base}/chain/info`)).json()) as { blocks: number }).blocks >= 3), 20_000, 100);
+      const cb = (await (await fetch(`${base}/block/height/0/coinbase`)).json()) as { hex: string };
+      expect(Transaction.fromHex(cb.hex).outputs[0]?.lockingScript.toHex()).toBe(fundingIdentity(seed, 'devnet').lockingScriptHex);
+      // Its state lives under <REDIS_PREFIX>:devnet.
+      expect(await redis.hget(`${devnetPrefix(prefix)}:chain:tip`, 'height')).not.toBeNull();
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(out).toContain('"msg":"devnet node stopping"');
+    expect(out).not.toMatch(/ECONNREFUSED|connection error/i);
+  });
+
+  it('refuses to run on another NETWORK with a one-line configuration error (exit 78)', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/devnet/src/main.ts')], {
+      cwd: ROOT,
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', REDIS_URL: testRedisUrl(), NETWORK: 'testnet', WALLET_SEED: 'ef'.repeat(32) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    expect(code).toBe(78);
+    expect(err.trim()).toBe('proofline devnet: configuration error: NETWORK: the devnet node only runs with NETWORK=devnet (got testnet; set ARC_URL to an external ARC)');
+  });
+});

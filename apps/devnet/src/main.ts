@@ -1,0 +1,56 @@
+/**
+ * The devnet node (issue 8): an ARC-compatible BSV devnet on DEVNET_PORT. Composition root only:
+ * configuration, its own Redis connection, the coinbase script (the service wallet's funding
+ * P2PKH from WALLET_SEED, so mined coinbases fund the service), then `startDevnetNode`.
+ * Needs no worker: it mines on its own timer every BLOCK_INTERVAL_MS.
+ */
+import { CONFIG_ERROR_EXIT, loadConfigOrExit } from '@proofline/shared-config';
+import { createLogger } from '@proofline/shared-logger';
+import { createRedis } from '@proofline/shared-redis';
+import { startDevnetNode } from '@proofline/chain-devnet';
+import { fundingIdentity } from '@proofline/chain-wallet';
+import { devnetPrefix } from './devnet-prefix';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit('devnet');
+  const logger = createLogger({ level: config.logLevel, name: 'devnet' });
+  if (config.network !== 'devnet') {
+    process.stderr.write(`proofline devnet: configuration error: NETWORK: the devnet node only runs with NETWORK=devnet (got ${config.network}; set ARC_URL to an external ARC)\n`);
+    process.exit(CONFIG_ERROR_EXIT);
+  }
+  // Finite retries: while Redis is down, requests answer 503 REDIS_UNAVAILABLE instead of hanging.
+  const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: 2 });
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
+  const funding = fundingIdentity(config.wallet.seed, 'devnet');
+  const node = await startDevnetNode({
+    redis,
+    prefix: devnetPrefix(config.redisPrefix),
+    host: config.host,
+    port: config.devnet.port,
+    coinbaseLockingScriptHex: funding.lockingScriptHex,
+    blockIntervalMs: config.blockIntervalMs,
+    ...(config.devnet.apiKey !== undefined ? { apiKey: config.devnet.apiKey } : {}),
+    logger,
+  });
+  logger.info({ url: node.url, coinbaseAddress: funding.address, blockIntervalMs: config.blockIntervalMs, auth: config.devnet.apiKey !== undefined }, 'devnet node started');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'devnet node stopping');
+    const force = setTimeout(() => process.exit(1), config.shutdownGraceMs);
+    force.unref();
+    await node.close();
+    await redis.quit().catch(() => undefined);
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`proofline devnet: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,253 @@
+/**
+ * The compiled production build, end to end: `tools/build/build.mjs` into a private out dir
+ * (inside the repository, so the bundles resolve node_modules like dist/ does), then the
+ * compiled launcher with its own redis-server on private ports, exactly as `npm start` runs it.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+import { eventually, freePort } from '@proofline/shared-testing';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const BUILD = path.join(ROOT, '.jest-cache', 'launcher-spec');
+const DIST = path.join(BUILD, 'dist');
+const BUILD_SCRIPT = path.join(ROOT, 'tools', 'build', 'build.mjs');
+const VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+jest.setTimeout(90_000);
+
+/** Environment of a production process, without anything of jest's (no loader in NODE_OPTIONS). */
+function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...extra };
+}
+
+interface Launched {
+  child: ChildProcess;
+  env: NodeJS.ProcessEnv;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function launch(env: NodeJS.ProcessEnv): Launched {
+  // Its own process group, like a terminal's foreground job: Ctrl-C is SIGINT to the group.
+  const child = spawn(process.execPath, [path.join(DIST, 'apps', 'launcher', 'main.js')], { cwd: BUILD, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  return { child, env, output: () => out, exited };
+}
+
+/** Direct children of `pid` with their argv, from /proc. */
+function childrenOf(pid: number): { pid: number; argv: string[]; env: string }[] {
+  const out: { pid: number; argv: string[]; env: string }[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== pid) continue;
+      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter((a) => a.length > 0);
+      const env = fs.readFileSync(`/proc/${entry}/environ`, 'utf8');
+      out.push({ pid: Number(entry), argv, env });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+beforeAll(() => {
+  execFileSync(process.execPath, [BUILD_SCRIPT, '--out', DIST], { cwd: ROOT, stdio: 'pipe' });
+});
+
+describe('npm run build', () => {
+  it('compiles every app to a bundle and copies the files the sources read from disk', () => {
+    const apps = fs.readdirSync(path.join(ROOT, 'apps')).filter((a) => fs.existsSync(path.join(ROOT, 'apps', a, 'src', 'main.ts')));
+    expect(apps).toEqual(expect.arrayContaining(['api', 'cli', 'graphql', 'launcher', 'worker']));
+    for (const app of apps) expect(fs.statSync(path.join(DIST, 'apps', app, 'main.js')).size).toBeGreaterThan(1000);
+    for (const dir of ['libs/identity/data-access/src/lua', 'libs/records/data-access/src/lua', 'libs/chain/devnet/src/lua', 'libs/chain/arc/src/lua', 'libs/chain/wallet/src/lua']) {
+      expect(fs.readdirSync(path.join(DIST, dir)).sort()).toEqual(fs.readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.lua')).sort());
+    }
+    expect(JSON.parse(fs.readFileSync(path.join(DIST, 'package.json'), 'utf8'))).toMatchObject({ version: VERSION });
+    // Workspace libs are bundled in; no bundle refers to a source file or a TypeScript loader.
+    for (const app of apps) {
+      const js = fs.readFileSync(path.join(DIST, 'apps', app, 'main.js'), 'utf8');
+      expect(js).not.toMatch(/require\("@proofline\//);
+      expect(js).not.toMatch(/require\("tsx/);
+    }
+  });
+
+  it('loads nothing at run time but Node built-ins and production dependencies (the image has no dev dependencies)', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const builtins = new Set(builtinModules);
+    for (const app of fs.readdirSync(path.join(DIST, 'apps'))) {
+      const js = fs.readFileSync(path.join(DIST, 'apps', app, 'main.js'), 'utf8');
+      const packages = [...js.matchAll(/require\("([^".][^"]*)"\)/g)]
+        .map((m) => m[1] ?? '')
+        .filter((name) => !name.startsWith('node:') && !builtins.has(name))
+        .map((name) => (name.startsWith('@') ? name.split('/').slice(0, 2).join('/') : (name.split('/')[0] ?? '')));
+      expect(packages.length).toBeGreaterThan(0);
+      expect(packages.filter((name) => pkg.dependencies[name] === undefined)).toEqual([]);
+    }
+  });
+
+  it('--if-stale builds only when the stamp is older than a source', () => {
+    const stamp = path.join(DIST, '.build-stamp');
+    const before = fs.readFileSync(stamp, 'utf8');
+    execFileSync(process.execPath, [BUILD_SCRIPT, '--if-stale', '--out', DIST], { cwd: ROOT, stdio: 'pipe' });
+    expect(fs.readFileSync(stamp, 'utf8')).toBe(before);
+    fs.utimesSync(stamp, new Date(0), new Date(0));
+    const out = execFileSync(process.execPath, [BUILD_SCRIPT, '--if-stale', '--out', DIST], { cwd: ROOT, encoding: 'utf8' });
+    expect(out).toContain('proofline build:');
+    expect(fs.statSync(stamp).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
+  });
+});
+
+describe('npm start (compiled launcher)', () => {
+  it('refuses production without AUTH_JWT_SECRET or AUTH_JWKS_URL in one line, exit 78', async () => {
+    const run = launch(baseEnv({ NODE_ENV: 'production', REDIS_URL: `redis://127.0.0.1:${await freePort()}` }));
+    const { code } = await run.exited;
+    expect(code).toBe(78);
+    expect(run.output().trim()).toBe(
+      'proofline start: configuration error: AUTH_JWT_SECRET: required when NODE_ENV=production (32+ characters), or set AUTH_JWKS_URL',
+    );
+  });
+
+  it('runs node on the compiled apps with its own redis-server, replaces a killed API, and stops the apps before Redis without connection errors', async () => {
+    const [redisPort, apiPort, graphqlPort, devnetPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const key = `idty_${randomBytes(16).toString('hex')}`;
+    fs.rmSync(path.join(BUILD, '.data'), { recursive: true, force: true });
+    const run = launch(
+      baseEnv({
+        NODE_ENV: 'production',
+        AUTH_JWT_SECRET: randomBytes(32).toString('hex'),
+        REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+        PORT: String(apiPort),
+        GRAPHQL_PORT: String(graphqlPort),
+        DEVNET_PORT: String(devnetPort),
+        HOST: '127.0.0.1',
+        WORKERS: '1',
+        BLOCK_INTERVAL_MS: '200',
+        BOOTSTRAP_API_KEY: key,
+        SHUTDOWN_GRACE_MS: '5000',
+      }),
+    );
+    const pid = run.child.pid ?? 0;
+    const api = `http://127.0.0.1:${apiPort}`;
+    try {
+      await eventually(async () => run.output().includes('"msg":"ready:'), 60_000, 100);
+      // The log line comes from the first API server process; the cluster's second one may still be
+      // starting (it answers readiness 503 until its own Redis connection is up), so wait on the answer.
+      const readiness = await eventually(async () => {
+        const res = await fetch(`${api}/readiness`);
+        return res.status === 200 ? ((await res.json()) as { status: string; appVersion: string }) : undefined;
+      }, 30_000, 100);
+      expect(readiness).toMatchObject({ status: 'ready', appVersion: VERSION });
+
+      // Every process the launcher started is `node <bundle>` (or the redis-server): no loader.
+      const children = childrenOf(pid);
+      const nodes = children.filter((c) => c.argv[0] === process.execPath);
+      expect(nodes.map((c) => path.relative(DIST, c.argv[1] ?? '')).sort()).toEqual(['apps/api/main.js', 'apps/devnet/main.js', 'apps/graphql/main.js', 'apps/worker/main.js']);
+      // No ARC_URL in the environment: the devnet node runs, and the apps are pointed at it.
+      const devnetUrl = `http://127.0.0.1:${devnetPort}`;
+      for (const c of nodes.filter((n) => !n.argv[1]?.endsWith('apps/devnet/main.js'))) {
+        expect(c.env.split('\0')).toEqual(expect.arrayContaining([`ARC_URL=${devnetUrl}`, `HEADERS_URL=${devnetUrl}`]));
+      }
+      const policy = (await (await fetch(`${devnetUrl}/v1/policy`)).json()) as { policy: { miningFee: unknown } };
+      expect(policy.policy.miningFee).toEqual({ satoshis: 1, bytes: 1000 });
+      for (const c of nodes) expect(c.argv).toHaveLength(2);
+      const others = children.filter((c) => c.argv[0] !== process.execPath);
+      expect(others).toHaveLength(1);
+      expect(others[0]?.argv[0]).toMatch(/^redis-server /);
+      for (const c of [...children, { argv: fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'), env: '' }]) {
+        expect(c.argv.join(' ')).not.toMatch(/tsx|--import|--require|--loader|ts-node/);
+        expect(c.env).not.toMatch(/NODE_OPTIONS=[^\0]*(tsx|--import|--require|--loader)/);
+      }
+
+      // Lua scripts (records, identity, devnet block producer) load from the compiled output:
+      // a write is accepted, published and proven.
+      const write = await fetch(`${api}/api/v1/records?encode=SHA256`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/octet-stream' },
+        body: 'compiled build',
+      });
+      expect(write.status).toBe(200);
+      const { txId } = (await write.json()) as { txId: string };
+      const confirmed = await eventually(async () => {
+        const res = await fetch(`${api}/api/v1/records/${txId}/status`, { headers: { 'x-api-key': key } });
+        const body = (await res.json()) as { confirmation: { merkleProof?: unknown } | null };
+        return body.confirmation?.merkleProof ? body : undefined;
+      }, 20_000, 100);
+      expect(confirmed.confirmation?.merkleProof).toBeTruthy();
+      // The compiled CLI runs too (`node dist/apps/cli/main.js`): its key authorizes a read.
+      const cliKey = execFileSync(process.execPath, [path.join(DIST, 'apps', 'cli', 'main.js'), 'keys', 'bootstrap'], {
+        cwd: BUILD,
+        env: run.env,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }).trim();
+      expect(cliKey).toMatch(/^idty_[A-Za-z0-9]{32}$/);
+      expect((await fetch(`${api}/api/v1/records/${txId}/status`, { headers: { 'x-api-key': cliKey } })).status).toBe(200);
+      // Swagger UI assets come from swagger-ui-dist in node_modules.
+      const css = await fetch(`${api}/api/v1/docs/swagger-ui.css`);
+      expect(css.status).toBe(200);
+      expect((await css.text()).length).toBeGreaterThan(1000);
+      const graphql = await eventually(
+        () =>
+          fetch(`http://127.0.0.1:${graphqlPort}/graphql`, {
+            method: 'POST',
+            headers: { 'x-api-key': key, 'content-type': 'application/json' },
+            body: JSON.stringify({ query: '{ __typename }' }),
+          }),
+        20_000,
+        100,
+      );
+      expect(await graphql.json()).toEqual({ data: { __typename: 'Query' } });
+
+      // A SIGKILLed API is replaced by a new process that becomes ready.
+      const apiPid = nodes.find((c) => c.argv[1]?.endsWith('apps/api/main.js'))?.pid ?? 0;
+      process.kill(apiPid, 'SIGKILL');
+      const replaced = await eventually(async () => childrenOf(pid).find((c) => c.argv[1]?.endsWith('apps/api/main.js') && c.pid !== apiPid), 10_000, 50);
+      await eventually(async () => (await fetch(`${api}/readiness`)).status === 200, 20_000, 50);
+      expect(alive(replaced.pid)).toBe(true);
+      expect(run.output()).toMatch(/"msg":"api exited \(SIGKILL\); restarting in 0 ms"/);
+    } finally {
+      const redisPid = childrenOf(pid).find((c) => c.argv[0]?.startsWith('redis-server'))?.pid;
+      const devnetChild = childrenOf(pid).find((c) => c.argv[1]?.endsWith('apps/devnet/main.js'))?.pid;
+      process.kill(-pid, 'SIGINT'); // Ctrl-C: the launcher and every app of its group
+
+      const { code } = await run.exited;
+      expect(code).toBe(0);
+      const output = run.output();
+      expect(output).not.toMatch(/ECONNREFUSED|connection error|Connection is closed/i);
+      // apps first, then Redis; the redis-server it started is gone, its AOF on disk.
+      const stoppedApps = output.indexOf('"msg":"stopping (SIGINT)');
+      expect(stoppedApps).toBeGreaterThan(0);
+      expect(output.indexOf('"msg":"stopped"', stoppedApps)).toBeGreaterThan(stoppedApps);
+      expect(redisPid).toBeDefined();
+      expect(alive(redisPid ?? 0)).toBe(false);
+      // The devnet node (its own process group: the terminal's SIGINT missed it) was stopped by the launcher.
+      expect(devnetChild).toBeDefined();
+      expect(alive(devnetChild ?? 0)).toBe(false);
+      expect(output).toContain('"msg":"devnet node stopping"');
+      expect(fs.readdirSync(path.join(BUILD, '.data', 'redis')).some((f) => f.startsWith('appendonly'))).toBe(true);
+      // Stopped by the launcher's SIGTERM after the apps, not by the terminal's SIGINT under them.
+      const redisLog = fs.readFileSync(path.join(BUILD, '.data', 'redis', 'redis.log'), 'utf8');
+      expect(redisLog).toContain('Received SIGTERM');
+      expect(redisLog).not.toContain('Received SIGINT');
+    }
+  });
+});

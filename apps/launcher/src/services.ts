@@ -1,0 +1,77 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Config } from '@proofline/shared-config';
+
+/**
+ * One app the launcher runs: `copies` processes of the compiled bundle dist/apps/<app>/main.js.
+ * Adding an app to `npm start` is one entry in {@link plannedApps}.
+ */
+export interface AppPlan {
+  /** Log name; copies are named `<name>-1`, `<name>-2`, … when there is more than one. */
+  readonly name: string;
+  /** Directory under dist/apps (and apps/) of the app's bundle. */
+  readonly app: string;
+  readonly copies: number;
+  /** Variables added to this app's environment (the launcher's own environment is inherited). */
+  readonly env?: Readonly<Record<string, string>>;
+  /**
+   * `infrastructure` apps (the devnet node) start before the others, which wait for `readyUrl`
+   * to answer 2xx, and stop after them; default `app`.
+   */
+  readonly stage?: 'infrastructure' | 'app';
+  /** Polled (GET) until it answers 2xx before the `app` stage starts. */
+  readonly readyUrl?: string;
+}
+
+/** The apps `npm start` runs, in start order. */
+export function plannedApps(config: Config, env: Record<string, string | undefined>, distDir: string): AppPlan[] {
+  // The local ARC-compatible devnet (apps/devnet) on NETWORK=devnet, unless ARC_URL names an
+  // external ARC: then every other app publishes to it and checks proofs against its headers.
+  const devnet = config.network === 'devnet' && !env['ARC_URL'] && hasBundle(distDir, 'devnet');
+  const devnetUrl = `http://127.0.0.1:${config.devnet.port}`;
+  const chainEnv: Record<string, string> = devnet ? { ARC_URL: devnetUrl, HEADERS_URL: devnetUrl } : {};
+  if (devnet && config.devnet.apiKey !== undefined && !env['ARC_API_KEY']) chainEnv['ARC_API_KEY'] = config.devnet.apiKey;
+  const plans: AppPlan[] = [
+    { name: 'devnet', app: 'devnet', copies: devnet ? 1 : 0, stage: 'infrastructure', readyUrl: `${devnetUrl}/liveness` },
+    { name: 'api', app: 'api', copies: 1, env: chainEnv },
+    { name: 'graphql', app: 'graphql', copies: 1, env: { ...chainEnv, NODE_OPTIONS: withGraphQLHeap(env['NODE_OPTIONS']) } },
+    { name: 'worker', app: 'worker', copies: config.workers, env: chainEnv },
+  ];
+  return plans.filter((p) => p.copies > 0);
+}
+
+/**
+ * V8's young generation for the GraphQL process: a 1,000-record traversal allocates tens of MB of
+ * short-lived objects (execution paths, promises, a ~2 MiB response), which the default 16 MB
+ * semi-space turns into a scavenge every few ms. 64 MB cut the traversal's CPU time by ~30 %
+ * (README, Performance). An inherited NODE_OPTIONS is kept; one that sets the size itself wins.
+ */
+export const GRAPHQL_SEMI_SPACE = '--max-semi-space-size=64';
+export function withGraphQLHeap(inherited: string | undefined): string {
+  if (inherited?.includes('--max-semi-space-size')) return inherited;
+  return inherited ? `${GRAPHQL_SEMI_SPACE} ${inherited}` : GRAPHQL_SEMI_SPACE;
+}
+
+/**
+ * Variables of copy `index` (0-based) of an app. Worker copies share a machine, so each serves its
+ * metrics on its own port: `WORKER_METRICS_PORT` + index. The API needs nothing: its
+ * `API_PROCESSES` processes are one node:cluster whose primary serves `METRICS_PORT`.
+ */
+export function copyEnv(plan: AppPlan, index: number, env: Record<string, string | undefined>): Record<string, string> {
+  const base = Number(env['WORKER_METRICS_PORT']);
+  if (plan.app === 'worker' && env['WORKER_METRICS_PORT'] && Number.isInteger(base) && base > 0) return { WORKER_METRICS_PORT: String(base + index) };
+  return {};
+}
+
+export function bundlePath(distDir: string, app: string): string {
+  return path.join(distDir, 'apps', app, 'main.js');
+}
+
+function hasBundle(distDir: string, app: string): boolean {
+  return fs.existsSync(bundlePath(distDir, app));
+}
+
+/** Back-off before restarting a process that crashed `recent` times within the last minute. */
+export function restartDelayMs(recent: number): number {
+  return recent === 0 ? 0 : Math.min(250 * 2 ** (recent - 1), 4000);
+}

@@ -1,0 +1,37 @@
+import type { Redis } from 'ioredis';
+import type { Config } from '@proofline/shared-config';
+import { ArcClient } from './arc-client';
+import { ArcChainPublisher } from './arc-publisher';
+import { WocHeadersClient } from './headers-client';
+import { ArcProofStore } from './proof-store';
+
+/** Everything the ARC publication path needs, built from the configuration. */
+export interface ArcServices {
+  readonly client: ArcClient;
+  readonly publisher: ArcChainPublisher;
+  readonly headers: WocHeadersClient;
+  readonly store: ArcProofStore;
+}
+
+/**
+ * Composition helper for apps: the ARC client (Bearer `ARC_API_KEY`, callback headers when
+ * `ARC_CALLBACK_URL`/`ARC_CALLBACK_TOKEN` are set, `ARC_TIMEOUT_MS` per request and an
+ * `X-MaxTimeout` 2 s below it (none under 3 s), capped at ARC's 30 s, so ARC answers before our deadline), the
+ * `ChainPublisher` on it, the headers client on `HEADERS_URL` and the proof store under `prefix`.
+ */
+export function createArcServices(chain: Config['chain'], redis: Redis, prefix: string): ArcServices {
+  const maxTimeoutSeconds = chain.arcTimeoutMs >= 3000 ? Math.min(30, Math.floor(chain.arcTimeoutMs / 1000) - 2) : undefined;
+  const client = new ArcClient({
+    url: chain.arcUrl,
+    ...(chain.arcApiKey ? { apiKey: chain.arcApiKey } : {}),
+    ...(chain.arcCallbackUrl && chain.arcCallbackToken ? { callbackUrl: chain.arcCallbackUrl, callbackToken: chain.arcCallbackToken, callbackBatch: true } : {}),
+    timeoutMs: chain.arcTimeoutMs,
+    ...(maxTimeoutSeconds === undefined ? {} : { maxTimeoutSeconds }),
+  });
+  return {
+    client,
+    publisher: new ArcChainPublisher(client),
+    headers: new WocHeadersClient({ url: chain.headersUrl, timeoutMs: chain.arcTimeoutMs }),
+    store: new ArcProofStore(redis, prefix),
+  };
+}

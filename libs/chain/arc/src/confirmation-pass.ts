@@ -1,0 +1,152 @@
+import type { Redis } from 'ioredis';
+import { parseHeader } from '@proofline/chain-domain';
+import type { HeadersSource } from '@proofline/chain-domain';
+import { publishBlockEvent } from './arc-blocks';
+import type { BatchSubmitOutcome } from './arc-publisher';
+import { trackConfirmations } from './confirmation-tracker';
+import type { StatusSource, TrackerLogger } from './confirmation-tracker';
+import type { ArcProofStore } from './proof-store';
+
+/** A final refusal learnt while confirming (polling or a re-broadcast): the record fails with it. */
+export interface ArcRefusal {
+  readonly txId: string;
+  /** ARC's code (`'461'`) or final status (`'REJECTED'`, `'DOUBLE_SPEND_ATTEMPTED'`). */
+  readonly code: string;
+  readonly detail: string;
+  /** ARC had reported the transaction at SEEN_ON_NETWORK or beyond (always true here: only published txs are watched). */
+  readonly reachedNetwork: boolean;
+}
+
+export interface ConfirmationPassDeps {
+  readonly client: StatusSource;
+  /** Re-broadcasts the same bytes (ArcChainPublisher.submitMany fits). */
+  readonly rebroadcast: (txs: readonly { readonly txId: string; readonly rawHex: string }[]) => Promise<BatchSubmitOutcome[]>;
+  readonly headers: HeadersSource;
+  readonly store: ArcProofStore;
+  /** Command connection and prefix for block events. */
+  readonly redis: Redis;
+  readonly prefix: string;
+  /** The raw transactions (the bytes accepted at write time) of txIds, null where unknown. */
+  readonly rawTxOf: (txIds: readonly string[]) => Promise<(string | null)[]>;
+  /** A watched transaction was refused for good: mark its record failed, settle its funding. */
+  readonly onRefused: (refusal: ArcRefusal) => Promise<void>;
+  readonly logger?: TrackerLogger & { info?(obj: object, msg: string): void };
+}
+
+export interface ConfirmationPassOptions {
+  /** Watched txIds polled per pass, longest waiting first (default 500). */
+  readonly batch?: number;
+  /** Stored blocks re-checked against the headers source per pass (default 6). */
+  readonly reorgDepth?: number;
+  /** Status queries in flight at once (default 8). */
+  readonly concurrency?: number;
+  readonly now?: Date;
+}
+
+export interface ConfirmationPassReport {
+  readonly polled: number;
+  readonly proven: number;
+  readonly refusedProofs: number;
+  readonly waiting: number;
+  readonly rebroadcast: number;
+  readonly refused: number;
+  readonly errors: number;
+  /** TxIds whose proof was dropped because their block left the main chain (back to waiting). */
+  readonly reorged: readonly string[];
+  readonly tip: { readonly height: number; readonly hash: string } | null;
+}
+
+/** How many headers a pass walks back from a new tip to link it to the blocks already stored. */
+const HEADER_BACKFILL = 16;
+
+/**
+ * One confirmation pass, run by the worker's scheduler (one at a time across workers):
+ * 1. reorgs: {@link ArcProofStore.reconcile} drops proofs of blocks that left the main chain
+ *    (their txIds go back to the watch set atomically);
+ * 2. polling: `GET /v1/tx/{txid}` for the watched txIds; MINED BUMPs verified against the
+ *    headers source and stored (which unwatches them); refused proofs stay watched;
+ * 3. 404 (ARC does not know it) → the same bytes are broadcast again, never other bytes;
+ * 4. REJECTED / DOUBLE_SPEND_ATTEMPTED / 46x → `onRefused` (the record fails) and unwatched;
+ * 5. a new tip: its header (and up to 16 missing ancestors) stored, and a block event published.
+ * Faults of the headers source or ARC skip the affected step; the next pass retries it.
+ */
+export async function runConfirmationPass(deps: ConfirmationPassDeps, options: ConfirmationPassOptions = {}): Promise<ConfirmationPassReport> {
+  const { store } = deps;
+  const before = await store.tip();
+  let reorged: string[] = [];
+  try {
+    const report = await store.reconcile(deps.headers, options.reorgDepth ?? 6, options.now ?? new Date());
+    reorged = report.dropped.flatMap((d) => d.txIds);
+    for (const d of report.dropped) deps.logger?.warn({ blockHash: d.blockHash, height: d.height, txIds: d.txIds.length }, 'block left the main chain: its proofs were dropped, the transactions wait for a new proof');
+  } catch (e) {
+    deps.logger?.warn({ err: (e as Error).message }, 'reconcile skipped: the headers source did not answer');
+  }
+
+  const txIds = await store.watched(options.batch ?? 500);
+  const track = await trackConfirmations({ client: deps.client, headers: deps.headers, store, txIds, ...(options.concurrency ? { concurrency: options.concurrency } : {}), ...(deps.logger ? { logger: deps.logger } : {}) });
+
+  let refused = 0;
+  const refuse = async (r: ArcRefusal) => {
+    await deps.onRefused(r);
+    await store.countRejection(r.code);
+    await store.unwatch([r.txId]);
+    refused++;
+  };
+  for (const r of track.rejected) {
+    const code = r.kind === 'double-spend' ? 'DOUBLE_SPEND_ATTEMPTED' : String(r.code);
+    await refuse({ txId: r.txId, code, detail: r.detail, reachedNetwork: true });
+  }
+
+  let rebroadcast = 0;
+  if (track.unknown.length > 0) {
+    const raws = await deps.rawTxOf(track.unknown);
+    const txs = track.unknown.flatMap((txId, i) => (raws[i] ? [{ txId, rawHex: raws[i] as string }] : []));
+    try {
+      for (const outcome of await deps.rebroadcast(txs)) {
+        if ('retry' in outcome) continue;
+        const result = outcome.result;
+        if (result.status === 'rejected' && result.code !== 'MISSING_INPUT') {
+          await refuse({ txId: outcome.txId, code: String(result.arcCode ?? result.code), detail: result.detail, reachedNetwork: true });
+        } else rebroadcast++;
+      }
+    } catch (e) {
+      deps.logger?.warn({ err: (e as Error).message, txIds: txs.length }, 're-broadcast failed; the next pass tries again');
+    }
+  }
+
+  const after = await store.tip();
+  const newTip = after && (!before || before.hash !== after.hash);
+  if (after && (newTip || track.proven.length > 0 || reorged.length > 0)) {
+    try {
+      await storeTipHeaders(deps, after.hash);
+      await publishBlockEvent(deps.redis, deps.prefix, store, after.hash);
+    } catch (e) {
+      deps.logger?.warn({ err: (e as Error).message }, 'tip header not stored; the next pass tries again');
+    }
+  }
+  return {
+    polled: txIds.length,
+    proven: track.proven.length,
+    refusedProofs: track.failed.length,
+    waiting: track.waiting.length,
+    rebroadcast,
+    refused,
+    errors: track.errors.length,
+    reorged,
+    tip: after,
+  };
+}
+
+/** Stores the tip's header and walks back (bounded) until a stored ancestor, so heights stay contiguous. */
+async function storeTipHeaders(deps: Pick<ConfirmationPassDeps, 'headers' | 'store'>, tipHash: string): Promise<void> {
+  let hash = tipHash;
+  for (let i = 0; i < HEADER_BACKFILL; i++) {
+    const known = await deps.store.blockByHash(hash);
+    if (known && i > 0) return;
+    const header = await deps.headers.headerByHash(hash);
+    if (!header || header.confirmations < 1) return;
+    await deps.store.storeHeader(header);
+    if (header.height === 0) return;
+    hash = parseHeader(header.headerHex).prevHash;
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * Every Redis key of the ARC proof store, from the injected prefix (config.redisPrefix). Nowhere
+ * else spells a key; the Lua scripts receive them as KEYS. Hashes and txIds are stored as 32 raw
+ * bytes (not 64 hex characters) where there is one per record, to keep memory per record small.
+ */
+export function arcKeys(prefix: string) {
+  const p = `${prefix}:arc`;
+  return {
+    /** HASH txId (32 raw bytes) -> inclusion: blockHash(32) ‖ index u32le ‖ duplicate mask u32le ‖ nodes (32 each). */
+    inclusions: `${p}:inc`,
+    /** HASH blockHash (32 raw bytes) -> 80-byte header ‖ height u32le (one per block). */
+    blocks: `${p}:blocks`,
+    /** HASH height -> blockHash hex of the block last stored at that height. */
+    heights: `${p}:heights`,
+    /** ZSET blockHash hex scored by height: every stored block, for reconcile's range scan. */
+    byHeight: `${p}:by-height`,
+    /** HASH {height, hash}: the best chain's tip as the headers source last reported it. */
+    tip: `${p}:tip`,
+    /** ZSET txId hex -> ms first watched: published transactions without a stored proof (the tracker polls these). */
+    unproven: `${p}:unproven`,
+    /** Pub/sub channel of block events (JSON `BlockEvent`), published when the tracker sees a new tip or proves txs in a new block. */
+    blockEvents: `${p}:events:blocks`,
+    /** STRING lock token of the running confirmation pass (one at a time across workers). */
+    confirmLock: `${p}:confirm-lock`,
+    /** HASH code -> count of transactions ARC rejected (metrics). */
+    rejections: `${p}:rejections`,
+    /** SET of txIds (32 raw bytes) with a proof in the block `hash` (display hex). */
+    blockTxIds: (hash: string) => `${p}:block:${hash}`,
+  };
+}
+
+export type ArcKeys = ReturnType<typeof arcKeys>;

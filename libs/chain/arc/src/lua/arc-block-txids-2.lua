@@ -1,0 +1,20 @@
+--[[
+  TxIds whose stored proof is in a block (a txId re-proven in another block after a reorg is
+  left out even if the old block's set still lists it).
+
+  KEYS[1] blockTxIds  SET of txIds (32 raw bytes) of the block
+  KEYS[2] inclusions  HASH txId -> blockHash(32) .. index(4) .. ...
+
+  ARGV[1] blockHash (32 raw bytes)
+
+  Returns a flat array: txId (32 bytes), index (4 bytes, u32le), ...
+]]
+local out = {}
+for _, txId in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local v = redis.call('HGET', KEYS[2], txId)
+  if v and string.sub(v, 1, 32) == ARGV[1] then
+    out[#out + 1] = txId
+    out[#out + 1] = string.sub(v, 33, 36)
+  end
+end
+return out

@@ -1,0 +1,35 @@
+--[[
+  Forgets a block that left the main chain, and every proof that points into it, atomically.
+  A txId whose stored proof already points at another block keeps it. The txIds that lost
+  their proof go back to the watch set (waiting), so the tracker proves them again.
+
+  KEYS[1] blockTxIds  SET of txIds (32 raw bytes) of the block
+  KEYS[2] inclusions  HASH txId -> blockHash(32) .. ...
+  KEYS[3] blocks      HASH blockHash(32 bytes) -> header .. height
+  KEYS[4] heights     HASH height -> blockHash hex
+  KEYS[5] byHeight    ZSET blockHash hex by height
+  KEYS[6] unproven    ZSET txId hex -> first watched (ms)
+
+  ARGV[1] blockHash (32 raw bytes)
+  ARGV[2] blockHash (hex)
+  ARGV[3] height
+  ARGV[4] now (ms): the watch score of the txIds put back
+
+  Returns the txIds (32 raw bytes each) whose proofs were dropped.
+]]
+local dropped = {}
+for _, txId in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local v = redis.call('HGET', KEYS[2], txId)
+  if v and string.sub(v, 1, 32) == ARGV[1] then
+    redis.call('HDEL', KEYS[2], txId)
+    redis.call('ZADD', KEYS[6], 'NX', ARGV[4], (string.gsub(txId, '.', function(c) return string.format('%02x', string.byte(c)) end)))
+    dropped[#dropped + 1] = txId
+  end
+end
+redis.call('DEL', KEYS[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[2])
+if redis.call('HGET', KEYS[4], ARGV[3]) == ARGV[2] then
+  redis.call('HDEL', KEYS[4], ARGV[3])
+end
+return dropped

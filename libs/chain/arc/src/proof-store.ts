@@ -1,0 +1,250 @@
+import type { Redis } from 'ioredis';
+import { DUPLICATE_NODE, HEADER_BYTES, parseHeader, tscProof } from '@proofline/chain-domain';
+import type { ChainHeader, ChainReader, ChainTipInfo, HeadersSource, TxInclusion } from '@proofline/chain-domain';
+import type { VerifiedProof } from './bump';
+import { arcCommands } from './lua-commands';
+import type { ArcCommands } from './lua-commands';
+import { arcKeys } from './keys';
+import type { ArcKeys } from './keys';
+
+/** A block the store holds a header for (it stored at least one proof in it). */
+export interface StoredBlock {
+  readonly hash: string;
+  readonly height: number;
+  readonly headerHex: string;
+  /** Header time. */
+  readonly time: Date;
+}
+
+/** What {@link ArcProofStore.reconcile} found. */
+export interface ReconcileReport {
+  readonly tip: ChainTipInfo;
+  /** Stored blocks that were checked (heights tip-depth+1 … tip, and any above the tip). */
+  readonly checked: number;
+  /** Blocks that left the main chain, and the txIds whose proofs were dropped with them. */
+  readonly dropped: readonly { readonly blockHash: string; readonly height: number; readonly txIds: readonly string[] }[];
+}
+
+const MAX_LEVELS = 32;
+
+/**
+ * Verified proofs in Redis, and the read side of the chain built from them (`ChainReader`), so
+ * status and GraphQL answer from what this service checked, not from any chain's internals.
+ *
+ * Form: per txId one binary field (block hash, index, duplicate mask, 32 bytes per node: about
+ * 40 + 32·depth bytes), per block one 84-byte value (header ‖ height). Callers MUST store only
+ * proofs that passed {@link verifyBump}.
+ */
+export class ArcProofStore implements ChainReader {
+  private readonly keys: ArcKeys;
+  private readonly commands: ArcCommands;
+
+  constructor(private readonly redis: Redis, prefix: string) {
+    this.keys = arcKeys(prefix);
+    this.commands = arcCommands(redis);
+  }
+
+  /** Stores verified proofs (and their blocks' headers) in one MULTI. Idempotent. */
+  async storeProofs(proofs: readonly VerifiedProof[]): Promise<void> {
+    if (proofs.length === 0) return;
+    const k = this.keys;
+    const m = this.redis.multi();
+    const blocks = new Set<string>();
+    for (const p of proofs) {
+      if (!blocks.has(p.blockHash)) {
+        blocks.add(p.blockHash);
+        m.hset(k.blocks, raw(p.blockHash), blockValue(p.headerHex, p.blockHeight));
+        m.hset(k.heights, String(p.blockHeight), p.blockHash);
+        m.zadd(k.byHeight, p.blockHeight, p.blockHash);
+      }
+      m.sadd(k.blockTxIds(p.blockHash), raw(p.txId));
+      m.hset(k.inclusions, raw(p.txId), inclusionValue(p));
+    }
+    m.zrem(k.unproven, ...proofs.map((p) => p.txId));
+    const replies = await m.exec();
+    for (const [err] of replies ?? []) if (err) throw err;
+  }
+
+  /**
+   * Stores a block's header without proofs (the tip's, so block queries can answer it before
+   * any record is proven in it). The header MUST come from a {@link HeadersSource} (checked to
+   * hash to its hash); reconcile re-checks it like any stored block. Idempotent.
+   */
+  async storeHeader(header: Pick<ChainHeader, 'hash' | 'height' | 'headerHex'>): Promise<void> {
+    const k = this.keys;
+    const replies = await this.redis
+      .multi()
+      .hset(k.blocks, raw(header.hash), blockValue(header.headerHex, header.height))
+      .hset(k.heights, String(header.height), header.hash)
+      .zadd(k.byHeight, header.height, header.hash)
+      .exec();
+    for (const [err] of replies ?? []) if (err) throw err;
+  }
+
+  /** Adds published transactions to the watch set (the tracker polls them until proven); keeps the first time. */
+  async watch(txIds: readonly string[], at: Date): Promise<void> {
+    if (txIds.length === 0) return;
+    await this.redis.zadd(this.keys.unproven, 'NX', ...txIds.flatMap((t) => [String(at.getTime()), t]));
+  }
+
+  /** Stops watching transactions (rejected for good). */
+  async unwatch(txIds: readonly string[]): Promise<void> {
+    if (txIds.length === 0) return;
+    await this.redis.zrem(this.keys.unproven, ...txIds);
+  }
+
+  /** Up to `limit` watched txIds, longest waiting first. */
+  async watched(limit: number): Promise<string[]> {
+    return this.redis.zrange(this.keys.unproven, 0, Math.max(0, limit - 1));
+  }
+
+  /** How many published transactions wait for a proof. */
+  async watchedCount(): Promise<number> {
+    return this.redis.zcard(this.keys.unproven);
+  }
+
+  /** Counts a transaction ARC rejected, by ARC's code (a metric). */
+  async countRejection(code: string): Promise<void> {
+    await this.redis.hincrby(this.keys.rejections, code, 1);
+  }
+
+  /** Rejections by ARC code since the deployment started. */
+  async rejections(): Promise<Record<string, number>> {
+    const all = await this.redis.hgetall(this.keys.rejections);
+    return Object.fromEntries(Object.entries(all).map(([code, n]) => [code, Number(n)]));
+  }
+
+  /** The stored tip (hash and height as the headers source last reported), or null before any report. */
+  async tip(): Promise<ChainTipInfo | null> {
+    const [height, hash] = await this.redis.hmget(this.keys.tip, 'height', 'hash');
+    return height == null || hash == null ? null : { height: Number(height), hash };
+  }
+
+  /** Records the best chain's tip as the headers source reported it. */
+  async setTip(tip: ChainTipInfo): Promise<void> {
+    await this.redis.hset(this.keys.tip, 'height', String(tip.height), 'hash', tip.hash);
+  }
+
+  /** Height of the best chain's tip as last reported; -1 before any report. */
+  async tipHeight(): Promise<number> {
+    const h = await this.redis.hget(this.keys.tip, 'height');
+    return h === null ? -1 : Number(h);
+  }
+
+  /** Where each txId is mined, with its verified TSC proof, in one round trip (null: no proof stored). */
+  async inclusions(txIds: readonly string[]): Promise<(TxInclusion | null)[]> {
+    if (txIds.length === 0) return [];
+    const flat = await this.commands.arcInclusionsBuffer(this.keys.inclusions, this.keys.blocks, ...txIds.map(raw));
+    return txIds.map((txId, i) => {
+      const inc = flat[2 * i];
+      const block = flat[2 * i + 1];
+      if (!inc || !block || inc.length === 0 || block.length === 0) return null;
+      const { blockHash, index, nodes } = decodeInclusion(inc);
+      const headerHex = block.subarray(0, HEADER_BYTES).toString('hex');
+      return {
+        blockHash,
+        blockHeight: block.readUInt32LE(HEADER_BYTES),
+        blockTime: new Date(parseHeader(headerHex).time * 1000),
+        index,
+        proof: tscProof(index, txId, headerHex, nodes),
+      };
+    });
+  }
+
+  async blockByHash(hash: string): Promise<StoredBlock | null> {
+    const value = await this.redis.hgetBuffer(this.keys.blocks, raw(hash));
+    return value ? toStoredBlock(hash, value) : null;
+  }
+
+  async blockByHeight(height: number): Promise<StoredBlock | null> {
+    const hash = await this.redis.hget(this.keys.heights, String(height));
+    return hash === null ? null : this.blockByHash(hash);
+  }
+
+  /** TxIds this service holds proofs for in block `hash`, in block order (not the whole block). */
+  async txIdsOfBlock(hash: string): Promise<string[]> {
+    const flat = await this.commands.arcBlockTxidsBuffer(this.keys.blockTxIds(hash), this.keys.inclusions, raw(hash));
+    const pairs: { txId: string; index: number }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) pairs.push({ txId: (flat[i] as Buffer).toString('hex'), index: (flat[i + 1] as Buffer).readUInt32LE(0) });
+    return pairs.sort((a, b) => a.index - b.index).map((p) => p.txId);
+  }
+
+  /** Stored blocks with height ≥ `fromHeight`, lowest first. */
+  async blocksFrom(fromHeight: number): Promise<{ hash: string; height: number }[]> {
+    const flat = await this.redis.zrangebyscore(this.keys.byHeight, Math.max(0, fromHeight), '+inf', 'WITHSCORES');
+    const out: { hash: string; height: number }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) out.push({ hash: flat[i] as string, height: Number(flat[i + 1]) });
+    return out;
+  }
+
+  /**
+   * Forgets a block and the proofs pointing into it; the txIds that lost their proof go back to
+   * the watch set in the same atomic step. Returns them.
+   */
+  async dropBlock(hash: string, height: number, at: Date = new Date()): Promise<string[]> {
+    const k = this.keys;
+    const dropped = await this.commands.arcDropBlockBuffer(k.blockTxIds(hash), k.inclusions, k.blocks, k.heights, k.byHeight, k.unproven, raw(hash), hash, String(height), String(at.getTime()));
+    return dropped.map((b) => b.toString('hex'));
+  }
+
+  /**
+   * Reorg handling: asks the headers source for the tip and re-checks every stored block of the
+   * last `depth` heights (and any stored above the tip). A block that is unknown, off the main
+   * chain (confirmations -1) or at another height has its proofs dropped, so those records go
+   * back to waiting and the tracker proves them again in their new block.
+   * @throws HeadersSourceError when the source cannot answer (nothing is dropped then).
+   */
+  async reconcile(headers: HeadersSource, depth: number, at: Date = new Date()): Promise<ReconcileReport> {
+    const tip = await headers.tip();
+    await this.setTip(tip);
+    const stored = await this.blocksFrom(tip.height - depth + 1);
+    const dropped: { blockHash: string; height: number; txIds: string[] }[] = [];
+    for (const block of stored) {
+      const header = await headers.headerByHash(block.hash);
+      if (header && header.confirmations >= 1 && header.height === block.height) continue;
+      dropped.push({ blockHash: block.hash, height: block.height, txIds: await this.dropBlock(block.hash, block.height, at) });
+    }
+    return { tip, checked: stored.length, dropped };
+  }
+}
+
+function raw(hex: string): Buffer {
+  return Buffer.from(hex, 'hex');
+}
+
+function blockValue(headerHex: string, height: number): Buffer {
+  const out = Buffer.alloc(HEADER_BYTES + 4);
+  Buffer.from(headerHex, 'hex').copy(out, 0);
+  out.writeUInt32LE(height, HEADER_BYTES);
+  return out;
+}
+
+function toStoredBlock(hash: string, value: Buffer): StoredBlock {
+  const headerHex = value.subarray(0, HEADER_BYTES).toString('hex');
+  return { hash, height: value.readUInt32LE(HEADER_BYTES), headerHex, time: new Date(parseHeader(headerHex).time * 1000) };
+}
+
+/** blockHash(32) ‖ index u32le ‖ duplicate mask u32le ‖ nodes (32 bytes each, zeros for "*"). */
+function inclusionValue(p: VerifiedProof): Buffer {
+  const nodes = p.proof.nodes;
+  if (nodes.length > MAX_LEVELS) throw new Error(`a proof of ${nodes.length} levels does not fit`);
+  const out = Buffer.alloc(40 + 32 * nodes.length);
+  raw(p.blockHash).copy(out, 0);
+  out.writeUInt32LE(p.proof.index, 32);
+  let mask = 0;
+  nodes.forEach((node, level) => {
+    if (node === DUPLICATE_NODE) mask |= 1 << level;
+    else raw(node).copy(out, 40 + 32 * level);
+  });
+  out.writeUInt32LE(mask >>> 0, 36);
+  return out;
+}
+
+function decodeInclusion(v: Buffer): { blockHash: string; index: number; nodes: string[] } {
+  const mask = v.readUInt32LE(36);
+  const nodes: string[] = [];
+  for (let level = 0; 40 + 32 * level < v.length; level++) {
+    nodes.push((mask >>> level) & 1 ? DUPLICATE_NODE : v.subarray(40 + 32 * level, 72 + 32 * level).toString('hex'));
+  }
+  return { blockHash: v.subarray(0, 32).toString('hex'), index: v.readUInt32LE(32), nodes };
+}

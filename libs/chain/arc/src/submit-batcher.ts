@@ -1,0 +1,77 @@
+import type { ChainPublisher } from '@proofline/chain-domain';
+import type { ArcChainPublisher, ArcSubmitResult } from './arc-publisher';
+
+export interface SubmitBatcherOptions {
+  /** How long the first submission of a batch waits for others (default 5 ms). */
+  readonly windowMs?: number;
+  /** Largest batch sent in one `POST /v1/txs` (default 100). */
+  readonly maxBatch?: number;
+}
+
+interface Waiting {
+  readonly tx: { readonly txId: string; readonly rawHex: string };
+  readonly resolve: (r: ArcSubmitResult) => void;
+  readonly reject: (e: unknown) => void;
+}
+
+/**
+ * A `ChainPublisher` that coalesces the submissions of jobs running concurrently in one process:
+ * the first `submit` opens a window of `windowMs`; everything submitted meanwhile (up to
+ * `maxBatch`) goes out as ONE `POST /v1/txs`, and each caller gets its own transaction's outcome
+ * (a per-transaction transient fault rejects only that caller, who retries with backoff). A
+ * lone submission uses `POST /v1/tx`. The same bytes, only ever: it never builds a transaction.
+ */
+export class ArcSubmitBatcher implements ChainPublisher {
+  private queue: Waiting[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private readonly windowMs: number;
+  private readonly maxBatch: number;
+  /** Sizes of the requests sent, for tests and metrics (bounded to the last 1000). */
+  readonly sent: number[] = [];
+
+  constructor(
+    private readonly publisher: Pick<ArcChainPublisher, 'submit' | 'submitMany'>,
+    options: SubmitBatcherOptions = {},
+  ) {
+    this.windowMs = Math.max(0, options.windowMs ?? 5);
+    this.maxBatch = Math.max(1, options.maxBatch ?? 100);
+  }
+
+  submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<ArcSubmitResult> {
+    return new Promise<ArcSubmitResult>((resolve, reject) => {
+      this.queue.push({ tx, resolve, reject });
+      if (this.queue.length >= this.maxBatch) this.flush();
+      else if (!this.timer) this.timer = setTimeout(() => this.flush(), this.windowMs);
+    });
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      void this.send(batch);
+    }
+  }
+
+  private async send(batch: Waiting[]): Promise<void> {
+    this.sent.push(batch.length);
+    if (this.sent.length > 1000) this.sent.splice(0, this.sent.length - 1000);
+    if (batch.length === 1) {
+      const only = batch[0] as Waiting;
+      await this.publisher.submit(only.tx).then(only.resolve, only.reject);
+      return;
+    }
+    try {
+      const outcomes = await this.publisher.submitMany(batch.map((w) => w.tx));
+      batch.forEach((w, i) => {
+        const o = outcomes[i];
+        if (!o) w.reject(new Error(`no outcome for ${w.tx.txId} in the batch answer`));
+        else if ('retry' in o) w.reject(o.retry);
+        else w.resolve(o.result);
+      });
+    } catch (e) {
+      for (const w of batch) w.reject(e);
+    }
+  }
+}

@@ -1,0 +1,153 @@
+import { Transaction } from '@bsv/sdk';
+import type { TransactionInput, TransactionOutput } from '@bsv/sdk';
+import { InsufficientFundingError, sha256d, toDisplayHex } from '@proofline/chain-domain';
+import type { Outpoint } from '@proofline/chain-domain';
+import { deriveChainKeys } from './keys';
+import type { ChainKeys } from './keys';
+import { lockingScriptOf, p2pkhScriptBytes } from './scripts';
+import { signP2pkhInputs } from './sign';
+import type { SpentOutput } from './sign';
+
+/** What the funding wallet's splitter asks for (the shape of chain-wallet's `SplitRequest`). */
+export interface SplitTxRequest {
+  /** Pool UTXOs paying the funding key. */
+  readonly inputs: readonly Outpoint[];
+  /** How many outputs of `satoshisEach`. */
+  readonly count: number;
+  readonly satoshisEach: number;
+}
+
+/** A signed split (the shape of chain-wallet's `BuiltSplit`). */
+export interface BuiltSplitTx {
+  readonly txId: string;
+  readonly rawHex: string;
+  /** Extended Format (BIP-239) hex: every input carries the satoshis and script it spends. */
+  readonly efHex: string;
+  readonly outputs: readonly Outpoint[];
+  readonly change: Outpoint | null;
+  readonly fee: number;
+}
+
+export interface BsvSplitBuilderOptions {
+  readonly seed?: string;
+  readonly keys?: ChainKeys;
+  /** Fee rate, satoshis per 1000 bytes. */
+  readonly satoshisPerKilobyte: number;
+  /** Smallest change output worth creating (default 1 satoshi); less goes to the fee. */
+  readonly dustLimit?: number;
+}
+
+const VERSION = 1;
+const LOCK_TIME = 0;
+const P2PKH_INPUT_MAX = 40 + 1 + 107;
+const P2PKH_OUTPUT = 34;
+const varIntSize = (n: number): number => (n < 0xfd ? 1 : n <= 0xffff ? 3 : n <= 0xffffffff ? 5 : 9);
+
+/**
+ * Builds and signs the funding wallet's split transactions: pool UTXOs in, `count` outputs of
+ * `satoshisEach` plus change out, everything P2PKH to the funding key. Implements chain-wallet's
+ * `SplitBuilder` port (structurally: chain-bsv does not depend on the wallet).
+ * @throws InsufficientFundingError when the inputs cannot pay the outputs and the fee.
+ */
+export class BsvSplitBuilder {
+  private readonly keys: ChainKeys;
+  private readonly fundingScript: Buffer;
+  private readonly dustLimit: number;
+
+  constructor(private readonly options: BsvSplitBuilderOptions) {
+    this.keys = options.keys ?? deriveChainKeys(options.seed);
+    this.fundingScript = p2pkhScriptBytes(this.keys.funding.pubKeyHash);
+    this.dustLimit = options.dustLimit ?? 1;
+    if (!(options.satoshisPerKilobyte >= 0)) throw new Error('bad fee rate');
+  }
+
+  buildSplitTransaction(request: SplitTxRequest): BuiltSplitTx {
+    const { inputs, count, satoshisEach } = request;
+    if (inputs.length === 0) throw new Error('a split spends at least one UTXO');
+    if (!Number.isSafeInteger(count) || count < 1 || !Number.isSafeInteger(satoshisEach) || satoshisEach < 1) throw new Error('bad split count or denomination');
+    const available = inputs.reduce((n, u) => n + u.satoshis, 0);
+    const fee = (withChange: boolean) => {
+      const outs = count + (withChange ? 1 : 0);
+      const size = 4 + varIntSize(inputs.length) + inputs.length * P2PKH_INPUT_MAX + varIntSize(outs) + outs * P2PKH_OUTPUT + 4;
+      return Math.ceil((size * this.options.satoshisPerKilobyte) / 1000);
+    };
+    const paid = count * satoshisEach;
+    const changeValue = available - paid - fee(true);
+    const withChange = changeValue >= this.dustLimit;
+    const actualFee = withChange ? fee(true) : available - paid;
+    if (!withChange && actualFee < fee(false)) throw new InsufficientFundingError(paid + fee(false), available);
+
+    const lock = lockingScriptOf(this.fundingScript);
+    const outputs: TransactionOutput[] = Array.from({ length: count }, () => ({ satoshis: satoshisEach, lockingScript: lock }));
+    if (withChange) outputs.push({ satoshis: changeValue, lockingScript: lock });
+    const spent: SpentOutput[] = inputs.map((u) => ({ txId: u.txId, vout: u.vout, satoshis: u.satoshis, lockingScript: lock, key: this.keys.funding }));
+    const unlocks = signP2pkhInputs(spent, outputs, VERSION, LOCK_TIME);
+    const txInputs: TransactionInput[] = spent.map((s, i) => ({ sourceTXID: s.txId, sourceOutputIndex: s.vout, sequence: 0xffffffff, unlockingScript: unlocks[i] }));
+    const tx = new Transaction(VERSION, txInputs, outputs, LOCK_TIME);
+    const raw = Buffer.from(tx.toUint8Array());
+    const txId = toDisplayHex(sha256d(raw));
+    return {
+      txId,
+      rawHex: raw.toString('hex'),
+      efHex: toExtendedFormat(tx, inputs, this.fundingScript).toString('hex'),
+      outputs: Array.from({ length: count }, (_, vout) => ({ txId, vout, satoshis: satoshisEach })),
+      change: withChange ? { txId, vout: count, satoshis: changeValue } : null,
+      fee: actualFee,
+    };
+  }
+}
+
+/**
+ * BIP-239 Extended Format: version, the marker `0000000000EF`, then each input followed by the
+ * satoshis and locking script of the output it spends, then outputs and lock time as usual.
+ * Written here because the sdk's `toEF` needs every parent transaction, which the pool does not keep.
+ */
+export function toExtendedFormat(tx: Transaction, spent: readonly Outpoint[], lockingScript: Uint8Array): Buffer {
+  const parts: Buffer[] = [u32(tx.version), Buffer.from('0000000000ef', 'hex'), varInt(tx.inputs.length)];
+  tx.inputs.forEach((input, i) => {
+    const unlock = input.unlockingScript?.toUint8Array() ?? new Uint8Array(0);
+    parts.push(
+      Buffer.from(input.sourceTXID as string, 'hex').reverse(),
+      u32(input.sourceOutputIndex),
+      varInt(unlock.length),
+      Buffer.from(unlock),
+      u32(input.sequence ?? 0xffffffff),
+      u64((spent[i] as Outpoint).satoshis),
+      varInt(lockingScript.length),
+      Buffer.from(lockingScript),
+    );
+  });
+  parts.push(varInt(tx.outputs.length));
+  for (const o of tx.outputs) {
+    const script = o.lockingScript.toUint8Array();
+    parts.push(u64(o.satoshis ?? 0), varInt(script.length), Buffer.from(script));
+  }
+  parts.push(u32(tx.lockTime));
+  return Buffer.concat(parts);
+}
+
+function u32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n >>> 0);
+  return b;
+}
+
+function u64(n: number): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64LE(BigInt(n));
+  return b;
+}
+
+function varInt(n: number): Buffer {
+  if (n < 0xfd) return Buffer.from([n]);
+  if (n <= 0xffff) {
+    const b = Buffer.alloc(3);
+    b[0] = 0xfd;
+    b.writeUInt16LE(n, 1);
+    return b;
+  }
+  const b = Buffer.alloc(5);
+  b[0] = 0xfe;
+  b.writeUInt32LE(n, 1);
+  return b;
+}

@@ -1,0 +1,210 @@
+import type { Redis } from 'ioredis';
+import type { Clock } from '@proofline/shared-config';
+import type { Logger } from '@proofline/shared-logger';
+import { ARC_STATUSES } from '@proofline/chain-domain';
+import { callbackBody } from './arc-protocol';
+import type { TxStatusRecord } from './arc-protocol';
+import { devnetCommands } from '../commands';
+import type { DevnetCommands } from '../commands';
+import type { DevnetKeys } from '../keys';
+
+/** Where and how to report a transaction's status changes (from the submission's X-Callback* headers). */
+export interface CallbackRegistration {
+  readonly url: string;
+  /** Sent as `Authorization: Bearer <token>`; empty: no Authorization header. */
+  readonly token: string;
+  /** X-CallbackBatch: deliver as `{count, callbacks:[…]}`. */
+  readonly batch: boolean;
+  /** X-FullStatusUpdates: also report SEEN_ON_NETWORK, not only statuses ≥ REJECTED. */
+  readonly full: boolean;
+}
+
+/** One queued delivery (stored as JSON in the callback queue ZSET). */
+interface Delivery {
+  readonly id: number;
+  readonly url: string;
+  readonly token: string;
+  readonly batch: boolean;
+  readonly attempt: number;
+  readonly payload: Record<string, unknown>;
+}
+
+export interface CallbackFaults {
+  readonly dropCallbacks: boolean;
+  readonly duplicateCallbacks: boolean;
+}
+
+export interface CallbackerOptions {
+  readonly redis: Redis;
+  readonly keys: DevnetKeys;
+  readonly clock: Clock;
+  readonly faults: CallbackFaults;
+  readonly logger?: Logger;
+  /** Attempts per delivery before it is dropped (default 5). */
+  readonly maxAttempts?: number;
+  /** First retry delay; doubles per attempt (default 250 ms). */
+  readonly retryBaseMs?: number;
+  /** Per-request deadline (default 5000 ms, as ARC). */
+  readonly timeoutMs?: number;
+  /** Queue poll period (default 100 ms). */
+  readonly pollMs?: number;
+  /** How long a claimed delivery stays invisible to other claimers (default 30 s). */
+  readonly leaseMs?: number;
+}
+
+const BATCH_MAX = 50;
+
+/**
+ * ARC-style callbacks, durable in Redis: registrations per txId (HASH), and a delivery queue
+ * (ZSET scored by due time) that survives a restart of the node. A delivery is claimed with a
+ * lease (`callback-claim-1.lua`: two node processes never send the same one at once, and one
+ * that dies mid-send leaves it to be claimed again), POSTed with the Bearer token, removed once
+ * answered 2xx, and re-queued with exponential backoff on a non-2xx answer or a network error,
+ * up to `maxAttempts`: at-least-once delivery, as receivers must be idempotent anyway.
+ * Batch registrations are flushed as `{count, callbacks}` (≤ 50) on every poll of the queue.
+ */
+export class Callbacker {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private closed = false;
+  private readonly maxAttempts: number;
+  private readonly retryBaseMs: number;
+  private readonly timeoutMs: number;
+  private readonly leaseMs: number;
+  private readonly commands: DevnetCommands;
+
+  constructor(private readonly o: CallbackerOptions) {
+    this.commands = devnetCommands(o.redis);
+    this.leaseMs = o.leaseMs ?? 30_000;
+    this.maxAttempts = o.maxAttempts ?? 5;
+    this.retryBaseMs = o.retryBaseMs ?? 250;
+    this.timeoutMs = o.timeoutMs ?? 5000;
+  }
+
+  /** Starts polling the queue. */
+  start(): void {
+    this.timer = setInterval(() => this.kick(), this.o.pollMs ?? 100);
+  }
+
+  /** Stops polling and waits for an in-flight pass. Queued deliveries stay in Redis. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  /**
+   * Adds a registration for `txId` (deduplicated by url and token).
+   * @returns true when it is new (a re-submission with a new callback URL).
+   */
+  async register(txId: string, reg: CallbackRegistration): Promise<boolean> {
+    const current = await this.registrations(txId);
+    if (current.some((r) => r.url === reg.url && r.token === reg.token)) return false;
+    await this.o.redis.hset(this.o.keys.callbacks, txId, JSON.stringify([...current, reg]));
+    return true;
+  }
+
+  async registrations(txId: string): Promise<CallbackRegistration[]> {
+    const raw = await this.o.redis.hget(this.o.keys.callbacks, txId);
+    return raw ? (JSON.parse(raw) as CallbackRegistration[]) : [];
+  }
+
+  /**
+   * Queues the callbacks that `record` triggers for every registration of its txId (MINED,
+   * REJECTED and DOUBLE_SPEND_ATTEMPTED always; lower statuses only with X-FullStatusUpdates).
+   * `only` restricts it to one registration (a new one on a re-submission).
+   */
+  async notify(record: TxStatusRecord, only?: CallbackRegistration): Promise<number> {
+    const regs = only ? [only] : await this.registrations(record.txid);
+    const rank = ARC_STATUSES[record.txStatus];
+    const due = regs.filter((r) => r.full ? rank >= ARC_STATUSES.SEEN_IN_ORPHAN_MEMPOOL : rank >= ARC_STATUSES.DOUBLE_SPEND_ATTEMPTED);
+    if (due.length === 0) return 0;
+    const payload = callbackBody(record, this.o.clock.now());
+    for (const r of due) await this.enqueue({ url: r.url, token: r.token, batch: r.batch, attempt: 0, payload }, Date.now());
+    this.kick();
+    return due.length;
+  }
+
+  /** Queues notifications for many txIds (a mined block): one registrations read. */
+  async notifyMany(records: readonly TxStatusRecord[]): Promise<number> {
+    if (records.length === 0) return 0;
+    const regs = await this.o.redis.hmget(this.o.keys.callbacks, ...records.map((r) => r.txid));
+    let n = 0;
+    for (const [i, raw] of regs.entries()) {
+      if (!raw) continue;
+      for (const reg of JSON.parse(raw) as CallbackRegistration[]) n += await this.notify(records[i] as TxStatusRecord, reg);
+    }
+    return n;
+  }
+
+  private async enqueue(d: Omit<Delivery, 'id'>, dueAtMs: number): Promise<void> {
+    const id = await this.o.redis.incr(this.o.keys.callbackSeq);
+    await this.o.redis.zadd(this.o.keys.callbackQueue, dueAtMs, JSON.stringify({ ...d, id }));
+  }
+
+  /** Runs one delivery pass unless one is running. */
+  kick(): void {
+    if (this.running || this.closed) return;
+    this.running = this.deliverDue()
+      .catch((e: unknown) => this.o.logger?.warn({ err: e }, 'callback delivery pass failed'))
+      .finally(() => {
+        this.running = null;
+      });
+  }
+
+  /** Delivers every due callback once (exposed for tests). */
+  async deliverDue(): Promise<void> {
+    const now = Date.now();
+    const members = await this.commands.callbackClaim(this.o.keys.callbackQueue, String(now), String(now + this.leaseMs), '500');
+    if (members.length === 0) return;
+    const claimed = members.map((m) => ({ member: m, d: JSON.parse(m) as Delivery }));
+    if (this.o.faults.dropCallbacks) {
+      await this.o.redis.zrem(this.o.keys.callbackQueue, ...members);
+      this.o.logger?.info({ dropped: claimed.length }, 'fault: callbacks dropped');
+      return;
+    }
+    const singles = claimed.filter((c) => !c.d.batch);
+    const groups = new Map<string, typeof claimed>();
+    for (const c of claimed.filter((x) => x.d.batch)) {
+      const key = `${c.d.url}\n${c.d.token}`;
+      groups.set(key, [...(groups.get(key) ?? []), c]);
+    }
+    const sends: Promise<void>[] = singles.map((c) => this.send(c.d.url, c.d.token, c.d.payload, [c]));
+    for (const group of groups.values()) {
+      for (let i = 0; i < group.length; i += BATCH_MAX) {
+        const chunk = group.slice(i, i + BATCH_MAX);
+        const first = (chunk[0] as (typeof claimed)[number]).d;
+        sends.push(this.send(first.url, first.token, { count: chunk.length, callbacks: chunk.map((c) => c.d.payload) }, chunk));
+      }
+    }
+    await Promise.all(sends);
+  }
+
+  private async send(url: string, token: string, body: Record<string, unknown>, items: readonly { member: string; d: Delivery }[]): Promise<void> {
+    const times = this.o.faults.duplicateCallbacks ? 2 : 1;
+    let ok = true;
+    for (let t = 0; t < times; t++) ok = (await this.post(url, token, body)) && ok;
+    // Re-queue (a new member: the attempt count is part of it) before removing the claimed one.
+    for (const { member, d } of items) {
+      const attempt = d.attempt + 1;
+      if (!ok && attempt < this.maxAttempts) {
+        await this.enqueue({ url: d.url, token: d.token, batch: d.batch, attempt, payload: d.payload }, Date.now() + this.retryBaseMs * 2 ** (attempt - 1));
+      } else if (!ok) {
+        this.o.logger?.warn({ txid: d.payload['txid'], attempts: attempt }, 'callback given up');
+      }
+      await this.o.redis.zrem(this.o.keys.callbackQueue, member);
+    }
+  }
+
+  private async post(url: string, token: string, body: Record<string, unknown>): Promise<boolean> {
+    const headers: Record<string, string> = { 'Content-Type': 'application/json; charset=UTF-8' };
+    if (token) headers['Authorization'] = `Bearer ${token}`;
+    try {
+      const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(this.timeoutMs) });
+      await res.arrayBuffer().catch(() => undefined);
+      return res.status >= 200 && res.status < 300;
+    } catch {
+      return false;
+    }
+  }
+}

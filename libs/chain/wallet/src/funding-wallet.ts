@@ -1,0 +1,37 @@
+import type { Redis } from 'ioredis';
+import type { Clock, Config } from '@proofline/shared-config';
+import { fundingIdentity } from './funding-address';
+import type { FundingIdentity } from './funding-address';
+import { FundingPool } from './funding-pool';
+
+/** The deployment's funding wallet: its identity (address, script) and its pool. */
+export interface FundingWallet {
+  readonly identity: FundingIdentity;
+  readonly pool: FundingPool;
+}
+
+/**
+ * Builds the funding wallet a composition root needs from the configuration and an injected
+ * connection (request paths: a finite `maxRetriesPerRequest`, so Redis down is a fast 503).
+ */
+export function createFundingWallet(redis: Redis, config: Pick<Config, 'redisPrefix' | 'network' | 'wallet'>, clock?: Clock): FundingWallet {
+  const identity = fundingIdentity(config.wallet.seed, config.network);
+  return { identity, pool: new FundingPool(redis, { prefix: config.redisPrefix, address: identity.address, ...(clock ? { clock } : {}) }) };
+}
+
+/** ARC's `policy.miningFee` from `GET /v1/policy`. */
+export interface MiningFee {
+  readonly satoshis: number;
+  readonly bytes: number;
+}
+
+/**
+ * The fee rate (satoshis per 1000 bytes) a transaction is built with: twice ARC's mining fee,
+ * never below `FEE_FLOOR_SATS_PER_KB`. The margin exists because a record's transaction can
+ * never be rebuilt (its txId is returned at write time), so it must clear a policy that rises a
+ * little before it is broadcast. Without a policy (ARC unreachable) the floor alone applies.
+ */
+export function effectiveFeeRate(policy: MiningFee | null, floorSatsPerKb: number): number {
+  const fromPolicy = policy && policy.bytes > 0 && policy.satoshis >= 0 ? Math.ceil((2 * policy.satoshis * 1000) / policy.bytes) : 0;
+  return Math.max(floorSatsPerKb, fromPolicy);
+}

@@ -1,0 +1,33 @@
+/**
+ * Every Redis key of the funding wallet, built from the deployment's prefix. Nowhere else
+ * spells them. Outpoints are `txId:vout` (lowercase display-order txId).
+ */
+export function walletKeys(prefix: string) {
+  const base = `${prefix}:wallet`;
+  return {
+    /** ZSET member outpoint, score satoshis: UTXOs ready to fund a transaction. */
+    free: `${base}:free`,
+    /** ZSET member outpoint, score lease expiry (ms): UTXOs reserved by a writer. */
+    leases: `${base}:leases`,
+    /** HASH outpoint → lease owner (who may commit or release it). */
+    owners: `${base}:owners`,
+    /** HASH outpoint → satoshis, for every outpoint the pool tracks in any state. */
+    sats: `${base}:sats`,
+    /** HASH outpoint → txId of the transaction that spends it, until that transaction is confirmed or fails. */
+    spent: `${base}:spent`,
+    /** HASH outpoint → txId that creates it (change, split outputs) until that transaction is accepted by ARC. */
+    pending: `${base}:pending`,
+    /** HASH of balance counters: {free,leased,pending,spent}{Count,Sats}. */
+    counters: `${base}:counters`,
+    /** ZSET member txId, score commit time (ms): transactions committed against the pool and not yet settled. */
+    txs: `${base}:txs`,
+    /** HASH of one unsettled transaction: inputs, outputs, kind, owner, at, rawHex (splits only). */
+    tx: (txId: string) => `${base}:tx:${txId}`,
+    /** STRING: the splitter's lock (token), so one split runs at a time across workers. */
+    splitLock: `${base}:split-lock`,
+    /** STRING: highest block height whose coinbase the funding scan has imported. */
+    scanHeight: `${base}:scan-height`,
+  };
+}
+
+export type WalletKeys = ReturnType<typeof walletKeys>;

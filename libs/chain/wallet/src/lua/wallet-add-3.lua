@@ -1,0 +1,24 @@
+--[[
+  Adds UTXOs paying the funding key to the pool as free (deposits, coinbase imports, tests).
+  An outpoint the pool already tracks in any state (free, leased, pending, spent) is skipped,
+  so importing the same deposit twice never funds two transactions with it.
+
+  KEYS[1] free zset        (wallet:free)
+  KEYS[2] sats hash        (wallet:sats)
+  KEYS[3] counters hash    (wallet:counters)
+
+  ARGV[1..] outpoint, satoshis pairs
+
+  Returns the number of outpoints added.
+]]
+local added = 0
+for i = 1, #ARGV, 2 do
+  local op, sats = ARGV[i], ARGV[i + 1]
+  if redis.call('HSETNX', KEYS[2], op, sats) == 1 then
+    redis.call('ZADD', KEYS[1], sats, op)
+    redis.call('HINCRBY', KEYS[3], 'freeCount', 1)
+    redis.call('HINCRBY', KEYS[3], 'freeSats', sats)
+    added = added + 1
+  end
+end
+return added

@@ -1,0 +1,78 @@
+--[[
+  Commits a transaction against the pool, atomically: its leased inputs become spent by it and
+  its outputs that pay the funding key (change, split outputs) become pending until ARC accepts
+  the transaction. Nothing changes unless every input is still leased by ARGV[2].
+
+  The two functions between the BEGIN/END markers are the pool's commit contract; the records
+  accept scripts embed them (see README "Committing inside the records accept script"), so a
+  record and its funding move in ONE Lua call. They read the pool KEYS from K[k..k+7] and the
+  pool ARGV from A[a..a+6]:
+
+  KEYS[1] leases zset      (wallet:leases)
+  KEYS[2] owners hash      (wallet:owners)
+  KEYS[3] sats hash        (wallet:sats)
+  KEYS[4] spent hash       (wallet:spent)
+  KEYS[5] pending hash     (wallet:pending)
+  KEYS[6] counters hash    (wallet:counters)
+  KEYS[7] txs zset         (wallet:txs)
+  KEYS[8] tx hash          (wallet:tx:<txId>)
+
+  ARGV[1] txId
+  ARGV[2] lease owner
+  ARGV[3] now (ms)
+  ARGV[4] inputs: outpoints joined by ','
+  ARGV[5] outputs to the funding key: 'outpoint=satoshis' joined by ',' ('' for none)
+  ARGV[6] kind ('record', 'split', ...)
+  ARGV[7] raw transaction hex to keep for re-broadcast ('' when the caller stores it)
+
+  Returns 'OK', 'EXISTS' (this txId is already committed; nothing changed) or 'LEASE_LOST'
+  (an input is not leased by this owner any more: it expired and may fund another write;
+  nothing changed, the caller MUST NOT broadcast and must build again with new funding).
+]]
+-- BEGIN pool_commit
+local function pool_check(K, k, A, a)
+  if redis.call('EXISTS', K[k + 7]) == 1 then
+    return 'EXISTS'
+  end
+  for op in string.gmatch(A[a + 3], '[^,]+') do
+    if redis.call('HGET', K[k + 1], op) ~= A[a + 1] or not redis.call('ZSCORE', K[k], op) then
+      return 'LEASE_LOST'
+    end
+  end
+  return false
+end
+
+local function pool_apply(K, k, A, a)
+  local txId = A[a]
+  for op in string.gmatch(A[a + 3], '[^,]+') do
+    local sats = redis.call('HGET', K[k + 2], op)
+    redis.call('ZREM', K[k], op)
+    redis.call('HDEL', K[k + 1], op)
+    redis.call('HSET', K[k + 3], op, txId)
+    redis.call('HINCRBY', K[k + 5], 'leasedCount', -1)
+    redis.call('HINCRBY', K[k + 5], 'leasedSats', '-' .. sats)
+    redis.call('HINCRBY', K[k + 5], 'spentCount', 1)
+    redis.call('HINCRBY', K[k + 5], 'spentSats', sats)
+  end
+  for pair in string.gmatch(A[a + 4], '[^,]+') do
+    local eq = string.find(pair, '=', 1, true)
+    local op, sats = string.sub(pair, 1, eq - 1), string.sub(pair, eq + 1)
+    redis.call('HSET', K[k + 2], op, sats)
+    redis.call('HSET', K[k + 4], op, txId)
+    redis.call('HINCRBY', K[k + 5], 'pendingCount', 1)
+    redis.call('HINCRBY', K[k + 5], 'pendingSats', sats)
+  end
+  redis.call('HSET', K[k + 7], 'inputs', A[a + 3], 'outputs', A[a + 4], 'owner', A[a + 1], 'at', A[a + 2], 'kind', A[a + 5])
+  if A[a + 6] ~= '' then
+    redis.call('HSET', K[k + 7], 'rawHex', A[a + 6])
+  end
+  redis.call('ZADD', K[k + 6], A[a + 2], txId)
+end
+-- END pool_commit
+
+local refused = pool_check(KEYS, 1, ARGV, 1)
+if refused then
+  return refused
+end
+pool_apply(KEYS, 1, ARGV, 1)
+return 'OK'

@@ -1,0 +1,32 @@
+--[[
+  Returns leased UTXOs to free: for a write that stored nothing (validation failed, the accept
+  script refused, the builder threw). Only leases held by ARGV[1] are released; others (expired
+  and re-reserved by another writer, or already committed) are left alone.
+
+  KEYS[1] free zset        (wallet:free)
+  KEYS[2] leases zset      (wallet:leases)
+  KEYS[3] owners hash      (wallet:owners)
+  KEYS[4] sats hash        (wallet:sats)
+  KEYS[5] counters hash    (wallet:counters)
+
+  ARGV[1] owner
+  ARGV[2..] outpoints
+
+  Returns the number of outpoints released.
+]]
+local released = 0
+for i = 2, #ARGV do
+  local op = ARGV[i]
+  if redis.call('HGET', KEYS[3], op) == ARGV[1] and redis.call('ZSCORE', KEYS[2], op) then
+    local sats = redis.call('HGET', KEYS[4], op)
+    redis.call('ZREM', KEYS[2], op)
+    redis.call('HDEL', KEYS[3], op)
+    redis.call('ZADD', KEYS[1], sats, op)
+    redis.call('HINCRBY', KEYS[5], 'leasedCount', -1)
+    redis.call('HINCRBY', KEYS[5], 'leasedSats', '-' .. sats)
+    redis.call('HINCRBY', KEYS[5], 'freeCount', 1)
+    redis.call('HINCRBY', KEYS[5], 'freeSats', sats)
+    released = released + 1
+  end
+end
+return released

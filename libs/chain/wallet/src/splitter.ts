@@ -1,0 +1,181 @@
+import { Transaction } from '@bsv/sdk';
+import type { FundingPool } from './funding-pool';
+import { inputsReleasable } from './release-rules';
+import type { BuiltSplit, FundingUtxo, SplitBuilder, SubmitOutcome, SubmitPort } from './ports';
+
+export interface SplitterOptions {
+  readonly pool: FundingPool;
+  readonly builder: SplitBuilder;
+  readonly submit: SubmitPort;
+  /** Fee rate used to estimate how much to reserve (the builder computes the real fee). */
+  readonly satoshisPerKilobyte: number;
+  /** Lock lifetime: longer than one build + submit (default 120 s). */
+  readonly lockMs?: number;
+  /** Most inputs one split spends (default 20). */
+  readonly maxInputs?: number;
+  /** Most outputs one split creates (default 1000, about 34 kB). */
+  readonly maxOutputs?: number;
+  /** An unsettled split older than this is submitted again, same bytes (default 60 s). */
+  readonly resubmitAfterMs?: number;
+  readonly now?: () => number;
+}
+
+export interface LowWaterRequest {
+  /**
+   * Split when fewer denomination UTXOs (worth [satoshisEach, 2 × satoshisEach)) than this are
+   * free or on their way in an unsettled split (`POOL_LOW_WATER`).
+   */
+  readonly lowWater: number;
+  /** Split up to this many denomination UTXOs (`POOL_TARGET`). */
+  readonly target: number;
+  /** Denomination of a pool UTXO (`POOL_UTXO_SATS`). */
+  readonly satoshisEach: number;
+  /** Split even above the low-water mark, up to `target` (the CLI's `wallet split`). */
+  readonly force?: boolean;
+}
+
+/** What one `ensureLowWater` run did. Only `error` means "look at this"; the rest are data. */
+export type SplitReport =
+  /** Another worker holds the split lock right now. */
+  | { readonly status: 'busy' }
+  /** Enough usable UTXOs are free or pending (`usable` counts both). */
+  | { readonly status: 'sufficient'; readonly usable: number }
+  /** Nothing large enough to split (fund the wallet). */
+  | { readonly status: 'exhausted'; readonly usable: number; readonly availableSatoshis: number }
+  /** A split was built, committed and submitted; `outcome` is ARC's answer. */
+  | { readonly status: 'split'; readonly txId: string; readonly outputs: number; readonly fee: number; readonly outcome: 'accepted' | 'pending' }
+  /** ARC definitively rejected the split; inputs were released or dropped by the release rules. */
+  | { readonly status: 'rejected'; readonly txId: string; readonly code: string; readonly reason: string; readonly inputsReleased: boolean }
+  /**
+   * ARC could not be reached or answered ambiguously. The split stays committed (inputs spent,
+   * outputs pending) and its same bytes are submitted again by a later run.
+   */
+  | { readonly status: 'unreachable'; readonly txId: string; readonly error: string };
+
+/** Bytes of a P2PKH input and output, and a transaction's fixed part (for the reservation estimate). */
+const P2PKH_INPUT_BYTES = 148;
+const P2PKH_OUTPUT_BYTES = 34;
+const TX_OVERHEAD_BYTES = 10 + 2 * 9;
+
+/**
+ * Keeps the pool above its low-water mark by splitting large UTXOs into many `satoshisEach`
+ * ones. Safe to run from several workers at once: one run at a time holds a Redis lock (SET NX
+ * PX with a token), and every pool change is itself atomic, so a run that loses its lock mid-way
+ * still cannot double-spend (its inputs are leased to it alone).
+ *
+ * Order per split: reserve inputs → build → commit (inputs spent, outputs pending) → submit →
+ * confirm (outputs free) or fail. The commit MUST precede the submit: a crash after the submit
+ * then leaves a committed split that a later run re-submits, never a lost one.
+ */
+export class Splitter {
+  private readonly lockMs: number;
+  private readonly maxInputs: number;
+  private readonly maxOutputs: number;
+  private readonly resubmitAfterMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: SplitterOptions) {
+    this.lockMs = options.lockMs ?? 120_000;
+    this.maxInputs = options.maxInputs ?? 20;
+    this.maxOutputs = options.maxOutputs ?? 1000;
+    this.resubmitAfterMs = options.resubmitAfterMs ?? 60_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  async ensureLowWater(request: LowWaterRequest): Promise<SplitReport> {
+    const { lowWater, target, satoshisEach } = request;
+    if (!(Number.isSafeInteger(satoshisEach) && satoshisEach >= 1 && lowWater >= 0 && target >= lowWater)) {
+      throw new RangeError('need satoshisEach >= 1 and 0 <= lowWater <= target');
+    }
+    const { pool } = this.options;
+    const token = await pool.acquireSplitLock(this.lockMs);
+    if (token === null) return { status: 'busy' };
+    try {
+      const resubmitted = await this.resubmitStale();
+      if (resubmitted) return resubmitted;
+      const usable = (await pool.denominatedCount(satoshisEach)) + (await this.pendingSplitOutputs(satoshisEach));
+      if (usable >= (request.force ? target : lowWater)) return { status: 'sufficient', usable };
+      return await this.split(Math.min(target - usable, this.maxOutputs), satoshisEach, usable);
+    } finally {
+      await pool.releaseSplitLock(token);
+    }
+  }
+
+  private async split(wantedCount: number, satoshisEach: number, usable: number): Promise<SplitReport> {
+    const { pool } = this.options;
+    const fee = (inputs: number, outputs: number) =>
+      Math.ceil(((TX_OVERHEAD_BYTES + inputs * P2PKH_INPUT_BYTES + (outputs + 1) * P2PKH_OUTPUT_BYTES) * this.options.satoshisPerKilobyte) / 1000);
+    const reserved = await pool.reserveLargest({
+      wanted: wantedCount * satoshisEach + fee(this.maxInputs, wantedCount),
+      least: 2 * satoshisEach + fee(1, 2),
+      maxInputs: this.maxInputs,
+      above: satoshisEach,
+      leaseMs: this.lockMs,
+    });
+    if (reserved.status === 'exhausted') return { status: 'exhausted', usable, availableSatoshis: reserved.availableSatoshis };
+    const inputs = reserved.utxos;
+    const total = inputs.reduce((s, u) => s + u.satoshis, 0);
+    let count = Math.min(wantedCount, Math.floor((total - fee(inputs.length, wantedCount)) / satoshisEach));
+    let built: BuiltSplit | null = null;
+    try {
+      // The estimate can undershoot the builder's real fee by a little: shrink and try again.
+      for (let attempt = 0; attempt < 4 && count >= 1 && !built; attempt++) {
+        try {
+          built = this.options.builder.buildSplitTransaction({ inputs, count, satoshisEach });
+        } catch (e) {
+          if (!(e instanceof Error && e.name === 'InsufficientFundingError')) throw e;
+          count = Math.floor(count * 0.9) - 1;
+        }
+      }
+    } catch (e) {
+      await pool.release(reserved.owner, inputs);
+      throw e;
+    }
+    if (!built) {
+      await pool.release(reserved.owner, inputs);
+      return { status: 'exhausted', usable, availableSatoshis: total };
+    }
+    const outputs: FundingUtxo[] = [...built.outputs, ...(built.change ? [built.change] : [])];
+    const committed = await pool.commit({ txId: built.txId, owner: reserved.owner, inputs, outputs, kind: 'split', rawHex: built.efHex });
+    if (committed !== 'OK') throw new Error(`split ${built.txId} could not be committed (${committed}); nothing was broadcast`);
+    return this.submitCommitted(built.txId, built.rawHex, built.efHex, built.outputs.length, built.fee);
+  }
+
+  /** Submits a committed split and settles the pool by ARC's answer. */
+  private async submitCommitted(txId: string, rawHex: string, efHex: string, outputs: number, fee: number): Promise<SplitReport> {
+    const { pool } = this.options;
+    let outcome: SubmitOutcome;
+    try {
+      outcome = await this.options.submit({ txId, rawHex, efHex });
+    } catch (e) {
+      return { status: 'unreachable', txId, error: e instanceof Error ? e.message : String(e) };
+    }
+    if (outcome.status === 'accepted') {
+      await pool.confirm(txId);
+      return { status: 'split', txId, outputs, fee, outcome: 'accepted' };
+    }
+    if (outcome.status === 'pending') return { status: 'split', txId, outputs, fee, outcome: 'pending' };
+    const release = inputsReleasable(outcome);
+    await pool.fail(txId, { releaseInputs: release });
+    return { status: 'rejected', txId, code: outcome.code, reason: outcome.reason, inputsReleased: release };
+  }
+
+  /** Submits the oldest unsettled split again (same bytes) once it is older than `resubmitAfterMs`. */
+  private async resubmitStale(): Promise<SplitReport | null> {
+    const cutoff = this.now() - this.resubmitAfterMs;
+    const stale = (await this.options.pool.unsettled(1000)).find((t) => t.kind === 'split' && t.rawHex && t.committedAt.getTime() <= cutoff);
+    if (!stale?.rawHex) return null;
+    const tx = Transaction.fromHexEF(stale.rawHex);
+    const report = await this.submitCommitted(stale.txId, tx.toHex(), stale.rawHex, stale.outputs.length, 0);
+    // Still not accepted: let the next run try again rather than building a second split on top.
+    return report.status === 'split' && report.outcome === 'accepted' ? null : report;
+  }
+
+  /** Denomination outputs of unsettled splits: free soon, so they count against the low-water mark. */
+  private async pendingSplitOutputs(satoshisEach: number): Promise<number> {
+    const txs = await this.options.pool.unsettled(1000);
+    return txs
+      .filter((t) => t.kind === 'split')
+      .reduce((n, t) => n + t.outputs.map((o) => Number(o.slice(o.indexOf('=') + 1))).filter((v) => v >= satoshisEach && v < 2 * satoshisEach).length, 0);
+  }
+}

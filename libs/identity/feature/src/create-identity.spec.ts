@@ -1,0 +1,52 @@
+import type { ConnectionOptions } from 'bullmq';
+import { closeOmConnection, identityKeys, openOmConnection } from '@proofline/identity-data-access';
+import { issueKey } from '@proofline/identity-domain';
+import { systemClock, loadConfig } from '@proofline/shared-config';
+import { createLogger } from '@proofline/shared-logger';
+import { bullConnection, createRedis } from '@proofline/shared-redis';
+import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { createIdentity } from './create-identity';
+import { startIdentityKeyWorker } from './key-worker';
+
+describe('createIdentity / startIdentityKeyWorker: connections belong to the caller', () => {
+  const prefix = uniquePrefix('idfactory');
+  const { redis, cleanup } = testRedis(prefix);
+  const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
+  const logger = createLogger({ level: 'silent', name: 't' });
+  const channel = identityKeys(prefix).invalidationChannel;
+  const subscribers = async () => Number(((await redis.pubsub('NUMSUB', channel)) as [string, number])[1]);
+  afterAll(cleanup);
+
+  it('subscribes on the given subscriber, trusts its cache while subscribed, and on close detaches without closing any connection', async () => {
+    const subscriber = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
+    const om = await openOmConnection(config.redisUrl, () => undefined);
+    const identity = await createIdentity({ config, logger, clock: systemClock, connections: { redis, om, subscriber, bull: bullConnection(config.redisUrl) as ConnectionOptions } });
+    await eventually(async () => (await subscribers()) === 1);
+    const now = new Date();
+    const { record } = issueKey({ id: 'k', tenant: 'acme', name: 'k', permissions: ['Issuer_User'], createdBy: 't', createdAt: now, expiresAt: now });
+    await eventually(async () => {
+      identity.authenticator.cache.set(record.keyHash, record, identity.authenticator.cache.generation);
+      return identity.authenticator.cache.size === 1;
+    });
+
+    await identity.close();
+    expect(await subscribers()).toBe(0);
+    expect(identity.authenticator.cache.size).toBe(0);
+    expect(subscriber.status).toBe('ready');
+    expect(await subscriber.ping()).toBe('PONG'); // out of subscriber mode, still open
+    expect(await redis.ping()).toBe('PONG');
+    expect((om as unknown as { isOpen: boolean }).isOpen).toBe(true);
+    await closeOmConnection(om);
+    await subscriber.quit();
+  });
+
+  it('the key worker closes its BullMQ worker and leaves the command connection open', async () => {
+    const own = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
+    const running = await startIdentityKeyWorker({ config, logger, connections: { redis: own, bull: bullConnection(config.redisUrl) as ConnectionOptions } });
+    expect(running.worker.isRunning()).toBe(true);
+    await running.close();
+    expect(running.worker.isRunning()).toBe(false);
+    expect(await own.ping()).toBe('PONG');
+    await own.quit();
+  });
+});

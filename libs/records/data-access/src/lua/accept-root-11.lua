@@ -1,0 +1,46 @@
+--[[
+  Accepts a record that links to nothing before it (an independent record or a linked create):
+  stores the record with its raw transaction, adds it to the publication outbox and commits its
+  funding in the wallet's pool (leased inputs -> spent by txId, change -> pending), atomically.
+  The pool's commit contract (`pool_check`, `pool_apply`) is the prelude of this script
+  (chain-wallet `poolCommitLua()`, from wallet-commit-8.lua).
+
+  KEYS[1] record hash      (records:rec:<txId>)
+  KEYS[2] outbox zset      (records:outbox)
+  KEYS[3] chain list       (records:chain:<txId>; used only when ARGV[3] == '1')
+  KEYS[4..11] the pool's commit keys (FundingPool.commitKeys(txId))
+
+  ARGV[1] txId
+  ARGV[2] outbox score (acceptance time, ms)
+  ARGV[3] '1' to start a chain (linked create), '0' otherwise
+  ARGV[4] most records the outbox may hold (back-pressure); '0' = no limit
+  ARGV[5..11] the pool's commit args (FundingPool.commitArgs(...))
+  ARGV[12..] field, value pairs of the record hash
+
+  Returns 'OK', 'EXISTS' when a record (or a pool commit) with this txId is already stored,
+  'BACKPRESSURE' when the outbox is full (publication lags too far behind), or 'LEASE_LOST' when
+  a funding input is no longer leased by this write (its lease expired: build again, never
+  publish this transaction); nothing changed in any refusal.
+]]
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 'EXISTS'
+end
+local limit = tonumber(ARGV[4])
+if limit > 0 and redis.call('ZCARD', KEYS[2]) >= limit then
+  return 'BACKPRESSURE'
+end
+local refused = pool_check(KEYS, 4, ARGV, 5)
+if refused then
+  return refused
+end
+local fields = {}
+for i = 12, #ARGV do
+  fields[#fields + 1] = ARGV[i]
+end
+redis.call('HSET', KEYS[1], unpack(fields))
+if ARGV[3] == '1' then
+  redis.call('RPUSH', KEYS[3], ARGV[1])
+end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+pool_apply(KEYS, 4, ARGV, 5)
+return 'OK'

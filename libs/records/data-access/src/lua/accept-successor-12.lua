@@ -1,0 +1,73 @@
+--[[
+  Accepts a linked update or delete: checks that the previous record may be linked to, reserves
+  its link (sets its nextTxId), stores the new record and its raw transaction, appends it to the
+  chain's index list, adds it to the publication outbox and commits its funding in the wallet's
+  pool (leased inputs -> spent by txId, change -> pending), all atomically. Of concurrent
+  successors of one record exactly one gets 'OK'. The pool's commit contract (`pool_check`,
+  `pool_apply`) is the prelude of this script (chain-wallet `poolCommitLua()`).
+
+  KEYS[1] new record hash       (records:rec:<txId>)
+  KEYS[2] outbox zset           (records:outbox)
+  KEYS[3] previous record hash  (records:rec:<prevTxId>)
+  KEYS[4] chain list            (records:chain:<chainId>)
+  KEYS[5..12] the pool's commit keys (FundingPool.commitKeys(txId))
+
+  ARGV[1] txId of the new record
+  ARGV[2] outbox score (acceptance time, ms)
+  ARGV[3] chainId the caller read from the previous record
+  ARGV[4] sha256 hex of the supplied updateToken, or '' when none was supplied
+  ARGV[5] caller's tenant (must own the chain when no token is supplied)
+  ARGV[6] most records the outbox may hold (back-pressure); '0' = no limit
+  ARGV[7..13] the pool's commit args (FundingPool.commitArgs(...))
+  ARGV[14..] field, value pairs of the new record (position is set here)
+
+  Returns 'OK' or one of: 'TX_NOT_FOUND' (no previous record), 'WRONG_FAMILY' (previous is not
+  linked), 'TOKEN_INVALID', 'FORBIDDEN' (no token, other tenant), 'NOT_END' (previous is a
+  delete or already has a successor), 'CHAIN_MISMATCH', 'EXISTS' (txId already stored),
+  'BACKPRESSURE' (the outbox is full: publication lags too far behind), 'LEASE_LOST' (a funding
+  input is no longer leased by this write: build again, never publish this transaction).
+  Nothing changes in any refusal.
+]]
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  return 'TX_NOT_FOUND'
+end
+local prev = redis.call('HMGET', KEYS[3], 'family', 'kind', 'chainId', 'tokenHash', 'tenant', 'nextTxId', 'position')
+if prev[1] ~= 'linked' then
+  return 'WRONG_FAMILY'
+end
+if prev[3] ~= ARGV[3] then
+  return 'CHAIN_MISMATCH'
+end
+if ARGV[4] ~= '' then
+  if prev[4] ~= ARGV[4] then
+    return 'TOKEN_INVALID'
+  end
+elseif prev[5] ~= ARGV[5] then
+  return 'FORBIDDEN'
+end
+if prev[2] == 'delete' or (prev[6] and prev[6] ~= '') then
+  return 'NOT_END'
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 'EXISTS'
+end
+local limit = tonumber(ARGV[6])
+if limit > 0 and redis.call('ZCARD', KEYS[2]) >= limit then
+  return 'BACKPRESSURE'
+end
+local refused = pool_check(KEYS, 5, ARGV, 7)
+if refused then
+  return refused
+end
+local fields = {}
+for i = 14, #ARGV do
+  fields[#fields + 1] = ARGV[i]
+end
+fields[#fields + 1] = 'position'
+fields[#fields + 1] = tostring(tonumber(prev[7]) + 1)
+redis.call('HSET', KEYS[1], unpack(fields))
+redis.call('HSET', KEYS[3], 'nextTxId', ARGV[1])
+redis.call('RPUSH', KEYS[4], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+pool_apply(KEYS, 5, ARGV, 7)
+return 'OK'

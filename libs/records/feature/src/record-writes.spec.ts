@@ -1,0 +1,182 @@
+import type { BuiltTransaction, TransactionBuilder } from '@proofline/chain-domain';
+import { BsvTransactionBuilder } from '@proofline/chain-bsv';
+import { FundingPool, inputsReleasable } from '@proofline/chain-wallet';
+import type { PoolStatus } from '@proofline/chain-wallet';
+import { RecordStore } from '@proofline/records-data-access';
+import type { AcceptOptions, AcceptOutcome, NewRecord, PoolCommitCall } from '@proofline/records-data-access';
+import { InMemoryChain, fundPool } from '@proofline/records-testing';
+import { ManualClock, loadConfig } from '@proofline/shared-config';
+import type { Redis } from '@proofline/shared-redis';
+import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { createRecords } from './records';
+import { RecordWrites } from './record-writes';
+import type { RecordFunding } from './record-writes';
+
+const caller = { tenant: 't1' };
+const body = (s: string) => ({ body: Buffer.from(s), encode: undefined });
+
+/** Every key under `prefix` with its DUMP, to prove that nothing at all changed. */
+async function dumpAll(redis: Redis, prefix: string): Promise<Record<string, string>> {
+  const keys = (await redis.keys(`${prefix}:*`)).sort();
+  const out: Record<string, string> = {};
+  for (const k of keys) out[k] = ((await redis.dumpBuffer(k)) ?? Buffer.alloc(0)).toString('hex');
+  return out;
+}
+
+const counts = (s: PoolStatus) => ({ free: s.free.count, leased: s.leased.count, spent: s.spentUnconfirmed.count, pending: s.pending.count });
+
+describe('records writes funded from the wallet pool (real Redis)', () => {
+  const prefix = uniquePrefix('recwrites');
+  const { redis, cleanup } = testRedis(prefix);
+  const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
+  const clock = new ManualClock('2026-01-01T00:00:00Z');
+  const store = new RecordStore(redis, prefix);
+  afterAll(cleanup);
+
+  /** A fresh pool under its own sub-prefix, so each test reads exact counters. */
+  let n = 0;
+  function setup(builder: TransactionBuilder = new InMemoryChain(), rate = 1) {
+    const p = `${prefix}-${++n}`;
+    const pool = new FundingPool(redis, { prefix: p, address: 'test', clock });
+    const upkeepRequests: number[] = [];
+    const funding: RecordFunding = { pool, feeRate: () => rate, requestUpkeep: async () => void upkeepRequests.push(1) };
+    const enqueued: string[] = [];
+    const records = createRecords({ config, clock, redis, prefix: p, builder, funding, reader: new InMemoryChain(), queue: { enqueue: async (txId) => void enqueued.push(txId) } });
+    return { p, pool, writes: records.writes, store: records.store, enqueued, upkeepRequests };
+  }
+
+  it('a write spends one pool UTXO in the accept step: leased → spent by its txId, change pending, one tx unsettled', async () => {
+    const { pool, writes, store: st, enqueued } = setup();
+    const [utxo] = await fundPool(pool, 1, 1000);
+    const { txId } = await writes.writeIndependent(caller, body('hello'));
+    expect(enqueued).toEqual([txId]);
+    expect(await st.publication(txId)).toMatchObject({ state: 'pending' });
+    expect(counts(await pool.status())).toEqual({ free: 0, leased: 0, spent: 1, pending: 1 });
+    expect(await redis.hget(pool.keys.spent, `${utxo!.txId}:0`)).toBe(txId);
+    const [unsettled] = await pool.unsettled();
+    expect(unsettled).toMatchObject({ txId, kind: 'record', inputs: [`${utxo!.txId}:0`], outputs: [`${txId}:3=999`] });
+  });
+
+  it('empty pool: 503 FUNDING_EXHAUSTED with Retry-After, nothing at all stored, an upkeep requested', async () => {
+    // The real builder at 100 sat/kB: a record needs more than the one 1-satoshi UTXO the pool holds.
+    const { p, pool, writes, enqueued, upkeepRequests } = setup(new BsvTransactionBuilder(), 100);
+    await pool.add([{ txId: 'ab'.repeat(32), vout: 0, satoshis: 1 }]);
+    const before = await dumpAll(redis, p);
+    expect(Object.keys(before).length).toBeGreaterThan(0);
+    for (const write of [() => writes.writeIndependent(caller, body('x')), () => writes.createLinked(caller, body('y'))]) {
+      await expect(write()).rejects.toMatchObject({ errorCode: 'FUNDING_EXHAUSTED', httpStatus: 503, headers: { 'Retry-After': '5' } });
+    }
+    expect(await dumpAll(redis, p)).toEqual(before);
+    expect(enqueued).toEqual([]);
+    expect(upkeepRequests.length).toBe(2);
+  });
+
+  it('a refused update (NOT_END, TOKEN_INVALID, FORBIDDEN) releases its UTXO: pool counters back, nothing stored', async () => {
+    const { p, pool, writes } = setup();
+    await fundPool(pool, 5, 1000);
+    const created = await writes.createLinked(caller, body('v1'));
+    await writes.updateLinked(caller, created.txId, { ...body('v2'), updateToken: created.updateToken });
+    const after = counts(await pool.status());
+    expect(after).toEqual({ free: 3, leased: 0, spent: 2, pending: 2 });
+    const recordKeys = async () => (await redis.keys(`${p}:records:*`)).sort();
+    const stored = await recordKeys();
+
+    await expect(writes.updateLinked(caller, created.txId, { ...body('late'), updateToken: created.updateToken })).rejects.toMatchObject({ errorCode: 'NOT_LINKED_RECORDS_END' });
+    await expect(writes.deleteLinked(caller, created.txId, { updateToken: 'utk_' + 'A'.repeat(43) })).rejects.toMatchObject({ httpStatus: 400 });
+    await expect(writes.deleteLinked({ tenant: 'other' }, created.txId, { updateToken: undefined })).rejects.toMatchObject({ errorCode: 'FORBIDDEN' });
+    expect(counts(await pool.status())).toEqual(after);
+    expect(await redis.zcard(pool.keys.leases)).toBe(0);
+    expect(await recordKeys()).toEqual(stored);
+  });
+
+  it('LEASE_LOST: the first transaction is never stored or enqueued; the write builds again from a fresh reservation', async () => {
+    const built: BuiltTransaction[] = [];
+    const chain = new InMemoryChain();
+    const recording: TransactionBuilder = {
+      build: (r) => {
+        const tx = chain.build(r);
+        built.push(tx);
+        return tx;
+      },
+      fundingNeeded: (r) => chain.fundingNeeded(r),
+    };
+    // Another process sweeps the expired lease between this write's build and its accept script.
+    let sweeps = 0;
+    class SlowStore extends RecordStore {
+      override async acceptRoot(record: NewRecord, pool: PoolCommitCall, opts?: AcceptOptions): Promise<AcceptOutcome> {
+        if (sweeps++ === 0) {
+          clock.advance(31_000);
+          await fundingPool.sweep();
+        }
+        return super.acceptRoot(record, pool, opts);
+      }
+    }
+    const p = `${prefix}-lease`;
+    const fundingPool = new FundingPool(redis, { prefix: p, address: 'test', clock });
+    await fundPool(fundingPool, 1, 1000);
+    const enqueued: string[] = [];
+    const slow = new SlowStore(redis, p);
+    const writes = new RecordWrites({
+      config,
+      clock,
+      store: slow,
+      builder: recording,
+      funding: { pool: fundingPool, feeRate: () => 1 },
+      queue: { enqueue: async (txId) => void enqueued.push(txId) },
+    });
+
+    const { txId } = await writes.writeIndependent(caller, body('retry me'));
+    expect(built).toHaveLength(2);
+    expect(txId).toBe(built[1]!.txId);
+    expect(await slow.meta(built[0]!.txId)).toBeNull();
+    expect(enqueued).toEqual([txId]);
+    expect(counts(await fundingPool.status())).toEqual({ free: 0, leased: 0, spent: 1, pending: 1 });
+    expect(await fundingPool.unsettled()).toEqual([expect.objectContaining({ txId })]);
+  });
+
+  it('a builder that repeats a txId gets EXISTS: an explicit 500 naming it, nothing stored twice, the second UTXO released', async () => {
+    const chain = new InMemoryChain();
+    const same: BuiltTransaction = { txId: 'ab'.repeat(32), rawHex: '00', linkOutput: null, fundingSpent: [], change: null, fee: 1 };
+    const repeating: TransactionBuilder = { build: () => same, fundingNeeded: (r) => chain.fundingNeeded(r) };
+    const { pool, writes, store: st, enqueued } = setup(repeating);
+    await fundPool(pool, 2, 1000);
+    expect((await writes.writeIndependent(caller, body('first'))).txId).toBe(same.txId);
+    await expect(writes.writeIndependent(caller, body('second'))).rejects.toMatchObject({
+      errorCode: 'INTERNAL_ERROR',
+      httpStatus: 500,
+      internalDetail: `accept: EXISTS for ${same.txId}`,
+    });
+    expect(enqueued).toEqual([same.txId]);
+    expect(await st.outboxSize()).toBe(1);
+    expect((await st.withBytes(same.txId))?.bytes.toString()).toBe('first');
+    expect(counts(await pool.status())).toEqual({ free: 1, leased: 0, spent: 1, pending: 0 });
+  });
+
+  it('publication settles what a write committed: accepted → change free; rejected → input back only when releasable', async () => {
+    const { pool, writes } = setup();
+    const [a, b, c] = await fundPool(pool, 3, 1000);
+    const outpoints = async () => new Set(await redis.zrange(pool.keys.free, 0, -1));
+    const first = await writes.writeIndependent(caller, body('seen'));
+    const second = await writes.writeIndependent(caller, body('fee too low'));
+    const third = await writes.writeIndependent(caller, body('input spent'));
+    // ARC SEEN/MINED (what the publisher calls): the change is spendable by the next write.
+    expect(await pool.confirm(first.txId)).toBe(1);
+    expect(await outpoints()).toEqual(new Set([`${first.txId}:3`]));
+    // 465 before the network saw it: the transaction itself was refused, its input returns to free.
+    expect(await pool.fail(second.txId, { releaseInputs: inputsReleasable({ code: '465', reachedNetwork: false }) })).toBe(1);
+    // 462 (an input missing or spent): the input may be spent already, it is dropped.
+    expect(await pool.fail(third.txId, { releaseInputs: inputsReleasable({ code: '462', reachedNetwork: false }) })).toBe(0);
+    const free = await outpoints();
+    const spentBy = [a, b, c].map((u) => `${u!.txId}:0`).filter((op) => free.has(op));
+    expect(spentBy).toHaveLength(1);
+    expect(free.size).toBe(2);
+    expect(counts(await pool.status())).toEqual({ free: 2, leased: 0, spent: 0, pending: 0 });
+    // The freed change funds the next write.
+    const next = await writes.writeIndependent(caller, body('from change'));
+    expect((await pool.unsettled()).find((t) => t.txId === next.txId)?.inputs).toHaveLength(1);
+  });
+
+  it('the store refuses a pool step of the wrong shape (positions are fixed)', async () => {
+    await expect(store.acceptRoot({} as NewRecord, { keys: ['a'], args: [] })).rejects.toThrow(/8 keys and 7 args/);
+  });
+});

@@ -1,0 +1,283 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '@proofline/shared-config';
+import { AppError, forbidden, unavailable } from '@proofline/shared-errors';
+import type { Logger } from '@proofline/shared-logger';
+import type { BuiltTransaction, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
+import type { FundingPool, FundingUtxo } from '@proofline/chain-wallet';
+import { applyEncoding, generateUpdateToken, hashUpdateToken, invalidUpdateToken, parseTxId, updateTokenHashOf } from '@proofline/records-domain';
+import type { EncodeStep, RecordKind, RecordMeta } from '@proofline/records-domain';
+import type { AcceptOutcome, NewRecord, PoolCommitCall, RecordStore } from '@proofline/records-data-access';
+import { encodeSteps, requireBody, requireFamily, requireFeature, txNotFound, wrongFamily } from './guards';
+import type { Caller, IndependentWriteResult, LinkedWriteResult, PublishQueue, RecordsConfig, WriteInput } from './types';
+
+/** Where a write's funding comes from: the wallet's UTXO pool and the current fee rate. */
+export interface RecordFunding {
+  readonly pool: FundingPool;
+  /** Satoshis per 1000 bytes for a new transaction. MUST NOT wait for ARC (a cached policy or the floor). */
+  feeRate(): number;
+  /** Best effort, not awaited by the write: asks the wallet worker for an upkeep run (the pool ran dry). */
+  requestUpkeep?(): Promise<void>;
+  /** Lease lifetime of a reservation (default the pool's 30 s). */
+  readonly leaseMs?: number;
+}
+
+export interface RecordWritesDeps {
+  readonly config: RecordsConfig;
+  readonly clock: Clock;
+  readonly store: RecordStore;
+  readonly builder: TransactionBuilder;
+  readonly funding: RecordFunding;
+  readonly queue: PublishQueue;
+  readonly logger?: Logger;
+}
+
+/** How often a write builds again after its funding lease was lost (the lease outlived the write). */
+const LEASE_LOST_ATTEMPTS = 3;
+/** Retry-After of a 503 FUNDING_EXHAUSTED: about one upkeep run (a split is spendable once ARC has seen it). */
+export const FUNDING_RETRY_AFTER_SECONDS = 5;
+
+/** A built transaction and the stored record it becomes. */
+interface Candidate {
+  readonly tx: BuiltTransaction;
+  readonly record: NewRecord;
+}
+
+/**
+ * The records write use cases (REST only). Each validates its raw inputs, reserves one funding
+ * UTXO from the wallet's pool, builds and signs the transaction with it, stores it with one
+ * accept script (record + raw transaction + outbox entry + the pool's commit, atomically) and
+ * then enqueues its publication. Throws {@link AppError} for refusals.
+ */
+export class RecordWrites {
+  constructor(private readonly deps: RecordWritesDeps) {}
+
+  /** POST /records. */
+  async writeIndependent(caller: Caller, input: WriteInput): Promise<IndependentWriteResult> {
+    const { config, store } = this.deps;
+    const steps = encodeSteps(config, input.encode);
+    const encoded = applyEncoding(steps, requireBody(config, input.body));
+    const tx = await this.fundedAccept(
+      { kind: 'independent', data: encoded.bytes, contentType: encoded.contentType },
+      (built) => this.newRecord(caller, 'independent', built, encoded.contentType, steps, encoded.bytes, null),
+      (record, pool) => store.acceptRoot(record, pool, this.acceptOptions),
+    );
+    return { txId: tx.txId, encoding: encoded.encoding };
+  }
+
+  /** POST /linkedrecords. */
+  async createLinked(caller: Caller, input: WriteInput): Promise<LinkedWriteResult> {
+    const { config, store } = this.deps;
+    requireFeature(config, 'linked');
+    const steps = encodeSteps(config, input.encode);
+    const encoded = applyEncoding(steps, requireBody(config, input.body));
+    const updateToken = generateUpdateToken();
+    const tx = await this.fundedAccept(
+      { kind: 'create', data: encoded.bytes, contentType: encoded.contentType },
+      (built) => this.newRecord(caller, 'create', built, encoded.contentType, steps, encoded.bytes, hashUpdateToken(updateToken)),
+      (record, pool) => store.acceptRoot(record, pool, this.acceptOptions),
+    );
+    return { txId: tx.txId, updateToken, encoding: encoded.encoding };
+  }
+
+  /** POST /linkedrecords/:txId/update. */
+  async updateLinked(caller: Caller, prevTxIdRaw: unknown, input: WriteInput & { readonly updateToken: string | undefined }): Promise<LinkedWriteResult> {
+    const { config, store } = this.deps;
+    requireFeature(config, 'linked');
+    const prevTxId = parseTxId(prevTxIdRaw);
+    const tokenHash = input.updateToken === undefined ? null : updateTokenHashOf(input.updateToken);
+    const steps = encodeSteps(config, input.encode);
+    const body = requireBody(config, input.body);
+    const prev = await this.linkablePrevious(prevTxId);
+    const encoded = applyEncoding(steps, body);
+    const updateToken = generateUpdateToken();
+    const link = { prevTxId, chainId: prev.chainId, tokenHash, callerTenant: caller.tenant };
+    const tx = await this.fundedAccept(
+      {
+        kind: 'update',
+        data: encoded.bytes,
+        contentType: encoded.contentType,
+        spends: { txId: prevTxId, vout: prev.linkVout ?? 0, satoshis: prev.linkSatoshis ?? 0 },
+      },
+      (built) => this.newRecord(caller, 'update', built, encoded.contentType, steps, encoded.bytes, hashUpdateToken(updateToken)),
+      (record, pool) => store.acceptSuccessor(record, link, pool, this.acceptOptions),
+      prevTxId,
+    );
+    return { txId: tx.txId, updateToken, encoding: encoded.encoding };
+  }
+
+  /** POST /linkedrecords/:txId/delete. */
+  async deleteLinked(caller: Caller, prevTxIdRaw: unknown, input: { readonly updateToken: string | undefined }): Promise<{ txId: string }> {
+    const { config, store } = this.deps;
+    requireFeature(config, 'linked');
+    const prevTxId = parseTxId(prevTxIdRaw);
+    const tokenHash = input.updateToken === undefined ? null : updateTokenHashOf(input.updateToken);
+    const prev = await this.linkablePrevious(prevTxId);
+    const link = { prevTxId, chainId: prev.chainId, tokenHash, callerTenant: caller.tenant };
+    const tx = await this.fundedAccept(
+      { kind: 'delete', spends: { txId: prevTxId, vout: prev.linkVout ?? 0, satoshis: prev.linkSatoshis ?? 0 } },
+      (built) => this.newRecord(caller, 'delete', built, 'application/octet-stream', [], new Uint8Array(0), null),
+      (record, pool) => store.acceptSuccessor(record, link, pool, this.acceptOptions),
+      prevTxId,
+    );
+    return { txId: tx.txId };
+  }
+
+  /** Back-pressure: how many accepted records may wait for publication. */
+  private get acceptOptions(): { maxPending: number } {
+    return { maxPending: this.deps.config.maxPendingPublications };
+  }
+
+  /**
+   * The previous record must exist and be linked. Token, tenant and end-of-chain are decided by
+   * the accept script alone, atomically with the write, so that concurrent writers agree.
+   */
+  private async linkablePrevious(prevTxId: string): Promise<RecordMeta> {
+    return requireFamily(await this.deps.store.meta(prevTxId), 'linked', prevTxId);
+  }
+
+  /** The stored form of a record whose transaction `tx` was just built and signed. */
+  private newRecord(
+    caller: Caller,
+    kind: RecordKind,
+    tx: BuiltTransaction,
+    contentType: string,
+    steps: readonly EncodeStep[],
+    bytes: Uint8Array,
+    tokenHash: string | null,
+  ): NewRecord {
+    return {
+      txId: tx.txId,
+      kind,
+      tenant: caller.tenant,
+      contentType,
+      encoders: steps.map((s) => s.encoder),
+      bytes,
+      rawTx: tx.rawHex,
+      link: tx.linkOutput ? { vout: tx.linkOutput.vout, satoshis: tx.linkOutput.satoshis } : null,
+      tokenHash,
+      acceptedAt: this.deps.clock.now(),
+    };
+  }
+
+  /**
+   * The funded write, one round trip per step: reserve one pool UTXO (worth what the transaction
+   * needs at the current fee rate) → build and sign with it → the accept script stores the record
+   * AND commits the UTXO (spent by this txId, change pending) → enqueue the publication.
+   *
+   * - Pool empty: 503 `FUNDING_EXHAUSTED` with `Retry-After`, nothing stored, upkeep requested.
+   * - A record-level refusal (NOT_END, TOKEN_INVALID, FORBIDDEN, BACKPRESSURE, …) stored nothing:
+   *   the UTXO goes back to free before the error is thrown.
+   * - `LEASE_LOST` (the lease expired before the script ran; the UTXO may fund another write now):
+   *   this transaction MUST NOT be published; build again from a fresh reservation.
+   * - A Redis error during the accept is ambiguous (the script may have run): the lease is left to
+   *   expire, never released (a committed UTXO is not leased any more, so expiry cannot free it).
+   */
+  private async fundedAccept(
+    request: Omit<RecordTxRequest, 'funding' | 'satoshisPerKilobyte'>,
+    toRecord: (tx: BuiltTransaction) => NewRecord,
+    accept: (record: NewRecord, pool: PoolCommitCall) => Promise<AcceptOutcome>,
+    prevTxId?: string,
+  ): Promise<BuiltTransaction> {
+    const { builder, funding } = this.deps;
+    const { pool } = funding;
+    for (let attempt = 1; ; attempt++) {
+      const priced = { ...request, satoshisPerKilobyte: funding.feeRate() };
+      const owner = randomUUID();
+      const reserved = await pool.reserve({
+        owner,
+        count: 1,
+        minSatoshis: builder.fundingNeeded(priced),
+        ...(funding.leaseMs === undefined ? {} : { leaseMs: funding.leaseMs }),
+      });
+      if (reserved.status === 'exhausted') {
+        this.requestUpkeep();
+        throw unavailable('FUNDING_EXHAUSTED', 'The funding wallet has no spendable UTXO for this record right now; nothing was stored. Retry after the Retry-After delay.', FUNDING_RETRY_AFTER_SECONDS);
+      }
+      let candidate: Candidate;
+      try {
+        const tx = builder.build({ ...priced, funding: reserved.utxos });
+        candidate = { tx, record: toRecord(tx) };
+      } catch (err) {
+        await this.release(owner, reserved.utxos);
+        throw err;
+      }
+      const { tx } = candidate;
+      const outcome = await accept(candidate.record, {
+        keys: pool.commitKeys(tx.txId),
+        args: pool.commitArgs({ txId: tx.txId, owner, inputs: reserved.utxos, outputs: tx.change ? [tx.change] : [] }),
+      });
+      if (outcome === 'OK') {
+        await this.enqueue(tx.txId);
+        return tx;
+      }
+      if (outcome === 'LEASE_LOST') {
+        this.deps.logger?.warn({ txId: tx.txId, attempt }, 'funding lease lost before the accept; building again (this transaction is never published)');
+        if (attempt < LEASE_LOST_ATTEMPTS) continue;
+      } else {
+        await this.release(owner, reserved.utxos);
+      }
+      throw acceptRefusal(outcome, tx.txId, prevTxId);
+    }
+  }
+
+  /** Returns a reservation that stored nothing to the pool; a failure only delays it until the lease expires. */
+  private async release(owner: string, utxos: readonly FundingUtxo[]): Promise<void> {
+    try {
+      await this.deps.funding.pool.release(owner, utxos);
+    } catch (err) {
+      this.deps.logger?.warn({ owner, err: err instanceof Error ? err.message : String(err) }, 'funding release failed; the lease expires instead');
+    }
+  }
+
+  private requestUpkeep(): void {
+    const request = this.deps.funding.requestUpkeep;
+    if (!request) return;
+    request().catch((err: unknown) => this.deps.logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'wallet upkeep request failed'));
+  }
+
+  /**
+   * The record is durable (outbox) before this runs; a failure here is logged, not returned:
+   * the publisher's outbox sweeper enqueues it shortly.
+   */
+  private async enqueue(txId: string): Promise<void> {
+    try {
+      await this.deps.queue.enqueue(txId);
+    } catch (err) {
+      this.deps.logger?.warn({ txId, err: err instanceof Error ? err.message : String(err) }, 'enqueue failed; the outbox sweeper will publish it');
+    }
+  }
+}
+
+/**
+ * Every refusing accept-script outcome mapped to its error. Exhaustive: a new outcome does not
+ * compile until it is mapped here. `EXISTS` (the freshly signed txId is already stored) and
+ * `CHAIN_MISMATCH` (the previous record's chainId changed between the read and the script;
+ * chainIds never change) both mean a broken invariant, not bad input: an explicit 500 whose
+ * internal detail names the outcome. `LEASE_LOST` reaches here only after every rebuild lost
+ * its lease (writes slower than the lease): a 503 with `Retry-After`, nothing stored.
+ */
+function acceptRefusal(outcome: Exclude<AcceptOutcome, 'OK'>, txId: string, prevTxId: string | undefined): AppError {
+  switch (outcome) {
+    case 'TX_NOT_FOUND':
+      return txNotFound(prevTxId ?? txId);
+    case 'WRONG_FAMILY':
+      return wrongFamily('linked');
+    case 'TOKEN_INVALID':
+      return invalidUpdateToken();
+    case 'FORBIDDEN':
+      return forbidden('FORBIDDEN', 'Without its updateToken only the tenant that created this linked record may update or delete it.');
+    case 'BACKPRESSURE':
+      return unavailable('PUBLICATION_BACKLOG_FULL', 'Too many records are waiting for publication; nothing was stored. Retry after the Retry-After delay.', 5);
+    case 'NOT_END':
+      return new AppError({
+        errorCode: 'NOT_LINKED_RECORDS_END',
+        httpStatus: 409,
+        detail: 'This linked record is not the end of its chain (it was already updated or deleted); update the latest record.',
+      });
+    case 'LEASE_LOST':
+      return unavailable('FUNDING_LEASE_EXPIRED', 'The write took longer than its funding reservation; nothing was stored. Retry after the Retry-After delay.', 1);
+    case 'EXISTS':
+    case 'CHAIN_MISMATCH':
+      return new AppError({ errorCode: 'INTERNAL_ERROR', httpStatus: 500, detail: 'The record could not be stored.', internalDetail: `accept: ${outcome} for ${txId}` });
+  }
+}

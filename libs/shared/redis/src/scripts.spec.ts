@@ -1,0 +1,56 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { deleteByPrefix } from './connection';
+import { loadLuaCommands } from './scripts';
+
+// shared-testing depends on this lib, so the test Redis URL is read here directly.
+const testRedisUrl = (): string => {
+  const url = process.env['PROOFLINE_TEST_REDIS_URL'];
+  if (!url) throw new Error('PROOFLINE_TEST_REDIS_URL is not set: run tests through jest.');
+  return url;
+};
+
+describe('loadLuaCommands', () => {
+  const prefix = `lua-${randomBytes(5).toString('hex')}`;
+  let redis: Redis;
+  let dir: string;
+
+  beforeAll(() => {
+    redis = new Redis(testRedisUrl(), { enableAutoPipelining: true });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lua-'));
+    fs.writeFileSync(path.join(dir, 'echo-twice-1.lua'), "redis.call('SET', KEYS[1], ARGV[1]) return ARGV[1] .. ARGV[1]");
+  });
+
+  afterAll(async () => {
+    await deleteByPrefix(redis, prefix);
+    await redis.quit();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a command defined while an auto-pipeline is open in the same tick can be called at once', async () => {
+    // The first command of this tick opens an auto-pipeline; the script is defined after it.
+    const inFlight = redis.set(`${prefix}:a`, '1');
+    expect(redis.autoPipelineQueueSize).toBeGreaterThan(0);
+    loadLuaCommands(redis, dir);
+    const echoed = (redis as unknown as { echoTwice(key: string, v: string): Promise<string> }).echoTwice(`${prefix}:b`, 'xy');
+    await expect(Promise.all([inFlight, echoed])).resolves.toEqual(['OK', 'xyxy']);
+    expect(await redis.get(`${prefix}:b`)).toBe('xy');
+  });
+
+  it('puts the prelude in front of every script and defines each name once', async () => {
+    const other = new Redis(testRedisUrl());
+    try {
+      fs.writeFileSync(path.join(dir, 'with-prelude-0.lua'), 'return twice(ARGV[1])');
+      const names = loadLuaCommands(other, dir, { prelude: 'local function twice(s) return s .. s end' });
+      expect(names.sort()).toEqual(['echoTwice', 'withPrelude']);
+      expect(await (other as unknown as { withPrelude(v: string): Promise<string> }).withPrelude('ab')).toBe('abab');
+      expect(loadLuaCommands(other, dir)).toEqual(names);
+    } finally {
+      fs.rmSync(path.join(dir, 'with-prelude-0.lua'));
+      await other.quit();
+    }
+  });
+});

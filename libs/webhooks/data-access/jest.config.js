@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'webhooks-data-access',
+  preset: '../../../jest.preset.js',
+  rootDir: __dirname,
+};

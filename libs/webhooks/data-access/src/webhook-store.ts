@@ -1,0 +1,134 @@
+import path from 'node:path';
+import type { Redis } from 'ioredis';
+import { fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
+import { MAX_DELIVERIES_KEPT } from '@proofline/webhooks-domain';
+import type { DeliveryAttempt, StoredWebhook, WebhookEvent } from '@proofline/webhooks-domain';
+import { webhooksKeys } from './keys';
+import type { WebhooksKeys } from './keys';
+
+interface Commands {
+  createWebhook(k1: string, k2: string, ...argv: string[]): Promise<unknown>;
+  watchRecord(k1: string, k2: string, tenantPrefix: string, txId: string, at: string): Promise<number>;
+}
+
+export const CREATE_WEBHOOK_REPLIES = { OK: 'OK', LIMIT: 'LIMIT' } as const;
+
+/**
+ * Redis storage of webhooks, their delivery log and the watch set. Creation holds the per-tenant
+ * limit in one script; every read is one round trip.
+ */
+export class WebhookStore {
+  readonly keys: WebhooksKeys;
+  private readonly cmd: Commands;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+  ) {
+    this.keys = webhooksKeys(prefix);
+    loadLuaCommands(redis, path.join(__dirname, 'lua'));
+    this.cmd = redis as unknown as Commands;
+  }
+
+  /** Stores `hook` unless its tenant has `limit` webhooks already. */
+  async createWebhook(hook: StoredWebhook, limit: number): Promise<'OK' | 'LIMIT'> {
+    const at = Date.parse(hook.createdAt);
+    const reply = await this.cmd.createWebhook(
+      this.keys.hook(hook.id),
+      this.keys.tenant(hook.tenant),
+      hook.id,
+      String(at),
+      String(limit),
+      ...['id', hook.id, 'tenant', hook.tenant, 'url', hook.url, 'events', JSON.stringify(hook.events), 'secret', hook.secretSealed, 'createdAt', hook.createdAt],
+    );
+    return fromScriptReply('create-webhook-2.lua', CREATE_WEBHOOK_REPLIES, reply);
+  }
+
+  async get(id: string): Promise<StoredWebhook | null> {
+    return toHook(await this.redis.hgetall(this.keys.hook(id)));
+  }
+
+  /** A tenant's webhooks, oldest first. Two round trips. */
+  async list(tenant: string): Promise<StoredWebhook[]> {
+    const ids = await this.redis.zrange(this.keys.tenant(tenant), 0, -1);
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(this.keys.hook(id));
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.map(([err, v]) => (err ? null : toHook(v as Record<string, string>))).filter((h): h is StoredWebhook => h !== null);
+  }
+
+  /** Deletes a webhook of `tenant` with its delivery log; false when it is not the tenant's. */
+  async delete(tenant: string, id: string): Promise<boolean> {
+    const hook = await this.get(id);
+    if (!hook || hook.tenant !== tenant) return false;
+    await this.redis.multi().del(this.keys.hook(id), this.keys.deliveries(id)).zrem(this.keys.tenant(tenant), id).exec();
+    return true;
+  }
+
+  /** Appends one delivery attempt to the webhook's log (newest first, at most {@link MAX_DELIVERIES_KEPT}). */
+  async recordAttempt(id: string, attempt: DeliveryAttempt): Promise<void> {
+    const key = this.keys.deliveries(id);
+    await this.redis.multi().lpush(key, JSON.stringify(attempt)).ltrim(key, 0, MAX_DELIVERIES_KEPT - 1).exec();
+  }
+
+  /** The latest delivery attempts, newest first. */
+  async deliveries(id: string, limit = MAX_DELIVERIES_KEPT): Promise<DeliveryAttempt[]> {
+    const items = await this.redis.lrange(this.keys.deliveries(id), 0, limit - 1);
+    return items.map((s) => JSON.parse(s) as DeliveryAttempt);
+  }
+
+  /**
+   * Puts `txId` in the watch set if its tenant has webhooks (`recordKey` is the record's hash key,
+   * from the records lib's keys). MUST run before the record can be confirmed (before its
+   * submission), so no confirmation goes unseen.
+   */
+  async watchRecord(recordKey: string, txId: string, at: Date): Promise<boolean> {
+    return (await this.cmd.watchRecord(recordKey, this.keys.watch, this.keys.tenantPrefix, txId, String(at.getTime()))) === 1;
+  }
+
+  /** Watched txIds due for a look at `now`, oldest due first. */
+  async dueWatched(now: Date, limit: number): Promise<string[]> {
+    return this.redis.zrangebyscore(this.keys.watch, '-inf', now.getTime(), 'LIMIT', 0, limit);
+  }
+
+  /** Looks at `txIds` again at `at` (only those still watched). */
+  async rewatch(txIds: readonly string[], at: Date): Promise<void> {
+    if (txIds.length === 0) return;
+    await this.redis.zadd(this.keys.watch, 'XX', ...txIds.flatMap((t) => [at.getTime(), t]));
+  }
+
+  /** Adds `txIds` to the watch set (a failed record's successors). */
+  async watch(txIds: readonly string[], at: Date): Promise<void> {
+    if (txIds.length === 0) return;
+    await this.redis.zadd(this.keys.watch, 'NX', ...txIds.flatMap((t) => [at.getTime(), t]));
+  }
+
+  /** Drops `txIds` from the watch set. MUST run only after their delivery jobs exist. */
+  async unwatch(txIds: readonly string[]): Promise<void> {
+    if (txIds.length === 0) return;
+    await this.redis.zrem(this.keys.watch, ...txIds);
+  }
+
+  async watchedCount(): Promise<number> {
+    return this.redis.zcard(this.keys.watch);
+  }
+
+  /** The stored secret-encryption key, or `candidate` stored now if none was (SET NX: every process agrees). */
+  async sealKey(candidate: string): Promise<string> {
+    await this.redis.set(this.keys.sealKey, candidate, 'NX');
+    return (await this.redis.get(this.keys.sealKey)) ?? candidate;
+  }
+}
+
+function toHook(h: Record<string, string> | null | undefined): StoredWebhook | null {
+  if (!h || !h['id'] || !h['tenant'] || !h['url']) return null;
+  return {
+    id: h['id'],
+    tenant: h['tenant'],
+    url: h['url'],
+    events: JSON.parse(h['events'] ?? '[]') as WebhookEvent[],
+    secretSealed: h['secret'] ?? '',
+    createdAt: h['createdAt'] ?? '',
+  };
+}

@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'webhooks-feature',
+  preset: '../../../jest.preset.js',
+  rootDir: __dirname,
+};

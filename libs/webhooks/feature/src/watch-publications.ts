@@ -1,0 +1,20 @@
+import type { ChainPublisher } from '@proofline/chain-domain';
+import { recordsKeys } from '@proofline/records-data-access';
+import type { Clock } from '@proofline/shared-config';
+import type { WebhookStore } from '@proofline/webhooks-data-access';
+
+/**
+ * Wraps the records publisher's {@link ChainPublisher} (any chain) so that every record of a
+ * tenant with webhooks enters the watch set BEFORE its transaction is submitted: it cannot be
+ * confirmed unseen, and a failed watch (Redis down) fails the attempt, which BullMQ retries. One
+ * extra script call per publication; a tenant without webhooks adds nothing else.
+ */
+export function watchPublications(publisher: ChainPublisher, deps: { store: Pick<WebhookStore, 'watchRecord'>; prefix: string; clock: Clock }): ChainPublisher {
+  const keys = recordsKeys(deps.prefix);
+  return {
+    async submit(tx) {
+      await deps.store.watchRecord(keys.record(tx.txId), tx.txId, deps.clock.now());
+      return publisher.submit(tx);
+    },
+  };
+}

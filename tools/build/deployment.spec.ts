@@ -1,0 +1,123 @@
+/**
+ * The deployment files, checked by reading them (no Docker engine on the test machine): the
+ * image's multi-stage layout, compose's services and entry points, and a `.env.example` that
+ * lists every variable the configuration or the README knows, so none is silently dropped.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+
+const ROOT = path.resolve(__dirname, '../..');
+const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
+
+/** Keys of the zod environment schema in libs/shared/config. */
+function configVariables(): string[] {
+  const source = read('libs/shared/config/src/config.ts');
+  const start = source.indexOf('const envSchema = z.object({');
+  const end = source.indexOf('\n});', start);
+  expect(start).toBeGreaterThan(0);
+  return [...source.slice(start, end).matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1] ?? '');
+}
+
+/** Variables named in the first column of the README's configuration table. */
+function readmeVariables(): string[] {
+  const readme = read('README.md');
+  const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5));
+  return [...section.matchAll(/^\| ([^|]+)\|/gm)].flatMap((m) => [...(m[1] ?? '').matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((v) => v[1] ?? ''));
+}
+
+function exampleVariables(): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of read('.env.example').matchAll(/^#? ?([A-Z][A-Z0-9_]+)=(.*)$/gm)) out.set(m[1] ?? '', m[2] ?? '');
+  return out;
+}
+
+interface ComposeService {
+  command?: string[];
+  env_file?: { path: string; required?: boolean }[];
+  environment?: Record<string, string>;
+  healthcheck?: { test?: string[]; disable?: boolean };
+  stop_grace_period?: string;
+  deploy?: { replicas?: unknown };
+}
+
+describe('.env.example', () => {
+  it('lists every configuration variable and every variable of the README table', () => {
+    const example = exampleVariables();
+    const config = configVariables();
+    expect(config.length).toBeGreaterThan(20);
+    expect(config.filter((v) => !example.has(v))).toEqual([]);
+    const readme = readmeVariables();
+    expect(readme).toContain('AUTH_JWT_SECRET');
+    expect(readme.filter((v) => !example.has(v))).toEqual([]);
+  });
+
+  it('shows the defaults the configuration applies', async () => {
+    const { loadConfig } = await import('@proofline/shared-config');
+    const example = exampleVariables();
+    const defaults = loadConfig({});
+    expect(example.get('PORT')).toBe(String(defaults.port));
+    expect(example.get('SHUTDOWN_GRACE_MS')).toBe(String(defaults.shutdownGraceMs));
+    expect(example.get('MAX_RECORD_BYTES')).toBe(String(defaults.maxRecordBytes));
+    expect(example.get('REDIS_URL')).toBe(defaults.redisUrl);
+    // Production needs a token secret: the example leaves it for the operator to fill.
+    expect(example.get('NODE_ENV')).toBe('production');
+    expect(example.get('AUTH_JWT_SECRET')).toBe('');
+  });
+});
+
+describe('docker-compose.yml', () => {
+  const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, ComposeService> };
+  const apps = ['api', 'graphql', 'worker', 'devnet'];
+
+  it('runs every app as node on its compiled bundle, with every variable of .env', () => {
+    for (const name of apps) {
+      const svc = compose.services[name];
+      expect(svc?.command).toEqual(['node', `dist/apps/${name}/main.js`]);
+      expect(svc?.env_file).toEqual([{ path: '.env', required: true }]);
+      // `environment` only fixes the container layout; it is no allowlist.
+      expect(Object.keys(svc?.environment ?? {}).sort()).toEqual(expect.arrayContaining(['REDIS_URL', 'PORT', 'GRAPHQL_PORT']));
+      expect(Object.keys(svc?.environment ?? {}).length).toBeLessThanOrEqual(9);
+      // Docker's SIGKILL comes after SHUTDOWN_GRACE_MS (10 s by default).
+      expect(parseInt(svc?.stop_grace_period ?? '0', 10)).toBeGreaterThan(10);
+    }
+    for (const name of ['api', 'graphql', 'worker']) expect(fs.existsSync(path.join(ROOT, 'apps', name, 'src', 'main.ts'))).toBe(true);
+    expect(compose.services['worker']?.deploy?.replicas).toBeDefined();
+  });
+
+  it('runs Redis with AOF and noeviction', () => {
+    const command = (compose.services['redis'] as { command: string[] }).command.join(' ');
+    expect(command).toContain('--appendonly yes');
+    expect(command).toContain('--maxmemory-policy noeviction');
+  });
+});
+
+describe('Dockerfile', () => {
+  const dockerfile = read('Dockerfile');
+  const stages = dockerfile.split(/^FROM /m).slice(1);
+
+  it('builds with dev dependencies and runs the output with production dependencies only, as node under tini', () => {
+    expect(stages).toHaveLength(2);
+    const [build = '', runtime = ''] = stages;
+    expect(build).toMatch(/^node:22-bookworm-slim AS build/);
+    expect(build).toMatch(/^RUN npm ci\b/m);
+    expect(build).toMatch(/^RUN npm run build$/m);
+    expect(runtime).toMatch(/^node:22-bookworm-slim AS runtime/);
+    expect(runtime).toMatch(/^RUN npm ci --omit=dev\b/m);
+    expect(runtime).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
+    expect(runtime).not.toMatch(/^COPY (apps|libs)\b/m);
+    expect(runtime).toMatch(/^USER node$/m);
+    expect(runtime).toMatch(/^HEALTHCHECK .*\\\n\s+CMD \["node", "-e", .*\/liveness|HEALTHCHECK_URL/m);
+    expect(runtime).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
+    expect(runtime).toMatch(/^CMD \["node", "dist\/apps\/api\/main\.js"\]$/m);
+    expect(dockerfile).not.toMatch(/tsx|npm start|npm run start/);
+  });
+
+  it('keeps tsx and the bundler out of the production dependencies', () => {
+    const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    expect(pkg.dependencies['tsx']).toBeUndefined();
+    expect(pkg.dependencies['esbuild']).toBeUndefined();
+    expect(pkg.devDependencies['tsx']).toBeDefined();
+    expect(pkg.devDependencies['esbuild']).toBeDefined();
+  });
+});

@@ -1,0 +1,249 @@
+/**
+ * Real processes for the outage spec and `npm run probe`: a redis-server this code starts, stops,
+ * freezes and kills (on a free port, its own data dir), the compiled apps (`node
+ * dist/apps/<app>/main.js`, as users run them), and a load generator that opens a new connection
+ * per request so a refused connection is counted as one.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { freePort } from '@proofline/shared-testing';
+
+export const ROOT = path.resolve(__dirname, '../..');
+
+/** Builds the compiled apps into `outDir` (inside the repository, so bundles resolve node_modules). */
+export function buildInto(outDir: string): string {
+  execFileSync(process.execPath, [path.join(ROOT, 'tools', 'build', 'build.mjs'), '--out', outDir], { cwd: ROOT, stdio: 'pipe' });
+  return outDir;
+}
+
+export interface RedisServer {
+  readonly port: number;
+  readonly url: string;
+  readonly dir: string;
+  pid(): number | undefined;
+  /** Starts (again) on the same port and data dir; resolves once it answers PING. */
+  start(): Promise<void>;
+  /** SIGKILL (no AOF flush beyond everysec). */
+  kill(): Promise<void>;
+  /** SIGTERM (flushes the AOF). */
+  stop(): Promise<void>;
+  freeze(): void;
+  thaw(): void;
+}
+
+/** A redis-server on a free port with AOF everysec under `dir` (created). Not started yet. */
+export async function redisServer(dir: string, options: { aof?: boolean } = {}): Promise<RedisServer> {
+  fs.mkdirSync(dir, { recursive: true });
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const exited = (c: ChildProcess) => new Promise<void>((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve() : c.once('exit', () => resolve())));
+  const server: RedisServer = {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    dir,
+    pid: () => child?.pid,
+    async start() {
+      const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir];
+      args.push('--appendonly', options.aof === false ? 'no' : 'yes', '--appendfsync', 'everysec');
+      child = spawn('redis-server', args, { stdio: 'ignore' });
+      await until(async () => (await redisPing(port)) === 'PONG', 15_000);
+    },
+    async kill() {
+      if (!child) return;
+      const c = child;
+      c.kill('SIGCONT');
+      c.kill('SIGKILL');
+      await exited(c);
+    },
+    async stop() {
+      if (!child) return;
+      const c = child;
+      c.kill('SIGCONT');
+      c.kill('SIGTERM');
+      await exited(c);
+    },
+    freeze: () => void child?.kill('SIGSTOP'),
+    thaw: () => void child?.kill('SIGCONT'),
+  };
+  return server;
+}
+
+/** PING over a raw socket (no client library, no retries): 'PONG' or the failure. */
+export function redisPing(port: number, timeoutMs = 500): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const done = (v: string) => {
+      socket.destroy();
+      resolve(v);
+    };
+    socket.setTimeout(timeoutMs, () => done('timeout'));
+    socket.once('error', (e: NodeJS.ErrnoException) => done(e.code ?? 'error'));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (d) => done(d.toString().trim().replace(/^\+/, '')));
+  });
+}
+
+export interface App {
+  readonly name: string;
+  readonly child: ChildProcess;
+  output(): string;
+  exited: Promise<void>;
+  /** SIGTERM and wait (SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Runs `node <dist>/apps/<app>/main.js` with only the given environment (no jest loader). */
+export function startApp(dist: string, app: string, env: Record<string, string>): App {
+  const child = spawn(process.execPath, [path.join(dist, 'apps', app, 'main.js')], {
+    cwd: path.dirname(dist),
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (d: Buffer) => {
+    out = (out + d.toString()).slice(-200_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    name: app,
+    child,
+    output: () => out,
+    exited,
+    async stop(graceMs = 15_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      child.kill('SIGTERM');
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** Pids of a process's children (a cluster primary's server processes), from /proc. */
+export function childPids(pid: number): number[] {
+  try {
+    return fs
+      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter((s) => s.length > 0)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+export async function until(check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 25): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export interface Answer {
+  readonly method: string;
+  readonly path: string;
+  /** HTTP status, or 0 when no answer came. */
+  readonly status: number;
+  /** The socket error when no answer came (ECONNREFUSED, ECONNRESET, ...). */
+  readonly error?: string;
+  readonly errorCode?: string;
+  readonly retryAfter?: string;
+  readonly body: string;
+  readonly ms: number;
+  readonly startedAt: number;
+}
+
+/**
+ * One request on its own connection (`agent: false`: no pooled connection to a dead process is
+ * ever reused, so a failure is either a refused connection or a request in flight).
+ */
+export function request(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer, timeoutMs = 10_000): Promise<Answer> {
+  const startedAt = Date.now();
+  const t0 = performance.now();
+  return new Promise((resolve) => {
+    const url = new URL(path, base);
+    const req = http.request(url, { method, headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) }, agent: false, timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', (e: NodeJS.ErrnoException) => resolve({ method, path, status: 0, error: e.code ?? e.message, body: '', ms: performance.now() - t0, startedAt }));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        let errorCode: string | undefined;
+        try {
+          const parsed = JSON.parse(text) as { errorCode?: string; errors?: { extensions?: { code?: string } }[] };
+          errorCode = parsed.errorCode ?? parsed.errors?.[0]?.extensions?.code;
+        } catch {
+          errorCode = undefined;
+        }
+        const retryAfter = res.headers['retry-after'];
+        resolve({
+          method,
+          path,
+          status: res.statusCode ?? 0,
+          ...(errorCode !== undefined ? { errorCode } : {}),
+          ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
+          body: text,
+          ms: performance.now() - t0,
+          startedAt,
+        });
+      });
+    });
+    req.on('timeout', () => req.destroy(Object.assign(new Error('client timeout'), { code: 'CLIENT_TIMEOUT' })));
+    req.on('error', (e: NodeJS.ErrnoException) => resolve({ method, path, status: 0, error: e.code ?? e.message, body: '', ms: performance.now() - t0, startedAt }));
+    req.end(body);
+  });
+}
+
+/** A request a load loop sends: built per call so writes get fresh bodies. */
+export type RequestSpec = () => { method: string; path: string; headers?: Record<string, string>; body?: string };
+
+export interface Load {
+  /** Stops sending; resolves with every answer once the requests in flight have answered. */
+  stop(): Promise<Answer[]>;
+  answers(): readonly Answer[];
+}
+
+/** `concurrency` loops, each sending one of `specs` (picked at random) as soon as its previous answer came. */
+export function startLoad(base: string, specs: readonly RequestSpec[], concurrency: number): Load {
+  const answers: Answer[] = [];
+  let running = true;
+  const loops = Array.from({ length: concurrency }, async () => {
+    while (running) {
+      const spec = specs[Math.floor(Math.random() * specs.length)];
+      if (!spec) return;
+      const r = spec();
+      answers.push(await request(base, r.method, r.path, r.headers ?? {}, r.body));
+    }
+  });
+  return {
+    answers: () => answers,
+    stop: async () => {
+      running = false;
+      await Promise.all(loops);
+      return answers;
+    },
+  };
+}
+
+/** Answers that break the outage contract: a 5xx other than 503 REDIS_UNAVAILABLE with Retry-After, or slower than `boundMs`. */
+export function violations(answers: readonly Answer[], boundMs: number, allowed: readonly string[] = ['REDIS_UNAVAILABLE']): Answer[] {
+  return answers.filter((a) => {
+    if (a.status === 0) return true;
+    if (a.ms > boundMs) return true;
+    if (a.status >= 500) return !(a.status === 503 && a.errorCode !== undefined && allowed.includes(a.errorCode) && a.retryAfter !== undefined);
+    return false;
+  });
+}
