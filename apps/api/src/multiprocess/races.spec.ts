@@ -39,12 +39,17 @@ describe('races, crashes and shutdown across real processes', () => {
   const start = (entry: string, env: Record<string, string>) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
       cwd: ROOT,
-      env: { ...process.env, REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', BOOTSTRAP_API_KEY: bootstrap, KEY_LIMIT: '2', API_PROCESSES: '1', POOL_LOW_WATER: '0', POOL_TARGET: '0', ...dev.env, ...env },
-      stdio: 'ignore',
+      env: { ...process.env, REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', BOOTSTRAP_API_KEY: bootstrap, KEY_LIMIT: '2', API_PROCESSES: '1', POOL_LOW_WATER: '0', POOL_TARGET: '1', ...dev.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    // A process that refuses its configuration exits at once: keep its stderr for the failure message.
+    child.stderr?.on('data', (chunk: Buffer) => {
+      if (stderr.length < 4000) stderr += chunk.toString();
     });
     children.push(child);
     return child;
   };
+  let stderr = '';
   const workers: ChildProcess[] = [];
   /** outpoint -> satoshis of every UTXO the test put in the pool. */
   const funded = new Map<string, number>();
@@ -67,7 +72,8 @@ describe('races, crashes and shutdown across real processes', () => {
     }
     workers.push(start('apps/worker/src/main.ts', {}), start('apps/worker/src/main.ts', {}));
     for (const base of bases) {
-      await eventually(async () => (await fetch(`${base}/readiness`)).status === 200, 60_000, 200);
+      const state = await eventually(async () => (children.some((c) => c.exitCode !== null) ? 'exited' : (await fetch(`${base}/readiness`)).status === 200 && 'ready'), 60_000, 200);
+      if (state === 'exited') throw new Error(`a process exited while starting: ${stderr}`);
     }
   }, 90_000);
 
