@@ -94,10 +94,12 @@ if [ -z "${BENCH_PROFILE_DIR:-}" ]; then
   # as users run it: the launcher (npm start without its build step, done above)
   cmd='exec node dist/apps/launcher/main.js'
 else
-  # --cpu-prof is refused in NODE_OPTIONS: the API and the workers are started directly, the API
-  # profiled; SIGTERM to the group stops them gracefully and the profile is written on exit
+  # --cpu-prof is refused in NODE_OPTIONS: the devnet node, the API (its cluster processes inherit
+  # the flag) and the workers are started directly, each profiled; SIGTERM to the group stops them
+  # gracefully and every process writes its profile on exit
   mkdir -p "$BENCH_PROFILE_DIR"
-  cmd='node --cpu-prof --cpu-prof-dir="$BENCH_PROFILE_DIR" dist/apps/api/main.js & for _ in $(seq 1 "$WORKERS"); do node dist/apps/worker/main.js & done; wait'
+  prof='node --cpu-prof --cpu-prof-dir="$BENCH_PROFILE_DIR"'
+  cmd="DEVNET_PORT=\$(node -e 'const s=require(\"net\").createServer().listen(0,()=>{console.log(s.address().port);s.close()})'); export ARC_URL=http://127.0.0.1:\$DEVNET_PORT HEADERS_URL=http://127.0.0.1:\$DEVNET_PORT DEVNET_PORT; $prof dist/apps/devnet/main.js & sleep 1; $prof dist/apps/api/main.js & for _ in \$(seq 1 \"\$WORKERS\"); do $prof dist/apps/worker/main.js & done; wait"
 fi
 (
   cd "$root" && exec env NODE_ENV=production LOG_LEVEL=warn WORKERS="$workers" BLOCK_INTERVAL_MS=1000 \

@@ -10,6 +10,7 @@ import { DEVNET_BLOCK_VERSION, DevnetBlockProducer } from '../block-producer';
 import { devnetCommands } from '../commands';
 import type { DevnetCommands } from '../commands';
 import { isSpendableScript } from '../devnet-publisher';
+import { withNativeChecksig } from './native-checksig';
 import { competitorsKey, devnetKeys, outpointField } from '../keys';
 import type { DevnetKeys } from '../keys';
 import { NODE_ACCEPT_REPLIES, REORG_TIP_REPLIES } from '../script-replies';
@@ -319,12 +320,12 @@ export class NodeChain {
   }
 }
 
-/** Runs one input through the sdk's interpreter; true or the reason it fails. */
+/** Runs one input through the sdk's interpreter (ECDSA by libsecp256k1); true or the reason it fails. */
 function verifyInput(tx: WireTx, inputs: TransactionInput[], outputs: TransactionOutput[], inputIndex: number, spent: WireOutput): true | string {
   const input = inputs[inputIndex] as TransactionInput;
   const wireInput = tx.inputs[inputIndex] as WireInput;
   try {
-    const spend = new Spend({
+    const spend = withNativeChecksig(new Spend({
       sourceTXID: wireInput.sourceTXID,
       sourceOutputIndex: wireInput.sourceOutputIndex,
       sourceSatoshis: spent.satoshis,
@@ -336,7 +337,7 @@ function verifyInput(tx: WireTx, inputs: TransactionInput[], outputs: Transactio
       inputSequence: wireInput.sequence,
       inputIndex,
       lockTime: tx.lockTime,
-    });
+    }));
     return spend.validate() ? true : 'script evaluated to false';
   } catch (e) {
     return `script failed: ${(e as Error).message.slice(0, 200)}`;
