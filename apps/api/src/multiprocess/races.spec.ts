@@ -145,7 +145,7 @@ describe('races, crashes and shutdown across real processes', () => {
         return ((await r.json()) as { txId: string }).txId;
       }),
     );
-    const txs = await Promise.all(results.map(async (txId) => ({ txId, tx: Transaction.fromHex((await redis.hget(`${prefix}:records:rec:${txId}`, 'rawTx')) as string) })));
+    const txs = await Promise.all(results.map(async (txId) => ({ txId, tx: Transaction.fromBinary([...((await redis.getBuffer(`${prefix}:records:tx:${txId}`)) as Buffer)]) })));
     const spentOutpoints = txs.flatMap(({ tx }) => tx.inputs.map((input) => `${input.sourceTXID}:${input.sourceOutputIndex}`));
     expect(spentOutpoints).toHaveLength(50);
     expect(new Set(spentOutpoints).size).toBe(50);
@@ -157,8 +157,8 @@ describe('races, crashes and shutdown across real processes', () => {
       // confirms it): check the signature against its funding script and value.
       let satoshis = funded.get(outpoint);
       if (satoshis === undefined) {
-        const parentRaw = await redis.hget(`${prefix}:records:rec:${input!.sourceTXID}`, 'rawTx');
-        const parentOut = parentRaw ? Transaction.fromHex(parentRaw).outputs[input!.sourceOutputIndex] : undefined;
+        const parentRaw = await redis.getBuffer(`${prefix}:records:tx:${input!.sourceTXID}`);
+        const parentOut = parentRaw ? Transaction.fromBinary([...parentRaw]).outputs[input!.sourceOutputIndex] : undefined;
         expect(parentOut?.lockingScript.toHex()).toBe(dev.funding.lockingScriptHex);
         satoshis = parentOut?.satoshis;
       }

@@ -3,8 +3,15 @@ export function recordsKeys(prefix: string) {
   const chainPrefix = `${prefix}:records:chain:`;
   const recordPrefix = `${prefix}:records:rec:`;
   return {
-    /** HASH: one record (metadata, bytes, raw transaction, publication state). */
+    /** HASH: one record (metadata, bytes, publication state); its raw transaction is `tx(…)`. */
     record: (txId: string) => `${recordPrefix}${txId}`,
+    /**
+     * STRING: the record's raw transaction, binary. Kept beside the hash, not in it: one value over
+     * 64 bytes turns a small hash from a listpack into a hashtable (~1.9 KB instead of ~0.4 KB a
+     * record). Records accepted before this key existed keep `rawTx` (hex) in their hash; readers
+     * fall back to it.
+     */
+    tx: (txId: string) => `${prefix}:records:tx:${txId}`,
     /** Prefix of `record(…)`, for the batched read scripts (meta-many, bytes-many). */
     recordPrefix,
     /** LIST: txIds of a linked chain in order (index = position); chainId = the create's txId. */

@@ -33,7 +33,7 @@ export interface SuccessorLink {
 }
 
 /**
- * What the accept scripts (`accept-root-11.lua`, `accept-successor-12.lua`) answer; see
+ * What the accept scripts (`accept-root-12.lua`, `accept-successor-13.lua`) answer; see
  * {@link ACCEPT_REPLIES} and the scripts' headers for what each means.
  */
 export type AcceptOutcome =
@@ -135,14 +135,16 @@ export class RecordStore {
       this.keys.outbox,
       this.keys.chain(record.txId),
       ...pool.keys,
+      this.keys.tx(record.txId),
       record.txId,
       String(record.acceptedAt.getTime()),
       record.kind === 'create' ? '1' : '0',
       String(opts.maxPending ?? 0),
       ...pool.args,
+      Buffer.from(record.rawTx, 'hex'),
       ...fields,
     );
-    return fromScriptReply('accept-root-11.lua', ACCEPT_REPLIES, reply);
+    return fromScriptReply('accept-root-12.lua', ACCEPT_REPLIES, reply);
   }
 
   /**
@@ -158,6 +160,7 @@ export class RecordStore {
       this.keys.record(link.prevTxId),
       this.keys.chain(link.chainId),
       ...pool.keys,
+      this.keys.tx(record.txId),
       record.txId,
       String(record.acceptedAt.getTime()),
       link.chainId,
@@ -165,9 +168,10 @@ export class RecordStore {
       link.callerTenant,
       String(opts.maxPending ?? 0),
       ...pool.args,
+      Buffer.from(record.rawTx, 'hex'),
       ...fields,
     );
-    return fromScriptReply('accept-successor-12.lua', ACCEPT_REPLIES, reply);
+    return fromScriptReply('accept-successor-13.lua', ACCEPT_REPLIES, reply);
   }
 
   /** Metadata of a record (no bytes), or null. One round trip. */
@@ -188,17 +192,27 @@ export class RecordStore {
   /** Metadata and the raw transaction of a record (receipts), or null. One round trip. */
   async receiptMaterial(txId: string): Promise<{ meta: RecordMeta; rawTx: string } | null> {
     const key = this.keys.record(txId);
-    const [values, length, rawTx] = await Promise.all([this.redis.hmget(key, ...META_FIELDS), this.redis.hstrlen(key, 'bytes'), this.redis.hget(key, 'rawTx')]);
+    const [values, length, binary, legacy] = pipelineValues(
+      await this.redis.pipeline().hmget(key, ...META_FIELDS).hstrlen(key, 'bytes').getBuffer(this.keys.tx(txId)).hget(key, 'rawTx').exec(),
+    ) as [(string | null)[], number, Buffer | null, string | null];
     const meta = toMeta(txId, values, length);
+    const rawTx = binary ? binary.toString('hex') : legacy;
     return meta && rawTx ? { meta, rawTx } : null;
   }
 
-  /** Raw transactions of many records (null where unknown), in order, in one round trip. */
+  /**
+   * Raw transactions (hex) of many records (null where unknown), in order, in one round trip:
+   * the binary `tx` key, or the hash's `rawTx` of a record stored before that key existed.
+   */
   async rawTxMany(txIds: readonly string[]): Promise<(string | null)[]> {
     if (txIds.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const txId of txIds) pipeline.hget(this.keys.record(txId), 'rawTx');
-    return pipelineValues(await pipeline.exec()) as (string | null)[];
+    for (const txId of txIds) pipeline.getBuffer(this.keys.tx(txId)).hget(this.keys.record(txId), 'rawTx');
+    const values = pipelineValues(await pipeline.exec()) as (Buffer | string | null)[];
+    return txIds.map((_, i) => {
+      const binary = values[2 * i] as Buffer | null;
+      return binary ? binary.toString('hex') : ((values[2 * i + 1] as string | null) ?? null);
+    });
   }
 
   /**
@@ -247,7 +261,12 @@ export class RecordStore {
   }
 
   async publication(txId: string): Promise<PublicationInfo | null> {
-    const [kind, prevTxId, state, rawTx] = await this.redis.hmget(this.keys.record(txId), 'kind', 'prevTxId', 'state', 'rawTx');
+    const key = this.keys.record(txId);
+    const [[kind, prevTxId, state, legacy], binary] = pipelineValues(await this.redis.pipeline().hmget(key, 'kind', 'prevTxId', 'state', 'rawTx').getBuffer(this.keys.tx(txId)).exec()) as [
+      (string | null)[],
+      Buffer | null,
+    ];
+    const rawTx = binary ? binary.toString('hex') : legacy;
     if (!kind || !state || !rawTx) return null;
     return { txId, kind: kind as RecordKind, prevTxId: prevTxId || null, state: state as PublicationState, rawTx };
   }
@@ -304,8 +323,6 @@ export class RecordStore {
       JSON.stringify(record.encoders),
       'bytes',
       Buffer.from(record.bytes.buffer, record.bytes.byteOffset, record.bytes.byteLength),
-      'rawTx',
-      record.rawTx,
       'acceptedAt',
       record.acceptedAt.toISOString(),
       'state',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { BuiltTransaction, TransactionBuilder } from '@proofline/chain-domain';
 import { BsvTransactionBuilder } from '@proofline/chain-bsv';
 import { FundingPool, inputsReleasable } from '@proofline/chain-wallet';
@@ -178,5 +179,30 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
 
   it('the store refuses a pool step of the wrong shape (positions are fixed)', async () => {
     await expect(store.acceptRoot({} as NewRecord, { keys: ['a'], args: [] })).rejects.toThrow(/8 keys and 7 args/);
+  });
+
+  it('stores the raw transaction once, binary, beside a compact record hash; records stored with rawTx in the hash still read', async () => {
+    const { p, pool, writes, store: st } = setup(new BsvTransactionBuilder());
+    await fundPool(pool, 3, 100_000);
+    const independent = await writes.writeIndependent(caller, { body: Buffer.from('x'.repeat(1024)), encode: 'SHA256' });
+    const created = await writes.createLinked(caller, body('v1'));
+    const updated = await writes.updateLinked(caller, created.txId, { ...body('v2'), updateToken: created.updateToken });
+    for (const txId of [independent.txId, created.txId, updated.txId]) {
+      const raw = (await redis.getBuffer(`${p}:records:tx:${txId}`)) as Buffer;
+      expect(Buffer.from(createHash('sha256').update(createHash('sha256').update(raw).digest()).digest()).reverse().toString('hex')).toBe(txId);
+      expect(await redis.hexists(`${p}:records:rec:${txId}`, 'rawTx')).toBe(0);
+      // every value is small enough for Redis's listpack encoding (~3x less memory than a hashtable)
+      expect(['listpack', 'ziplist']).toContain(await redis.object('ENCODING', `${p}:records:rec:${txId}`));
+      expect(await st.rawTxMany([txId])).toEqual([raw.toString('hex')]);
+      expect((await st.publication(txId))?.rawTx).toBe(raw.toString('hex'));
+      expect((await st.receiptMaterial(txId))?.rawTx).toBe(raw.toString('hex'));
+    }
+    // A record accepted before the tx key existed: its hex in the hash is what the readers answer.
+    const legacy = independent.txId;
+    const hex = ((await redis.getBuffer(`${p}:records:tx:${legacy}`)) as Buffer).toString('hex');
+    await redis.multi().del(`${p}:records:tx:${legacy}`).hset(`${p}:records:rec:${legacy}`, 'rawTx', hex).exec();
+    expect(await st.rawTxMany([legacy, created.txId, 'ff'.repeat(32)])).toEqual([hex, expect.any(String), null]);
+    expect((await st.publication(legacy))?.rawTx).toBe(hex);
+    expect((await st.receiptMaterial(legacy))?.rawTx).toBe(hex);
   });
 });

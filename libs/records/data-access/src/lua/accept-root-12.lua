@@ -1,6 +1,7 @@
 --[[
   Accepts a record that links to nothing before it (an independent record or a linked create):
-  stores the record with its raw transaction, adds it to the publication outbox and commits its
+  stores the record and, beside it, its raw transaction (binary, its own key: a value over 64
+  bytes would turn the record's compact listpack hash into a hashtable at ~3x the memory), adds it to the publication outbox and commits its
   funding in the wallet's pool (leased inputs -> spent by txId, change -> pending), atomically.
   The pool's commit contract (`pool_check`, `pool_apply`) is the prelude of this script
   (chain-wallet `poolCommitLua()`, from wallet-commit-8.lua).
@@ -9,13 +10,15 @@
   KEYS[2] outbox zset      (records:outbox)
   KEYS[3] chain list       (records:chain:<txId>; used only when ARGV[3] == '1')
   KEYS[4..11] the pool's commit keys (FundingPool.commitKeys(txId))
+  KEYS[12] raw transaction   (records:tx:<txId>; STRING, binary)
 
   ARGV[1] txId
   ARGV[2] outbox score (acceptance time, ms)
   ARGV[3] '1' to start a chain (linked create), '0' otherwise
   ARGV[4] most records the outbox may hold (back-pressure); '0' = no limit
   ARGV[5..11] the pool's commit args (FundingPool.commitArgs(...))
-  ARGV[12..] field, value pairs of the record hash
+  ARGV[12] the raw transaction (bytes)
+  ARGV[13..] field, value pairs of the record hash
 
   Returns 'OK', 'EXISTS' when a record (or a pool commit) with this txId is already stored,
   'BACKPRESSURE' when the outbox is full (publication lags too far behind), or 'LEASE_LOST' when
@@ -34,10 +37,11 @@ if refused then
   return refused
 end
 local fields = {}
-for i = 12, #ARGV do
+for i = 13, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
 redis.call('HSET', KEYS[1], unpack(fields))
+redis.call('SET', KEYS[12], ARGV[12])
 if ARGV[3] == '1' then
   redis.call('RPUSH', KEYS[3], ARGV[1])
 end

@@ -11,6 +11,7 @@
   KEYS[3] previous record hash  (records:rec:<prevTxId>)
   KEYS[4] chain list            (records:chain:<chainId>)
   KEYS[5..12] the pool's commit keys (FundingPool.commitKeys(txId))
+  KEYS[13] raw transaction      (records:tx:<txId>; STRING, binary, beside the hash as in accept-root)
 
   ARGV[1] txId of the new record
   ARGV[2] outbox score (acceptance time, ms)
@@ -19,7 +20,8 @@
   ARGV[5] caller's tenant (must own the chain when no token is supplied)
   ARGV[6] most records the outbox may hold (back-pressure); '0' = no limit
   ARGV[7..13] the pool's commit args (FundingPool.commitArgs(...))
-  ARGV[14..] field, value pairs of the new record (position is set here)
+  ARGV[14] the raw transaction (bytes)
+  ARGV[15..] field, value pairs of the new record (position is set here)
 
   Returns 'OK' or one of: 'TX_NOT_FOUND' (no previous record), 'WRONG_FAMILY' (previous is not
   linked), 'TOKEN_INVALID', 'FORBIDDEN' (no token, other tenant), 'NOT_END' (previous is a
@@ -60,12 +62,13 @@ if refused then
   return refused
 end
 local fields = {}
-for i = 14, #ARGV do
+for i = 15, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
 fields[#fields + 1] = 'position'
 fields[#fields + 1] = tostring(tonumber(prev[7]) + 1)
 redis.call('HSET', KEYS[1], unpack(fields))
+redis.call('SET', KEYS[13], ARGV[14])
 redis.call('HSET', KEYS[3], 'nextTxId', ARGV[1])
 redis.call('RPUSH', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
