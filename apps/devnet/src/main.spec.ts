@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Transaction } from '@bsv/sdk';
 import { fundingIdentity } from '@proofline/chain-wallet';
+import { createRedis } from '@proofline/shared-redis';
 import { eventually, freePort, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { devnetPrefix } from './devnet-prefix';
 
@@ -72,5 +73,47 @@ describe('apps/devnet', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
     expect(code).toBe(78);
     expect(err.trim()).toBe('proofline devnet: configuration error: NETWORK: the devnet node only runs with NETWORK=devnet (got testnet; set ARC_URL to an external ARC)');
+  });
+
+  it("keeps its chain in DEVNET_REDIS_URL, unless the service's Redis already holds the chain the wallet was funded from", async () => {
+    // Database 1 of the test server stands in for the node's own redis-server.
+    const own = `${testRedisUrl().replace(/\/\d*$/, '')}/1`;
+    const ownRedis = createRedis(own);
+    const run = async (p: string) => {
+      const port = await freePort();
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/devnet/src/main.ts')], {
+        cwd: ROOT,
+        env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', REDIS_URL: testRedisUrl(), DEVNET_REDIS_URL: own, REDIS_PREFIX: p, HOST: '127.0.0.1', DEVNET_PORT: String(port), BLOCK_INTERVAL_MS: '200', LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      try {
+        await eventually(async () => (((await (await fetch(`http://127.0.0.1:${port}/chain/info`)).json()) as { blocks: number }).blocks >= 2), 40_000, 100);
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+      }
+      return out;
+    };
+    try {
+      const fresh = `${prefix}-own`;
+      await run(fresh);
+      expect(await ownRedis.exists(`${devnetPrefix(fresh)}:chain:tip`)).toBe(1);
+      expect(await redis.exists(`${devnetPrefix(fresh)}:chain:tip`)).toBe(0);
+
+      const legacy = `${prefix}-legacy`;
+      await redis.hset(`${devnetPrefix(legacy)}:chain:tip`, 'hash', '00'.repeat(32), 'height', '0', 'time', '0');
+      const out = await run(legacy);
+      expect(out).toContain("the devnet's chain is in the service's Redis");
+      expect(await ownRedis.exists(`${devnetPrefix(legacy)}:chain:tip`)).toBe(0);
+    } finally {
+      for (const p of [`${prefix}-own`, `${prefix}-legacy`]) {
+        const keys = await ownRedis.keys(`${p}:*`);
+        if (keys.length > 0) await ownRedis.del(...keys);
+      }
+      await ownRedis.quit();
+    }
   });
 });

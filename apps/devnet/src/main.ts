@@ -6,8 +6,9 @@
  */
 import { CONFIG_ERROR_EXIT, loadConfigOrExit } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
+import type { Logger } from '@proofline/shared-logger';
 import { createRedis } from '@proofline/shared-redis';
-import { startDevnetNode } from '@proofline/chain-devnet';
+import { devnetKeys, startDevnetNode } from '@proofline/chain-devnet';
 import { fundingIdentity } from '@proofline/chain-wallet';
 import { devnetPrefix } from './devnet-prefix';
 
@@ -19,12 +20,16 @@ async function main(): Promise<void> {
     process.exit(CONFIG_ERROR_EXIT);
   }
   // Finite retries: while Redis is down, requests answer 503 REDIS_UNAVAILABLE instead of hanging.
-  const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: 2 });
+  // Its chain's Redis: DEVNET_REDIS_URL (npm start gives the node a redis-server of its own), else
+  // REDIS_URL — and REDIS_URL still when the chain the service's wallet was funded from lives there.
+  const prefix = devnetPrefix(config.redisPrefix);
+  const redisUrl = await chainStore(config.devnet.redisUrl, config.redisUrl, prefix, logger);
+  const redis = createRedis(redisUrl, { maxRetriesPerRequest: 2 });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const funding = fundingIdentity(config.wallet.seed, 'devnet');
   const node = await startDevnetNode({
     redis,
-    prefix: devnetPrefix(config.redisPrefix),
+    prefix,
     host: config.host,
     port: config.devnet.port,
     coinbaseLockingScriptHex: funding.lockingScriptHex,
@@ -48,6 +53,30 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/**
+ * Where the node's chain lives. A deployment that ran the node in the service's Redis (before
+ * DEVNET_REDIS_URL existed) keeps its chain there: the wallet's UTXOs and the records' proofs
+ * belong to that chain, and a new empty chain elsewhere would refuse every funded write.
+ */
+async function chainStore(devnetUrl: string, serviceUrl: string, prefix: string, logger: Logger): Promise<string> {
+  if (devnetUrl === serviceUrl) return serviceUrl;
+  const tip = devnetKeys(prefix).tip;
+  const probe = async (url: string) => {
+    const r = createRedis(url, { maxRetriesPerRequest: 2 });
+    r.on('error', () => undefined);
+    try {
+      return (await r.exists(tip)) === 1;
+    } finally {
+      r.disconnect();
+    }
+  };
+  if (!(await probe(devnetUrl)) && (await probe(serviceUrl))) {
+    logger.warn({ tip }, "the devnet's chain is in the service's Redis (REDIS_URL): the node keeps it there; wipe it to move the node to DEVNET_REDIS_URL");
+    return serviceUrl;
+  }
+  return devnetUrl;
 }
 
 main().catch((err: unknown) => {

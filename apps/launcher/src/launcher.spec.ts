@@ -169,9 +169,14 @@ describe('npm start (compiled launcher)', () => {
       const policy = (await (await fetch(`${devnetUrl}/v1/policy`)).json()) as { policy: { miningFee: unknown } };
       expect(policy.policy.miningFee).toEqual({ satoshis: 1, bytes: 1000 });
       for (const c of nodes) expect(c.argv).toHaveLength(2);
+      // Two redis-servers: the service's (REDIS_URL did not answer) and the devnet node's own.
       const others = children.filter((c) => c.argv[0] !== process.execPath);
-      expect(others).toHaveLength(1);
-      expect(others[0]?.argv[0]).toMatch(/^redis-server /);
+      expect(others.map((c) => c.argv[0]?.replace(/:\d+$/, ''))).toEqual(['redis-server 127.0.0.1', 'redis-server 127.0.0.1']);
+      expect(others.map((c) => c.argv[0])).toContain(`redis-server 127.0.0.1:${redisPort}`);
+      const devnetNode = nodes.find((n) => n.argv[1]?.endsWith('apps/devnet/main.js'));
+      const devnetRedisUrl = devnetNode?.env.split('\0').find((e) => e.startsWith('DEVNET_REDIS_URL='))?.slice('DEVNET_REDIS_URL='.length);
+      expect(devnetRedisUrl).toMatch(/^redis:\/\/127\.0\.0\.1:\d+$/);
+      expect(devnetRedisUrl).not.toBe(`redis://127.0.0.1:${redisPort}`);
       for (const c of [...children, { argv: fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'), env: '' }]) {
         expect(c.argv.join(' ')).not.toMatch(/tsx|--import|--require|--loader|ts-node/);
         expect(c.env).not.toMatch(/NODE_OPTIONS=[^\0]*(tsx|--import|--require|--loader)/);
@@ -225,7 +230,7 @@ describe('npm start (compiled launcher)', () => {
       expect(alive(replaced.pid)).toBe(true);
       expect(run.output()).toMatch(/"msg":"api exited \(SIGKILL\); restarting in 0 ms"/);
     } finally {
-      const redisPid = childrenOf(pid).find((c) => c.argv[0]?.startsWith('redis-server'))?.pid;
+      const redisPids = childrenOf(pid).filter((c) => c.argv[0]?.startsWith('redis-server')).map((c) => c.pid);
       const devnetChild = childrenOf(pid).find((c) => c.argv[1]?.endsWith('apps/devnet/main.js'))?.pid;
       process.kill(-pid, 'SIGINT'); // Ctrl-C: the launcher and every app of its group
 
@@ -237,13 +242,14 @@ describe('npm start (compiled launcher)', () => {
       const stoppedApps = output.indexOf('"msg":"stopping (SIGINT)');
       expect(stoppedApps).toBeGreaterThan(0);
       expect(output.indexOf('"msg":"stopped"', stoppedApps)).toBeGreaterThan(stoppedApps);
-      expect(redisPid).toBeDefined();
-      expect(alive(redisPid ?? 0)).toBe(false);
+      expect(redisPids).toHaveLength(2);
+      for (const redisPid of redisPids) expect(alive(redisPid)).toBe(false);
       // The devnet node (its own process group: the terminal's SIGINT missed it) was stopped by the launcher.
       expect(devnetChild).toBeDefined();
       expect(alive(devnetChild ?? 0)).toBe(false);
       expect(output).toContain('"msg":"devnet node stopping"');
       expect(fs.readdirSync(path.join(BUILD, '.data', 'redis')).some((f) => f.startsWith('appendonly'))).toBe(true);
+      expect(fs.readdirSync(path.join(BUILD, '.data', 'devnet-redis')).some((f) => f.startsWith('appendonly'))).toBe(true);
       // Stopped by the launcher's SIGTERM after the apps, not by the terminal's SIGINT under them.
       const redisLog = fs.readFileSync(path.join(BUILD, '.data', 'redis', 'redis.log'), 'utf8');
       expect(redisLog).toContain('Received SIGTERM');

@@ -9,13 +9,15 @@
  *
  * Stop (Ctrl-C, SIGINT or SIGTERM): the apps first (SIGTERM; servers finish in-flight requests,
  * workers the jobs in hand; SIGKILL after SHUTDOWN_GRACE_MS + 2 s), then the devnet node, then
- * the redis-server this launcher started (SIGTERM: it flushes its AOF). The devnet node and that
- * redis-server run in their own process groups, so a terminal's Ctrl-C does not stop them under
- * the apps.
+ * the redis-servers this launcher started (SIGTERM: they flush their AOF): the service's, when
+ * REDIS_URL did not answer, and the devnet node's own (.data/devnet-redis, unless DEVNET_REDIS_URL
+ * is set or no redis-server is on PATH). The devnet node and those redis-servers run in their own
+ * process groups, so a terminal's Ctrl-C does not stop them under the apps.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { CONFIG_ERROR_EXIT, loadConfigOrExit } from '@proofline/shared-config';
 import { hasRedisServer, isLocalUrl, redisAnswers, startLocalRedis } from './redis-local';
@@ -76,6 +78,20 @@ async function main(): Promise<void> {
       restarts: [],
     })),
   );
+  // The devnet node keeps its chain (every transaction, UTXO and block of the simulated network)
+  // in a redis-server of its own, as a real deployment's ARC keeps its own state: the service's
+  // Redis then holds only the service's data (its memory per record is the service's figure),
+  // and the chain's writes do not queue behind the service's commands.
+  let devnetRedis: ChildProcess | undefined;
+  const devnetProc = procs.find((p) => p.name === 'devnet');
+  if (devnetProc && !process.env['DEVNET_REDIS_URL'] && hasRedisServer()) {
+    const url = `redis://127.0.0.1:${await freePort()}`;
+    const dataDir = path.join(ROOT, '.data', 'devnet-redis');
+    log(`starting the devnet node's redis-server with AOF in ${path.relative(ROOT, dataDir)}`);
+    devnetRedis = await startLocalRedis(url, dataDir);
+    process.on('exit', () => devnetRedis?.kill('SIGTERM'));
+    devnetProc.env = { ...devnetProc.env, DEVNET_REDIS_URL: url };
+  }
   let stopping = false;
   // Not reached on SIGKILL; on any other exit of the launcher the devnet node goes with it.
   process.on('exit', () => procs.filter((p) => p.stage === 'infrastructure').forEach((p) => p.child?.kill('SIGTERM')));
@@ -109,13 +125,13 @@ async function main(): Promise<void> {
   const stop = async (reason: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
-    log(`stopping (${reason}): apps first, then the devnet if it runs here, then ${redis ? 'the redis-server started here' : 'nothing else'}`);
+    log(`stopping (${reason}): apps first, then the devnet if it runs here, then ${redis || devnetRedis ? 'the redis-servers started here' : 'nothing else'}`);
     // The apps, then the infrastructure they use (the devnet node), then Redis.
     for (const stage of ['app', 'infrastructure'] as const) {
       const running = procs.filter((p) => p.stage === stage).map((p) => p.child).filter((c): c is ChildProcess => c !== undefined);
       await Promise.all(running.map((child) => stopChild(child, config.shutdownGraceMs + 2000)));
     }
-    if (redis) await stopChild(redis, 10_000);
+    await Promise.all([redis, devnetRedis].filter((r): r is ChildProcess => r !== undefined).map((r) => stopChild(r, 10_000)));
     log('stopped');
     process.exit(exitCode);
   };
@@ -132,6 +148,18 @@ async function main(): Promise<void> {
   log('started', { processes: procs.map((p) => p.name) });
 
   void announceWhenReady(`http://127.0.0.1:${config.port}`, config.graphqlPort, () => stopping);
+}
+
+/** A TCP port free on 127.0.0.1 now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */

@@ -28,11 +28,13 @@ describe('loadConfig', () => {
       headersUrl: 'http://127.0.0.1:9090',
       pollMs: 2000,
     });
-    expect(c.devnet).toEqual({ port: 9090, apiKey: undefined });
+    expect(c.devnet).toEqual({ port: 9090, apiKey: undefined, redisUrl: 'redis://127.0.0.1:6379' });
   });
 
   it('reads the devnet node settings and refuses a bad DEVNET_PORT', () => {
-    expect(loadConfig({ DEVNET_PORT: '9191', DEVNET_API_KEY: 'devnet-key' }).devnet).toEqual({ port: 9191, apiKey: 'devnet-key' });
+    expect(loadConfig({ DEVNET_PORT: '9191', DEVNET_API_KEY: 'devnet-key' }).devnet).toEqual({ port: 9191, apiKey: 'devnet-key', redisUrl: 'redis://127.0.0.1:6379' });
+    expect(loadConfig({ REDIS_URL: 'redis://10.0.0.1:6379', DEVNET_REDIS_URL: 'redis://127.0.0.1:7000' }).devnet.redisUrl).toBe('redis://127.0.0.1:7000');
+    expect(() => loadConfig({ DEVNET_REDIS_URL: 'not a url' })).toThrow(/^DEVNET_REDIS_URL: /);
     expect(() => loadConfig({ DEVNET_PORT: 'abc' })).toThrow(/^DEVNET_PORT: /);
     expect(() => loadConfig({ DEVNET_PORT: '70000' })).toThrow(/^DEVNET_PORT: /);
   });

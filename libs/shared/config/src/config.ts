@@ -153,6 +153,9 @@ const envSchema = z.object({
   // The devnet node (apps/devnet): its ARC v1 + headers port, and an optional Bearer key for /v1/*.
   DEVNET_PORT: intFrom(0, 65535).default(9090),
   DEVNET_API_KEY: optionalString,
+  // The devnet node's own Redis (its chain: transactions, UTXOs, blocks). Unset: REDIS_URL, except
+  // under `npm start`, which gives the node a redis-server of its own (see apps/launcher).
+  DEVNET_REDIS_URL: z.string().url('must be a redis:// URL').optional(),
   // Issue 11: rate limits and the queue dashboard.
   RATE_LIMIT_PER_KEY: ratePolicy,
   RATE_LIMIT_PER_TENANT: ratePolicy,
@@ -235,7 +238,8 @@ export interface Config {
   /** Where records are published; the devnet is the embedded default. */
   readonly network: Network;
   /** The devnet node (apps/devnet): listens on `HOST`:`port`; `/v1/*` need `Bearer apiKey` when set. */
-  readonly devnet: { readonly port: number; readonly apiKey: string | undefined };
+  /** The devnet node (apps/devnet): its port, Bearer key, and the Redis its chain lives in (DEVNET_REDIS_URL, else REDIS_URL). */
+  readonly devnet: { readonly port: number; readonly apiKey: string | undefined; readonly redisUrl: string };
   /** The funding wallet and its UTXO pool (libs/chain/wallet). */
   readonly wallet: {
     /** Key seed; {@link DEVNET_WALLET_SEED} only on the devnet. */
@@ -333,7 +337,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       pollMs: e.ARC_POLL_MS,
     },
     network: e.NETWORK,
-    devnet: { port: e.DEVNET_PORT, apiKey: e.DEVNET_API_KEY },
+    devnet: { port: e.DEVNET_PORT, apiKey: e.DEVNET_API_KEY, redisUrl: e.DEVNET_REDIS_URL ?? e.REDIS_URL },
     wallet: {
       seed: e.WALLET_SEED?.toLowerCase() ?? DEVNET_WALLET_SEED,
       utxoSatoshis: e.POOL_UTXO_SATS,
