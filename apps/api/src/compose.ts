@@ -154,8 +154,10 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
     undo.push(() => scope.close());
     const records = { reads: scope.records.reads, writes: scope.records.writes, receipts: scope.records.receipts, auth: identityRecordsAuth(identity) };
     const webhooks = createWebhooks({ config, redis, prefix: config.redisPrefix, clock });
-    // Queue handles for /metrics (job counts) and the read-only dashboard; they never add jobs.
-    const observed = Object.values(QUEUES).map((name) => new Queue(name, { connection: bull, prefix: bullPrefix(config.redisPrefix) }));
+    // Queue handles for /metrics (job counts) and the read-only dashboard; they never add jobs, and
+    // never rewrite a queue's meta hash (skipMetasUpdate): a handle without `streams` options would
+    // reset the records queue's event-stream cap to BullMQ's 10,000 (~0.5 KB a record of Redis memory).
+    const observed = Object.values(QUEUES).map((name) => new Queue(name, { connection: bull, prefix: bullPrefix(config.redisPrefix), skipMetasUpdate: true }));
     for (const q of observed) q.on('error', (err) => logger.warn({ err: err.message, queue: q.name }, 'metrics queue error'));
     const metrics = createApiMetrics({
       queueCounts: async () => Object.fromEntries(await Promise.all(observed.map(async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed')] as const))),

@@ -10,6 +10,8 @@ import { composeApi } from './compose';
 import type { ComposedApi } from './compose';
 import { fundPool } from '@proofline/records-testing';
 import { testConfig } from './testing/harness';
+import { PUBLISH_EVENTS_MAX_LEN } from '@proofline/records-feature';
+import { QUEUES } from '@proofline/shared-jobs';
 
 describe('GET /metrics (production composition)', () => {
   const prefix = uniquePrefix('metrics');
@@ -67,5 +69,11 @@ describe('GET /metrics (production composition)', () => {
     expect(text).toContain('proofline_http_requests_total{method="GET",route="/api/v1/records/:txId/status",status="404",app="proofline-api"} 2');
     expect(text).toContain('proofline_http_request_duration_seconds_count{app="proofline-api",method="GET",route="/api/v1/records/:txId/status"} 6');
     expect(text).toContain('proofline_http_requests_total{method="GET",route="/metrics",status="200",app="proofline-api"} 1');
+  });
+
+  it("keeps the records queue's event-stream cap: its observers (metrics, dashboard) never rewrite a queue's meta", async () => {
+    expect((await fetch(`${base}/metrics`)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await composed.deps.redis.hget(`${prefix}:bull:${QUEUES.recordsPublish}:meta`, 'opts.maxLenEvents')).toBe(String(PUBLISH_EVENTS_MAX_LEN));
   });
 });

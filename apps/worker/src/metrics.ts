@@ -55,7 +55,8 @@ export function createWorkerMetrics(o: { readonly bull: Redis; readonly redisPre
     registers: [registry],
   });
   const active = new Gauge({ name: 'proofline_worker_jobs_active', help: 'Job attempts running now in this worker process, by queue.', labelNames: ['queue'] as const, registers: [registry] });
-  const queues = Object.values(QUEUES).map((name) => new Queue(name, { connection: o.bull, prefix: bullPrefix(o.redisPrefix) }));
+  // Observers only: skipMetasUpdate keeps each queue's meta (its event-stream cap) as its owner set it.
+  const queues = Object.values(QUEUES).map((name) => new Queue(name, { connection: o.bull, prefix: bullPrefix(o.redisPrefix), skipMetasUpdate: true }));
   for (const q of queues) q.on('error', () => undefined);
   new Gauge({
     name: 'proofline_queue_jobs',
