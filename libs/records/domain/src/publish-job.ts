@@ -1,10 +1,24 @@
 import { z } from 'zod';
 
-/** Payload of a `records-publish` job. Its jobId is the txId (idempotent enqueueing). */
-export const RecordsPublishJob = z.object({
-  txId: z.string().regex(/^[0-9a-f]{64}$/, 'txId must be 64 lowercase hex characters'),
-});
+const txId = z.string().regex(/^[0-9a-f]{64}$/, 'txId must be 64 lowercase hex characters');
+
+/** Most records one publication job carries (one ARC `/v1/txs` batch at most). */
+export const MAX_PUBLISH_BATCH = 500;
+
+/**
+ * Payload of a `records-publish` job:
+ * - `{ txIds }`: a batch, enqueued by an API process for the writes it accepted in one group
+ *   commit (jobId `batch-<first txId>`); one BullMQ job cycle for many records;
+ * - `{ txId }`: one record, jobId = the txId (idempotent enqueueing): the outbox sweeper's, a
+ *   successor waiting for the record it spends, and every job enqueued before batches existed.
+ */
+export const RecordsPublishJob = z.union([z.object({ txIds: z.array(txId).min(1).max(MAX_PUBLISH_BATCH) }), z.object({ txId })]);
 export type RecordsPublishJob = z.infer<typeof RecordsPublishJob>;
+
+/** The records a job carries, in enqueue order. */
+export function publishJobTxIds(job: RecordsPublishJob): readonly string[] {
+  return 'txIds' in job ? job.txIds : [job.txId];
+}
 
 /** Job name on the records-publish queue (`QUEUES.recordsPublish` in shared-jobs). */
 export const RECORDS_PUBLISH_JOB = 'publish';

@@ -33,8 +33,9 @@ describe('records publisher (real Redis, real BullMQ)', () => {
   const service = (chain: InMemoryChain, q: PublishQueue = queue) =>
     createRecords({ config, clock, redis, prefix, builder: chain, funding, reader: chain, queue: q, logger }).writes;
   const reads = (chain: InMemoryChain) => createRecords({ config, clock, redis, prefix, builder: chain, funding, reader: chain, queue, logger }).reads;
-  /** Resolves once the job of `txId` has left the queue (completed or failed for good: both are removed). */
-  const settled = (txId: string) => eventually(async () => (await queue.queue.getJob(txId)) === undefined, 10_000);
+  /** Resolves once every job has left the queue (completed or failed for good: both are removed). */
+  const drained = () =>
+    eventually(async () => Object.values(await queue.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).every((n) => n === 0), 10_000);
 
   beforeAll(() => fundPool(funding.pool, 200, 1000));
   afterEach(async () => {
@@ -93,7 +94,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     expect(await publisher.sweep()).toBe(0);
     // sweeping twice or enqueueing again never publishes twice
     await queue.enqueue(txId);
-    await settled(txId);
+    await drained();
     expect(chain.accepted.get(txId)).toBe(1);
   });
 
@@ -120,8 +121,58 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     expect((await store.meta(doomed.txId))?.failure).toMatch(/^INVALID_TX/);
     expect(await reads(chain).status('independent', doomed.txId)).toEqual({ confirmation: null, publication: 'failed', failure: 'INVALID_TX: bad script' });
     expect(await store.outboxSize()).toBe(0);
-    await settled(doomed.txId);
+    await drained();
     expect(calls).toBe(1);
+  });
+
+  it('group commit: concurrent writes share batch jobs, every record is published exactly once', async () => {
+    const chain = new InMemoryChain();
+    const svc = service(chain);
+    const written = await Promise.all(Array.from({ length: 30 }, (_, i) => svc.writeIndependent(tenant, { body: Buffer.from(`batch ${i}`), encode: 'SHA256' })));
+    const jobs = await queue.queue.getJobs(['waiting']);
+    // fewer jobs than writes, and together they carry each txId exactly once
+    expect(jobs.length).toBeLessThan(written.length);
+    const carried = jobs.flatMap((j) => (j.data as { txIds: string[] }).txIds);
+    expect(carried.sort()).toEqual(written.map((w) => w.txId).sort());
+    expect(jobs.every((j) => j.id === `batch-${(j.data as { txIds: string[] }).txIds[0]}`)).toBe(true);
+    start(chain);
+    await eventually(async () => (await Promise.all(written.map((w) => store.state(w.txId)))).every((st) => st === 'published'), 10_000);
+    for (const w of written) expect(chain.accepted.get(w.txId)).toBe(1);
+    expect(await store.outboxSize()).toBe(0);
+    await drained();
+  });
+
+  it('a batch carrying an update before its create: the update waits in its own delayed job, both are published in chain order', async () => {
+    const chain = new InMemoryChain();
+    const lost: PublishQueue = { enqueue: async () => undefined };
+    const svc = service(chain, lost);
+    const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
+    const updated = await svc.updateLinked(tenant, created.txId, { body: Buffer.from('b'), encode: undefined, updateToken: created.updateToken });
+    await queue.queue.add('publish', { txIds: [updated.txId, created.txId] }, { jobId: `batch-${updated.txId}`, removeOnComplete: true, removeOnFail: true });
+    start(chain);
+    await eventually(async () => (await store.state(updated.txId)) === 'published', 10_000);
+    expect(chain.mine().txIds.slice(1)).toEqual([created.txId, updated.txId]);
+    expect(chain.accepted.get(updated.txId)).toBe(1);
+    await drained();
+  });
+
+  it('the sweeper waits while jobs wait (a backlog is not a lost enqueue), then finds what no job carries', async () => {
+    const chain = new InMemoryChain();
+    const lost: PublishQueue = { enqueue: async () => undefined };
+    const orphan = await service(chain, lost).writeIndependent(tenant, { body: Buffer.from('orphan'), encode: undefined });
+    await queue.enqueue((await service(chain, lost).writeIndependent(tenant, { body: Buffer.from('queued'), encode: undefined })).txId);
+    const publisher = start(chain, { concurrency: 1 });
+    await publisher.worker.pause(true);
+    await queue.enqueue((await service(chain, lost).writeIndependent(tenant, { body: Buffer.from('waiting'), encode: undefined })).txId);
+    clock.advance(6000);
+    expect(await queue.queue.getWaitingCount()).toBeGreaterThan(0);
+    expect(await publisher.sweep()).toBe(0);
+    publisher.worker.resume();
+    await drained();
+    expect(await store.state(orphan.txId)).toBe('pending');
+    expect(await publisher.sweep()).toBe(1);
+    await eventually(async () => (await store.state(orphan.txId)) === 'published', 10_000);
+    expect(await store.outboxSize()).toBe(0);
   });
 
   it('caps the queue\'s events stream (nothing reads it) near PUBLISH_EVENTS_MAX_LEN', async () => {

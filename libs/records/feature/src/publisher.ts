@@ -5,14 +5,10 @@ import type { Logger } from '@proofline/shared-logger';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Redis } from '@proofline/shared-redis';
 import type { ChainPublisher, SubmitResult } from '@proofline/chain-domain';
-import { RECORDS_PUBLISH_JOB, RECORDS_PUBLISH_OPTIONS, RecordsPublishJob } from '@proofline/records-domain';
+import { MAX_PUBLISH_BATCH, RECORDS_PUBLISH_JOB, RECORDS_PUBLISH_OPTIONS, RecordsPublishJob } from '@proofline/records-domain';
 import { RecordStore } from '@proofline/records-data-access';
 import type { PublishQueue } from './types';
 
-/**
- * The API side of publication: a BullMQ queue, jobId = txId, on the app's connection (shared:
- * close() closes the queue, the app closes the connection after it).
- */
 /**
  * Approximate cap of the publication queue's BullMQ events stream (BullMQ's default: 10,000).
  * Nothing reads these events (no QueueEvents on this queue); every job adds 3–4 of ~150 B, so the
@@ -22,23 +18,61 @@ import type { PublishQueue } from './types';
  */
 export const PUBLISH_EVENTS_MAX_LEN = 1000;
 
+/**
+ * The API side of publication: a BullMQ queue on the app's connection (shared: close() closes
+ * the queue, the app closes the connection after it).
+ *
+ * Group commit: `enqueue` calls that arrive while no add is in flight, or while one is, join
+ * one `{ txIds }` job (jobId `batch-<first txId>`) added in one round trip, so a worker runs one
+ * BullMQ job cycle (moveToActive, moveToFinished: Lua scripts on both ends) for many records
+ * instead of one each. No timer: the batch is whatever arrived during the previous add. Each
+ * caller's promise settles when its batch is in Redis. The records are durable before this runs
+ * (the outbox); a lost batch is the sweeper's to find.
+ */
 export class BullPublishQueue implements PublishQueue {
   readonly queue: Queue;
+  private pending: { txId: string; done: (err?: unknown) => void }[] = [];
+  private flushing: Promise<void> | null = null;
+
   /** `prefix` is the deployment's (or test's) Redis prefix; BullMQ's is derived from it. */
   constructor(connection: Redis, prefix: string) {
     this.queue = new Queue(QUEUES.recordsPublish, { connection, prefix: bullPrefix(prefix), streams: { events: { maxLen: PUBLISH_EVENTS_MAX_LEN } } });
   }
-  async enqueue(txId: string): Promise<void> {
-    await this.queue.add(RECORDS_PUBLISH_JOB, { txId } satisfies RecordsPublishJob, { ...RECORDS_PUBLISH_OPTIONS, jobId: txId });
+
+  enqueue(txId: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ txId, done: (err) => (err === undefined ? resolve() : reject(err as Error)) });
+      if (!this.flushing) this.flushing = this.flush();
+    });
   }
+
+  /** One job per record, jobId = txId (the sweeper's: re-adding a txId that waits is a no-op). */
   async enqueueMany(txIds: readonly string[]): Promise<void> {
     if (txIds.length === 0) return;
     await this.queue.addBulk(
       txIds.map((txId) => ({ name: RECORDS_PUBLISH_JOB, data: { txId } satisfies RecordsPublishJob, opts: { ...RECORDS_PUBLISH_OPTIONS, jobId: txId } })),
     );
   }
-  close(): Promise<void> {
-    return this.queue.close();
+
+  async close(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    await this.queue.close();
+  }
+
+  private async flush(): Promise<void> {
+    // Let the writes finishing in this turn join the batch.
+    await new Promise<void>((r) => setImmediate(r));
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, MAX_PUBLISH_BATCH);
+      const txIds = batch.map((b) => b.txId);
+      try {
+        await this.queue.add(RECORDS_PUBLISH_JOB, { txIds } satisfies RecordsPublishJob, { ...RECORDS_PUBLISH_OPTIONS, jobId: `batch-${txIds[0] ?? ''}` });
+        for (const b of batch) b.done();
+      } catch (err) {
+        for (const b of batch) b.done(err ?? new Error('enqueue failed'));
+      }
+    }
+    this.flushing = null;
   }
 }
 
@@ -61,21 +95,16 @@ export interface PublicationSettlement {
 /** How long a successor waits for its previous record to be published before re-checking. */
 const WAIT_FOR_PREVIOUS_MS = 250;
 
+type PublishDeps = { store: RecordStore; chain: ChainPublisher; clock: Clock; logger?: Logger; settlement?: PublicationSettlement };
+
 /**
  * Publishes one accepted record: loads its raw transaction, submits it (idempotent by txId),
- * marks it published and removes it from the outbox. A successor waits (without spending an
- * attempt) until the record it spends is published. Transient faults throw (BullMQ retries with
- * backoff); permanent rejections are recorded on the record (status reports `failed`) and throw
- * UnrecoverableError.
+ * marks it published and removes it from the outbox. A successor whose previous record is not
+ * published yet answers `'wait-previous'` (nothing done). Transient faults throw (the job is
+ * retried with backoff); a permanent rejection is recorded on the record (status reports
+ * `failed`) and throws UnrecoverableError.
  */
-export async function publishRecord(
-  deps: { store: RecordStore; chain: ChainPublisher; clock: Clock; logger?: Logger; settlement?: PublicationSettlement },
-  job: Pick<Job, 'data' | 'moveToDelayed'>,
-  token: string | undefined,
-): Promise<PublishOutcome> {
-  const parsed = RecordsPublishJob.safeParse(job.data);
-  if (!parsed.success) throw new UnrecoverableError('invalid records-publish payload');
-  const { txId } = parsed.data;
+export async function publishTx(deps: PublishDeps, txId: string): Promise<PublishOutcome | 'wait-previous'> {
   const info = await deps.store.publication(txId);
   if (!info) return 'unknown';
   if (info.state === 'published') {
@@ -90,10 +119,7 @@ export async function publishRecord(
       await deps.store.settle(txId, deps.clock.now(), 'PREVIOUS_REJECTED: the record this one links to was rejected by the chain');
       throw new UnrecoverableError(`previous record ${info.prevTxId} was rejected`);
     }
-    if (prevState !== 'published') {
-      await job.moveToDelayed(Date.now() + WAIT_FOR_PREVIOUS_MS, token);
-      throw new DelayedError();
-    }
+    if (prevState !== 'published') return 'wait-previous';
   }
   const result: SubmitResult & { readonly arcCode?: number | string } = await deps.chain.submit({ txId, rawHex: info.rawTx });
   if (result.status === 'accepted' || result.status === 'already-known') {
@@ -111,6 +137,45 @@ export async function publishRecord(
   await deps.store.settle(txId, deps.clock.now(), `${result.code}: ${result.detail}`);
   deps.logger?.warn({ txId, code: result.code, arcCode: result.arcCode }, 'record transaction rejected by the chain');
   throw new UnrecoverableError(`${result.code}: ${result.detail}`);
+}
+
+/**
+ * A single-record job (`{ txId }`): {@link publishTx}; a successor waiting for its previous
+ * record moves this job back to delayed (no attempt spent).
+ */
+export async function publishRecord(deps: PublishDeps, job: Pick<Job, 'data' | 'moveToDelayed'>, token: string | undefined): Promise<PublishOutcome> {
+  const parsed = RecordsPublishJob.safeParse(job.data);
+  if (!parsed.success || !('txId' in parsed.data)) throw new UnrecoverableError('invalid records-publish payload');
+  const outcome = await publishTx(deps, parsed.data.txId);
+  if (outcome === 'wait-previous') {
+    await job.moveToDelayed(Date.now() + WAIT_FOR_PREVIOUS_MS, token);
+    throw new DelayedError();
+  }
+  return outcome;
+}
+
+/**
+ * A batch job (`{ txIds }`): every record at once (the ARC publisher coalesces the submits into
+ * `/v1/txs`). A permanent rejection fails only its record (already recorded by publishTx); a
+ * successor whose previous record is not published yet gets its own delayed single job; any
+ * transient fault fails the batch, which BullMQ retries whole (its published records are
+ * no-ops the second time).
+ */
+export async function publishBatch(deps: PublishDeps, txIds: readonly string[], waitFor: (txIds: readonly string[]) => Promise<void>): Promise<Record<string, number>> {
+  const results = await Promise.allSettled(txIds.map((txId) => publishTx(deps, txId)));
+  const counts: Record<string, number> = {};
+  const waiting: string[] = [];
+  const transient: string[] = [];
+  results.forEach((r, i) => {
+    const txId = txIds[i] as string;
+    const key = r.status === 'fulfilled' ? r.value : r.reason instanceof UnrecoverableError ? 'failed' : 'error';
+    counts[key] = (counts[key] ?? 0) + 1;
+    if (r.status === 'fulfilled' && r.value === 'wait-previous') waiting.push(txId);
+    if (key === 'error') transient.push(`${txId}: ${r.status === 'rejected' ? String((r.reason as Error)?.message ?? r.reason) : ''}`);
+  });
+  if (waiting.length > 0) await waitFor(waiting);
+  if (transient.length > 0) throw new Error(`${transient.length} of ${txIds.length} records not published yet (${transient.slice(0, 3).join('; ')})`);
+  return counts;
 }
 
 export interface RecordsPublisherOptions {
@@ -154,7 +219,21 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
   const store = new RecordStore(opts.redis, opts.prefix);
   const prefix = bullPrefix(opts.prefix);
   const deps = { store, chain: opts.chain, clock: opts.clock, logger: opts.logger, ...(opts.settlement ? { settlement: opts.settlement } : {}) };
-  const worker = new Worker(QUEUES.recordsPublish, (job, token) => publishRecord(deps, job, token), {
+  const queue = new BullPublishQueue(opts.connection, opts.prefix);
+  // Successors of a batch wait in single jobs (jobId = txId: a second wait for one txId is a no-op).
+  const waitFor = async (txIds: readonly string[]) => {
+    await queue.queue.addBulk(
+      txIds.map((txId) => ({ name: RECORDS_PUBLISH_JOB, data: { txId } satisfies RecordsPublishJob, opts: { ...RECORDS_PUBLISH_OPTIONS, jobId: txId, delay: WAIT_FOR_PREVIOUS_MS } })),
+    );
+  };
+  const worker = new Worker(
+    QUEUES.recordsPublish,
+    async (job, token) => {
+      const parsed = RecordsPublishJob.safeParse(job.data);
+      if (!parsed.success) throw new UnrecoverableError('invalid records-publish payload');
+      return 'txIds' in parsed.data ? publishBatch(deps, parsed.data.txIds, waitFor) : publishRecord(deps, job, token);
+    },
+    {
     connection: opts.connection,
     prefix,
     concurrency: opts.concurrency,
@@ -166,9 +245,12 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
     opts.logger.warn({ txId: job?.id, attempts: job?.attemptsMade, err: err.message }, 'publication attempt failed');
   });
   worker.on('error', (err) => opts.logger.warn({ err: err.message }, 'publisher worker error'));
-  const queue = new BullPublishQueue(opts.connection, opts.prefix);
   const sweepAfterMs = opts.sweepAfterMs ?? 5000;
   const sweep = async (): Promise<number> => {
+    // Batch jobs carry no per-txId jobId to dedupe against: while jobs wait, an old outbox entry is
+    // most likely in one of them (a backlog, not a lost enqueue), so the sweep waits for the queue
+    // to drain rather than enqueue the whole backlog again. A lost enqueue is found once it has.
+    if ((await queue.queue.getWaitingCount()) > 0) return 0;
     const due = await store.dueOutbox(new Date(opts.clock.now().getTime() - sweepAfterMs));
     await queue.enqueueMany(due);
     return due.length;
