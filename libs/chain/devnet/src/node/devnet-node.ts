@@ -9,6 +9,7 @@ import { Callbacker } from './callbacks';
 import { createHttpHandler } from './http-server';
 import type { DevnetFaults } from './http-server';
 import { COINBASE_MATURITY, NodeChain } from './node-chain';
+import { cachePublicKeyParsing } from './native-checksig';
 
 export interface DevnetNodeOptions {
   /** Command connection, owned by the caller (never closed by the node). */
@@ -62,6 +63,8 @@ export async function startDevnetNode(o: DevnetNodeOptions): Promise<DevnetNode>
   if (!/^([0-9a-fA-F]{2})+$/.test(o.coinbaseLockingScriptHex)) throw new Error('coinbaseLockingScriptHex must be hex');
   const clock = o.clock ?? systemClock;
   const feeSatoshisPerKb = o.feeSatoshisPerKb ?? 1;
+  // Every input's public key is parsed twice by the interpreter; the funding key over and over.
+  cachePublicKeyParsing();
   const faults: DevnetFaults = { dropCallbacks: false, duplicateCallbacks: false, corruptBump: false };
   const chain = new NodeChain({
     redis: o.redis,

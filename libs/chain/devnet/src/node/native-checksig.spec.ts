@@ -4,8 +4,8 @@
  * signature, the high-S twin of a valid signature (in relaxed v2 scripts both accept it:
  * libsecp256k1 is given the normalised form), a corrupted signature.
  */
-import { LockingScript, P2PKH, PrivateKey, Signature, Spend, Transaction, TransactionSignature, UnlockingScript } from '@bsv/sdk';
-import { withNativeChecksig } from './native-checksig';
+import { LockingScript, P2PKH, PrivateKey, PublicKey, Signature, Spend, Transaction, TransactionSignature, UnlockingScript } from '@bsv/sdk';
+import { cachePublicKeyParsing, withNativeChecksig } from './native-checksig';
 
 const key = PrivateKey.fromHex('44'.repeat(32));
 const other = PrivateKey.fromHex('55'.repeat(32));
@@ -100,5 +100,25 @@ describe('native checksig inside the sdk interpreter', () => {
     const tx = await signedSpend();
     const bad = withSignature(tx, (sig) => new Signature(sig.r.addn(1), sig.s));
     expect(verdicts(tx, bad)).toEqual([false, false]);
+  });
+
+  it('with public keys cached, verdicts are unchanged and a bad key still fails', async () => {
+    cachePublicKeyParsing();
+    const tx = await signedSpend();
+    expect(verdicts(tx)).toEqual([true, true]);
+    expect(verdicts(tx)).toEqual([true, true]);
+    const parsed = PublicKey.fromDER(key.toPublicKey().encode(true) as number[]);
+    expect(parsed.toString()).toBe(key.toPublicKey().toString());
+    expect(parsed).not.toBe(PublicKey.fromDER(key.toPublicKey().encode(true) as number[]));
+    // an encoding the sdk refuses is refused every time (never cached)
+    const bad = [0x05, ...new Array<number>(32).fill(0x11)];
+    expect(() => PublicKey.fromDER(bad)).toThrow();
+    expect(() => PublicKey.fromDER(bad)).toThrow();
+    const [sigChunk] = tx.inputs[0]!.unlockingScript!.chunks;
+    const wrongKey = new UnlockingScript([
+      { op: sigChunk!.op, data: sigChunk!.data! },
+      { op: 33, data: other.toPublicKey().encode(true) as number[] },
+    ]);
+    expect(verdicts(tx, wrongKey)).toEqual([false, false]);
   });
 });
