@@ -7,7 +7,7 @@ import type { FundingWallet } from '@proofline/chain-wallet';
 import { ClaimsService } from '@proofline/identity-claims';
 import { closeOmConnection, openOmConnection } from '@proofline/identity-data-access';
 import { createIdentity, registerBootstrapKey } from '@proofline/identity-feature';
-import { BullPublishQueue, createRecords } from '@proofline/records-feature';
+import { BullPublishQueue, SWEEP_DEFER_MS, createRecords } from '@proofline/records-feature';
 import type { Records } from '@proofline/records-feature';
 import type { Clock, Config } from '@proofline/shared-config';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
@@ -60,7 +60,10 @@ export interface ApiRecords {
 export function composeApiRecords(o: { config: Config; clock: Clock; logger?: Logger; connections: ApiConnections; prefix?: string }): ApiRecords {
   const prefix = o.prefix ?? o.config.redisPrefix;
   const chain = createArcChain({ redis: o.connections.redis, prefix, config: o.config.chain, seed: o.config.wallet.seed });
-  const queue = new BullPublishQueue(o.connections.bull, prefix);
+  // Once a batch job carries records, the outbox sweeper leaves them alone for SWEEP_DEFER_MS.
+  const queue = new BullPublishQueue(o.connections.bull, prefix, {
+    onAdded: (txIds) => records.store.deferSweep(txIds, new Date(o.clock.now().getTime() + SWEEP_DEFER_MS)),
+  });
   const wallet = createFundingWallet(o.connections.redis, { ...o.config, redisPrefix: prefix }, o.clock);
   const upkeep = new WalletUpkeepRequester(o.connections.bull, prefix);
   const fees = feeRateCache(o.config, o.logger);

@@ -305,6 +305,16 @@ export class RecordStore {
     return this.redis.zrangebyscore(this.keys.outbox, '-inf', acceptedBefore.getTime(), 'LIMIT', 0, limit);
   }
 
+  /**
+   * Moves outbox entries' due time to `until` (only entries still there: a record settled
+   * meanwhile stays settled). The API calls it once a batch job carries them, so the outbox
+   * sweeper, which re-enqueues entries older than its threshold, leaves a queued backlog alone.
+   */
+  async deferSweep(txIds: readonly string[], until: Date): Promise<void> {
+    if (txIds.length === 0) return;
+    await this.redis.zadd(this.keys.outbox, 'XX', ...txIds.flatMap((txId) => [String(until.getTime()), txId]));
+  }
+
   async outboxSize(): Promise<number> {
     return this.redis.zcard(this.keys.outbox);
   }

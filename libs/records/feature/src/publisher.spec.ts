@@ -7,7 +7,7 @@ import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis } from '@proofline/shared-redis';
 import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
-import { BullPublishQueue, PUBLISH_EVENTS_MAX_LEN, startRecordsPublisher } from './publisher';
+import { BullPublishQueue, PUBLISH_EVENTS_MAX_LEN, SWEEP_DEFER_MS, startRecordsPublisher } from './publisher';
 import type { RunningPublisher } from './publisher';
 import { createRecords } from './records';
 import type { PublishQueue } from './types';
@@ -156,23 +156,36 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     await drained();
   });
 
-  it('the sweeper waits while jobs wait (a backlog is not a lost enqueue), then finds what no job carries', async () => {
+  it('a batch defers its records\' sweep (onAdded): the sweeper leaves a queued backlog alone and finds what no job carries', async () => {
     const chain = new InMemoryChain();
+    const deferring = new BullPublishQueue(connection, prefix, { onAdded: (txIds) => store.deferSweep(txIds, new Date(clock.now().getTime() + SWEEP_DEFER_MS)) });
     const lost: PublishQueue = { enqueue: async () => undefined };
-    const orphan = await service(chain, lost).writeIndependent(tenant, { body: Buffer.from('orphan'), encode: undefined });
-    await queue.enqueue((await service(chain, lost).writeIndependent(tenant, { body: Buffer.from('queued'), encode: undefined })).txId);
-    const publisher = start(chain, { concurrency: 1 });
-    await publisher.worker.pause(true);
-    await queue.enqueue((await service(chain, lost).writeIndependent(tenant, { body: Buffer.from('waiting'), encode: undefined })).txId);
-    clock.advance(6000);
-    expect(await queue.queue.getWaitingCount()).toBeGreaterThan(0);
-    expect(await publisher.sweep()).toBe(0);
-    publisher.worker.resume();
-    await drained();
-    expect(await store.state(orphan.txId)).toBe('pending');
-    expect(await publisher.sweep()).toBe(1);
-    await eventually(async () => (await store.state(orphan.txId)) === 'published', 10_000);
-    expect(await store.outboxSize()).toBe(0);
+    try {
+      const orphan = await service(chain, lost).writeIndependent(tenant, { body: Buffer.from('orphan'), encode: undefined });
+      const queued = await service(chain, deferring).writeIndependent(tenant, { body: Buffer.from('queued'), encode: undefined });
+      const publisher = start(chain);
+      await publisher.worker.pause(true);
+      clock.advance(6000);
+      // only the orphan is due: the queued record's batch job carries it
+      expect(await publisher.sweep()).toBe(1);
+      publisher.worker.resume();
+      await eventually(async () => (await store.state(orphan.txId)) === 'published' && (await store.state(queued.txId)) === 'published', 10_000);
+      await drained();
+      expect(chain.accepted.get(orphan.txId)).toBe(1);
+      expect(chain.accepted.get(queued.txId)).toBe(1);
+      expect(await store.outboxSize()).toBe(0);
+      // a batch still unpublished SWEEP_DEFER_MS later is swept like any other entry
+      await publisher.worker.pause(true);
+      const late = await service(chain, deferring).writeIndependent(tenant, { body: Buffer.from('late'), encode: undefined });
+      clock.advance(SWEEP_DEFER_MS + 6000);
+      expect(await publisher.sweep()).toBe(1);
+      publisher.worker.resume();
+      await eventually(async () => (await store.state(late.txId)) === 'published', 10_000);
+      await drained();
+      expect(chain.accepted.get(late.txId)).toBe(1);
+    } finally {
+      await deferring.close();
+    }
   });
 
   it('caps the queue\'s events stream (nothing reads it) near PUBLISH_EVENTS_MAX_LEN', async () => {

@@ -29,13 +29,27 @@ export const PUBLISH_EVENTS_MAX_LEN = 1000;
  * caller's promise settles when its batch is in Redis. The records are durable before this runs
  * (the outbox); a lost batch is the sweeper's to find.
  */
+/**
+ * How long after its batch job is added an outbox entry counts as carried by it: the sweeper
+ * re-enqueues (as a single job) only what is still unpublished that long after.
+ */
+export const SWEEP_DEFER_MS = 60_000;
+
 export class BullPublishQueue implements PublishQueue {
   readonly queue: Queue;
   private pending: { txId: string; done: (err?: unknown) => void }[] = [];
   private flushing: Promise<void> | null = null;
 
-  /** `prefix` is the deployment's (or test's) Redis prefix; BullMQ's is derived from it. */
-  constructor(connection: Redis, prefix: string) {
+  /**
+   * `prefix` is the deployment's (or test's) Redis prefix; BullMQ's is derived from it.
+   * `onAdded` runs after each batch is in Redis (the API defers those records' outbox sweep:
+   * batch jobs have no per-txId jobId the sweeper's re-enqueue could dedupe against).
+   */
+  constructor(
+    connection: Redis,
+    prefix: string,
+    private readonly options: { readonly onAdded?: (txIds: readonly string[]) => Promise<void> } = {},
+  ) {
     this.queue = new Queue(QUEUES.recordsPublish, { connection, prefix: bullPrefix(prefix), streams: { events: { maxLen: PUBLISH_EVENTS_MAX_LEN } } });
   }
 
@@ -68,6 +82,7 @@ export class BullPublishQueue implements PublishQueue {
       try {
         await this.queue.add(RECORDS_PUBLISH_JOB, { txIds } satisfies RecordsPublishJob, { ...RECORDS_PUBLISH_OPTIONS, jobId: `batch-${txIds[0] ?? ''}` });
         for (const b of batch) b.done();
+        await this.options.onAdded?.(txIds).catch(() => undefined);
       } catch (err) {
         for (const b of batch) b.done(err ?? new Error('enqueue failed'));
       }
@@ -247,10 +262,6 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
   worker.on('error', (err) => opts.logger.warn({ err: err.message }, 'publisher worker error'));
   const sweepAfterMs = opts.sweepAfterMs ?? 5000;
   const sweep = async (): Promise<number> => {
-    // Batch jobs carry no per-txId jobId to dedupe against: while jobs wait, an old outbox entry is
-    // most likely in one of them (a backlog, not a lost enqueue), so the sweep waits for the queue
-    // to drain rather than enqueue the whole backlog again. A lost enqueue is found once it has.
-    if ((await queue.queue.getWaitingCount()) > 0) return 0;
     const due = await store.dueOutbox(new Date(opts.clock.now().getTime() - sweepAfterMs));
     await queue.enqueueMany(due);
     return due.length;
