@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { MerklePath } from '@bsv/sdk';
 import { REGTEST_BITS, buildBranchProofs, merkleRoot, parseHeader, serializeHeader, verifyTscProof } from '@proofline/chain-domain';
-import { tscToMerklePath } from './merkle-path';
+import { tscToBumpHex, tscToMerklePath } from './merkle-path';
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => createHash('sha256').update(`bump-${n}-${i}`).digest('hex'));
 
@@ -29,6 +29,19 @@ describe('TSC proof -> MerklePath (BUMP)', () => {
       expect(path.computeRoot(txIds[i])).toBe(root);
       // And through the BUMP binary form.
       expect(MerklePath.fromHex(path.toHex()).computeRoot(txIds[i])).toBe(root);
+    }
+  });
+
+  it.each([1, 2, 3, 7, 64, 255, 300])('tscToBumpHex writes the sdk\'s bytes for every proof of a %i-tx block (heights up to 2^32)', (n) => {
+    const txIds = ids(n);
+    const header = serializeHeader({ version: 0x20000000, prevHash: '0'.repeat(64), merkleRoot: merkleRoot(txIds), time: 1_700_000_000, bits: REGTEST_BITS, nonce: 0 }).toString('hex');
+    const root = parseHeader(header).merkleRoot;
+    for (const [i, proof] of buildBranchProofs(txIds, header).entries()) {
+      for (const height of [0, 252, 253, 70_000, 4_294_967_296]) {
+        const hex = tscToBumpHex(proof, height);
+        expect(hex).toBe(tscToMerklePath(proof, height).toHex());
+        expect(MerklePath.fromHex(hex).computeRoot(txIds[i])).toBe(root);
+      }
     }
   });
 });

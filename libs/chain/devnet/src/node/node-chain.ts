@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { LockingScript, Spend, UnlockingScript } from '@bsv/sdk';
 import type { TransactionInput, TransactionOutput } from '@bsv/sdk';
 import { merkleBranches, mineHeader, parseHeader, sha256d, toDisplayHex, tscProof } from '@proofline/chain-domain';
-import { DEVNET_SUBSIDY, buildCoinbaseTo, tscToMerklePath } from '@proofline/chain-bsv';
+import { DEVNET_SUBSIDY, buildCoinbaseTo, tscToBumpHex } from '@proofline/chain-bsv';
 import type { Clock } from '@proofline/shared-config';
 import { fromScriptReply } from '@proofline/shared-redis';
 import { DEVNET_BLOCK_VERSION, DevnetBlockProducer } from '../block-producer';
@@ -194,7 +194,7 @@ export class NodeChain {
   private minedRecord(txId: string, value: string): TxStatusRecord {
     const [blockHash, height, index, nodes] = value.split('|') as [string, string, string, string];
     const proof = tscProof(Number(index), txId, '', nodes === '' ? [] : nodes.split(','));
-    let merklePath = tscToMerklePath(proof, Number(height)).toHex();
+    let merklePath = tscToBumpHex(proof, Number(height));
     if (this.o.corruptBump()) merklePath = corruptHex(merklePath);
     return { txid: txId, txStatus: 'MINED', blockHash, blockHeight: Number(height), merklePath, extraInfo: '', competingTxs: null };
   }
