@@ -33,9 +33,11 @@ export function bumpToTsc(
   bumpHex: string,
   txId: string,
   headerHex: string,
-): { ok: true; proof: TscMerkleProof; height: number; path: MerklePath } | ProofFailure {
+): { ok: true; proof: TscMerkleProof; height: number; path?: MerklePath } | ProofFailure {
   const fail = (reason: ProofFailureReason, detail: string): ProofFailure => ({ ok: false, txId, reason, detail });
   if (!/^(?:[0-9a-fA-F]{2})+$/.test(bumpHex)) return fail('MALFORMED_BUMP', 'the merklePath is not hex');
+  const plain = readPlainBump(Buffer.from(bumpHex, 'hex'), txId);
+  if (plain) return { ok: true, proof: tscProof(plain.index, txId, headerHex.toLowerCase(), plain.nodes), height: plain.height };
   let mp: MerklePath;
   try {
     mp = MerklePath.fromHex(bumpHex);
@@ -96,13 +98,80 @@ export function verifyBump(claim: MinedClaim, header: ChainHeader | null): Verif
     header: { hex: header.headerHex, height: header.height },
   });
   if (!verdict.valid) return fail(verdict.reason, verdict.detail);
-  let sdkRoot: string;
-  try {
-    sdkRoot = converted.path.computeRoot(claim.txId);
-  } catch (e) {
-    return fail('MALFORMED_BUMP', `the sdk cannot compute a root: ${(e as Error).message}`);
+  // A BUMP the sdk read (compound, or any shape but the plain one) is folded by the sdk too; a
+  // plain one's leaves ARE the TSC nodes checkInclusion just folded to the header's root.
+  if (converted.path) {
+    let sdkRoot: string;
+    try {
+      sdkRoot = converted.path.computeRoot(claim.txId);
+    } catch (e) {
+      return fail('MALFORMED_BUMP', `the sdk cannot compute a root: ${(e as Error).message}`);
+    }
+    const merkleRoot = parseHeader(header.headerHex).merkleRoot;
+    if (sdkRoot !== merkleRoot) return fail('ROOT_MISMATCH', `the BUMP computes root ${sdkRoot}, the header has ${merkleRoot}`);
   }
-  const merkleRoot = parseHeader(header.headerHex).merkleRoot;
-  if (sdkRoot !== merkleRoot) return fail('ROOT_MISMATCH', `the BUMP computes root ${sdkRoot}, the header has ${merkleRoot}`);
   return { ok: true, txId: claim.txId, blockHash: claim.blockHash, blockHeight: claim.blockHeight, headerHex: header.headerHex.toLowerCase(), proof: converted.proof };
+}
+
+/**
+ * Reads the BUMP of one transaction in its plain shape, the one ARC answers for a single txid
+ * (and the devnet node writes): level 0 holds the transaction and its sibling (or only the
+ * transaction in a one-transaction block), every higher level exactly the one sibling its path
+ * needs; a duplicate flag stands for "*". Buffers only, no hashing: the sdk's `MerklePath`
+ * computes the root twice in JS to construct itself, which was most of a worker's proof cost.
+ * Answers null for anything else (compound BUMPs, extra leaves, trailing bytes, a malformed
+ * varint), which then goes through the sdk as before.
+ */
+function readPlainBump(bytes: Buffer, txId: string): { height: number; index: number; nodes: string[] } | null {
+  let at = 0;
+  const varInt = (): number | null => {
+    if (at >= bytes.length) return null;
+    const first = bytes[at] as number;
+    at += 1;
+    if (first < 0xfd) return first;
+    const size = first === 0xfd ? 2 : first === 0xfe ? 4 : 8;
+    if (at + size > bytes.length) return null;
+    const value = size === 2 ? bytes.readUInt16LE(at) : size === 4 ? bytes.readUInt32LE(at) : Number(bytes.readBigUInt64LE(at));
+    at += size;
+    return Number.isSafeInteger(value) ? value : null;
+  };
+  const leaf = (): { offset: number; hash: string | null } | null => {
+    const offset = varInt();
+    if (offset === null || at >= bytes.length) return null;
+    const flags = bytes[at] as number;
+    at += 1;
+    if (flags & 1) return flags === 1 ? { offset, hash: null } : null;
+    if (flags > 2 || at + 32 > bytes.length) return null;
+    const hash = Buffer.from(bytes.subarray(at, at + 32)).reverse().toString('hex');
+    at += 32;
+    return { offset, hash };
+  };
+  const height = varInt();
+  if (height === null || at >= bytes.length) return null;
+  const levels = bytes[at] as number;
+  at += 1;
+  if (levels < 1 || levels > 64) return null;
+  const count0 = varInt();
+  if (count0 !== 1 && count0 !== 2) return null;
+  const first = leaf();
+  const second = count0 === 2 ? leaf() : undefined;
+  if (!first || second === null) return null;
+  const self = first.hash === txId ? first : second?.hash === txId ? second : undefined;
+  if (!self) return null;
+  const index = self.offset;
+  const nodes: string[] = [];
+  if (count0 === 1) {
+    if (levels !== 1) return null;
+  } else {
+    const sibling = self === first ? second : first;
+    if (!sibling || sibling.offset !== (index ^ 1)) return null;
+    nodes.push(sibling.hash ?? DUPLICATE_NODE);
+  }
+  for (let h = 1; h < levels; h++) {
+    if (varInt() !== 1) return null;
+    const node = leaf();
+    if (!node || node.offset !== ((index >> h) ^ 1)) return null;
+    nodes.push(node.hash ?? DUPLICATE_NODE);
+  }
+  return at === bytes.length && (levels === 1 || index >> levels === 0) ? { height, index, nodes } : null;
 }

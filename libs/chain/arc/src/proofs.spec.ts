@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { MerklePath } from '@bsv/sdk';
-import { DUPLICATE_NODE, blockHash as hashOfHeader, merkleBranches, mineHeader, parseHeader, serializeHeader, verifyTscProof } from '@proofline/chain-domain';
+import { DUPLICATE_NODE, REGTEST_BITS, blockHash as hashOfHeader, buildBranchProofs, merkleBranches, merkleRoot, mineHeader, parseHeader, serializeHeader, verifyTscProof } from '@proofline/chain-domain';
 import type { ChainHeader, TxInclusion } from '@proofline/chain-domain';
 import { BsvTransactionBuilder, deriveChainKeys, tscToMerklePath } from '@proofline/chain-bsv';
 import { DevnetBlockProducer, DevnetPublisher, DevnetReader } from '@proofline/chain-devnet';
@@ -164,6 +165,28 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
     });
   });
 
+  it('reads plain single-transaction BUMPs with Buffers (no sdk) and gives the sdk\'s proof for every transaction of blocks of 1..300', () => {
+    block.txIds.forEach((txId, index) => {
+      const converted = bumpToTsc(view.bump(txId, block, index), txId, block.headerHex);
+      expect(converted).toMatchObject({ ok: true, height: block.height });
+      expect(converted.ok && converted.path).toBeUndefined();
+    });
+    for (const n of [1, 2, 3, 6, 17, 64, 255, 300]) {
+      const txIds = Array.from({ length: n }, (_, i) => createHash('sha256').update(`plain-${n}-${i}`).digest('hex'));
+      const header = serializeHeader({ version: 0x20000000, prevHash: '0'.repeat(64), merkleRoot: merkleRoot(txIds), time: 1_700_000_000, bits: REGTEST_BITS, nonce: 0 }).toString('hex');
+      for (const [i, proof] of buildBranchProofs(txIds, header).entries()) {
+        const txId = txIds[i]!;
+        const hex = tscToMerklePath(proof, 777).toHex();
+        const converted = bumpToTsc(hex, txId, header);
+        if (!converted.ok) throw new Error(converted.detail);
+        expect(converted.proof).toEqual(proof);
+        // the sdk reads the same BUMP to the same root
+        expect(MerklePath.fromHex(hex).computeRoot(txId)).toBe(parseHeader(header).merkleRoot);
+        expect(verifyTscProof(converted.proof, txId).valid).toBe(true);
+      }
+    }
+  });
+
   it('converts compound BUMPs (several txids, computed siblings) to the same proofs', () => {
     for (const subset of [[0, 3, 6], [1, 2], [0, 1, 2, 3, 4, 5, 6]]) {
       const compound = MerklePath.fromHex(view.bump(block.txIds[subset[0]!]!, block, subset[0]!));
@@ -173,6 +196,8 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
         const converted = bumpToTsc(hex, block.txIds[i]!, block.headerHex);
         if (!converted.ok) throw new Error(converted.detail);
         expect(converted.proof).toEqual(devnetInclusions[i]!.proof);
+        // a compound BUMP is not the plain shape: the sdk reads it (and folds it again in verifyBump)
+        expect(converted.path).toBeDefined();
       }
     }
   });
