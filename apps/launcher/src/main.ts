@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { CONFIG_ERROR_EXIT, loadConfigOrExit } from '@proofline/shared-config';
-import { hasRedisServer, isLocalUrl, redisAnswers, startLocalRedis } from './redis-local';
+import { hasRedisServer, holdsNothingUnder, isLocalUrl, redisAnswers, startLocalRedis } from './redis-local';
 import { bundlePath, copyEnv, plannedApps, restartDelayMs } from './services';
 
 /** dist/ (this file is dist/apps/launcher/main.js; `__dirname` compiles to dist/apps/launcher/src). */
@@ -87,6 +87,13 @@ async function main(): Promise<void> {
   if (devnetProc && !process.env['DEVNET_REDIS_URL'] && hasRedisServer()) {
     const url = `redis://127.0.0.1:${await freePort()}`;
     const dataDir = path.join(ROOT, '.data', 'devnet-redis');
+    // A devnet chain belongs to the service data funded from it. A service Redis with nothing
+    // under REDIS_PREFIX (first start, a benchmark's private server) gets a new chain: an old one
+    // would only make its wallet scan thousands of spent coinbases from height 0.
+    if (fs.existsSync(dataDir) && (await holdsNothingUnder(config.redisUrl, config.redisPrefix))) {
+      log(`the service's Redis holds nothing under ${config.redisPrefix}: the devnet starts a new chain (${path.relative(ROOT, dataDir)} cleared)`);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
     log(`starting the devnet node's redis-server with AOF in ${path.relative(ROOT, dataDir)}`);
     devnetRedis = await startLocalRedis(url, dataDir);
     process.on('exit', () => devnetRedis?.kill('SIGTERM'));
