@@ -1,6 +1,7 @@
 import { MerklePath } from '@bsv/sdk';
 import { DUPLICATE_NODE } from '@proofline/chain-domain';
 import type { TscMerkleProof } from '@proofline/chain-domain';
+import { varInt } from './varint';
 
 type Leaf = { offset: number; hash?: string; txid?: boolean; duplicate?: boolean };
 
@@ -51,25 +52,4 @@ export function tscToBumpHex(proof: TscMerkleProof, blockHeight: number): string
     sibling(h);
   }
   return Buffer.concat(parts).toString('hex');
-}
-
-/** Bitcoin's variable-length integer (as the sdk's `writeVarIntNum`). */
-function varInt(n: number): Buffer {
-  if (n < 0xfd) return Buffer.from([n]);
-  if (n <= 0xffff) {
-    const b = Buffer.alloc(3);
-    b[0] = 0xfd;
-    b.writeUInt16LE(n, 1);
-    return b;
-  }
-  if (n <= 0xffffffff) {
-    const b = Buffer.alloc(5);
-    b[0] = 0xfe;
-    b.writeUInt32LE(n, 1);
-    return b;
-  }
-  const b = Buffer.alloc(9);
-  b[0] = 0xff;
-  b.writeBigUInt64LE(BigInt(n), 1);
-  return b;
 }

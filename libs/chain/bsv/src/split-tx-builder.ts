@@ -6,6 +6,7 @@ import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
 import { lockingScriptOf, p2pkhScriptBytes } from './scripts';
 import { signP2pkhInputs } from './sign';
+import { varInt } from './varint';
 import type { SpentOutput } from './sign';
 
 /** What the funding wallet's splitter asks for (the shape of chain-wallet's `SplitRequest`). */
@@ -138,16 +139,3 @@ function u64(n: number): Buffer {
   return b;
 }
 
-function varInt(n: number): Buffer {
-  if (n < 0xfd) return Buffer.from([n]);
-  if (n <= 0xffff) {
-    const b = Buffer.alloc(3);
-    b[0] = 0xfd;
-    b.writeUInt16LE(n, 1);
-    return b;
-  }
-  const b = Buffer.alloc(5);
-  b[0] = 0xfe;
-  b.writeUInt32LE(n, 1);
-  return b;
-}

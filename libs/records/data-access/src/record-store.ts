@@ -201,18 +201,22 @@ export class RecordStore {
   }
 
   /**
-   * Raw transactions (hex) of many records (null where unknown), in order, in one round trip:
-   * the binary `tx` key, or the hash's `rawTx` of a record stored before that key existed.
+   * Raw transactions (hex) of many records (null where unknown), in order: one MGET of the
+   * binary `tx` keys, then the hash's `rawTx` for records stored before that key existed.
    */
   async rawTxMany(txIds: readonly string[]): Promise<(string | null)[]> {
     if (txIds.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const txId of txIds) pipeline.getBuffer(this.keys.tx(txId)).hget(this.keys.record(txId), 'rawTx');
-    const values = pipelineValues(await pipeline.exec()) as (Buffer | string | null)[];
-    return txIds.map((_, i) => {
-      const binary = values[2 * i] as Buffer | null;
-      return binary ? binary.toString('hex') : ((values[2 * i + 1] as string | null) ?? null);
-    });
+    const binaries = await this.redis.mgetBuffer(...txIds.map((txId) => this.keys.tx(txId)));
+    const out = binaries.map((b) => (b ? b.toString('hex') : null));
+    // Only records stored before the tx key existed (or unknown ones) cost a second round trip.
+    const missing = txIds.flatMap((txId, i) => (out[i] === null ? [i] : []));
+    if (missing.length > 0) {
+      const pipeline = this.redis.pipeline();
+      for (const i of missing) pipeline.hget(this.keys.record(txIds[i] as string), 'rawTx');
+      const legacy = pipelineValues(await pipeline.exec()) as (string | null)[];
+      missing.forEach((i, j) => (out[i] = legacy[j] ?? null));
+    }
+    return out;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256d } from '@proofline/chain-domain';
 import type { BuiltTransaction, TransactionBuilder } from '@proofline/chain-domain';
 import { BsvTransactionBuilder } from '@proofline/chain-bsv';
 import { FundingPool, inputsReleasable } from '@proofline/chain-wallet';
@@ -189,7 +189,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     const updated = await writes.updateLinked(caller, created.txId, { ...body('v2'), updateToken: created.updateToken });
     for (const txId of [independent.txId, created.txId, updated.txId]) {
       const raw = (await redis.getBuffer(`${p}:records:tx:${txId}`)) as Buffer;
-      expect(Buffer.from(createHash('sha256').update(createHash('sha256').update(raw).digest()).digest()).reverse().toString('hex')).toBe(txId);
+      expect(Buffer.from(sha256d(raw)).reverse().toString('hex')).toBe(txId);
       expect(await redis.hexists(`${p}:records:rec:${txId}`, 'rawTx')).toBe(0);
       // every value is small enough for Redis's listpack encoding (~3x less memory than a hashtable)
       expect(['listpack', 'ziplist']).toContain(await redis.object('ENCODING', `${p}:records:rec:${txId}`));
