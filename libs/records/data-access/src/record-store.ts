@@ -80,7 +80,7 @@ interface Commands {
   acceptRoot(...keysAndArgv: (string | Buffer)[]): Promise<unknown>;
   acceptSuccessor(...keysAndArgv: (string | Buffer)[]): Promise<unknown>;
   navigate(k1: string, chainPrefix: string, links: string): Promise<(string | number)[]>;
-  settle(k1: string, k2: string, txId: string, state: string, failure: string, at: string): Promise<unknown>;
+  settle(k1: string, k2: string, txId: string, state: string, failure: string, at: string, recordPrefix: string, maxSuccessors: string): Promise<unknown>;
   failPublished(k1: string, failure: string, at: string): Promise<unknown>;
   metaMany(recordPrefix: string, fieldCount: string, ...fieldsThenTxIds: string[]): Promise<(string | number | null)[]>;
   bytesManyBuffer(recordPrefix: string, ...txIds: string[]): Promise<(Buffer | null)[]>;
@@ -281,10 +281,12 @@ export class RecordStore {
 
   /**
    * Settles a record's publication (`settle-2.lua`): published, or failed for good when a
-   * `failure` is given; removes it from the outbox. Idempotent: false when it was already settled
-   * or is unknown.
+   * `failure` is given; removes it from the outbox. Idempotent: `changed` false when it was
+   * already settled or is unknown. `successors`: when this call made the record published, its
+   * successors still pending, in chain order (up to `maxSuccessors`): their own publishers may have
+   * seen this record unpublished and left them waiting for it.
    */
-  async settle(txId: string, at: Date, failure?: string): Promise<boolean> {
+  async settle(txId: string, at: Date, failure?: string, maxSuccessors = 50): Promise<{ changed: boolean; successors: string[] }> {
     const reply = await this.cmd.settle(
       this.keys.record(txId),
       this.keys.outbox,
@@ -292,8 +294,11 @@ export class RecordStore {
       failure === undefined ? 'published' : 'failed',
       failure ?? '',
       at.toISOString(),
+      this.keys.recordPrefix,
+      String(maxSuccessors),
     );
-    return fromScriptReply('settle-2.lua', SETTLE_REPLIES, reply);
+    const [changed, ...successors] = Array.isArray(reply) ? (reply as unknown[]) : [reply];
+    return { changed: fromScriptReply('settle-2.lua', SETTLE_REPLIES, changed), successors: successors.filter((t): t is string => typeof t === 'string') };
   }
 
   /**

@@ -27,5 +27,5 @@ export const NAVIGATE_REPLIES: ReplyTable<'OK' | 'TX_NOT_FOUND' | 'WRONG_FAMILY'
   WRONG_FAMILY: 'WRONG_FAMILY',
 };
 
-/** `settle-2.lua`: 1 when the state changed, 0 when already settled or unknown. */
+/** `settle-2.lua`'s first reply element: 1 when the state changed, 0 when already settled or unknown. */
 export const SETTLE_REPLIES: ReplyTable<boolean> = { '1': true, '0': false };

@@ -142,7 +142,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     await drained();
   });
 
-  it('a batch carrying an update before its create: the update waits in its own delayed job, both are published in chain order', async () => {
+  it('a batch carrying an update before its create: the create\'s publication follows the chain to the update, both in chain order', async () => {
     const chain = new InMemoryChain();
     const lost: PublishQueue = { enqueue: async () => undefined };
     const svc = service(chain, lost);
@@ -153,6 +153,55 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     await eventually(async () => (await store.state(updated.txId)) === 'published', 10_000);
     expect(chain.mine().txIds.slice(1)).toEqual([created.txId, updated.txId]);
     expect(chain.accepted.get(updated.txId)).toBe(1);
+    await drained();
+  });
+
+  it('updates whose create is still being published are published right after it (the chain is followed), with no job of their own', async () => {
+    const chain = new InMemoryChain();
+    let releaseCreate: () => void = () => undefined;
+    const held = new Promise<void>((r) => {
+      releaseCreate = r;
+    });
+    let createTxId = '';
+    const holding: ChainPublisher = { submit: async (tx) => (tx.txId === createTxId ? held.then(() => chain.submit(tx)) : chain.submit(tx)) };
+    const svc = service(chain);
+    start(holding, { concurrency: 4 });
+    const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
+    createTxId = created.txId;
+    const first = await svc.updateLinked(tenant, created.txId, { body: Buffer.from('b'), encode: undefined, updateToken: created.updateToken });
+    const second = await svc.updateLinked(tenant, first.txId, { body: Buffer.from('c'), encode: undefined, updateToken: first.updateToken });
+    const updated = await svc.updateLinked(tenant, second.txId, { body: Buffer.from('d'), encode: undefined, updateToken: second.updateToken });
+    // the updates' own batch jobs saw their previous records unpublished and finished: no job carries them now;
+    // its outbox entry is due for the sweeper again (the fallback; the sweeper is off here)
+    const updateJobDone = async () => (await queue.queue.getJobs(['waiting', 'active', 'delayed'])).every((j) => !JSON.stringify(j.data).includes(updated.txId));
+    await eventually(updateJobDone, 5000);
+    expect(await redis.zscore(`${prefix}:records:outbox`, updated.txId)).toBe(String(clock.now().getTime()));
+    expect(await store.state(updated.txId)).toBe('pending');
+    releaseCreate();
+    // published by the create's publication, which followed the chain to them
+    await eventually(async () => (await store.state(updated.txId)) === 'published', 5000);
+    expect(chain.mine().txIds.slice(1)).toEqual([created.txId, first.txId, second.txId, updated.txId]);
+    await drained();
+    for (const u of [first, second, updated]) expect(chain.accepted.get(u.txId)).toBe(1);
+    expect(await store.outboxSize()).toBe(0);
+  });
+
+  it('a waiting successor whose previous record no publisher carries (its job lost) is published by the sweeper, in chain order', async () => {
+    const chain = new InMemoryChain();
+    const lost: PublishQueue = { enqueue: async () => undefined };
+    const svc = service(chain, lost);
+    const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
+    const updated = await svc.updateLinked(tenant, created.txId, { body: Buffer.from('b'), encode: undefined, updateToken: created.updateToken });
+    const publisher = start(chain);
+    // only the update's batch arrives: it waits (nothing follows the chain to it: the create has no job)
+    await queue.queue.add('publish', { txIds: [updated.txId] }, { jobId: `batch-${updated.txId}`, removeOnComplete: true, removeOnFail: true });
+    await drained();
+    expect(await store.state(updated.txId)).toBe('pending');
+    clock.advance(6000);
+    expect(await publisher.sweep()).toBe(2);
+    await eventually(async () => (await store.state(updated.txId)) === 'published', 10_000);
+    expect(chain.mine().txIds.slice(1)).toEqual([created.txId, updated.txId]);
+    expect(await store.outboxSize()).toBe(0);
     await drained();
   });
 

@@ -107,19 +107,62 @@ export interface PublicationSettlement {
   refused(txId: string, refusal: { readonly code: string; readonly detail: string; readonly neverSent: boolean }): Promise<void>;
 }
 
-/** How long a successor waits for its previous record to be published before re-checking. */
-const WAIT_FOR_PREVIOUS_MS = 250;
+/**
+ * How long a single-job successor whose previous record is unpublished waits before re-checking
+ * (sweeper jobs only; a batch's waiting successors are left to the chain follow, below). A
+ * fallback: whoever publishes the previous record publishes an already accepted successor right
+ * after it ({@link publishTx} follows the chain), so the re-check normally finds it published.
+ */
+const WAIT_FOR_PREVIOUS_MS = 1000;
+/** How many successors one publication follows down a chain before leaving the rest to their own jobs. */
+const FOLLOW_MAX = 1000;
+/** Successors published together (one submit batch, parents first) while following a chain. */
+const FOLLOW_RUN = 50;
 
 type PublishDeps = { store: RecordStore; chain: ChainPublisher; clock: Clock; logger?: Logger; settlement?: PublicationSettlement };
 
 /**
  * Publishes one accepted record: loads its raw transaction, submits it (idempotent by txId),
- * marks it published and removes it from the outbox. A successor whose previous record is not
- * published yet answers `'wait-previous'` (nothing done). Transient faults throw (the job is
- * retried with backoff); a permanent rejection is recorded on the record (status reports
- * `failed`) and throws UnrecoverableError.
+ * marks it published and removes it from the outbox, then follows its chain (below). A successor
+ * whose previous record is not published yet answers `'wait-previous'` (nothing done). Transient
+ * faults throw (the job is retried with backoff); a permanent rejection is recorded on the record
+ * (status reports `failed`) and throws UnrecoverableError.
+ *
+ * Following the chain: the settle script reports, atomically with the state change, the
+ * successors still pending (a successor's own job may have seen this record unpublished and left
+ * it waiting). They are published at once, in chain order and submitted together (one `/v1/txs`,
+ * parents first, which ARC accepts), then the successors of the last of them, and so on. A
+ * follow-up that fails is left to its own job or the outbox sweeper: this record is published
+ * either way.
  */
 export async function publishTx(deps: PublishDeps, txId: string): Promise<PublishOutcome | 'wait-previous'> {
+  const outcome = await publishOne(deps, txId, false);
+  if (typeof outcome === 'string') return outcome;
+  let run = outcome.successors;
+  for (let followed = 0; run.length > 0 && followed < FOLLOW_MAX; followed += run.length) {
+    // All read and submitted in this order in one turn: the chain publisher batches them in order.
+    const results = await Promise.allSettled(run.map((successor) => publishOne(deps, successor, true)));
+    results.forEach((r, i) => {
+      if (r.status === 'rejected' && !(r.reason instanceof UnrecoverableError)) {
+        deps.logger?.debug({ txId: run[i], err: r.reason instanceof Error ? r.reason.message : String(r.reason) }, 'publishing a followed successor failed; its own job or the sweeper retries');
+      }
+    });
+    const last = results[results.length - 1];
+    run = last?.status === 'fulfilled' && typeof last.value !== 'string' ? last.value.successors : [];
+  }
+  return 'published';
+}
+
+/**
+ * {@link publishTx} for one record, without following its chain: `{ successors }` when it
+ * published it. `previousSubmitted`: its previous record was submitted just before it in the same
+ * batch (a chain follow), so its state is not checked.
+ */
+async function publishOne(
+  deps: PublishDeps,
+  txId: string,
+  previousSubmitted: boolean,
+): Promise<Exclude<PublishOutcome, 'published'> | 'wait-previous' | { successors: string[] }> {
   const info = await deps.store.publication(txId);
   if (!info) return 'unknown';
   if (info.state === 'published') {
@@ -127,7 +170,7 @@ export async function publishTx(deps: PublishDeps, txId: string): Promise<Publis
     return 'already-published';
   }
   if (info.state === 'failed') return 'failed-before';
-  if (info.prevTxId) {
+  if (info.prevTxId && !previousSubmitted) {
     const prevState = await deps.store.state(info.prevTxId);
     if (prevState === 'failed') {
       await deps.settlement?.refused(txId, { code: 'PREVIOUS_REJECTED', detail: `previous record ${info.prevTxId} was rejected`, neverSent: true });
@@ -141,8 +184,8 @@ export async function publishTx(deps: PublishDeps, txId: string): Promise<Publis
     // Funding and the watch list first: a crash before the record is settled re-runs the job,
     // which re-sends the same bytes (the chain answers it knows them) and settles again.
     await deps.settlement?.accepted(txId);
-    await deps.store.settle(txId, deps.clock.now());
-    return 'published';
+    const { successors } = await deps.store.settle(txId, deps.clock.now(), undefined, FOLLOW_RUN);
+    return { successors };
   }
   if (result.code === 'MISSING_INPUT') {
     // The spent output may not have reached this chain node yet: retry with backoff.
@@ -172,9 +215,9 @@ export async function publishRecord(deps: PublishDeps, job: Pick<Job, 'data' | '
 /**
  * A batch job (`{ txIds }`): every record at once (the ARC publisher coalesces the submits into
  * `/v1/txs`). A permanent rejection fails only its record (already recorded by publishTx); a
- * successor whose previous record is not published yet gets its own delayed single job; any
- * transient fault fails the batch, which BullMQ retries whole (its published records are
- * no-ops the second time).
+ * successor whose previous record is not published yet is handed to `waitFor` (the publisher of
+ * its previous record follows the chain to it; `waitFor` arms the fallback); any transient fault
+ * fails the batch, which BullMQ retries whole (its published records are no-ops the second time).
  */
 export async function publishBatch(deps: PublishDeps, txIds: readonly string[], waitFor: (txIds: readonly string[]) => Promise<void>): Promise<Record<string, number>> {
   const results = await Promise.allSettled(txIds.map((txId) => publishTx(deps, txId)));
@@ -235,12 +278,13 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
   const prefix = bullPrefix(opts.prefix);
   const deps = { store, chain: opts.chain, clock: opts.clock, logger: opts.logger, ...(opts.settlement ? { settlement: opts.settlement } : {}) };
   const queue = new BullPublishQueue(opts.connection, opts.prefix);
-  // Successors of a batch wait in single jobs (jobId = txId: a second wait for one txId is a no-op).
-  const waitFor = async (txIds: readonly string[]) => {
-    await queue.queue.addBulk(
-      txIds.map((txId) => ({ name: RECORDS_PUBLISH_JOB, data: { txId } satisfies RecordsPublishJob, opts: { ...RECORDS_PUBLISH_OPTIONS, jobId: txId, delay: WAIT_FOR_PREVIOUS_MS } })),
-    );
-  };
+  // A batch's successor whose previous record is unpublished needs no job of its own: whoever
+  // publishes the previous record follows the chain to it (publishTx; the settle script reports
+  // the successor atomically with the state change, so none is missed). The fallback, for a
+  // publisher that died between the two, is the outbox: the entry becomes due for the sweeper
+  // again (`sweepAfterMs` from now; it was deferred while its batch job carried it). A settle in
+  // between removed the entry, and ZADD XX leaves it removed.
+  const waitFor = (txIds: readonly string[]) => store.deferSweep(txIds, opts.clock.now());
   const worker = new Worker(
     QUEUES.recordsPublish,
     async (job, token) => {
