@@ -186,6 +186,25 @@ describe('devnet node: ARC v1 over HTTP', () => {
     }
   });
 
+  it('/v1/txs in one pass: a double spend later in the batch loses to the earlier spend, and a child of the loser finds no output (462)', async () => {
+    const coin = nextCoin();
+    const winner = await spend(coins, coin, [{ satoshis: 99_000 }]);
+    const loser = await spend(coins, coin, [{ satoshis: 98_000 }]);
+    const orphan = await spend(loser, 0, [{ satoshis: 97_000 }]);
+    const res = await getJson(`${base}/v1/txs`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify([winner, loser, orphan].map((t) => ({ rawTx: t.toHexEF() }))),
+    });
+    expect(res.body.map((e: any) => [e.txid, e.txStatus ?? e.status])).toEqual([
+      [winner.id('hex'), 'SEEN_ON_NETWORK'],
+      [loser.id('hex'), 'DOUBLE_SPEND_ATTEMPTED'],
+      [orphan.id('hex'), 462],
+    ]);
+    expect(res.body[1].competingTxs).toEqual([winner.id('hex')]);
+    expect(await redis.hexists(devnetKeys(`${prefix}:devnet`).raw, orphan.id('hex'))).toBe(0);
+  });
+
   it('/v1/txs: json, text/plain and octet-stream; successes first, failures appended, matched by txid; a child may follow its parent', async () => {
     const parent = await spend(coins, nextCoin(), [{ satoshis: 99_000 }]);
     const child = await spend(parent, 0, [{ satoshis: 98_000 }]);

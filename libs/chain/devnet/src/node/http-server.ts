@@ -214,13 +214,16 @@ async function postTxs(ctx: HttpContext, req: IncomingMessage, res: ServerRespon
   if (subs.length === 0) throw new BadRequest(400, 'no transactions in the body');
   const successes: unknown[] = [];
   const failures: unknown[] = [];
-  // One by one, in order: a child later in the batch may spend a parent earlier in it.
+  // In order (a child later in the batch may spend a parent earlier in it), in one pass.
+  const valid = subs.filter((sub): sub is SubmittedTx => !(sub instanceof MalformedTransactionError));
+  const outcomes = await submitInOrder(ctx, valid, { ...options, waitFor: 'SEEN_ON_NETWORK' });
+  let next = 0;
   for (const sub of subs) {
     if (sub instanceof MalformedTransactionError) {
       failures.push(problemBody(463, sub.message, sub.txid, '/v1/txs'));
       continue;
     }
-    const outcome = await submitOne(ctx, sub, { ...options, waitFor: 'SEEN_ON_NETWORK' });
+    const outcome = outcomes[next++] as AcceptOutcome;
     if (outcome.kind === 'refused') failures.push(problemBody(outcome.refusal.code, outcome.refusal.detail, outcome.refusal.txid, '/v1/txs'));
     else successes.push(outcome.record);
   }
@@ -253,11 +256,22 @@ function policy(ctx: HttpContext, res: ServerResponse): void {
 
 /** Accepts one transaction, registers its callback, fires the callbacks its status triggers, waits. */
 async function submitOne(ctx: HttpContext, sub: SubmittedTx, options: SubmitOptions): Promise<AcceptOutcome> {
-  if (ctx.faults.rejectAll) {
-    const txid = toDisplayHex(sha256d(Buffer.from(sub.rawHex, 'hex')));
-    return { kind: 'refused', refusal: { code: ctx.faults.rejectAll.code, detail: ctx.faults.rejectAll.detail, txid } };
+  const [outcome] = await submitInOrder(ctx, [sub], options);
+  return outcome as AcceptOutcome;
+}
+
+/** {@link submitOne} for each transaction, accepted in order in one pass (`NodeChain.acceptInOrder`). */
+async function submitInOrder(ctx: HttpContext, subs: readonly SubmittedTx[], options: SubmitOptions): Promise<AcceptOutcome[]> {
+  const { rejectAll } = ctx.faults;
+  if (rejectAll) {
+    return subs.map((sub) => ({ kind: 'refused', refusal: { code: rejectAll.code, detail: rejectAll.detail, txid: toDisplayHex(sha256d(Buffer.from(sub.rawHex, 'hex'))) } }));
   }
-  const outcome = await ctx.chain.accept(sub);
+  const outcomes = await ctx.chain.acceptInOrder(subs);
+  return Promise.all(outcomes.map((outcome) => afterAccept(ctx, outcome, options)));
+}
+
+/** What follows one acceptance: its callback registration, the callbacks its status triggers, X-WaitFor. */
+async function afterAccept(ctx: HttpContext, outcome: AcceptOutcome, options: SubmitOptions): Promise<AcceptOutcome> {
   if (outcome.kind === 'refused') return outcome;
   const { record } = outcome;
   if (options.callback) {

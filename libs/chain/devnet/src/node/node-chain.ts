@@ -55,6 +55,16 @@ interface StoredVerdict {
 }
 
 const NULL_TXID = '0'.repeat(64);
+/** Parsed parent transactions kept by one node process (see `NodeChain.parsedParents`). */
+const PARSED_PARENTS_MAX = 256;
+
+/** A transaction that passed every check needing no UTXO state, ready for the accept script. */
+interface Checked {
+  readonly txId: string;
+  readonly rawHex: string;
+  readonly outpoints: readonly string[];
+  readonly spendable: readonly { readonly vout: number; readonly satoshis: number }[];
+}
 
 const refuse = (code: number, detail: string, txid: string | null): AcceptOutcome => ({ kind: 'refused', refusal: { code, detail, txid } });
 
@@ -70,6 +80,14 @@ export class NodeChain {
   private readonly producer: DevnetBlockProducer;
   private readonly redis: Redis;
 
+  /**
+   * Parsed transactions read as parents, most recently used last (bounded). A funding split has
+   * ~1,000 outputs (~34 KB) and each of them funds one record: without this, every record's
+   * validation fetched and parsed the whole split again. Transactions are immutable by txId, and
+   * whether an output is still there to spend is decided by node-accept-7.lua, never from here.
+   */
+  private readonly parsedParents = new Map<string, WireTx>();
+
   constructor(private readonly o: NodeChainOptions) {
     this.redis = o.redis;
     this.keys = devnetKeys(o.prefix);
@@ -79,13 +97,75 @@ export class NodeChain {
 
   // ---------------------------------------------------------------- submissions
 
+  /** The transactions `wire` spends from, parsed: from the cache, the rest in one HMGET. Unknown ones are absent. */
+  private async parentsOf(wire: WireTx): Promise<Map<string, WireTx>> {
+    const parents = new Map<string, WireTx>();
+    const missing: string[] = [];
+    for (const id of new Set(wire.inputs.map((i) => i.sourceTXID))) {
+      const cached = this.parsedParents.get(id);
+      if (cached) {
+        this.parsedParents.delete(id);
+        this.parsedParents.set(id, cached);
+        parents.set(id, cached);
+      } else missing.push(id);
+    }
+    if (missing.length === 0) return parents;
+    const hexes = await this.redis.hmget(this.keys.raw, ...missing);
+    missing.forEach((id, i) => {
+      const hex = hexes[i];
+      if (!hex) return;
+      // Stored transactions were read by this same walker when accepted: they parse.
+      const parsed = readTransaction(Buffer.from(hex, 'hex')).tx.wire;
+      parents.set(id, parsed);
+      this.rememberParsed(id, parsed);
+    });
+    return parents;
+  }
+
+  private rememberParsed(txId: string, wire: WireTx): void {
+    this.parsedParents.set(txId, wire);
+    if (this.parsedParents.size > PARSED_PARENTS_MAX) this.parsedParents.delete(this.parsedParents.keys().next().value as string);
+  }
+
   /** Validates and accepts one submitted transaction (idempotent by txId). */
   async accept(sub: SubmittedTx): Promise<AcceptOutcome> {
-    const raw = Buffer.from(sub.rawHex, 'hex');
-    const txId = toDisplayHex(sha256d(raw));
-    const known = await this.status(txId);
-    if (known) return { kind: 'status', record: known, fresh: false };
+    const [outcome] = await this.acceptInOrder([sub]);
+    return outcome as AcceptOutcome;
+  }
 
+  /**
+   * Validates and accepts submitted transactions in order, each as {@link accept} would (a later
+   * one may spend an earlier one). Round trips: one status read for all; parent reads only for
+   * parents neither cached nor earlier in the list; the accept scripts are sent back to back
+   * without waiting for each other's replies: Redis runs them in order, so each decides on the
+   * UTXO state the ones before it left (a child whose parent was refused there finds no output).
+   */
+  async acceptInOrder(subs: readonly SubmittedTx[]): Promise<AcceptOutcome[]> {
+    const raws = subs.map((sub) => Buffer.from(sub.rawHex, 'hex'));
+    const txIds = raws.map((raw) => toDisplayHex(sha256d(raw)));
+    const known = await this.statusMany(txIds);
+    const outcomes: Promise<AcceptOutcome>[] = [];
+    for (const [i, sub] of subs.entries()) {
+      const txId = txIds[i] as string;
+      const record = known[i];
+      if (record) {
+        outcomes.push(Promise.resolve({ kind: 'status', record, fresh: false }));
+        continue;
+      }
+      const checked = await this.validate(sub, txId, raws[i] as Buffer);
+      if ('kind' in checked) {
+        outcomes.push(Promise.resolve(checked));
+        continue;
+      }
+      // Its children later in the list validate against it before its script has run.
+      this.rememberParsed(txId, readTransaction(raws[i] as Buffer).tx.wire);
+      outcomes.push(this.commit(checked));
+    }
+    return Promise.all(outcomes);
+  }
+
+  /** Everything about one transaction that needs no UTXO state: outputs, inputs' structure, fee, scripts. */
+  private async validate(sub: SubmittedTx, txId: string, raw: Buffer): Promise<AcceptOutcome | Checked> {
     const { wire } = sub;
     // Outputs (464): data outputs carry no value, every other output at least the 1-sat dust limit.
     const outputs: { vout: number; satoshis: number; scriptHex: string }[] = [];
@@ -100,14 +180,7 @@ export class NodeChain {
     const outpoints = wire.inputs.map((i) => outpointField(i.sourceTXID, i.sourceOutputIndex));
     if (wire.inputs.some((i) => i.sourceTXID === NULL_TXID)) return refuse(463, 'a coinbase transaction cannot be submitted', txId);
     if (new Set(outpoints).size !== outpoints.length) return refuse(463, 'the transaction spends one outpoint twice', txId);
-    const parentIds = [...new Set(wire.inputs.map((i) => i.sourceTXID))];
-    const parentHexes = await this.redis.hmget(this.keys.raw, ...parentIds);
-    const parents = new Map<string, WireTx>();
-    parentIds.forEach((id, i) => {
-      const hex = parentHexes[i];
-      // Stored transactions were read by this same walker when accepted: they parse.
-      if (hex) parents.set(id, readTransaction(Buffer.from(hex, 'hex')).tx.wire);
-    });
+    const parents = await this.parentsOf(wire);
     const spent: WireOutput[] = [];
     for (const [i, input] of wire.inputs.entries()) {
       const out = parents.get(input.sourceTXID)?.outputs[input.sourceOutputIndex];
@@ -138,12 +211,16 @@ export class NodeChain {
       const verdict = verifyInput(wire, sdkInputs, sdkOutputs, i, out);
       if (verdict !== true) return refuse(461, `input ${i}: ${verdict}`, txId);
     }
-    // The UTXO decision, atomically.
-    const spendable = outputs.filter((o) => isSpendableScript(o.scriptHex));
+    return { txId, rawHex: sub.rawHex.toLowerCase(), outpoints, spendable: outputs.filter((o) => isSpendableScript(o.scriptHex)) };
+  }
+
+  /** The UTXO decision of a validated transaction, atomically (`node-accept-7.lua`). */
+  private async commit(checked: Checked): Promise<AcceptOutcome> {
+    const { txId, outpoints, spendable } = checked;
     const k = this.keys;
     const [reply, a, b] = await this.commands.nodeAccept(
       k.raw, k.spent, k.outputs, k.mempool, k.seq, k.mined, k.tip,
-      txId, sub.rawHex.toLowerCase(), String(COINBASE_MATURITY), String(outpoints.length), ...outpoints,
+      txId, checked.rawHex, String(COINBASE_MATURITY), String(outpoints.length), ...outpoints,
       String(spendable.length), ...spendable.flatMap((o) => [outpointField(txId, o.vout), String(o.satoshis)]),
     );
     switch (fromScriptReply('node-accept-7.lua', NODE_ACCEPT_REPLIES, reply)) {
@@ -171,16 +248,26 @@ export class NodeChain {
 
   /** The status of a known transaction, or null (ARC's 404). */
   async status(txId: string): Promise<TxStatusRecord | null> {
-    const [mined, raw, verdict] = await this.redis.pipeline().hget(this.keys.mined, txId).hexists(this.keys.raw, txId).hget(this.keys.verdicts, txId).exec().then((r) =>
-      (r ?? []).map(([err, v]) => {
-        if (err) throw err;
-        return v;
-      }),
-    );
-    if (typeof mined === 'string') return this.minedRecord(txId, mined);
-    if (raw === 1) return this.seen(txId);
-    if (typeof verdict === 'string') return this.fromVerdict(txId, JSON.parse(verdict) as StoredVerdict);
-    return null;
+    const [record] = await this.statusMany([txId]);
+    return record ?? null;
+  }
+
+  /** {@link status} of many transactions in one pipeline. */
+  async statusMany(txIds: readonly string[]): Promise<(TxStatusRecord | null)[]> {
+    const k = this.keys;
+    const pipeline = this.redis.pipeline();
+    for (const txId of txIds) pipeline.hget(k.mined, txId).hexists(k.raw, txId).hget(k.verdicts, txId);
+    const values = ((await pipeline.exec()) ?? []).map(([err, v]) => {
+      if (err) throw err;
+      return v;
+    });
+    return txIds.map((txId, i) => {
+      const [mined, raw, verdict] = values.slice(3 * i, 3 * i + 3);
+      if (typeof mined === 'string') return this.minedRecord(txId, mined);
+      if (raw === 1) return this.seen(txId);
+      if (typeof verdict === 'string') return this.fromVerdict(txId, JSON.parse(verdict) as StoredVerdict);
+      return null;
+    });
   }
 
   private seen(txId: string): TxStatusRecord {
