@@ -12,7 +12,7 @@ import type { Records } from '@proofline/records-feature';
 import type { Clock, Config } from '@proofline/shared-config';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
-import { bullConnection, createBullRedis, createRedis, requestPathOptions, throttledErrorLog, withCallTimeout } from '@proofline/shared-redis';
+import { bullConnection, coalesceWrites, createBullRedis, createRedis, requestPathOptions, throttledErrorLog, withCallTimeout } from '@proofline/shared-redis';
 import type { Redis } from '@proofline/shared-redis';
 import { createWebhooks } from '@proofline/webhooks-feature';
 import type { ApiDeps } from './deps';
@@ -31,11 +31,13 @@ export interface ApiConnections {
 
 /** Opens the REST app's connections. */
 export function openApiConnections(config: Config, logger: Logger): ApiConnections {
-  const redis = createRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }));
+  // Both coalesce a turn's commands into one socket write (coalesceWrites): a write request makes
+  // three commands, and under load many requests' commands fall in one turn.
+  const redis = coalesceWrites(createRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs })));
   redis.on('error', throttledErrorLog((f, m) => logger.warn(f, m), 'redis connection error'));
   // Queues only add and count (no blocking reads): bounded like the request path, so a write's
   // enqueue (after the record is durable in the outbox) fails within a second instead of hanging.
-  const bull = createBullRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }));
+  const bull = coalesceWrites(createBullRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs })));
   bull.on('error', throttledErrorLog((f, m) => logger.warn(f, m), 'bullmq connection error'));
   return { redis, bull };
 }

@@ -7,7 +7,7 @@
 import { CONFIG_ERROR_EXIT, loadConfigOrExit } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
-import { createRedis } from '@proofline/shared-redis';
+import { coalesceWrites, createRedis } from '@proofline/shared-redis';
 import { devnetKeys, startDevnetNode } from '@proofline/chain-devnet';
 import { fundingIdentity } from '@proofline/chain-wallet';
 import { devnetPrefix } from './devnet-prefix';
@@ -24,7 +24,8 @@ async function main(): Promise<void> {
   // REDIS_URL — and REDIS_URL still when the chain the service's wallet was funded from lives there.
   const prefix = devnetPrefix(config.redisPrefix);
   const redisUrl = await chainStore(config.devnet.redisUrl, config.redisUrl, prefix, logger);
-  const redis = createRedis(redisUrl, { maxRetriesPerRequest: 2 });
+  // A batch's accept scripts, sent back to back, leave in one socket write (coalesceWrites).
+  const redis = coalesceWrites(createRedis(redisUrl, { maxRetriesPerRequest: 2 }));
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const funding = fundingIdentity(config.wallet.seed, 'devnet');
   const node = await startDevnetNode({

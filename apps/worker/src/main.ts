@@ -6,7 +6,7 @@ import { createArcChain } from '@proofline/chain-arc';
 import { createFundingWallet } from '@proofline/chain-wallet';
 import { serveMetrics } from '@proofline/shared-http';
 import type { MetricsListener } from '@proofline/shared-http';
-import { createBullRedis, createRedis, requestPathOptions, startHeartbeat } from '@proofline/shared-redis';
+import { coalesceWrites, createBullRedis, createRedis, requestPathOptions, startHeartbeat } from '@proofline/shared-redis';
 import type { RunningRole, WorkerContext } from './context';
 import { createWorkerMetrics } from './metrics';
 import { ROLES } from './roles';
@@ -15,9 +15,10 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit('worker');
   const instanceId = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const logger = createLogger({ level: config.logLevel, name: 'worker' }).child({ instanceId });
-  const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
+  // A batch's commands, issued together, leave in one socket write (coalesceWrites).
+  const redis = coalesceWrites(createRedis(config.redisUrl, { maxRetriesPerRequest: null }));
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
-  const bull = createBullRedis(config.redisUrl);
+  const bull = coalesceWrites(createBullRedis(config.redisUrl));
   bull.on('error', (err) => logger.warn({ err: err.message }, 'bullmq connection error'));
   const chain = createArcChain({ redis, prefix: config.redisPrefix, config: config.chain, seed: config.wallet.seed });
   const wallet = createFundingWallet(redis, config);
