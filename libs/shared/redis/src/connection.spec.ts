@@ -1,7 +1,14 @@
 import { createServer, connect } from 'node:net';
 import type { Server, Socket } from 'node:net';
-import { testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { randomBytes } from 'node:crypto';
 import { coalesceWrites, createRedis } from './connection';
+
+// shared-testing depends on this lib, so the test Redis URL is read here directly.
+const testRedisUrl = (): string => {
+  const url = process.env['PROOFLINE_TEST_REDIS_URL'];
+  if (!url) throw new Error('PROOFLINE_TEST_REDIS_URL is not set: run tests through jest.');
+  return url;
+};
 
 /** A TCP proxy in front of the test Redis that counts the chunks each client connection sends. */
 async function countingProxy(): Promise<{ url: string; chunks: () => number; dropClients: () => void; close: () => Promise<void> }> {
@@ -39,7 +46,7 @@ async function countingProxy(): Promise<{ url: string; chunks: () => number; dro
 }
 
 describe('coalesceWrites (real Redis behind a counting proxy)', () => {
-  const prefix = uniquePrefix('coalesce');
+  const prefix = `coalesce-${randomBytes(5).toString('hex')}`;
 
   it('sends the commands of one turn in one write, in order, each with its own reply; again after a reconnection', async () => {
     const proxy = await countingProxy();
