@@ -10,6 +10,7 @@ import {
   deriveChainKeys,
   faucetTxId,
   parseTransaction,
+  pooledRandomBytes,
 } from './index';
 import type { BuiltRecordTransaction } from './index';
 
@@ -283,5 +284,19 @@ describe('parseTransaction', () => {
     expect(() => parseTransaction('')).toThrow(InvalidTransactionError);
     expect(() => parseTransaction(rawHex.slice(0, -10))).toThrow(InvalidTransactionError);
     expect(() => parseTransaction(`${rawHex}00`)).toThrow(InvalidTransactionError);
+  });
+});
+
+describe('pooledRandomBytes', () => {
+  it('hands out fresh bytes of the asked length, never the same slice twice, across pool refills', () => {
+    const random = pooledRandomBytes(64);
+    const seen = new Set<string>();
+    for (let i = 0; i < 100; i++) {
+      const b = random(16);
+      expect(b).toHaveLength(16);
+      seen.add(b.toString('hex'));
+    }
+    expect(seen.size).toBe(100);
+    expect(random(100)).toHaveLength(100); // larger than the pool: drawn directly
   });
 });

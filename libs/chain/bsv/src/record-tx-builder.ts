@@ -55,6 +55,26 @@ interface Layout {
 }
 
 /**
+ * `crypto.randomBytes` drawn from a 4 KiB pool refilled from it: one OpenSSL call per 256 funding
+ * nonces instead of one per transaction (~28 µs each under the write benchmark, 3 % of an API
+ * process). The bytes are the same CSPRNG's; each is handed out once.
+ */
+export function pooledRandomBytes(poolSize = 4096): (n: number) => Buffer {
+  let pool = Buffer.alloc(0);
+  let offset = 0;
+  return (n) => {
+    if (n > poolSize) return randomBytes(n);
+    if (offset + n > pool.length) {
+      pool = randomBytes(poolSize);
+      offset = 0;
+    }
+    const out = Buffer.from(pool.subarray(offset, offset + n));
+    offset += n;
+    return out;
+  };
+}
+
+/**
  * Builds and signs Proofline record transactions synchronously with @bsv/sdk (layout in
  * `record-layout.ts`). Funding: the pool UTXOs the request names (P2PKH to the funding key),
  * spent after the link input, with change back to the funding script (the last output) when it
@@ -78,7 +98,7 @@ export class BsvTransactionBuilder implements TransactionBuilder {
     this.rate = options.satoshisPerKilobyte ?? 100;
     this.linkSatoshis = options.linkSatoshis ?? 1;
     this.dustLimit = options.dustLimit ?? 1;
-    this.random = options.randomBytes ?? randomBytes;
+    this.random = options.randomBytes ?? pooledRandomBytes();
     if (!(this.rate >= 0) || !Number.isSafeInteger(this.linkSatoshis) || this.linkSatoshis < 1) throw new Error('bad fee rate or link value');
     if (!Number.isSafeInteger(this.dustLimit) || this.dustLimit < 1) throw new Error('bad dust limit');
     this.linkScript = p2pkhScriptBytes(this.keys.link.pubKeyHash);
