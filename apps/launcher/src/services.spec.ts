@@ -1,7 +1,10 @@
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { loadConfig } from '@proofline/shared-config';
-import { GRAPHQL_SEMI_SPACE, plannedApps, withGraphQLHeap } from './services';
+import { GRAPHQL_SEMI_SPACE, loopbackFor, plannedApps, withGraphQLHeap } from './services';
+import type { AppPlan } from './services';
 
 describe('plannedApps: the GraphQL process young generation', () => {
   const config = loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' });
@@ -29,5 +32,53 @@ describe('plannedApps: the GraphQL process young generation', () => {
     expect(run.status).toBe(0);
     const refused = spawnSync(process.execPath, ['-e', '0'], { env: { PATH: process.env['PATH'] ?? '', NODE_OPTIONS: '--cpu-prof' }, encoding: 'utf8' });
     expect(refused.status).not.toBe(0); // the check above can fail
+  });
+});
+
+describe('plannedApps: ARC callbacks with the launcher’s own devnet', () => {
+  const config = loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', PORT: '3456' });
+  let dist: string;
+  beforeAll(() => {
+    dist = fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-dist-'));
+    fs.mkdirSync(path.join(dist, 'apps', 'devnet'), { recursive: true });
+    fs.writeFileSync(path.join(dist, 'apps', 'devnet', 'main.js'), '');
+  });
+  afterAll(() => fs.rmSync(dist, { recursive: true, force: true }));
+  const envOf = (plans: AppPlan[], app: string) => plans.find((p) => p.app === app)?.env ?? {};
+
+  it('points the API, the GraphQL app and the workers at the API’s /arc/callback with one fresh token', () => {
+    const plans = plannedApps(config, {}, dist);
+    expect(plans.map((p) => p.app)).toEqual(['devnet', 'api', 'graphql', 'worker']);
+    const api = envOf(plans, 'api');
+    expect(api['ARC_CALLBACK_URL']).toBe('http://127.0.0.1:3456/arc/callback');
+    expect(api['ARC_CALLBACK_TOKEN']).toMatch(/^[0-9a-f]{48}$/);
+    for (const app of ['graphql', 'worker']) {
+      expect(envOf(plans, app)['ARC_CALLBACK_URL']).toBe(api['ARC_CALLBACK_URL']);
+      expect(envOf(plans, app)['ARC_CALLBACK_TOKEN']).toBe(api['ARC_CALLBACK_TOKEN']);
+    }
+    expect(envOf(plans, 'devnet')['ARC_CALLBACK_TOKEN']).toBeUndefined();
+    // A new token on every start: a token from an earlier run is worthless.
+    expect(envOf(plannedApps(config, {}, dist), 'api')['ARC_CALLBACK_TOKEN']).not.toBe(api['ARC_CALLBACK_TOKEN']);
+    // The configuration the apps will load from it is valid.
+    const loaded = loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', ...api });
+    expect(loaded.chain.arcCallbackUrl).toBe('http://127.0.0.1:3456/arc/callback');
+    expect(loaded.chain.callbackGraceMs).toBe(30_000);
+  });
+
+  it('keeps callbacks the user configured, and sets none for an external ARC', () => {
+    const own = { ARC_CALLBACK_URL: 'https://proofline.example.com/arc/callback', ARC_CALLBACK_TOKEN: 'x'.repeat(32) };
+    expect(envOf(plannedApps(config, own, dist), 'worker')['ARC_CALLBACK_URL']).toBeUndefined();
+    const external = plannedApps(config, { ARC_URL: 'https://arc.example.com' }, dist);
+    expect(external.map((p) => p.app)).toEqual(['api', 'graphql', 'worker']);
+    expect(envOf(external, 'worker')['ARC_CALLBACK_URL']).toBeUndefined();
+  });
+
+  it('reaches an API bound to one address on that address', () => {
+    expect(loopbackFor('0.0.0.0')).toBe('127.0.0.1');
+    expect(loopbackFor('::')).toBe('127.0.0.1');
+    expect(loopbackFor('10.1.2.3')).toBe('10.1.2.3');
+    expect(loopbackFor('fd00::5')).toBe('[fd00::5]');
+    const bound = loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', PORT: '3456', HOST: '10.1.2.3' });
+    expect(envOf(plannedApps(bound, {}, dist), 'api')['ARC_CALLBACK_URL']).toBe('http://10.1.2.3:3456/arc/callback');
   });
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '@proofline/shared-config';
@@ -23,14 +24,24 @@ export interface AppPlan {
   readonly readyUrl?: string;
 }
 
-/** The apps `npm start` runs, in start order. */
-export function plannedApps(config: Config, env: Record<string, string | undefined>, distDir: string): AppPlan[] {
+/**
+ * The apps `npm start` runs, in start order. `callbackToken` is the ARC callback token the
+ * launcher hands its own devnet and apps (default: 24 random bytes, new on every start).
+ */
+export function plannedApps(config: Config, env: Record<string, string | undefined>, distDir: string, callbackToken: string = randomBytes(24).toString('hex')): AppPlan[] {
   // The local ARC-compatible devnet (apps/devnet) on NETWORK=devnet, unless ARC_URL names an
   // external ARC: then every other app publishes to it and checks proofs against its headers.
   const devnet = config.network === 'devnet' && !env['ARC_URL'] && hasBundle(distDir, 'devnet');
   const devnetUrl = `http://127.0.0.1:${config.devnet.port}`;
   const chainEnv: Record<string, string> = devnet ? { ARC_URL: devnetUrl, HEADERS_URL: devnetUrl } : {};
   if (devnet && config.devnet.apiKey !== undefined && !env['ARC_API_KEY']) chainEnv['ARC_API_KEY'] = config.devnet.apiKey;
+  // ARC callbacks on by default with the launcher's own devnet: the node reports MINED (with the
+  // BUMP) to the API's POST /arc/callback, so the confirmation pass polls only what a callback did
+  // not prove within ARC_CALLBACK_GRACE_MS. Callbacks configured by the user are kept as they are.
+  if (devnet && !env['ARC_CALLBACK_URL'] && !env['ARC_CALLBACK_TOKEN']) {
+    chainEnv['ARC_CALLBACK_URL'] = `http://${loopbackFor(config.host)}:${config.port}/arc/callback`;
+    chainEnv['ARC_CALLBACK_TOKEN'] = callbackToken;
+  }
   const plans: AppPlan[] = [
     { name: 'devnet', app: 'devnet', copies: devnet ? 1 : 0, stage: 'infrastructure', readyUrl: `${devnetUrl}/liveness` },
     { name: 'api', app: 'api', copies: 1, env: chainEnv },
@@ -65,6 +76,12 @@ export function copyEnv(plan: AppPlan, index: number, env: Record<string, string
 
 export function bundlePath(distDir: string, app: string): string {
   return path.join(distDir, 'apps', app, 'main.js');
+}
+
+/** The address the devnet reaches the API on: loopback when the API listens on every interface or on loopback. */
+export function loopbackFor(host: string): string {
+  if (['0.0.0.0', '::', '', 'localhost', '127.0.0.1', '::1'].includes(host)) return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 function hasBundle(distDir: string, app: string): boolean {

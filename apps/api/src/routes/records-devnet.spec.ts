@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import net from 'node:net';
 import { MerklePath, Spend, Transaction } from '@bsv/sdk';
-import { createArcChain, startConfirmationWorker } from '@proofline/chain-arc';
+import { confirmationOptions, createArcChain, startConfirmationWorker } from '@proofline/chain-arc';
 import type { ArcChain, RunningConfirmationWorker } from '@proofline/chain-arc';
 import { startArcDevnet } from '@proofline/chain-testing';
 import type { ArcDevnet } from '@proofline/chain-testing';
@@ -78,12 +78,13 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   let confirmations: RunningConfirmationWorker | null = null;
   let writerKey: string;
 
-  const startPolling = async () => {
+  const startPolling = async (options: { pollAfterMs?: number } = {}) => {
     confirmations ??= await startConfirmationWorker({
       connection: workerBull,
       redis: workerRedis,
       redisPrefix: prefix,
       pollMs: 100,
+      options,
       pass: {
         client: chain.client,
         rebroadcast: (txs) => chain.arc.submitMany(txs),
@@ -195,6 +196,40 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     expect(s.confirmation?.blockHash).toBe(block.hash);
     verifyIndependently(twice.txId, s.confirmation as Confirmation);
     expect(await chain.store.txIdsOfBlock(block.hash)).toEqual([twice.txId]);
+  });
+
+  it('ARC_CALLBACK_GRACE_MS: polling leaves a young transaction to its callback and asks for it once the grace is over', async () => {
+    await stopPolling();
+    await startPolling(confirmationOptions({ arcCallbackUrl: 'http://127.0.0.1/arc/callback', arcCallbackToken: TOKEN, callbackGraceMs: 2500 }));
+    try {
+      // Its callback is lost: within the grace no poll asks for it, after it one does.
+      dev.node.faults.dropCallbacks = true;
+      const lost = await write('/api/v1/records', 'callback lost, grace');
+      await eventually(async () => (await store.state(lost.txId)) === 'published', 10_000);
+      const publishedAt = Date.now();
+      const first = await dev.node.mineBlock();
+      await eventually(async () => (await chain.store.tip())?.hash === first.hash, 10_000, 50); // passes run
+      await new Promise((r) => setTimeout(r, 500));
+      expect(Date.now() - publishedAt).toBeLessThan(2000);
+      expect((await statusOf(lost.txId)).confirmation).toBeNull();
+      expect(await chain.store.watched(10, 2500)).not.toContain(lost.txId);
+      expect(await chain.store.watched(10)).toContain(lost.txId);
+      await eventually(async () => (await statusOf(lost.txId)).confirmation !== null, 15_000, 100);
+      expect(Date.now() - publishedAt).toBeGreaterThanOrEqual(2000);
+      verifyIndependently(lost.txId, (await statusOf(lost.txId)).confirmation as Confirmation);
+
+      // Its callback arrives: proven within the grace, with no poll.
+      dev.node.faults.dropCallbacks = false;
+      const called = await write('/api/v1/records', 'callback arrives, grace');
+      await eventually(async () => (await store.state(called.txId)) === 'published', 10_000);
+      const t0 = Date.now();
+      const block = await dev.node.mineBlock();
+      await eventually(async () => (await statusOf(called.txId)).confirmation !== null, 10_000, 50);
+      expect(Date.now() - t0).toBeLessThan(2500);
+      expect((await statusOf(called.txId)).confirmation?.blockHash).toBe(block.hash);
+    } finally {
+      await stopPolling();
+    }
   });
 
   it('a linked chain and independent records, published in batches, confirm with proofs that match the node; every input verifies with the sdk interpreter', async () => {

@@ -1,4 +1,4 @@
-import { startConfirmationWorker } from '@proofline/chain-arc';
+import { confirmationOptions, startConfirmationWorker } from '@proofline/chain-arc';
 import { RecordStore } from '@proofline/records-data-access';
 import { rawTxOf, refusedWhileConfirming } from '@proofline/records-feature';
 import type { RoleStarter } from '../context';
@@ -28,6 +28,7 @@ export const chainConfirmationsRole: RoleStarter = async (ctx) => {
       onRefused: refusedWhileConfirming({ records, pool: ctx.wallet.pool, clock: ctx.clock }),
       logger,
     },
+    options: confirmationOptions(ctx.config.chain),
     logger,
   });
   return { name: 'chain-confirmations', close: () => running.close() };

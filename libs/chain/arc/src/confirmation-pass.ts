@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { parseHeader } from '@proofline/chain-domain';
 import type { HeadersSource } from '@proofline/chain-domain';
+import type { Config } from '@proofline/shared-config';
 import { publishBlockEvent } from './arc-blocks';
 import type { BatchSubmitOutcome } from './arc-publisher';
 import { trackConfirmations } from './confirmation-tracker';
@@ -40,7 +41,18 @@ export interface ConfirmationPassOptions {
   readonly reorgDepth?: number;
   /** Status queries in flight at once (default 8). */
   readonly concurrency?: number;
+  /**
+   * Poll a watched transaction only once it has waited this long since publication (default 0).
+   * With ARC callbacks configured this is ARC_CALLBACK_GRACE_MS: a callback proves a transaction
+   * without a poll, and polling catches the ones whose callback was lost. See {@link confirmationOptions}.
+   */
+  readonly pollAfterMs?: number;
   readonly now?: Date;
+}
+
+/** The pass options a chain configuration implies: the callback grace applies only when callbacks are configured. */
+export function confirmationOptions(chain: Pick<Config['chain'], 'arcCallbackUrl' | 'arcCallbackToken' | 'callbackGraceMs'>): Pick<ConfirmationPassOptions, 'pollAfterMs'> {
+  return { pollAfterMs: chain.arcCallbackUrl && chain.arcCallbackToken ? chain.callbackGraceMs : 0 };
 }
 
 export interface ConfirmationPassReport {
@@ -82,7 +94,7 @@ export async function runConfirmationPass(deps: ConfirmationPassDeps, options: C
     deps.logger?.warn({ err: (e as Error).message }, 'reconcile skipped: the headers source did not answer');
   }
 
-  const txIds = await store.watched(options.batch ?? 500);
+  const txIds = await store.watched(options.batch ?? 500, options.pollAfterMs ?? 0, options.now ?? new Date());
   const track = await trackConfirmations({ client: deps.client, headers: deps.headers, store, txIds, ...(options.concurrency ? { concurrency: options.concurrency } : {}), ...(deps.logger ? { logger: deps.logger } : {}) });
 
   let refused = 0;

@@ -93,9 +93,14 @@ export class ArcProofStore implements ChainReader {
     await this.redis.zrem(this.keys.unproven, ...txIds);
   }
 
-  /** Up to `limit` watched txIds, longest waiting first. */
-  async watched(limit: number): Promise<string[]> {
-    return this.redis.zrange(this.keys.unproven, 0, Math.max(0, limit - 1));
+  /**
+   * Up to `limit` watched txIds, longest waiting first; with `waitedAtLeastMs`, only those watched
+   * at least that long before `now` (the ones their callback had time to prove).
+   */
+  async watched(limit: number, waitedAtLeastMs = 0, now: Date = new Date()): Promise<string[]> {
+    if (limit <= 0) return [];
+    if (waitedAtLeastMs <= 0) return this.redis.zrange(this.keys.unproven, 0, limit - 1);
+    return this.redis.zrangebyscore(this.keys.unproven, '-inf', String(now.getTime() - waitedAtLeastMs), 'LIMIT', 0, limit);
   }
 
   /** How many published transactions wait for a proof. */

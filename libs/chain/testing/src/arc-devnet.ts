@@ -1,6 +1,6 @@
 import { LockingScript, P2PKH, Transaction } from '@bsv/sdk';
 import type { Redis } from 'ioredis';
-import { createArcChain, runConfirmationPass, startConfirmationWorker } from '@proofline/chain-arc';
+import { confirmationOptions, createArcChain, runConfirmationPass, startConfirmationWorker } from '@proofline/chain-arc';
 import type { ArcChain, ArcRefusal, ConfirmationPassDeps, ConfirmationPassReport, RunningConfirmationWorker } from '@proofline/chain-arc';
 import { deriveChainKeys } from '@proofline/chain-bsv';
 import { COINBASE_MATURITY, startDevnetNode } from '@proofline/chain-devnet';
@@ -31,6 +31,8 @@ export interface ArcDevnetOptions {
   readonly apiKey?: string;
   /** Callback settings handed to the service (ARC_CALLBACK_URL / ARC_CALLBACK_TOKEN). */
   readonly callback?: { readonly url: string; readonly token: string };
+  /** ARC_CALLBACK_GRACE_MS of the returned configuration (default 0: poll every watched tx, as before callbacks had a grace). */
+  readonly callbackGraceMs?: number;
 }
 
 export interface ArcDevnet {
@@ -90,6 +92,7 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
     ARC_TIMEOUT_MS: '10000',
     ...(o.apiKey ? { ARC_API_KEY: o.apiKey } : {}),
     ...(o.callback ? { ARC_CALLBACK_URL: o.callback.url, ARC_CALLBACK_TOKEN: o.callback.token } : {}),
+    ARC_CALLBACK_GRACE_MS: String(o.callbackGraceMs ?? 0),
     ...(o.seed ? { WALLET_SEED: o.seed } : {}),
   };
   const chainConfig: Config['chain'] = {
@@ -101,6 +104,7 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
     arcTimeoutMs: 10_000,
     headersUrl: node.url,
     pollMs,
+    callbackGraceMs: o.callbackGraceMs ?? 0,
   };
   const chain = createArcChain({ redis: o.redis, prefix: o.prefix, config: chainConfig, seed });
   const pool = new FundingPool(o.redis, { prefix: o.prefix, address: funding.address });
@@ -158,12 +162,12 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
     },
     fundingKey: keys.funding.privateKey,
     async startConfirmations(bull, hooks) {
-      const running = await startConfirmationWorker({ connection: bull, redis: o.redis, redisPrefix: o.prefix, pollMs, pass: passDeps(hooks) });
+      const running = await startConfirmationWorker({ connection: bull, redis: o.redis, redisPrefix: o.prefix, pollMs, pass: passDeps(hooks), options: confirmationOptions(chainConfig) });
       workers.push(running);
       return running;
     },
     confirmOnce(hooks) {
-      return runConfirmationPass(passDeps(hooks));
+      return runConfirmationPass(passDeps(hooks), confirmationOptions(chainConfig));
     },
     async close() {
       for (const w of workers.splice(0)) await w.close().catch(() => undefined);

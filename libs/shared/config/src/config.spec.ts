@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       arcTimeoutMs: 15000,
       headersUrl: 'http://127.0.0.1:9090',
       pollMs: 2000,
+      callbackGraceMs: 30_000,
     });
     expect(c.devnet).toEqual({ port: 9090, apiKey: undefined, redisUrl: 'redis://127.0.0.1:6379' });
   });
@@ -48,6 +49,7 @@ describe('loadConfig', () => {
       ARC_CALLBACK_URL: 'https://proofline.example/arc/callback',
       ARC_CALLBACK_TOKEN: '0123456789abcdef',
       ARC_TIMEOUT_MS: '20000',
+      ARC_CALLBACK_GRACE_MS: '45000',
       HEADERS_URL: 'https://api.whatsonchain.com/v1/bsv/test',
     });
     expect(c.chain).toEqual({
@@ -59,7 +61,9 @@ describe('loadConfig', () => {
       arcTimeoutMs: 20000,
       headersUrl: 'https://api.whatsonchain.com/v1/bsv/test',
       pollMs: 2000,
+      callbackGraceMs: 45000,
     });
+    expect(loadConfig({}).chain.callbackGraceMs).toBe(30_000);
   });
 
   it('refuses production without AUTH_JWT_SECRET or AUTH_JWKS_URL, in one line naming the variable', () => {
@@ -140,6 +144,7 @@ describe('loadConfig', () => {
     [{ HEADERS_URL: 'ftp://x' }, /^HEADERS_URL: /],
     [{ ARC_TIMEOUT_MS: '10' }, /^ARC_TIMEOUT_MS: /],
     [{ ARC_CALLBACK_URL: 'https://me.example/arc' }, /^ARC_CALLBACK_TOKEN: .*set together/],
+    [{ ARC_CALLBACK_GRACE_MS: '-1' }, /^ARC_CALLBACK_GRACE_MS: /],
     [{ ARC_CALLBACK_URL: 'https://me.example/arc', ARC_CALLBACK_TOKEN: 'short' }, /^ARC_CALLBACK_TOKEN: must be at least 16/],
     [{ RATE_LIMIT_PER_KEY: '0' }, /^RATE_LIMIT_PER_KEY: must be requests per second/],
     [{ RATE_LIMIT_PER_TENANT: '10/' }, /^RATE_LIMIT_PER_TENANT: /],

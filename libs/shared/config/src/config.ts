@@ -145,6 +145,7 @@ const envSchema = z.object({
   ARC_TIMEOUT_MS: intFrom(1000, 120_000).default(15_000),
   HEADERS_URL: httpUrl.default('http://127.0.0.1:9090'),
   ARC_POLL_MS: intFrom(100, 3_600_000).default(2000),
+  ARC_CALLBACK_GRACE_MS: intFrom(0, 86_400_000).default(30_000),
   WALLET_SEED: optionalString.refine((v) => v === undefined || /^[0-9a-fA-F]{64}$/.test(v), 'must be 64 hex characters (generate one: openssl rand -hex 32)'),
   POOL_UTXO_SATS: intFrom(2, 100_000_000).default(1000),
   POOL_LOW_WATER: intFrom(0, 1_000_000).default(2000),
@@ -234,6 +235,11 @@ export interface Config {
     readonly headersUrl: string;
     /** Confirmation polling interval (`GET /v1/tx/{txid}` of unproven txs + reorg check), one run at a time across workers. */
     readonly pollMs: number;
+    /**
+     * With callbacks configured, a published transaction is left to its callback this long before
+     * polling asks for it (ARC_CALLBACK_GRACE_MS); without callbacks every watched one is polled.
+     */
+    readonly callbackGraceMs: number;
   };
   /** Where records are published; the devnet is the embedded default. */
   readonly network: Network;
@@ -335,6 +341,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       arcTimeoutMs: e.ARC_TIMEOUT_MS,
       headersUrl: e.HEADERS_URL,
       pollMs: e.ARC_POLL_MS,
+      callbackGraceMs: e.ARC_CALLBACK_GRACE_MS,
     },
     network: e.NETWORK,
     devnet: { port: e.DEVNET_PORT, apiKey: e.DEVNET_API_KEY, redisUrl: e.DEVNET_REDIS_URL ?? e.REDIS_URL },

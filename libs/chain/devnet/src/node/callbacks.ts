@@ -98,10 +98,33 @@ export class Callbacker {
    * @returns true when it is new (a re-submission with a new callback URL).
    */
   async register(txId: string, reg: CallbackRegistration): Promise<boolean> {
-    const current = await this.registrations(txId);
-    if (current.some((r) => r.url === reg.url && r.token === reg.token)) return false;
-    await this.o.redis.hset(this.o.keys.callbacks, txId, JSON.stringify([...current, reg]));
-    return true;
+    const [one] = await this.registerMany([txId], reg);
+    return one?.isNew ?? false;
+  }
+
+  /**
+   * {@link register} for a batch of txIds, in two commands (HMGET, HSET): `isNew` per txId and
+   * all its registrations after this one (for {@link notifyEach}).
+   */
+  async registerMany(txIds: readonly string[], reg: CallbackRegistration): Promise<{ readonly isNew: boolean; readonly all: readonly CallbackRegistration[] }[]> {
+    if (txIds.length === 0) return [];
+    const raws = await this.o.redis.hmget(this.o.keys.callbacks, ...txIds);
+    const current = new Map<string, CallbackRegistration[]>();
+    const changed = new Map<string, string>();
+    const out = txIds.map((txId, i) => {
+      const raw = raws[i];
+      const regs = current.get(txId) ?? (raw ? (JSON.parse(raw) as CallbackRegistration[]) : []);
+      if (regs.some((r) => r.url === reg.url && r.token === reg.token)) {
+        current.set(txId, regs);
+        return { isNew: false, all: regs };
+      }
+      const all = [...regs, reg];
+      current.set(txId, all);
+      changed.set(txId, JSON.stringify(all));
+      return { isNew: true, all };
+    });
+    if (changed.size > 0) await this.o.redis.hset(this.o.keys.callbacks, ...[...changed].flat());
+    return out;
   }
 
   async registrations(txId: string): Promise<CallbackRegistration[]> {
@@ -115,31 +138,43 @@ export class Callbacker {
    * `only` restricts it to one registration (a new one on a re-submission).
    */
   async notify(record: TxStatusRecord, only?: CallbackRegistration): Promise<number> {
-    const regs = only ? [only] : await this.registrations(record.txid);
-    const rank = ARC_STATUSES[record.txStatus];
-    const due = regs.filter((r) => r.full ? rank >= ARC_STATUSES.SEEN_IN_ORPHAN_MEMPOOL : rank >= ARC_STATUSES.DOUBLE_SPEND_ATTEMPTED);
-    if (due.length === 0) return 0;
-    const payload = callbackBody(record, this.o.clock.now());
-    for (const r of due) await this.enqueue({ url: r.url, token: r.token, batch: r.batch, attempt: 0, payload }, Date.now());
-    this.kick();
-    return due.length;
+    return this.notifyEach([{ record, regs: only ? [only] : await this.registrations(record.txid) }]);
   }
 
   /** Queues notifications for many txIds (a mined block): one registrations read. */
   async notifyMany(records: readonly TxStatusRecord[]): Promise<number> {
     if (records.length === 0) return 0;
-    const regs = await this.o.redis.hmget(this.o.keys.callbacks, ...records.map((r) => r.txid));
-    let n = 0;
-    for (const [i, raw] of regs.entries()) {
-      if (!raw) continue;
-      for (const reg of JSON.parse(raw) as CallbackRegistration[]) n += await this.notify(records[i] as TxStatusRecord, reg);
-    }
-    return n;
+    const raws = await this.o.redis.hmget(this.o.keys.callbacks, ...records.map((r) => r.txid));
+    return this.notifyEach(records.flatMap((record, i) => {
+      const raw = raws[i];
+      return raw ? [{ record, regs: JSON.parse(raw) as CallbackRegistration[] }] : [];
+    }));
   }
 
-  private async enqueue(d: Omit<Delivery, 'id'>, dueAtMs: number): Promise<void> {
-    const id = await this.o.redis.incr(this.o.keys.callbackSeq);
-    await this.o.redis.zadd(this.o.keys.callbackQueue, dueAtMs, JSON.stringify({ ...d, id }));
+  /** Queues what each record's status triggers for the given registrations, in one INCRBY and one ZADD. */
+  async notifyEach(items: readonly { readonly record: TxStatusRecord; readonly regs: readonly CallbackRegistration[] }[]): Promise<number> {
+    const now = this.o.clock.now();
+    const deliveries: Omit<Delivery, 'id'>[] = [];
+    for (const { record, regs } of items) {
+      const rank = ARC_STATUSES[record.txStatus];
+      const due = regs.filter((r) => (r.full ? rank >= ARC_STATUSES.SEEN_IN_ORPHAN_MEMPOOL : rank >= ARC_STATUSES.DOUBLE_SPEND_ATTEMPTED));
+      if (due.length === 0) continue;
+      const payload = callbackBody(record, now);
+      for (const r of due) deliveries.push({ url: r.url, token: r.token, batch: r.batch, attempt: 0, payload });
+    }
+    if (deliveries.length === 0) return 0;
+    const at = Date.now();
+    await this.enqueue(deliveries.map((d) => ({ d, dueAtMs: at })));
+    this.kick();
+    return deliveries.length;
+  }
+
+  /** Adds deliveries to the queue: ids from one INCRBY, members in one ZADD. */
+  private async enqueue(items: readonly { readonly d: Omit<Delivery, 'id'>; readonly dueAtMs: number }[]): Promise<void> {
+    if (items.length === 0) return;
+    const last = await this.o.redis.incrby(this.o.keys.callbackSeq, items.length);
+    const first = last - items.length + 1;
+    await this.o.redis.zadd(this.o.keys.callbackQueue, ...items.flatMap(({ d, dueAtMs }, i) => [dueAtMs, JSON.stringify({ ...d, id: first + i })]));
   }
 
   /** Runs one delivery pass unless one is running. */
@@ -184,16 +219,17 @@ export class Callbacker {
     const times = this.o.faults.duplicateCallbacks ? 2 : 1;
     let ok = true;
     for (let t = 0; t < times; t++) ok = (await this.post(url, token, body)) && ok;
-    // Re-queue (a new member: the attempt count is part of it) before removing the claimed one.
-    for (const { member, d } of items) {
-      const attempt = d.attempt + 1;
-      if (!ok && attempt < this.maxAttempts) {
-        await this.enqueue({ url: d.url, token: d.token, batch: d.batch, attempt, payload: d.payload }, Date.now() + this.retryBaseMs * 2 ** (attempt - 1));
-      } else if (!ok) {
-        this.o.logger?.warn({ txid: d.payload['txid'], attempts: attempt }, 'callback given up');
+    // Re-queue (a new member: the attempt count is part of it) before removing the claimed ones.
+    if (!ok) {
+      const retries: { d: Omit<Delivery, 'id'>; dueAtMs: number }[] = [];
+      for (const { d } of items) {
+        const attempt = d.attempt + 1;
+        if (attempt < this.maxAttempts) retries.push({ d: { url: d.url, token: d.token, batch: d.batch, attempt, payload: d.payload }, dueAtMs: Date.now() + this.retryBaseMs * 2 ** (attempt - 1) });
+        else this.o.logger?.warn({ txid: d.payload['txid'], attempts: attempt }, 'callback given up');
       }
-      await this.o.redis.zrem(this.o.keys.callbackQueue, member);
+      await this.enqueue(retries);
     }
+    await this.o.redis.zrem(this.o.keys.callbackQueue, ...items.map((i) => i.member));
   }
 
   private async post(url: string, token: string, body: Record<string, unknown>): Promise<boolean> {

@@ -28,7 +28,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
   beforeAll(async () => {
     node = await startDevnetNode({ redis, prefix: `${prefix}:devnet`, port: 0, coinbaseLockingScriptHex: testScriptHex, blockIntervalMs: 0, callbackRetryBaseMs: 20 });
     base = node.url;
-    coins = await split(await coinbaseTx(base, 0), 30);
+    coins = await split(await coinbaseTx(base, 0), 40);
     const r = await postTx(base, json(coins.toHexEF()));
     expect(r).toMatchObject({ status: 200, body: { txid: coins.id('hex'), txStatus: 'SEEN_ON_NETWORK' } });
   });
@@ -331,6 +331,46 @@ describe('devnet node: ARC v1 over HTTP', () => {
     } finally {
       await single.close();
       await batch.close();
+    }
+  });
+
+  it('callbacks of a /v1/txs batch: every accepted tx registered once, a re-POST with a new URL tells only it, one MINED batch per block', async () => {
+    const first = await callbackReceiver();
+    const second = await callbackReceiver();
+    try {
+      const txs: Transaction[] = [];
+      for (let i = 0; i < 4; i++) txs.push(await spend(coins, nextCoin(), [{ satoshis: 99_000 }]));
+      const bad = await spend(coins, nextCoin(), [{ satoshis: 99_000 }], otherKey);
+      const post = (list: typeof txs, url: string, token: string) =>
+        getJson(`${base}/v1/txs`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-CallbackUrl': url, 'X-CallbackToken': token, 'X-CallbackBatch': 'true' },
+          body: JSON.stringify(list.map((t) => ({ rawTx: t.toHexEF() }))),
+        });
+      expect((await post([...txs, bad], first.url, 'first-token-0001')).status).toBe(200);
+      const k = devnetKeys(`${prefix}:devnet`);
+      for (const t of txs) expect(JSON.parse((await redis.hget(k.callbacks, t.id('hex')))!)).toEqual([{ url: first.url, token: 'first-token-0001', batch: true, full: false }]);
+      expect(await redis.hexists(k.callbacks, bad.id('hex'))).toBe(0); // refused: nothing registered
+      // The same batch again: nothing new. The first two again with another URL: registered beside the first.
+      await post(txs, first.url, 'first-token-0001');
+      await post(txs.slice(0, 2), second.url, 'second-token-002');
+      expect(JSON.parse((await redis.hget(k.callbacks, txs[0]!.id('hex')))!)).toHaveLength(2);
+      expect(JSON.parse((await redis.hget(k.callbacks, txs[3]!.id('hex')))!)).toHaveLength(1);
+
+      const block = await node.mineBlock();
+      const ids = (r: typeof first) => r.received.flatMap((x) => x.body.callbacks.map((c: any) => c.txid)).sort();
+      await eventually(async () => ids(first).length === 4 && ids(second).length === 2);
+      expect(ids(first)).toEqual(txs.map((t) => t.id('hex')).sort());
+      expect(ids(second)).toEqual(txs.slice(0, 2).map((t) => t.id('hex')).sort());
+      expect(first.received).toHaveLength(1); // one POST carried the block's four
+      for (const c of first.received[0]!.body.callbacks) {
+        expect(c).toMatchObject({ txStatus: 'MINED', blockHash: block.hash, blockHeight: block.height });
+        expect(bumpRoot(c.merklePath, c.txid)).toBe((await getJson(`${base}/block/${block.hash}/header`)).body.merkleroot);
+      }
+      await eventually(async () => (await redis.zcard(k.callbackQueue)) === 0);
+    } finally {
+      await first.close();
+      await second.close();
     }
   });
 

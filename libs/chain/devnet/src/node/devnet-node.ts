@@ -93,7 +93,7 @@ export async function startDevnetNode(o: DevnetNodeOptions): Promise<DevnetNode>
     return next;
   };
   const notifyMined = async (txIds: readonly string[]): Promise<void> => {
-    const records = (await Promise.all(txIds.map((id) => chain.status(id)))).filter((r): r is TxStatusRecord => r !== null);
+    const records = (await chain.statusMany(txIds)).filter((r): r is TxStatusRecord => r !== null);
     await callbacks.notifyMany(records);
   };
   /** Queues a main-chain block's callbacks, then moves the cursor (a crash in between re-queues them on restart). */

@@ -266,23 +266,31 @@ async function submitInOrder(ctx: HttpContext, subs: readonly SubmittedTx[], opt
   if (rejectAll) {
     return subs.map((sub) => ({ kind: 'refused', refusal: { code: rejectAll.code, detail: rejectAll.detail, txid: toDisplayHex(sha256d(Buffer.from(sub.rawHex, 'hex'))) } }));
   }
-  const outcomes = await ctx.chain.acceptInOrder(subs);
-  return Promise.all(outcomes.map((outcome) => afterAccept(ctx, outcome, options)));
+  return afterAccept(ctx, await ctx.chain.acceptInOrder(subs), options);
 }
 
-/** What follows one acceptance: its callback registration, the callbacks its status triggers, X-WaitFor. */
-async function afterAccept(ctx: HttpContext, outcome: AcceptOutcome, options: SubmitOptions): Promise<AcceptOutcome> {
-  if (outcome.kind === 'refused') return outcome;
-  const { record } = outcome;
-  if (options.callback) {
-    const isNew = await ctx.callbacks.register(record.txid, options.callback);
+/**
+ * What follows the acceptance of a batch: its callback registrations (one read and one write for
+ * the batch), the callbacks their statuses trigger (one enqueue), X-WaitFor per transaction.
+ */
+async function afterAccept(ctx: HttpContext, outcomes: readonly AcceptOutcome[], options: SubmitOptions): Promise<AcceptOutcome[]> {
+  const accepted = outcomes.flatMap((o) => (o.kind === 'refused' ? [] : [o]));
+  const reg = options.callback;
+  if (reg) {
+    const regs = await ctx.callbacks.registerMany(accepted.map((o) => o.record.txid), reg);
     // A fresh status notifies every registration; a re-submission with a new URL tells only that one.
-    if (outcome.fresh) await ctx.callbacks.notify(record);
-    else if (isNew) await ctx.callbacks.notify(record, options.callback);
-  } else if (outcome.fresh && record.txStatus !== 'SEEN_ON_NETWORK') {
-    await ctx.callbacks.notify(record);
+    await ctx.callbacks.notifyEach(
+      accepted.flatMap((o, i) => {
+        const r = regs[i];
+        if (!r) return [];
+        if (o.fresh) return [{ record: o.record, regs: r.all }];
+        return r.isNew ? [{ record: o.record, regs: [reg] }] : [];
+      }),
+    );
+  } else {
+    await ctx.callbacks.notifyMany(accepted.filter((o) => o.fresh && o.record.txStatus !== 'SEEN_ON_NETWORK').map((o) => o.record));
   }
-  return { ...outcome, record: await waitFor(ctx, record, options) };
+  return Promise.all(outcomes.map(async (o) => (o.kind === 'refused' ? o : { ...o, record: await waitFor(ctx, o.record, options) })));
 }
 
 /** X-WaitFor: polls the status until it reaches `waitFor` (or a final status) or X-MaxTimeout passes. */
