@@ -21,7 +21,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { CONFIG_ERROR_EXIT, loadConfigOrExit } from '@proofline/shared-config';
 import { hasRedisServer, holdsNothingUnder, isLocalUrl, redisAnswers, startLocalRedis } from './redis-local';
-import { bundlePath, copyEnv, plannedApps, restartDelayMs } from './services';
+import { bundlePath, copyEnv, plannedApps, profileArgs, restartDelayMs } from './services';
 
 /** dist/ (this file is dist/apps/launcher/main.js; `__dirname` compiles to dist/apps/launcher/src). */
 const DIST = path.resolve(__dirname, '../../..');
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
     // The devnet node runs in its own process group (like the redis-server): a terminal's Ctrl-C
     // reaches the apps, and the launcher stops the node after them.
     const own = p.stage === 'infrastructure';
-    const child = spawn(process.execPath, [p.entry], { cwd: ROOT, env: p.env, stdio: 'inherit', detached: own });
+    const child = spawn(process.execPath, [...profileArgs(p.name, process.env), p.entry], { cwd: ROOT, env: p.env, stdio: 'inherit', detached: own });
     p.child = child;
     child.on('exit', (code, signal) => {
       p.child = undefined;

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '@proofline/shared-config';
-import { GRAPHQL_SEMI_SPACE, loopbackFor, plannedApps, withGraphQLHeap } from './services';
+import { GRAPHQL_SEMI_SPACE, loopbackFor, plannedApps, profileArgs, withGraphQLHeap } from './services';
 import type { AppPlan } from './services';
 
 describe('plannedApps: the GraphQL process young generation', () => {
@@ -80,5 +80,14 @@ describe('plannedApps: ARC callbacks with the launcher’s own devnet', () => {
     expect(loopbackFor('fd00::5')).toBe('[fd00::5]');
     const bound = loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', PORT: '3456', HOST: '10.1.2.3' });
     expect(envOf(plannedApps(bound, {}, dist), 'api')['ARC_CALLBACK_URL']).toBe('http://10.1.2.3:3456/arc/callback');
+  });
+});
+
+describe('profileArgs: PROFILE_APPS runs named processes under --cpu-prof', () => {
+  it('names processes one by one, or all; nothing by default', () => {
+    expect(profileArgs('api', {})).toEqual([]);
+    expect(profileArgs('api', { PROFILE_APPS: 'devnet, api' })).toEqual(['--cpu-prof', `--cpu-prof-dir=${path.join('.data', 'profiles')}`]);
+    expect(profileArgs('worker-1', { PROFILE_APPS: 'api' })).toEqual([]);
+    expect(profileArgs('worker-2', { PROFILE_APPS: 'all', PROFILE_DIR: '/tmp/p' })).toEqual(['--cpu-prof', '--cpu-prof-dir=/tmp/p']);
   });
 });

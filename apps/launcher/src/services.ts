@@ -88,6 +88,19 @@ function hasBundle(distDir: string, app: string): boolean {
   return fs.existsSync(bundlePath(distDir, app));
 }
 
+/**
+ * Profiling the stack as users run it (a development aid, README "Performance"): with
+ * `PROFILE_APPS` (comma-separated process names: `api`, `devnet`, `worker-1`, … or `all`) those
+ * processes run under `node --cpu-prof`, writing a .cpuprofile into `PROFILE_DIR` (default
+ * `.data/profiles`) when they exit cleanly. NODE_OPTIONS refuses `--cpu-prof`, hence this. An
+ * API's node:cluster workers inherit the flags, so each writes its own profile.
+ */
+export function profileArgs(name: string, env: Record<string, string | undefined>): string[] {
+  const wanted = (env['PROFILE_APPS'] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (!wanted.includes('all') && !wanted.includes(name)) return [];
+  return ['--cpu-prof', `--cpu-prof-dir=${env['PROFILE_DIR'] || path.join('.data', 'profiles')}`];
+}
+
 /** Back-off before restarting a process that crashed `recent` times within the last minute. */
 export function restartDelayMs(recent: number): number {
   return recent === 0 ? 0 : Math.min(250 * 2 ** (recent - 1), 4000);
