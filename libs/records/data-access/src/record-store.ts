@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { poolCommitLua } from '@proofline/chain-wallet';
 import { fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
+import { encodedContentType } from '@proofline/records-domain';
 import type { EncoderName, PublicationState, RecordFamily, RecordKind, RecordMeta } from '@proofline/records-domain';
 import { recordsKeys } from './keys';
 import { ACCEPT_REPLIES, NAVIGATE_REPLIES, SETTLE_REPLIES } from './script-replies';
@@ -129,7 +130,8 @@ export class RecordStore {
   async acceptRoot(record: NewRecord, pool: PoolCommitCall, opts: AcceptOptions = {}): Promise<AcceptOutcome> {
     checkPoolCall(pool);
     const family: RecordFamily = record.kind === 'independent' ? 'independent' : 'linked';
-    const fields = [...this.fieldsOf(record, family), 'chainId', record.txId, 'position', '0'];
+    // A root's chainId is its own txId and its position 0: not stored (see fieldsOf).
+    const fields = this.fieldsOf(record, family);
     const reply = await this.cmd.acceptRoot(
       this.keys.record(record.txId),
       this.keys.outbox,
@@ -328,6 +330,13 @@ export class RecordStore {
     return this.redis.zcard(this.keys.outbox);
   }
 
+  /**
+   * The record hash's fields. Redis keeps a small hash as one listpack, so every byte counts per
+   * record (README "Memory"): a value equal to what a reader assumes when the field is absent is
+   * not stored: `contentType` when it is the one its encoders give (`encodedContentType`), and for roots `chainId` (= txId) and
+   * `position` (0); `failure` is written only when there is one. {@link toMeta} and the scripts
+   * (accept-successor, navigate) apply the same defaults.
+   */
   private fieldsOf(record: NewRecord, family: RecordFamily): (string | Buffer)[] {
     const fields: (string | Buffer)[] = [
       'family',
@@ -336,8 +345,6 @@ export class RecordStore {
       record.kind,
       'tenant',
       record.tenant,
-      'contentType',
-      record.contentType,
       'encoders',
       JSON.stringify(record.encoders),
       'bytes',
@@ -347,6 +354,7 @@ export class RecordStore {
       'state',
       'pending',
     ];
+    if (record.contentType !== encodedContentType(record.encoders)) fields.push('contentType', record.contentType);
     if (record.link) fields.push('linkVout', String(record.link.vout), 'linkSats', String(record.link.satoshis));
     if (record.tokenHash) fields.push('tokenHash', record.tokenHash);
     return fields;
@@ -367,8 +375,9 @@ function pipelineValues(replies: [Error | null, unknown][] | null): unknown[] {
 }
 
 function toMeta(txId: string, v: (string | null)[], byteLength: number): RecordMeta | null {
-  const [family, kind, tenant, chainId, position, prevTxId, nextTxId, contentType, encoders, acceptedAt, state, failure, linkVout, linkSats] = v;
+  const [family, kind, tenant, chainId, position, prevTxId, nextTxId, contentType, encodersJson, acceptedAt, state, failure, linkVout, linkSats] = v;
   if (!family || !kind) return null;
+  const encoders = encodersJson ? (JSON.parse(encodersJson) as EncoderName[]) : [];
   return {
     txId,
     family: family as RecordFamily,
@@ -378,8 +387,8 @@ function toMeta(txId: string, v: (string | null)[], byteLength: number): RecordM
     position: Number(position ?? 0),
     prevTxId: prevTxId || null,
     nextTxId: nextTxId || null,
-    contentType: contentType ?? 'application/octet-stream',
-    encoders: encoders ? (JSON.parse(encoders) as EncoderName[]) : [],
+    contentType: contentType ?? encodedContentType(encoders),
+    encoders,
     acceptedAt: acceptedAt ?? '',
     state: (state ?? 'pending') as PublicationState,
     failure: failure || null,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '@proofline/shared-errors';
-import { applyEncoding, parseEncodeParam } from './encoding';
+import { applyEncoding, encodedContentType, parseEncodeParam } from './encoding';
 import { parseLinks, parseTxId } from './params';
 import { generateUpdateToken, hashUpdateToken, updateTokenHashOf } from './update-token';
 
@@ -141,5 +141,12 @@ describe('parameters', () => {
     expect(updateTokenHashOf(a)).toBe(hashUpdateToken(a));
     expect(hashUpdateToken(a)).toBe(createHash('sha256').update(a).digest('hex'));
     expect(codeOf(() => updateTokenHashOf('nope'))).toBe('UPDATE_TOKEN_PARAM_INVALID');
+  });
+});
+
+describe('encodedContentType: the content type derived from the encoder names alone', () => {
+  it.each(['', 'SHA256', 'Base64', 'Base64|SHA256', 'SHA256|Base64', 'SHA256(salt1)|Base64|SHA256(s2)'])('matches what applyEncoding reports for %j', (encode) => {
+    const steps = parseEncodeParam(encode, { available: ['SHA256', 'Base64'], unencodedAllowed: true });
+    expect(encodedContentType(steps.map((x) => x.encoder))).toBe(applyEncoding(steps, new Uint8Array([1, 2, 3])).contentType);
   });
 });

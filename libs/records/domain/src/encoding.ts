@@ -115,6 +115,17 @@ export function encoderNames(steps: readonly EncodeStep[]): EncoderName[] {
 }
 
 /**
+ * The content type a record encoded with `encoders` has (what {@link applyEncoding} reports):
+ * the last encoder decides binary or text, and every encoder applied is named. Salts do not
+ * change it, so stores can derive it from the encoder names instead of keeping it per record.
+ */
+export function encodedContentType(encoders: readonly EncoderName[]): string {
+  const last = encoders[encoders.length - 1];
+  if (last === undefined) return UNENCODED_CONTENT_TYPE;
+  return `${last === 'SHA256' ? 'application/octet-stream' : 'text/plain'}; event-encoded=${encoders.join('|')}`;
+}
+
+/**
  * Applies an encode chain left to right. Before each step that carries a salt, the salt's
  * ASCII bytes are prepended to that step's input. SHA256 yields binary (reported as lowercase
  * hex), Base64 yields text (standard alphabet, padded; its input next is the text's bytes).

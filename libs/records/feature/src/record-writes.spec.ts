@@ -205,4 +205,33 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     expect((await st.publication(legacy))?.rawTx).toBe(hex);
     expect((await st.receiptMaterial(legacy))?.rawTx).toBe(hex);
   });
+
+  it('stores no field whose value a reader assumes when it is absent; meta, navigate and updates answer the same', async () => {
+    const { p, pool, writes, store: st } = setup(new BsvTransactionBuilder());
+    await fundPool(pool, 4, 100_000);
+    const independent = await writes.writeIndependent(caller, body('plain'));
+    const typed = await writes.writeIndependent(caller, { body: Buffer.from('hashed'), encode: 'Base64|SHA256' });
+    const created = await writes.createLinked(caller, body('v1'));
+    const updated = await writes.updateLinked(caller, created.txId, { ...body('v2'), updateToken: created.updateToken });
+    const fields = async (txId: string) => (await redis.hkeys(`${p}:records:rec:${txId}`)).sort();
+    for (const txId of [independent.txId, created.txId]) {
+      for (const absent of ['chainId', 'position', 'contentType', 'failure']) expect(await fields(txId)).not.toContain(absent);
+      expect(await st.meta(txId)).toMatchObject({ chainId: txId, position: 0, contentType: 'application/octet-stream' });
+    }
+    expect(await fields(typed.txId)).not.toContain('contentType');
+    expect(await st.meta(typed.txId)).toMatchObject({ encoders: ['Base64', 'SHA256'], contentType: 'application/octet-stream; event-encoded=Base64|SHA256' });
+    // Records stored with every field (before this layout) read as they did.
+    await redis.hset(`${p}:records:rec:${independent.txId}`, 'contentType', 'text/plain', 'chainId', independent.txId, 'position', '0');
+    expect(await st.meta(independent.txId)).toMatchObject({ contentType: 'text/plain', chainId: independent.txId, position: 0 });
+    expect(await redis.hmget(`${p}:records:rec:${updated.txId}`, 'chainId', 'position')).toEqual([created.txId, '1']);
+    expect(await st.meta(updated.txId)).toMatchObject({ chainId: created.txId, position: 1, prevTxId: created.txId });
+    expect(await st.navigate(created.txId, 5)).toEqual({ status: 'OK', txIds: [updated.txId], endOfLinks: true });
+    expect(await st.navigate(updated.txId, -5)).toEqual({ status: 'OK', txIds: [created.txId], endOfLinks: true });
+    // Published: no empty failure written; failed: the failure is there.
+    await st.settle(independent.txId, new Date());
+    expect(await fields(independent.txId)).not.toContain('failure');
+    expect((await st.meta(independent.txId))?.failure).toBeNull();
+    await st.settle(typed.txId, new Date(), 'REJECTED: 461');
+    expect((await st.meta(typed.txId))?.failure).toBe('REJECTED: 461');
+  });
 });

@@ -37,7 +37,8 @@ local prev = redis.call('HMGET', KEYS[3], 'family', 'kind', 'chainId', 'tokenHas
 if prev[1] ~= 'linked' then
   return 'WRONG_FAMILY'
 end
-if prev[3] ~= ARGV[3] then
+-- A chain's create stores no chainId (it is its own txId, the tail of its key) and no position (0).
+if (prev[3] or string.sub(KEYS[3], -64)) ~= ARGV[3] then
   return 'CHAIN_MISMATCH'
 end
 if ARGV[4] ~= '' then
@@ -66,7 +67,7 @@ for i = 15, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
 fields[#fields + 1] = 'position'
-fields[#fields + 1] = tostring(tonumber(prev[7]) + 1)
+fields[#fields + 1] = tostring(tonumber(prev[7] or '0') + 1)
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('SET', KEYS[13], ARGV[14])
 redis.call('HSET', KEYS[3], 'nextTxId', ARGV[1])

@@ -16,8 +16,9 @@ end
 if start[1] ~= 'linked' then
   return { 'WRONG_FAMILY' }
 end
-local list = ARGV[1] .. start[2]
-local pos = tonumber(start[3])
+-- A chain's create stores no chainId (it is its own txId, the tail of its key) and no position (0).
+local list = ARGV[1] .. (start[2] or string.sub(KEYS[1], -64))
+local pos = tonumber(start[3] or '0')
 local links = tonumber(ARGV[2])
 local out = { 'OK', 0 }
 if links > 0 then

@@ -25,7 +25,11 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 if not state or state == 'published' or state == 'failed' then
   return {0}
 end
-redis.call('HSET', KEYS[1], 'state', ARGV[2], 'failure', ARGV[3], 'settledAt', ARGV[4])
+if ARGV[3] == '' then
+  redis.call('HSET', KEYS[1], 'state', ARGV[2], 'settledAt', ARGV[4])
+else
+  redis.call('HSET', KEYS[1], 'state', ARGV[2], 'failure', ARGV[3], 'settledAt', ARGV[4])
+end
 local out = {1}
 if ARGV[2] ~= 'published' then
   return out
