@@ -24,7 +24,7 @@ export function arcKeys(prefix: string) {
     confirmLock: `${p}:confirm-lock`,
     /** HASH code -> count of transactions ARC rejected (metrics). */
     rejections: `${p}:rejections`,
-    /** SET of txIds (32 raw bytes) with a proof in the block `hash` (display hex). */
+    /** STRING of the txIds (32 raw bytes each, appended) with a proof in the block `hash` (display hex); a SET in stores written before. */
     blockTxIds: (hash: string) => `${p}:block:${hash}`,
   };
 }

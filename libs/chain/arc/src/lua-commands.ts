@@ -9,6 +9,7 @@ export interface ArcCommands {
   arcInclusionsBuffer(...keysAndArgs: Arg[]): Promise<Buffer[]>;
   arcBlockTxidsBuffer(...keysAndArgs: Arg[]): Promise<Buffer[]>;
   arcDropBlockBuffer(...keysAndArgs: Arg[]): Promise<Buffer[]>;
+  arcStoreProofs(...keysAndArgs: Arg[]): Promise<number>;
 }
 
 /** Defines the commands on `redis` (idempotent; names are prefixed `arc` so they cannot clash). */

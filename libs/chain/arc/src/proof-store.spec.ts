@@ -58,6 +58,37 @@ describe('ArcProofStore', () => {
     expect(await store.txIdsOfBlock(block.hash)).toEqual(block.txIds);
   });
 
+  it('lists a block\'s txIds once in 32 bytes each, however often a proof is stored; a block stored as a SET still reads and drops', async () => {
+    const k = arcKeys(prefix);
+    const block = syntheticBlock(40, 502);
+    await store.storeProofs(block.proofs.slice(0, 25));
+    await store.storeProofs(block.proofs.slice(10)); // 15 again (duplicate callbacks, a callback and a poll)
+    await store.storeProofs(block.proofs);
+    expect(await redis.type(k.blockTxIds(block.hash))).toBe('string');
+    expect(await redis.strlen(k.blockTxIds(block.hash))).toBe(32 * 40);
+    expect(await store.txIdsOfBlock(block.hash)).toEqual(block.txIds);
+
+    // A txId proven again in another block (a reorg) is listed there; the old block no longer claims it.
+    const other = syntheticBlock(1, 503);
+    const moved = { ...other.proofs[0]!, txId: block.txIds[0]!, proof: { ...other.proofs[0]!.proof, txOrId: block.txIds[0]! } };
+    await store.storeProofs([moved]);
+    expect(await store.txIdsOfBlock(block.hash)).toEqual(block.txIds.slice(1));
+    expect(await store.txIdsOfBlock(other.hash)).toEqual([block.txIds[0]]);
+
+    // Legacy layout: the block's txIds in a SET.
+    const legacy = syntheticBlock(8, 504);
+    await store.storeProofs(legacy.proofs.slice(0, 4));
+    await redis.del(k.blockTxIds(legacy.hash));
+    await redis.sadd(k.blockTxIds(legacy.hash), ...legacy.txIds.slice(0, 4).map((t) => Buffer.from(t, 'hex')));
+    await store.storeProofs(legacy.proofs.slice(4));
+    expect(await redis.type(k.blockTxIds(legacy.hash))).toBe('set');
+    expect(await store.txIdsOfBlock(legacy.hash)).toEqual(legacy.txIds);
+    expect((await store.dropBlock(legacy.hash, 504)).sort()).toEqual([...legacy.txIds].sort());
+    expect(await store.inclusions(legacy.txIds)).toEqual(legacy.txIds.map(() => null));
+    expect((await store.dropBlock(block.hash, 502)).sort()).toEqual(block.txIds.slice(1).sort());
+    expect(await redis.exists(k.blockTxIds(block.hash))).toBe(0);
+  });
+
   it('tipHeight is -1 until a tip is recorded', async () => {
     const fresh = new ArcProofStore(redis, `${prefix}:fresh`);
     await expect(fresh.tipHeight()).resolves.toBe(-1);

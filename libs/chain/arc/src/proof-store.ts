@@ -44,11 +44,14 @@ export class ArcProofStore implements ChainReader {
     this.commands = arcCommands(redis);
   }
 
-  /** Stores verified proofs (and their blocks' headers) in one MULTI. Idempotent. */
+  /**
+   * Stores verified proofs (and their blocks' headers) in one MULTI. Idempotent: a proof stored
+   * again lists its txId under its block only once (`arc-store-proofs-1.lua`).
+   */
   async storeProofs(proofs: readonly VerifiedProof[]): Promise<void> {
     if (proofs.length === 0) return;
     const k = this.keys;
-    const m = this.redis.multi();
+    const m = this.redis.multi() as ReturnType<Redis['multi']> & ArcCommands;
     const blocks = new Set<string>();
     for (const p of proofs) {
       if (!blocks.has(p.blockHash)) {
@@ -57,9 +60,8 @@ export class ArcProofStore implements ChainReader {
         m.hset(k.heights, String(p.blockHeight), p.blockHash);
         m.zadd(k.byHeight, p.blockHeight, p.blockHash);
       }
-      m.sadd(k.blockTxIds(p.blockHash), raw(p.txId));
-      m.hset(k.inclusions, raw(p.txId), inclusionValue(p));
     }
+    m.arcStoreProofs(k.inclusions, k.blockTxIds(''), ...proofs.flatMap((p) => [raw(p.txId), p.blockHash, inclusionValue(p)]));
     m.zrem(k.unproven, ...proofs.map((p) => p.txId));
     const replies = await m.exec();
     for (const [err] of replies ?? []) if (err) throw err;

@@ -3,7 +3,7 @@
   A txId whose stored proof already points at another block keeps it. The txIds that lost
   their proof go back to the watch set (waiting), so the tracker proves them again.
 
-  KEYS[1] blockTxIds  SET of txIds (32 raw bytes) of the block
+  KEYS[1] blockTxIds  STRING of 32-byte raw txIds (a SET in stores written before that layout)
   KEYS[2] inclusions  HASH txId -> blockHash(32) .. ...
   KEYS[3] blocks      HASH blockHash(32 bytes) -> header .. height
   KEYS[4] heights     HASH height -> blockHash hex
@@ -17,8 +17,19 @@
 
   Returns the txIds (32 raw bytes each) whose proofs were dropped.
 ]]
+local function members(key)
+  if redis.call('TYPE', key)['ok'] == 'set' then
+    return redis.call('SMEMBERS', key)
+  end
+  local all = redis.call('GET', key) or ''
+  local out = {}
+  for i = 1, #all - 31, 32 do
+    out[#out + 1] = string.sub(all, i, i + 31)
+  end
+  return out
+end
 local dropped = {}
-for _, txId in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+for _, txId in ipairs(members(KEYS[1])) do
   local v = redis.call('HGET', KEYS[2], txId)
   if v and string.sub(v, 1, 32) == ARGV[1] then
     redis.call('HDEL', KEYS[2], txId)
