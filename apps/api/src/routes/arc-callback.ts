@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { NextFunction, Request, Response } from 'express';
-import { handleArcCallback, parseArcCallback, publishBlockEvent } from '@proofline/chain-arc';
+import { cachingHeaders, handleArcCallback, parseArcCallback, publishBlockEvent } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
 import { AppError } from '@proofline/shared-errors';
 import { jsonBody } from '@proofline/shared-http';
@@ -24,20 +24,24 @@ export interface ArcCallbackDeps {
  * as polling; everything else is a hint the next poll picks up. Idempotent. Polling stays the
  * ground truth: a lost or refused callback only delays a proof.
  */
+/** How long the route trusts a main-chain header it fetched (see `cachingHeaders`). */
+const HEADER_CACHE_MS = 2000;
+
 export function arcCallbackRoutes(deps: ArcCallbackDeps): Router {
   const router = Router();
+  // A block's callbacks arrive in many batches at once: one header fetch serves them all.
+  const headers = cachingHeaders(deps.chain.headers, HEADER_CACHE_MS);
   const authorize = (req: Request, _res: Response, next: NextFunction) => {
     const outcome = parseArcCallback({}, req.header('authorization'), deps.token);
     if (outcome.httpStatus === 401) next(new AppError({ errorCode: outcome.errorCode, httpStatus: 401, detail: outcome.detail }));
     else next();
   };
   router.post('/arc/callback', authorize, ...jsonBody('1mb'), async (req: Request, res: Response) => {
-    const outcome = await handleArcCallback({ headers: deps.chain.headers, store: deps.chain.store, token: deps.token, logger: deps.logger }, req.body, req.header('authorization'));
+    const outcome = await handleArcCallback({ headers, store: deps.chain.store, token: deps.token, logger: deps.logger }, req.body, req.header('authorization'));
     if (outcome.httpStatus !== 200) throw new AppError({ errorCode: outcome.errorCode, httpStatus: outcome.httpStatus, detail: outcome.detail });
-    if (outcome.proven.length > 0) {
+    if (outcome.blocks.length > 0) {
       // Wake confirmation subscriptions now rather than at the next poll.
-      const blocks = new Map((await deps.chain.store.inclusions(outcome.proven)).flatMap((inc) => (inc ? [[inc.blockHash, inc.blockHeight] as const] : [])));
-      for (const [hash, height] of blocks) {
+      for (const { hash, height } of outcome.blocks) {
         // A verified block above the stored tip moves the tip up (the next poll sets it from the headers source).
         if (((await deps.chain.store.tip())?.height ?? -1) < height) await deps.chain.store.setTip({ hash, height });
         await publishBlockEvent(deps.redis, deps.prefix, deps.chain.store, hash).catch(() => null);

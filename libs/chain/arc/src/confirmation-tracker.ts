@@ -24,6 +24,8 @@ export interface ProveReport {
   readonly proven: readonly string[];
   /** Proofs refused (never stored): logged; the tx stays waiting and is polled again. */
   readonly failed: readonly ProofFailure[];
+  /** The distinct blocks the stored proofs are in. */
+  readonly blocks: readonly { readonly hash: string; readonly height: number }[];
 }
 
 /**
@@ -51,7 +53,8 @@ export async function proveMined(deps: ProofDeps, claims: readonly MinedClaim[])
   }
   await deps.store.storeProofs(verified);
   for (const f of failed) deps.logger?.warn({ txId: f.txId, reason: f.reason, detail: f.detail }, 'ARC proof refused; the transaction stays waiting');
-  return { proven: verified.map((v) => v.txId), failed };
+  const blocks = new Map(verified.map((v) => [v.blockHash, v.blockHeight]));
+  return { proven: verified.map((v) => v.txId), failed, blocks: [...blocks].map(([hash, height]) => ({ hash, height })) };
 }
 
 /** The status query the tracker needs (ArcClient fits). */

@@ -100,3 +100,27 @@ function parse<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
   if (!r.success) throw new HeadersSourceError(`${what}: unexpected body (${r.error.issues[0]?.message ?? ''})`, 200);
   return r.data;
 }
+
+/**
+ * A headers source that remembers main-chain headers by hash for `ttlMs` (the ARC callback
+ * route: a block's MINED callbacks arrive in dozens of batches within a second, each needing the
+ * same header). Only headers with at least one confirmation are kept, and only briefly: a block
+ * that leaves the main chain inside the window is caught by the confirmation pass's reorg check,
+ * exactly as one that leaves just after an uncached fetch. Misses and faults go to `source`.
+ */
+export function cachingHeaders(source: HeadersSource, ttlMs: number, now: () => number = Date.now): HeadersSource {
+  const cache = new Map<string, { header: ChainHeader; until: number }>();
+  return {
+    tip: () => source.tip(),
+    async headerByHash(hash: string): Promise<ChainHeader | null> {
+      const t = now();
+      const hit = cache.get(hash);
+      if (hit && hit.until > t) return hit.header;
+      const header = await source.headerByHash(hash);
+      if (cache.size > 64) for (const [k, v] of cache) if (v.until <= t) cache.delete(k);
+      if (header && header.confirmations >= 1) cache.set(hash, { header, until: t + ttlMs });
+      else cache.delete(hash);
+      return header;
+    },
+  };
+}
