@@ -10,7 +10,8 @@
 # Why: on a machine where wrk and every process of the stack share the cores, a sampling profiler
 # charges a process for the time it waits to be scheduled (socket writes that wake Redis look
 # expensive), while these figures are the CPU each process really used. Divide by the requests
-# for a per-record cost. Environment: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), WORKERS (2),
+# for a per-record cost. LOAD=sequential measures one client updating one linked record instead
+# (bench/wrk/linked-updates.lua, one connection); LOAD=idle what the stack burns with no load. Environment: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), WORKERS (2),
 # POOL_LOW_WATER (10000), POOL_TARGET (20000), AUTH_JWT_SECRET (random when unset).
 set -u
 bench=$(cd "$(dirname "$0")" && pwd)
@@ -73,8 +74,20 @@ url="$api/api/v1/records?encode=SHA256"
 wrk -t1 -c"$conns" -d2s -s "$bench/wrk/post.lua" "$url" >/dev/null 2>&1
 for _ in $(seq 1 150); do [ "$(pending)" = "0" ] && break; sleep 0.2; done
 sleep 2
+if [ "${LOAD:-writes}" = idle ]; then
+  snapshot >"$tmp/a"
+  sleep "$seconds"
+  line="(no load: $seconds s idle)"
+elif [ "${LOAD:-writes}" = sequential ]; then
+  START=$(curl -s -XPOST -H "x-api-key: $KEY" -H 'content-type: application/octet-stream' --data-binary 'version 0' "$api/api/v1/linkedrecords" | sed -n 's/.*"txId":"\([0-9a-f]*\)".*/\1/p')
+  export START
+  sleep 1
+  snapshot >"$tmp/a"
+  line=$(wrk -t1 -c1 -d"${seconds}s" -s "$bench/wrk/linked-updates.lua" "$api" 2>&1 | tail -n 1)
+else
 snapshot >"$tmp/a"
 line=$(wrk -t1 -c"$conns" -d"${seconds}s" -s "$bench/wrk/post.lua" "$url" 2>&1 | tail -n 1)
+fi
 snapshot >"$tmp/b"
 echo "proofline    $line"
 report load "$tmp/a" "$tmp/b"
