@@ -61,7 +61,8 @@ const BATCH_MAX = 50;
  * that dies mid-send leaves it to be claimed again), POSTed with the Bearer token, removed once
  * answered 2xx, and re-queued with exponential backoff on a non-2xx answer or a network error,
  * up to `maxAttempts`: at-least-once delivery, as receivers must be idempotent anyway.
- * Batch registrations are flushed as `{count, callbacks}` (≤ 50) on every poll of the queue.
+ * Batch registrations are flushed as `{count, callbacks}` (≤ 50) on every poll of the queue;
+ * one receiver URL gets one request at a time, in queue order.
  */
 export class Callbacker {
   private timer: NodeJS.Timeout | null = null;
@@ -198,27 +199,48 @@ export class Callbacker {
       this.o.logger?.info({ dropped: claimed.length }, 'fault: callbacks dropped');
       return;
     }
-    const singles = claimed.filter((c) => !c.d.batch);
+    // One receiver gets one request at a time (receivers verify proofs synchronously: a burst of
+    // parallel batches after a block stalls their other work); different receivers in parallel.
+    // After a failed request the receiver's other deliveries of this pass are not attempted: they
+    // count a failed attempt and wait for their backoff, so one dead receiver costs one timeout.
+    type Items = readonly (typeof claimed)[number][];
+    const byUrl = new Map<string, { token: string; body: Record<string, unknown>; items: Items }[]>();
+    const queueSend = (url: string, token: string, body: Record<string, unknown>, items: Items) => byUrl.set(url, [...(byUrl.get(url) ?? []), { token, body, items }]);
+    for (const c of claimed.filter((x) => !x.d.batch)) queueSend(c.d.url, c.d.token, c.d.payload, [c]);
     const groups = new Map<string, typeof claimed>();
     for (const c of claimed.filter((x) => x.d.batch)) {
       const key = `${c.d.url}\n${c.d.token}`;
       groups.set(key, [...(groups.get(key) ?? []), c]);
     }
-    const sends: Promise<void>[] = singles.map((c) => this.send(c.d.url, c.d.token, c.d.payload, [c]));
     for (const group of groups.values()) {
       for (let i = 0; i < group.length; i += BATCH_MAX) {
         const chunk = group.slice(i, i + BATCH_MAX);
         const first = (chunk[0] as (typeof claimed)[number]).d;
-        sends.push(this.send(first.url, first.token, { count: chunk.length, callbacks: chunk.map((c) => c.d.payload) }, chunk));
+        queueSend(first.url, first.token, { count: chunk.length, callbacks: chunk.map((c) => c.d.payload) }, chunk);
       }
     }
-    await Promise.all(sends);
+    await Promise.all(
+      [...byUrl].map(async ([url, sends]) => {
+        let ok = true;
+        for (const { token, body, items } of sends) {
+          if (ok) ok = await this.send(url, token, body, items);
+          else await this.settle(items, false);
+        }
+      }),
+    );
   }
 
-  private async send(url: string, token: string, body: Record<string, unknown>, items: readonly { member: string; d: Delivery }[]): Promise<void> {
+  /** POSTs one request; settles its deliveries. True when the receiver answered 2xx. */
+  private async send(url: string, token: string, body: Record<string, unknown>, items: readonly { member: string; d: Delivery }[]): Promise<boolean> {
     const times = this.o.faults.duplicateCallbacks ? 2 : 1;
     let ok = true;
     for (let t = 0; t < times; t++) ok = (await this.post(url, token, body)) && ok;
+    await this.settle(items, ok);
+    return ok;
+  }
+
+  /** Removes claimed deliveries: done when `ok`, else re-queued with backoff (or given up after maxAttempts). */
+  private async settle(items: readonly { member: string; d: Delivery }[], ok: boolean): Promise<void> {
     // Re-queue (a new member: the attempt count is part of it) before removing the claimed ones.
     if (!ok) {
       const retries: { d: Omit<Delivery, 'id'>; dueAtMs: number }[] = [];

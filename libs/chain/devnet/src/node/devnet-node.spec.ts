@@ -1,5 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { spawn } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
 import { LockingScript, P2PKH, Transaction } from '@bsv/sdk';
 import { Redis } from 'ioredis';
@@ -28,7 +30,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
   beforeAll(async () => {
     node = await startDevnetNode({ redis, prefix: `${prefix}:devnet`, port: 0, coinbaseLockingScriptHex: testScriptHex, blockIntervalMs: 0, callbackRetryBaseMs: 20 });
     base = node.url;
-    coins = await split(await coinbaseTx(base, 0), 40);
+    coins = await split(await coinbaseTx(base, 0), 48);
     const r = await postTx(base, json(coins.toHexEF()));
     expect(r).toMatchObject({ status: 200, body: { txid: coins.id('hex'), txStatus: 'SEEN_ON_NETWORK' } });
   });
@@ -371,6 +373,55 @@ describe('devnet node: ARC v1 over HTTP', () => {
     } finally {
       await first.close();
       await second.close();
+    }
+  });
+
+  it('callbacks: a receiver gets one request at a time; one that fails gets the rest later, nothing lost', async () => {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let failures = 0;
+    const got: string[] = [];
+    const server = http.createServer((req, res) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () =>
+        setTimeout(() => {
+          inFlight--;
+          if (failures > 0) {
+            failures--;
+            res.writeHead(500).end();
+            return;
+          }
+          got.push((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { txid: string }).txid);
+          res.writeHead(200).end();
+        }, 20),
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/cb`;
+    try {
+      const send = async () => {
+        const ids: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const t = await spend(coins, nextCoin(), [{ satoshis: 99_000 }]);
+          await postTx(base, json(t.toHexEF()), 'application/json', { 'X-CallbackUrl': url, 'X-CallbackToken': 'serial-token-0001' });
+          ids.push(t.id('hex'));
+        }
+        await node.mineBlock();
+        return ids;
+      };
+      const first = await send();
+      await eventually(async () => first.every((id) => got.includes(id)), 10_000);
+      expect(maxInFlight).toBe(1);
+      failures = 1;
+      const second = await send();
+      await eventually(async () => second.every((id) => got.includes(id)), 10_000);
+      expect(maxInFlight).toBe(1);
+      expect(got).toHaveLength(6);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
     }
   });
 
