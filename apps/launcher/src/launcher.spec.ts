@@ -164,7 +164,7 @@ describe('npm start (compiled launcher)', () => {
       // No ARC_URL in the environment: the devnet node runs, and the apps are pointed at it.
       const devnetUrl = `http://127.0.0.1:${devnetPort}`;
       for (const c of nodes.filter((n) => !n.argv[1]?.endsWith('apps/devnet/main.js'))) {
-        expect(c.env.split('\0')).toEqual(expect.arrayContaining([`ARC_URL=${devnetUrl}`, `HEADERS_URL=${devnetUrl}`]));
+        expect(c.env.split('\0')).toEqual(expect.arrayContaining([`ARC_URL=${devnetUrl}`, `HEADERS_URL=${devnetUrl}`, `ARC_CALLBACK_URL=${api}/arc/callback`]));
       }
       const policy = (await (await fetch(`${devnetUrl}/v1/policy`)).json()) as { policy: { miningFee: unknown } };
       expect(policy.policy.miningFee).toEqual({ satoshis: 1, bytes: 1000 });
@@ -191,6 +191,7 @@ describe('npm start (compiled launcher)', () => {
       });
       expect(write.status).toBe(200);
       const { txId } = (await write.json()) as { txId: string };
+      // Proven by the devnet's callback: polling would only ask after ARC_CALLBACK_GRACE_MS (30 s).
       const confirmed = await eventually(async () => {
         const res = await fetch(`${api}/api/v1/records/${txId}/status`, { headers: { 'x-api-key': key } });
         const body = (await res.json()) as { confirmation: { merkleProof?: unknown } | null };
