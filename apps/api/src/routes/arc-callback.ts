@@ -16,6 +16,9 @@ export interface ArcCallbackDeps {
   readonly logger: Logger;
 }
 
+/** How long the route trusts a main-chain header it fetched (see `cachingHeaders`). */
+const HEADER_CACHE_MS = 2000;
+
 /**
  * `POST /arc/callback` (mounted only when ARC_CALLBACK_URL and ARC_CALLBACK_TOKEN are set): ARC's
  * status callbacks, single or batched. The Bearer token is checked first, in constant time (401
@@ -24,9 +27,6 @@ export interface ArcCallbackDeps {
  * as polling; everything else is a hint the next poll picks up. Idempotent. Polling stays the
  * ground truth: a lost or refused callback only delays a proof.
  */
-/** How long the route trusts a main-chain header it fetched (see `cachingHeaders`). */
-const HEADER_CACHE_MS = 2000;
-
 export function arcCallbackRoutes(deps: ArcCallbackDeps): Router {
   const router = Router();
   // A block's callbacks arrive in many batches at once: one header fetch serves them all.

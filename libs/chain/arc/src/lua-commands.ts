@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { loadLuaCommands } from '@proofline/shared-redis';
@@ -12,8 +13,15 @@ export interface ArcCommands {
   arcStoreProofs(...keysAndArgs: Arg[]): Promise<number>;
 }
 
-/** Defines the commands on `redis` (idempotent; names are prefixed `arc` so they cannot clash). */
+const LUA_DIR = path.join(__dirname, 'lua');
+let prelude: string | undefined;
+
+/**
+ * Defines the commands on `redis` (idempotent; names are prefixed `arc` so they cannot clash).
+ * `lua/block-members.lua` (no key count in its name, so no command) goes in front of each.
+ */
 export function arcCommands(redis: Redis): ArcCommands {
-  loadLuaCommands(redis, path.join(__dirname, 'lua'));
+  prelude ??= fs.readFileSync(path.join(LUA_DIR, 'block-members.lua'), 'utf8');
+  loadLuaCommands(redis, LUA_DIR, { prelude });
   return redis as unknown as ArcCommands;
 }

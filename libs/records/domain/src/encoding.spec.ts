@@ -145,8 +145,18 @@ describe('parameters', () => {
 });
 
 describe('encodedContentType: the content type derived from the encoder names alone', () => {
-  it.each(['', 'SHA256', 'Base64', 'Base64|SHA256', 'SHA256|Base64', 'SHA256(salt1)|Base64|SHA256(s2)'])('matches what applyEncoding reports for %j', (encode) => {
-    const steps = parseEncodeParam(encode, { available: ['SHA256', 'Base64'], unencodedAllowed: true });
-    expect(encodedContentType(steps.map((x) => x.encoder))).toBe(applyEncoding(steps, new Uint8Array([1, 2, 3])).contentType);
+  it.each([
+    [[], 'application/octet-stream'],
+    [['SHA256'], 'application/octet-stream; event-encoded=SHA256'],
+    [['Base64'], 'text/plain; event-encoded=Base64'],
+    [['Base64', 'SHA256'], 'application/octet-stream; event-encoded=Base64|SHA256'],
+    [['SHA256', 'Base64', 'SHA256'], 'application/octet-stream; event-encoded=SHA256|Base64|SHA256'],
+  ] as const)('%j → %s', (encoders, contentType) => {
+    expect(encodedContentType(encoders)).toBe(contentType);
+  });
+
+  it('is what applyEncoding reports, salts or not', () => {
+    const steps = parseEncodeParam('SHA256(salt1)|Base64|SHA256(s2)', { available: ['SHA256', 'Base64'], unencodedAllowed: true });
+    expect(applyEncoding(steps, new Uint8Array([1, 2, 3])).contentType).toBe('application/octet-stream; event-encoded=SHA256|Base64|SHA256');
   });
 });

@@ -134,18 +134,18 @@ export function applyEncoding(steps: readonly EncodeStep[], input: Uint8Array): 
   let bytes = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
   let contentType = UNENCODED_CONTENT_TYPE;
   const encoding: EncodingEntry[] = [];
-  const applied: string[] = [];
+  const applied: EncoderName[] = [];
   for (const step of steps) {
     const data = step.salt !== undefined ? Buffer.concat([Buffer.from(step.salt, 'ascii'), bytes]) : bytes;
     applied.push(step.encoder);
     if (step.encoder === 'SHA256') {
       bytes = createHash('sha256').update(data).digest();
-      contentType = `application/octet-stream; event-encoded=${applied.join('|')}`;
+      contentType = encodedContentType(applied);
       encoding.push({ contentType, output: bytes.toString('hex') });
     } else {
       const text = data.toString('base64');
       bytes = Buffer.from(text, 'ascii');
-      contentType = `text/plain; event-encoded=${applied.join('|')}`;
+      contentType = encodedContentType(applied);
       encoding.push({ contentType, output: text });
     }
   }

@@ -10,17 +10,7 @@
 
   Returns a flat array: txId (32 bytes), index (4 bytes, u32le), ...
 ]]
-local function members(key)
-  if redis.call('TYPE', key)['ok'] == 'set' then
-    return redis.call('SMEMBERS', key)
-  end
-  local all = redis.call('GET', key) or ''
-  local out = {}
-  for i = 1, #all - 31, 32 do
-    out[#out + 1] = string.sub(all, i, i + 31)
-  end
-  return out
-end
+-- members(key): the block's txIds (block-members.lua, loaded in front of every arc script)
 local out = {}
 local seen = {}
 for _, txId in ipairs(members(KEYS[1])) do

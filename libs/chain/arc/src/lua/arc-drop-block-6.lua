@@ -17,17 +17,7 @@
 
   Returns the txIds (32 raw bytes each) whose proofs were dropped.
 ]]
-local function members(key)
-  if redis.call('TYPE', key)['ok'] == 'set' then
-    return redis.call('SMEMBERS', key)
-  end
-  local all = redis.call('GET', key) or ''
-  local out = {}
-  for i = 1, #all - 31, 32 do
-    out[#out + 1] = string.sub(all, i, i + 31)
-  end
-  return out
-end
+-- members(key): the block's txIds (block-members.lua, loaded in front of every arc script)
 local dropped = {}
 for _, txId in ipairs(members(KEYS[1])) do
   local v = redis.call('HGET', KEYS[2], txId)

@@ -95,17 +95,10 @@ export class Callbacker {
   }
 
   /**
-   * Adds a registration for `txId` (deduplicated by url and token).
-   * @returns true when it is new (a re-submission with a new callback URL).
-   */
-  async register(txId: string, reg: CallbackRegistration): Promise<boolean> {
-    const [one] = await this.registerMany([txId], reg);
-    return one?.isNew ?? false;
-  }
-
-  /**
-   * {@link register} for a batch of txIds, in two commands (HMGET, HSET): `isNew` per txId and
-   * all its registrations after this one (for {@link notifyEach}).
+   * Adds the registration `reg` to each txId (deduplicated by url and token), in two commands
+   * for the batch (HMGET, HSET). Per txId: `isNew` (false when it was there already; true for a
+   * re-submission with a new callback URL) and all its registrations after this one (for
+   * {@link notifyEach}).
    */
   async registerMany(txIds: readonly string[], reg: CallbackRegistration): Promise<{ readonly isNew: boolean; readonly all: readonly CallbackRegistration[] }[]> {
     if (txIds.length === 0) return [];
