@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import { loadConfigOrExit, systemClock } from '@proofline/shared-config';
+import { followLauncher, loadConfigOrExit, systemClock } from '@proofline/shared-config';
 import type { Config } from '@proofline/shared-config';
 import { serveMetrics } from '@proofline/shared-http';
 import type { MetricsListener } from '@proofline/shared-http';
@@ -95,6 +95,7 @@ async function composeWithin(config: Config, logger: Logger, ms: number): Promis
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit('api');
+  followLauncher();
   const logger = createLogger({ level: config.logLevel, name: 'api' });
   if (cluster.isPrimary && config.apiProcesses > 1) {
     await runPrimary(config, logger);

@@ -4,7 +4,7 @@
  * P2PKH from WALLET_SEED, so mined coinbases fund the service), then `startDevnetNode`.
  * Needs no worker: it mines on its own timer every BLOCK_INTERVAL_MS.
  */
-import { CONFIG_ERROR_EXIT, loadConfigOrExit } from '@proofline/shared-config';
+import { CONFIG_ERROR_EXIT, followLauncher, loadConfigOrExit } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
 import { coalesceWrites, createRedis } from '@proofline/shared-redis';
@@ -14,6 +14,7 @@ import { devnetPrefix } from './devnet-prefix';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit('devnet');
+  followLauncher();
   const logger = createLogger({ level: config.logLevel, name: 'devnet' });
   if (config.network !== 'devnet') {
     process.stderr.write(`proofline devnet: configuration error: NETWORK: the devnet node only runs with NETWORK=devnet (got ${config.network}; set ARC_URL to an external ARC)\n`);

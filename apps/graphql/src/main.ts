@@ -1,10 +1,11 @@
-import { loadConfigOrExit, systemClock } from '@proofline/shared-config';
+import { followLauncher, loadConfigOrExit, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createGraphQLDeps } from './deps';
 import { listenGraphQL, startGraphQLServer, startingHandler } from './server';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit('graphql');
+  followLauncher();
   const logger = createLogger({ level: config.logLevel, name: 'graphql' });
   // Listen first: a process started while Redis is down answers /liveness 200 and /readiness 503
   // (an orchestrator must not kill it) until the composition below has Redis.

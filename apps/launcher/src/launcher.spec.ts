@@ -257,4 +257,64 @@ describe('npm start (compiled launcher)', () => {
       expect(redisLog).not.toContain('Received SIGINT');
     }
   });
+
+  it('a SIGKILLed launcher: every app and the devnet node stop by themselves; the next start stops the redis-server it left and starts clean', async () => {
+    const [redisPort, apiPort, graphqlPort, devnetPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    fs.rmSync(path.join(BUILD, '.data'), { recursive: true, force: true });
+    const env = baseEnv({
+      NODE_ENV: 'production',
+      AUTH_JWT_SECRET: randomBytes(32).toString('hex'),
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      PORT: String(apiPort),
+      GRAPHQL_PORT: String(graphqlPort),
+      DEVNET_PORT: String(devnetPort),
+      HOST: '127.0.0.1',
+      WORKERS: '1',
+      API_PROCESSES: '1',
+      BLOCK_INTERVAL_MS: '500',
+      SHUTDOWN_GRACE_MS: '3000',
+    });
+    const ready = async (run: Launched) => {
+      await eventually(async () => run.output().includes('"msg":"ready:'), 60_000, 100);
+      await eventually(async () => (await fetch(`http://127.0.0.1:${apiPort}/readiness`)).status === 200, 30_000, 100);
+    };
+    const first = launch(env);
+    const firstPid = first.child.pid ?? 0;
+    let second: Launched | undefined;
+    const leftovers: number[] = [];
+    try {
+      await ready(first);
+      const children = childrenOf(firstPid);
+      const nodes = children.filter((c) => c.argv[0] === process.execPath).map((c) => c.pid);
+      const redisServers = children.filter((c) => c.argv[0]?.startsWith('redis-server')).map((c) => ({ pid: c.pid, port: Number(c.argv[0]?.split(':').pop()) }));
+      expect(nodes).toHaveLength(4);
+      expect(redisServers).toHaveLength(2);
+      leftovers.push(...redisServers.map((r) => r.pid));
+
+      process.kill(firstPid, 'SIGKILL'); // the launcher alone: no exit handler runs
+      await first.exited;
+      // Each app saw its IPC channel close and ran its own graceful stop; the devnet's port is free.
+      await eventually(async () => nodes.every((p) => !alive(p)), 20_000, 100);
+      await expect(fetch(`http://127.0.0.1:${devnetPort}/v1/policy`)).rejects.toThrow();
+      // The redis-servers (their own process groups) are still there: nobody stopped them.
+      for (const r of redisServers) expect(alive(r.pid)).toBe(true);
+      const devnetRedis = redisServers.find((r) => r.port !== redisPort);
+      expect(devnetRedis).toBeDefined();
+
+      // The next start finds the service Redis answering and uses it; it stops the devnet's
+      // orphaned redis-server (same data directory) before starting its own.
+      second = launch(env);
+      await ready(second);
+      expect(alive(devnetRedis?.pid ?? 0)).toBe(false);
+      expect(fs.readFileSync(path.join(BUILD, '.data', 'devnet-redis', 'redis.log'), 'utf8')).toContain('Received SIGTERM');
+      const write = await fetch(`http://127.0.0.1:${apiPort}/api/v1/openapi.json`);
+      expect(write.status).toBe(200);
+    } finally {
+      if (second?.child.pid) {
+        process.kill(-second.child.pid, 'SIGINT');
+        await second.exited;
+      }
+      for (const p of leftovers) if (alive(p)) process.kill(p, 'SIGTERM');
+    }
+  });
 });

@@ -100,14 +100,20 @@ async function main(): Promise<void> {
     devnetProc.env = { ...devnetProc.env, DEVNET_REDIS_URL: url };
   }
   let stopping = false;
-  // Not reached on SIGKILL; on any other exit of the launcher the devnet node goes with it.
+  // Not reached on SIGKILL (then the node stops itself: followLauncher); on any other exit of the launcher the devnet node goes with it.
   process.on('exit', () => procs.filter((p) => p.stage === 'infrastructure').forEach((p) => p.child?.kill('SIGTERM')));
 
   const run = (p: Proc) => {
     // The devnet node runs in its own process group (like the redis-server): a terminal's Ctrl-C
     // reaches the apps, and the launcher stops the node after them.
     const own = p.stage === 'infrastructure';
-    const child = spawn(process.execPath, [...profileArgs(p.name, process.env), p.entry], { cwd: ROOT, env: p.env, stdio: 'inherit', detached: own });
+    // The IPC channel only tells the child when the launcher is gone, however it went (followLauncher).
+    const child = spawn(process.execPath, [...profileArgs(p.name, process.env), p.entry], {
+      cwd: ROOT,
+      env: p.env,
+      stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+      detached: own,
+    });
     p.child = child;
     child.on('exit', (code, signal) => {
       p.child = undefined;

@@ -51,6 +51,9 @@ export function hasRedisServer(): boolean {
 export async function startLocalRedis(url: string, dataDir: string): Promise<ChildProcess> {
   const port = Number(new URL(url).port || 6379);
   fs.mkdirSync(dataDir, { recursive: true });
+  const pidFile = path.join(path.resolve(dataDir), 'redis-server.pid');
+  const ownerFile = path.join(path.resolve(dataDir), 'launcher.pid');
+  await stopOrphanedRedis(pidFile, ownerFile);
   const child = spawn(
     'redis-server',
     [
@@ -62,11 +65,13 @@ export async function startLocalRedis(url: string, dataDir: string): Promise<Chi
       '--save', '',
       '--maxmemory-policy', 'noeviction',
       '--logfile', 'redis.log',
+      '--pidfile', pidFile,
     ],
     // Its own process group: a terminal's Ctrl-C reaches the apps and the launcher, not this
     // server, which the launcher stops only after the apps have closed their connections.
     { stdio: 'ignore', detached: true },
   );
+  fs.writeFileSync(ownerFile, String(process.pid));
   for (let i = 0; i < 100; i += 1) {
     if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode} (see ${path.join(dataDir, 'redis.log')})`);
     if (await redisAnswers(url, 200)) return child;
@@ -96,3 +101,45 @@ export async function holdsNothingUnder(url: string, prefix: string): Promise<bo
   }
 }
 
+
+/**
+ * A redis-server that an earlier launcher started on this data directory and left running when it
+ * was SIGKILLed (the server runs in its own process group, so a group signal missed it too): it
+ * still holds the directory's append-only file, so it is stopped (SIGTERM: it flushes the file)
+ * before a new server opens that file. Told apart by its pid file (`--pidfile`) naming a live
+ * redis-server while the launcher that started it (`launcher.pid`) is gone. Linux only (/proc);
+ * elsewhere nothing is done.
+ */
+export async function stopOrphanedRedis(pidFile: string, ownerFile: string, graceMs = 10_000): Promise<boolean> {
+  const pid = readPid(pidFile);
+  if (pid === undefined || !commandOf(pid)?.includes('redis-server')) return false;
+  const owner = readPid(ownerFile);
+  if (owner !== undefined && owner !== process.pid && commandOf(owner)?.includes('launcher')) return false;
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (commandOf(pid) !== undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  if (commandOf(pid) !== undefined) process.kill(pid, 'SIGKILL');
+  return true;
+}
+
+function readPid(file: string): number | undefined {
+  try {
+    const pid = Number(fs.readFileSync(file, 'utf8').trim());
+    return Number.isSafeInteger(pid) && pid > 1 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The command line of a live process (arguments joined by spaces), undefined when it is gone or /proc is not there. */
+function commandOf(pid: number): string | undefined {
+  try {
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // A zombie (state Z) has exited: it only waits for its parent to read its status.
+    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return undefined;
+    return cmdline.split('\0').join(' ').trim();
+  } catch {
+    return undefined;
+  }
+}

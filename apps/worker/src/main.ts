@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { loadConfigOrExit, systemClock } from '@proofline/shared-config';
+import { followLauncher, loadConfigOrExit, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createArcChain } from '@proofline/chain-arc';
 import { createFundingWallet } from '@proofline/chain-wallet';
@@ -13,6 +13,7 @@ import { ROLES } from './roles';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit('worker');
+  followLauncher();
   const instanceId = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const logger = createLogger({ level: config.logLevel, name: 'worker' }).child({ instanceId });
   // A batch's commands, issued together, leave in one socket write (coalesceWrites).

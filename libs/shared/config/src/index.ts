@@ -1,3 +1,4 @@
 export * from './config';
 export * from './clock';
 export * from './version';
+export * from './launcher-link';
