@@ -64,6 +64,7 @@ export function composeApiRecords(o: { config: Config; clock: Clock; logger?: Lo
   const chain = createArcChain({ redis: o.connections.redis, prefix, config: o.config.chain, seed: o.config.wallet.seed });
   // Once a batch job carries records, the outbox sweeper leaves them alone for SWEEP_DEFER_MS.
   const queue = new BullPublishQueue(o.connections.bull, prefix, {
+    coalesceMs: o.config.publishCoalesceMs,
     onAdded: (txIds) => records.store.deferSweep(txIds, new Date(o.clock.now().getTime() + SWEEP_DEFER_MS)),
   });
   const wallet = createFundingWallet(o.connections.redis, { ...o.config, redisPrefix: prefix }, o.clock);

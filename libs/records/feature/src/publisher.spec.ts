@@ -129,7 +129,12 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     const chain = new InMemoryChain();
     const svc = service(chain);
     const written = await Promise.all(Array.from({ length: 30 }, (_, i) => svc.writeIndependent(tenant, { body: Buffer.from(`batch ${i}`), encode: 'SHA256' })));
-    const jobs = await queue.queue.getJobs(['waiting']);
+    // The writes do not wait for their jobs (the outbox makes them durable): the batches follow.
+    const carrying = (js: Awaited<ReturnType<typeof queue.queue.getJobs>>) => js.flatMap((j) => (j.data as { txIds: string[] }).txIds).length;
+    const jobs = await eventually(async () => {
+      const js = await queue.queue.getJobs(['waiting']);
+      return carrying(js) >= written.length ? js : undefined;
+    }, 5000);
     // fewer jobs than writes, and together they carry each txId exactly once
     expect(jobs.length).toBeLessThan(written.length);
     const carried = jobs.flatMap((j) => (j.data as { txIds: string[] }).txIds);
@@ -140,6 +145,25 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     for (const w of written) expect(chain.accepted.get(w.txId)).toBe(1);
     expect(await store.outboxSize()).toBe(0);
     await drained();
+  });
+
+  it('PUBLISH_COALESCE_MS: records that arrive one at a time within the window share one batch job', async () => {
+    const windowed = new BullPublishQueue(connection, prefix, { coalesceMs: 300 });
+    const ids = ['a', 'b', 'c'].map((c) => c.repeat(64));
+    try {
+      const added: Promise<void>[] = [];
+      for (const id of ids) {
+        added.push(windowed.enqueue(id));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // nothing is added before the window closes
+      expect(await windowed.queue.getJobs(['waiting'])).toHaveLength(0);
+      await Promise.all(added);
+      const jobs = await windowed.queue.getJobs(['waiting']);
+      expect(jobs.map((j) => j.data as unknown)).toEqual([{ txIds: ids }]);
+    } finally {
+      await windowed.close();
+    }
   });
 
   it('a batch carrying an update before its create: the create\'s publication follows the chain to the update, both in chain order', async () => {
@@ -212,6 +236,9 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     try {
       const orphan = await service(chain, lost).writeIndependent(tenant, { body: Buffer.from('orphan'), encode: undefined });
       const queued = await service(chain, deferring).writeIndependent(tenant, { body: Buffer.from('queued'), encode: undefined });
+      // The write does not wait for its batch: once the batch is added, onAdded defers the sweep.
+      const deferred = async (txId: string) => Number(await redis.zscore(`${prefix}:records:outbox`, txId)) > clock.now().getTime();
+      await eventually(() => deferred(queued.txId), 5000);
       const publisher = start(chain);
       await publisher.worker.pause(true);
       clock.advance(6000);
@@ -223,12 +250,19 @@ describe('records publisher (real Redis, real BullMQ)', () => {
       expect(chain.accepted.get(orphan.txId)).toBe(1);
       expect(chain.accepted.get(queued.txId)).toBe(1);
       expect(await store.outboxSize()).toBe(0);
-      // a batch still unpublished SWEEP_DEFER_MS later is swept like any other entry
-      await publisher.worker.pause(true);
+      // A batch still unpublished SWEEP_DEFER_MS later is swept like any other entry. Its job is
+      // held in a worker whose submit hangs: the record stays pending whatever the timing.
+      for (const p of running.splice(0)) await p.close();
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      const stuck = start({ submit: async (tx) => held.then(() => chain.submit(tx)) });
       const late = await service(chain, deferring).writeIndependent(tenant, { body: Buffer.from('late'), encode: undefined });
+      await eventually(() => deferred(late.txId), 5000);
       clock.advance(SWEEP_DEFER_MS + 6000);
-      expect(await publisher.sweep()).toBe(1);
-      publisher.worker.resume();
+      expect(await stuck.sweep()).toBe(1);
+      release();
       await eventually(async () => (await store.state(late.txId)) === 'published', 10_000);
       await drained();
       expect(chain.accepted.get(late.txId)).toBe(1);

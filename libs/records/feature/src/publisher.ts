@@ -22,12 +22,15 @@ export const PUBLISH_EVENTS_MAX_LEN = 1000;
  * The API side of publication: a BullMQ queue on the app's connection (shared: close() closes
  * the queue, the app closes the connection after it).
  *
- * Group commit: `enqueue` calls that arrive while no add is in flight, or while one is, join
- * one `{ txIds }` job (jobId `batch-<first txId>`) added in one round trip, so a worker runs one
- * BullMQ job cycle (moveToActive, moveToFinished: Lua scripts on both ends) for many records
- * instead of one each. No timer: the batch is whatever arrived during the previous add. Each
- * caller's promise settles when its batch is in Redis. The records are durable before this runs
- * (the outbox); a lost batch is the sweeper's to find.
+ * Group commit: `enqueue` calls join one `{ txIds }` job (jobId `batch-<first txId>`) added in
+ * one round trip, so a worker runs one BullMQ job cycle (moveToActive, moveToFinished: Lua scripts
+ * on both ends), one `/v1/txs` and one chain follow for many records instead of one each. A batch
+ * gathers for `coalesceMs` after its first record (`PUBLISH_COALESCE_MS`; 0: what arrives within
+ * one event-loop turn), and whatever arrives while an add is in flight forms the next batch. The
+ * window matters for records that arrive one at a time (a client updating its chain): without it
+ * each was a job, a `/v1/tx`, a settle and a callback of its own. Each caller's promise settles
+ * when its batch is in Redis; the write use cases do not wait for it (the records are durable
+ * before this runs: the outbox), and a lost batch is the sweeper's to find.
  */
 /**
  * How long after its batch job is added an outbox entry counts as carried by it: the sweeper
@@ -48,7 +51,7 @@ export class BullPublishQueue implements PublishQueue {
   constructor(
     connection: Redis,
     prefix: string,
-    private readonly options: { readonly onAdded?: (txIds: readonly string[]) => Promise<void> } = {},
+    private readonly options: { readonly onAdded?: (txIds: readonly string[]) => Promise<void>; readonly coalesceMs?: number } = {},
   ) {
     this.queue = new Queue(QUEUES.recordsPublish, { connection, prefix: bullPrefix(prefix), streams: { events: { maxLen: PUBLISH_EVENTS_MAX_LEN } } });
   }
@@ -74,8 +77,9 @@ export class BullPublishQueue implements PublishQueue {
   }
 
   private async flush(): Promise<void> {
-    // Let the writes finishing in this turn join the batch.
-    await new Promise<void>((r) => setImmediate(r));
+    // Let the writes finishing in this turn (and within the window) join the batch.
+    const windowMs = this.options.coalesceMs ?? 0;
+    await new Promise<void>((r) => (windowMs > 0 ? setTimeout(r, windowMs) : setImmediate(r)));
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, MAX_PUBLISH_BATCH);
       const txIds = batch.map((b) => b.txId);

@@ -234,4 +234,46 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     await st.settle(typed.txId, new Date(), 'REJECTED: 461');
     expect((await st.meta(typed.txId))?.failure).toBe('REJECTED: 461');
   });
+
+  it('answers without waiting for the publication queue: with a queue that never answers, or fails, the record is accepted and waits in the outbox', async () => {
+    const { p, pool } = setup();
+    await fundPool(pool, 2, 1000);
+    const funding: RecordFunding = { pool, feeRate: () => 1 };
+    const writesWith = (enqueue: (txId: string) => Promise<void>) =>
+      createRecords({ config, clock, redis, prefix: p, builder: new InMemoryChain(), funding, reader: new InMemoryChain(), queue: { enqueue } }).writes;
+    const hanging = await writesWith(() => new Promise<void>(() => undefined)).writeIndependent(caller, body('queue never answers'));
+    const failing = await writesWith(async () => {
+      throw new Error('queue down');
+    }).writeIndependent(caller, body('queue fails'));
+    const st = new RecordStore(redis, p);
+    for (const { txId } of [hanging, failing]) {
+      expect(await st.state(txId)).toBe('pending');
+      expect(await redis.zscore(`${p}:records:outbox`, txId)).not.toBeNull();
+    }
+  });
+
+  it('link targets a process remembers: updates through two processes keep exactly one successor per record and the right chain', async () => {
+    const { p, pool } = setup(new BsvTransactionBuilder());
+    await fundPool(pool, 10, 100_000);
+    const process = () =>
+      createRecords({ config, clock, redis, prefix: p, builder: new BsvTransactionBuilder(), funding: { pool, feeRate: () => 1 }, reader: new InMemoryChain(), queue: { enqueue: async () => undefined } }).writes;
+    const [a, b] = [process(), process()];
+    const st = new RecordStore(redis, p);
+    const root = await a.createLinked(caller, body('v0'));
+    // B has never seen the root (it reads it); A remembers it from its own create.
+    const v1 = await b.updateLinked(caller, root.txId, { ...body('v1'), updateToken: root.updateToken });
+    await expect(a.updateLinked(caller, root.txId, { ...body('late'), updateToken: root.updateToken })).rejects.toMatchObject({ errorCode: 'NOT_LINKED_RECORDS_END', httpStatus: 409 });
+    // A reads v1 (B wrote it), then goes on from what it remembers of its own writes.
+    const v2 = await a.updateLinked(caller, v1.txId, { ...body('v2'), updateToken: v1.updateToken });
+    const v3 = await a.updateLinked(caller, v2.txId, { ...body('v3'), updateToken: v2.updateToken });
+    await expect(b.updateLinked(caller, v2.txId, { ...body('late'), updateToken: v2.updateToken })).rejects.toMatchObject({ errorCode: 'NOT_LINKED_RECORDS_END' });
+    const end = await a.deleteLinked(caller, v3.txId, { updateToken: v3.updateToken });
+    await expect(a.updateLinked(caller, end.txId, { ...body('after the end'), updateToken: undefined })).rejects.toMatchObject({ httpStatus: 409 });
+    expect(await st.navigate(root.txId, 10)).toEqual({ status: 'OK', txIds: [v1.txId, v2.txId, v3.txId, end.txId], endOfLinks: true });
+    for (const [i, { txId }] of [v1, v2, v3, end].entries()) expect(await st.meta(txId)).toMatchObject({ chainId: root.txId, position: i + 1 });
+    // A record of another family is refused, remembered or not.
+    const plain = await a.writeIndependent(caller, body('independent'));
+    await expect(a.updateLinked(caller, plain.txId, { ...body('x'), updateToken: root.updateToken })).rejects.toMatchObject({ errorCode: 'TX_INCORRECT_EVENT_TRANSACTION_TYPE' });
+  });
 });
+

@@ -5,7 +5,7 @@ import type { Logger } from '@proofline/shared-logger';
 import type { BuiltTransaction, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
 import type { FundingPool, FundingUtxo } from '@proofline/chain-wallet';
 import { applyEncoding, generateUpdateToken, hashUpdateToken, invalidUpdateToken, parseTxId, updateTokenHashOf } from '@proofline/records-domain';
-import type { EncodeStep, RecordKind, RecordMeta } from '@proofline/records-domain';
+import type { EncodeStep, RecordKind } from '@proofline/records-domain';
 import type { AcceptOutcome, NewRecord, PoolCommitCall, RecordStore } from '@proofline/records-data-access';
 import { encodeSteps, requireBody, requireFamily, requireFeature, txNotFound, wrongFamily } from './guards';
 import type { Caller, IndependentWriteResult, LinkedWriteResult, PublishQueue, RecordsConfig, WriteInput } from './types';
@@ -36,6 +36,21 @@ const LEASE_LOST_ATTEMPTS = 3;
 /** Retry-After of a 503 FUNDING_EXHAUSTED: about one upkeep run (a split is spendable once ARC has seen it). */
 export const FUNDING_RETRY_AFTER_SECONDS = 5;
 
+/**
+ * What an update or delete needs of the record it links to: fields fixed when that record was
+ * accepted and never changed afterwards (records are never removed), so a process may remember
+ * them. Whether the record is still the end of its chain, its token and its tenant are NOT here:
+ * the accept script decides those, atomically with the write.
+ */
+interface LinkTarget {
+  readonly chainId: string;
+  readonly linkVout: number;
+  readonly linkSatoshis: number;
+}
+
+/** Link targets one process remembers (~200 B each); the oldest are forgotten first. */
+const LINK_TARGETS_KEPT = 10_000;
+
 /** A built transaction and the stored record it becomes. */
 interface Candidate {
   readonly tx: BuiltTransaction;
@@ -49,6 +64,13 @@ interface Candidate {
  * then enqueues its publication. Throws {@link AppError} for refusals.
  */
 export class RecordWrites {
+  /**
+   * Link targets of linked records this process accepted or read (insertion order = age). A
+   * client updating its chain through one keep-alive connection finds the record it just wrote
+   * here: its update makes one Redis round trip fewer. A miss reads the record (`meta`).
+   */
+  private readonly linkTargets = new Map<string, LinkTarget>();
+
   constructor(private readonly deps: RecordWritesDeps) {}
 
   /** POST /records. */
@@ -76,6 +98,7 @@ export class RecordWrites {
       (built) => this.newRecord(caller, 'create', built, encoded.contentType, steps, encoded.bytes, hashUpdateToken(updateToken)),
       (record, pool) => store.acceptRoot(record, pool, this.acceptOptions),
     );
+    this.remember(tx, tx.txId);
     return { txId: tx.txId, updateToken, encoding: encoded.encoding };
   }
 
@@ -96,12 +119,13 @@ export class RecordWrites {
         kind: 'update',
         data: encoded.bytes,
         contentType: encoded.contentType,
-        spends: { txId: prevTxId, vout: prev.linkVout ?? 0, satoshis: prev.linkSatoshis ?? 0 },
+        spends: { txId: prevTxId, vout: prev.linkVout, satoshis: prev.linkSatoshis },
       },
       (built) => this.newRecord(caller, 'update', built, encoded.contentType, steps, encoded.bytes, hashUpdateToken(updateToken)),
       (record, pool) => store.acceptSuccessor(record, link, pool, this.acceptOptions),
       prevTxId,
     );
+    this.remember(tx, prev.chainId);
     return { txId: tx.txId, updateToken, encoding: encoded.encoding };
   }
 
@@ -114,7 +138,7 @@ export class RecordWrites {
     const prev = await this.linkablePrevious(prevTxId);
     const link = { prevTxId, chainId: prev.chainId, tokenHash, callerTenant: caller.tenant };
     const tx = await this.fundedAccept(
-      { kind: 'delete', spends: { txId: prevTxId, vout: prev.linkVout ?? 0, satoshis: prev.linkSatoshis ?? 0 } },
+      { kind: 'delete', spends: { txId: prevTxId, vout: prev.linkVout, satoshis: prev.linkSatoshis } },
       (built) => this.newRecord(caller, 'delete', built, 'application/octet-stream', [], new Uint8Array(0), null),
       (record, pool) => store.acceptSuccessor(record, link, pool, this.acceptOptions),
       prevTxId,
@@ -131,8 +155,27 @@ export class RecordWrites {
    * The previous record must exist and be linked. Token, tenant and end-of-chain are decided by
    * the accept script alone, atomically with the write, so that concurrent writers agree.
    */
-  private async linkablePrevious(prevTxId: string): Promise<RecordMeta> {
-    return requireFamily(await this.deps.store.meta(prevTxId), 'linked', prevTxId);
+  private async linkablePrevious(prevTxId: string): Promise<LinkTarget> {
+    const known = this.linkTargets.get(prevTxId);
+    if (known) return known;
+    const meta = requireFamily(await this.deps.store.meta(prevTxId), 'linked', prevTxId);
+    const target = { chainId: meta.chainId, linkVout: meta.linkVout ?? 0, linkSatoshis: meta.linkSatoshis ?? 0 };
+    // A delete has no link output: nothing can spend it (the accept script answers NOT_END).
+    if (meta.linkVout !== null) this.keep(prevTxId, target);
+    return target;
+  }
+
+  /** Remembers an accepted linked record that a later update or delete may spend. */
+  private remember(tx: BuiltTransaction, chainId: string): void {
+    if (tx.linkOutput) this.keep(tx.txId, { chainId, linkVout: tx.linkOutput.vout, linkSatoshis: tx.linkOutput.satoshis });
+  }
+
+  private keep(txId: string, target: LinkTarget): void {
+    if (this.linkTargets.size >= LINK_TARGETS_KEPT) {
+      const oldest = this.linkTargets.keys().next();
+      if (!oldest.done) this.linkTargets.delete(oldest.value);
+    }
+    this.linkTargets.set(txId, target);
   }
 
   /** The stored form of a record whose transaction `tx` was just built and signed. */
@@ -162,7 +205,7 @@ export class RecordWrites {
   /**
    * The funded write, one round trip per step: reserve one pool UTXO (worth what the transaction
    * needs at the current fee rate) → build and sign with it → the accept script stores the record
-   * AND commits the UTXO (spent by this txId, change pending) → enqueue the publication.
+   * AND commits the UTXO (spent by this txId, change pending) → hand it to the publication queue (not awaited).
    *
    * - Pool empty: 503 `FUNDING_EXHAUSTED` with `Retry-After`, nothing stored, upkeep requested.
    * - A record-level refusal (NOT_END, TOKEN_INVALID, FORBIDDEN, BACKPRESSURE, …) stored nothing:
@@ -207,7 +250,9 @@ export class RecordWrites {
         args: pool.commitArgs({ txId: tx.txId, owner, inputs: reserved.utxos, outputs: tx.change ? [tx.change] : [] }),
       });
       if (outcome === 'OK') {
-        await this.enqueue(tx.txId);
+        // Not awaited: the record and its outbox entry are durable now, which is what the 200
+        // promises; the queue only makes publication prompt (see enqueue).
+        this.enqueue(tx.txId);
         return tx;
       }
       if (outcome === 'LEASE_LOST') {
@@ -236,15 +281,14 @@ export class RecordWrites {
   }
 
   /**
-   * The record is durable (outbox) before this runs; a failure here is logged, not returned:
-   * the publisher's outbox sweeper enqueues it shortly.
+   * Hands the record to the publication queue without waiting for it: the record is durable
+   * (outbox) before this runs, so the response does not wait for the job's round trip. A failure
+   * is logged, not returned: the publisher's outbox sweeper enqueues the record shortly.
    */
-  private async enqueue(txId: string): Promise<void> {
-    try {
-      await this.deps.queue.enqueue(txId);
-    } catch (err) {
+  private enqueue(txId: string): void {
+    this.deps.queue.enqueue(txId).catch((err: unknown) => {
       this.deps.logger?.warn({ txId, err: err instanceof Error ? err.message : String(err) }, 'enqueue failed; the outbox sweeper will publish it');
-    }
+    });
   }
 }
 

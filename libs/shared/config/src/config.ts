@@ -110,6 +110,7 @@ const envSchema = z.object({
   API_PROCESSES: intFrom(1, 64).default(2),
   REDIS_COMMAND_TIMEOUT_MS: intFrom(100, 60_000).default(1000),
   MAX_PENDING_PUBLICATIONS: intFrom(0, 100_000_000).default(100_000),
+  PUBLISH_COALESCE_MS: intFrom(0, 1000).default(10),
   BOOTSTRAP_API_KEY: optionalString.refine((v) => v === undefined || RAW_KEY.test(v), 'must be idty_ followed by 32 letters or digits'),
   AUTH_JWT_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, 'must be at least 32 characters'),
   AUTH_JWKS_URL: optionalString.refine((v) => v === undefined || /^https?:\/\//.test(v), 'must be an http(s) URL'),
@@ -203,6 +204,12 @@ export interface Config {
   readonly redisCommandTimeoutMs: number;
   /** Accepted records waiting for publication beyond which writes answer 503 (0 = no limit). */
   readonly maxPendingPublications: number;
+  /**
+   * `PUBLISH_COALESCE_MS`: how long an API process gathers accepted records into one publication
+   * job before adding it (0 = what arrived within one event-loop turn). Adds at most this much to
+   * publication, never to a write's response.
+   */
+  readonly publishCoalesceMs: number;
   readonly bootstrapApiKey: string | undefined;
   readonly auth: {
     readonly jwtSecret: string | undefined;
@@ -319,6 +326,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiProcesses: e.API_PROCESSES,
     redisCommandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
     maxPendingPublications: e.MAX_PENDING_PUBLICATIONS,
+    publishCoalesceMs: e.PUBLISH_COALESCE_MS,
     bootstrapApiKey: e.BOOTSTRAP_API_KEY,
     auth: {
       jwtSecret: e.AUTH_JWT_SECRET,
