@@ -20,10 +20,17 @@ interface Waiting {
  * `maxBatch`) goes out as ONE `POST /v1/txs`, and each caller gets its own transaction's outcome
  * (a per-transaction transient fault rejects only that caller, who retries with backoff). A
  * lone submission uses `POST /v1/tx`. The same bytes, only ever: it never builds a transaction.
+ *
+ * One request in flight at a time, in submission order: whatever is submitted while a request is
+ * out goes in the next one, sent as soon as the first is answered. A chain's successors are
+ * submitted right after their parents (the publisher follows the chain), so two batches in flight
+ * at once could deliver a child before its parent; ARC (and the devnet) then refuse the child for
+ * an unknown input (462), a permanent rejection that failed the rest of the chain with it.
  */
 export class ArcSubmitBatcher implements ChainPublisher {
   private queue: Waiting[] = [];
   private timer: NodeJS.Timeout | null = null;
+  private inFlight = false;
   private readonly windowMs: number;
   private readonly maxBatch: number;
   /** Sizes of the requests sent, for tests and metrics (bounded to the last 1000). */
@@ -40,6 +47,8 @@ export class ArcSubmitBatcher implements ChainPublisher {
   submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<ArcSubmitResult> {
     return new Promise<ArcSubmitResult>((resolve, reject) => {
       this.queue.push({ tx, resolve, reject });
+      // While a request is out, its completion sends what waits.
+      if (this.inFlight) return;
       if (this.queue.length >= this.maxBatch) this.flush();
       else if (!this.timer) this.timer = setTimeout(() => this.flush(), this.windowMs);
     });
@@ -48,10 +57,14 @@ export class ArcSubmitBatcher implements ChainPublisher {
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.maxBatch);
-      void this.send(batch);
-    }
+    if (this.inFlight || this.queue.length === 0) return;
+    const batch = this.queue.splice(0, this.maxBatch);
+    this.inFlight = true;
+    void this.send(batch).finally(() => {
+      this.inFlight = false;
+      // What waited during the request has waited long enough: no new window.
+      if (this.queue.length > 0) this.flush();
+    });
   }
 
   private async send(batch: Waiting[]): Promise<void> {
@@ -59,7 +72,11 @@ export class ArcSubmitBatcher implements ChainPublisher {
     if (this.sent.length > 1000) this.sent.splice(0, this.sent.length - 1000);
     if (batch.length === 1) {
       const only = batch[0] as Waiting;
-      await this.publisher.submit(only.tx).then(only.resolve, only.reject);
+      try {
+        only.resolve(await this.publisher.submit(only.tx));
+      } catch (e) {
+        only.reject(e);
+      }
       return;
     }
     try {

@@ -2,7 +2,7 @@
 // batched broadcast, proofs verified before they are stored, faults (ARC down, rejections,
 // corrupted BUMPs, unknown txs, reorgs), and the block reader over the proof store.
 import { LockingScript, MerklePath, P2PKH, Spend, Transaction } from '@bsv/sdk';
-import { ArcTransientError, createArcChain, publishBlockEvent } from '@proofline/chain-arc';
+import { ArcSubmitBatcher, ArcTransientError, createArcChain, publishBlockEvent } from '@proofline/chain-arc';
 import type { ArcRefusal } from '@proofline/chain-arc';
 import { parseHeader, verifyTscProof } from '@proofline/chain-domain';
 import type { FundingUtxo } from '@proofline/chain-wallet';
@@ -49,6 +49,27 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
   afterAll(async () => {
     await dev.close();
     await cleanup();
+  });
+
+  it('a chain submitted in several batches reaches the node parents first: one request in flight, no child refused for an unknown input', async () => {
+    // Nine transactions, each spending the previous one's output (a linked record's chain).
+    const links = [await spendUtxo(take())];
+    for (let i = 0; i < 8; i++) {
+      const parent = links[links.length - 1]!.tx;
+      const tx = new Transaction();
+      tx.addInput({ sourceTransaction: parent, sourceOutputIndex: 0, unlockingScriptTemplate: new P2PKH().unlock(dev.fundingKey) });
+      tx.addOutput({ satoshis: parent.outputs[0]!.satoshis! - 2, lockingScript: LockingScript.fromHex(dev.funding.lockingScriptHex) });
+      await tx.sign();
+      links.push({ txId: tx.id('hex'), rawHex: tx.toHex(), efHex: tx.toHexEF(), tx });
+    }
+    const batcher = new ArcSubmitBatcher(dev.chain.arc, { maxBatch: 3, windowMs: 1 });
+    const results = await Promise.all(links.map((t) => batcher.submit({ txId: t.txId, rawHex: t.rawHex })));
+    expect(results.map((r) => r.status)).toEqual(links.map(() => 'accepted'));
+    expect(batcher.sent).toEqual([3, 3, 3]);
+    for (const t of links) {
+      const status = (await (await fetch(`${dev.node.url}/v1/tx/${t.txId}`)).json()) as { txStatus: string };
+      expect(status.txStatus).toBe('SEEN_ON_NETWORK');
+    }
   });
 
   it('concurrent submissions go out as one POST /v1/txs; once mined, each proof is verified, stored and matches the node', async () => {
