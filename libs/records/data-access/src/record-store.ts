@@ -284,9 +284,10 @@ export class RecordStore {
   /**
    * Settles a record's publication (`settle-2.lua`): published, or failed for good when a
    * `failure` is given; removes it from the outbox. Idempotent: `changed` false when it was
-   * already settled or is unknown. `successors`: when this call made the record published, its
+   * already settled or is unknown. `successors`: when this call settled the record, its
    * successors still pending, in chain order (up to `maxSuccessors`): their own publishers may have
-   * seen this record unpublished and left them waiting for it.
+   * seen this record unpublished and left them waiting for it (published: publish them next;
+   * failed: they can never be published, fail them).
    */
   async settle(txId: string, at: Date, failure?: string, maxSuccessors = 50): Promise<{ changed: boolean; successors: string[] }> {
     const reply = await this.cmd.settle(

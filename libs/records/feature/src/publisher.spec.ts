@@ -125,6 +125,36 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     expect(calls).toBe(1);
   });
 
+  it('a rejected record fails its pending successors at once, in chain order, funding back to the pool; no job is left re-checking', async () => {
+    const chain = new InMemoryChain();
+    const lost: PublishQueue = { enqueue: async () => undefined };
+    const svc = service(chain, lost);
+    const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
+    const updates: { txId: string; updateToken: string }[] = [created];
+    for (let i = 0; i < 5; i++) {
+      const prev = updates[updates.length - 1]!;
+      updates.push(await svc.updateLinked(tenant, prev.txId, { body: Buffer.from(`v${i}`), encode: undefined, updateToken: prev.updateToken }));
+    }
+    const refused: string[] = [];
+    const settlement = {
+      accepted: async () => undefined,
+      refused: async (txId: string, r: { neverSent: boolean }) => void refused.push(`${txId}:${r.neverSent}`),
+    };
+    const rejecting: ChainPublisher = { submit: async () => ({ status: 'rejected', code: 'INVALID_TX', detail: 'bad script' }) };
+    start(rejecting, { settlement });
+    await queue.enqueue(created.txId);
+    await eventually(async () => (await store.state(created.txId)) === 'failed', 10_000);
+    // In the same job: every successor failed, none waited for a re-check of its previous record.
+    for (const u of updates.slice(1)) {
+      expect(await store.state(u.txId)).toBe('failed');
+      expect((await store.meta(u.txId))?.failure).toMatch(/^PREVIOUS_REJECTED/);
+    }
+    expect(refused).toEqual([`${created.txId}:false`, ...updates.slice(1).map((u) => `${u.txId}:true`)]);
+    expect(await store.outboxSize()).toBe(0);
+    await drained();
+    expect(await queue.queue.getJobCounts('delayed')).toEqual({ delayed: 0 });
+  });
+
   it('group commit: concurrent writes share batch jobs, every record is published exactly once', async () => {
     const chain = new InMemoryChain();
     const svc = service(chain);

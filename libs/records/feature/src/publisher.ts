@@ -177,8 +177,7 @@ async function publishOne(
   if (info.prevTxId && !previousSubmitted) {
     const prevState = await deps.store.state(info.prevTxId);
     if (prevState === 'failed') {
-      await deps.settlement?.refused(txId, { code: 'PREVIOUS_REJECTED', detail: `previous record ${info.prevTxId} was rejected`, neverSent: true });
-      await deps.store.settle(txId, deps.clock.now(), 'PREVIOUS_REJECTED: the record this one links to was rejected by the chain');
+      await refuseSuccessors(deps, txId, await refusePreviousRejected(deps, txId, info.prevTxId));
       throw new UnrecoverableError(`previous record ${info.prevTxId} was rejected`);
     }
     if (prevState !== 'published') return 'wait-previous';
@@ -196,9 +195,39 @@ async function publishOne(
     throw new Error(`chain reports a missing input for ${txId}: ${result.detail}`);
   }
   await deps.settlement?.refused(txId, { code: String(result.arcCode ?? result.code), detail: result.detail, neverSent: false });
-  await deps.store.settle(txId, deps.clock.now(), `${result.code}: ${result.detail}`);
-  deps.logger?.warn({ txId, code: result.code, arcCode: result.arcCode }, 'record transaction rejected by the chain');
+  const { successors } = await deps.store.settle(txId, deps.clock.now(), `${result.code}: ${result.detail}`, FOLLOW_RUN);
+  deps.logger?.warn({ txId, code: result.code, arcCode: result.arcCode, successors: successors.length }, 'record transaction rejected by the chain');
+  await refuseSuccessors(deps, txId, successors);
   throw new UnrecoverableError(`${result.code}: ${result.detail}`);
+}
+
+const PREVIOUS_REJECTED = 'PREVIOUS_REJECTED: the record this one links to was rejected by the chain';
+
+/** Fails a record whose previous record was rejected (it spends an output that will never exist), then its own successors. */
+async function refusePreviousRejected(deps: PublishDeps, txId: string, prevTxId: string): Promise<string[]> {
+  await deps.settlement?.refused(txId, { code: 'PREVIOUS_REJECTED', detail: `previous record ${prevTxId} was rejected`, neverSent: true });
+  const { successors } = await deps.store.settle(txId, deps.clock.now(), PREVIOUS_REJECTED, FOLLOW_RUN);
+  return successors;
+}
+
+/**
+ * A record failed for good: every successor still pending spends, through the chain, an output
+ * that will never exist. They are failed now, in chain order (never sent, so their funding goes
+ * back to the pool), instead of each re-checking its previous record once a second until the
+ * failure reached it link by link (a long chain took minutes and kept hundreds of jobs cycling).
+ * Up to FOLLOW_MAX here; a longer rest is failed by its own jobs as before.
+ */
+async function refuseSuccessors(deps: PublishDeps, txId: string, successors: readonly string[]): Promise<void> {
+  let run = successors;
+  let prev = txId;
+  for (let failed = 0; run.length > 0 && failed < FOLLOW_MAX; failed += run.length) {
+    let next: string[] = [];
+    for (const successor of run) {
+      next = await refusePreviousRejected(deps, successor, prev);
+      prev = successor;
+    }
+    run = next;
+  }
 }
 
 /**

@@ -14,10 +14,11 @@
   ARGV[6] at most this many successors returned
 
   Returns {changed, successor...}: changed 1 when the state changed, 0 when it was already final
-  or the record is unknown; then, when this call made the record 'published', its successors
-  still pending, in chain order (nextTxId, its nextTxId, ...; up to ARGV[6]). Read in the same
-  script as the state change: a successor's publisher that saw this record unpublished (and left
-  the successor waiting) is always reported to this caller, who publishes it.
+  or the record is unknown; then, when this call settled the record, its successors still
+  pending, in chain order (nextTxId, its nextTxId, ...; up to ARGV[6]). Read in the same script
+  as the state change: a successor's publisher that saw this record unpublished (and left the
+  successor waiting) is always reported to this caller, who publishes it ('published') or fails
+  it at once ('failed': a successor spends this record's output, which will never exist).
 ]]
 local current = redis.call('HMGET', KEYS[1], 'state', 'nextTxId')
 local state = current[1]
@@ -31,9 +32,6 @@ else
   redis.call('HSET', KEYS[1], 'state', ARGV[2], 'failure', ARGV[3], 'settledAt', ARGV[4])
 end
 local out = {1}
-if ARGV[2] ~= 'published' then
-  return out
-end
 local limit = tonumber(ARGV[6])
 local next = current[2]
 while next and #out <= limit do
