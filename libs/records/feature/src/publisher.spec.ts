@@ -240,6 +240,35 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     expect(await store.outboxSize()).toBe(0);
   });
 
+  it('a chain follow that reaches its limit hands the rest on to a new job: the chain is published without the sweeper', async () => {
+    const chain = new InMemoryChain();
+    let releaseCreate: () => void = () => undefined;
+    const held = new Promise<void>((r) => {
+      releaseCreate = r;
+    });
+    let createTxId = '';
+    const holding: ChainPublisher = { submit: async (tx) => (tx.txId === createTxId ? held.then(() => chain.submit(tx)) : chain.submit(tx)) };
+    const svc = service(chain);
+    start(holding, { concurrency: 4, followMax: 2 });
+    const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
+    createTxId = created.txId;
+    const links: { txId: string; updateToken: string }[] = [created];
+    for (let i = 0; i < 7; i++) {
+      const prev = links[links.length - 1]!;
+      links.push(await svc.updateLinked(tenant, prev.txId, { body: Buffer.from(`v${i}`), encode: undefined, updateToken: prev.updateToken }));
+    }
+    // every update's own batch saw its previous record unpublished and left it to the follow
+    const carried = async () => (await queue.queue.getJobs(['waiting', 'active', 'delayed'])).some((j) => links.slice(1).some((l) => JSON.stringify(j.data).includes(l.txId)));
+    await eventually(async () => !(await carried()), 5000);
+    releaseCreate();
+    // followed two at a time, then handed on (the sweeper is off here)
+    await eventually(async () => (await Promise.all(links.map((l) => store.state(l.txId)))).every((st) => st === 'published'), 10_000);
+    expect(chain.mine().txIds.slice(1)).toEqual(links.map((l) => l.txId));
+    await drained();
+    for (const l of links) expect(chain.accepted.get(l.txId)).toBe(1);
+    expect(await store.outboxSize()).toBe(0);
+  });
+
   it('a waiting successor whose previous record no publisher carries (its job lost) is published by the sweeper, in chain order', async () => {
     const chain = new InMemoryChain();
     const lost: PublishQueue = { enqueue: async () => undefined };

@@ -63,6 +63,16 @@ export class BullPublishQueue implements PublishQueue {
     });
   }
 
+  /**
+   * One `{ txIds }` job that carries on a chain follow (jobId `follow-<first txId>`: handing the
+   * same records on twice while the first job waits is a no-op).
+   */
+  async handOff(txIds: readonly string[]): Promise<void> {
+    if (txIds.length === 0) return;
+    await this.queue.add(RECORDS_PUBLISH_JOB, { txIds: [...txIds] } satisfies RecordsPublishJob, { ...RECORDS_PUBLISH_OPTIONS, jobId: `follow-${txIds[0] ?? ''}` });
+    await this.options.onAdded?.(txIds).catch(() => undefined);
+  }
+
   /** One job per record, jobId = txId (the sweeper's: re-adding a txId that waits is a no-op). */
   async enqueueMany(txIds: readonly string[]): Promise<void> {
     if (txIds.length === 0) return;
@@ -118,12 +128,26 @@ export interface PublicationSettlement {
  * after it ({@link publishTx} follows the chain), so the re-check normally finds it published.
  */
 const WAIT_FOR_PREVIOUS_MS = 1000;
-/** How many successors one publication follows down a chain before leaving the rest to their own jobs. */
-const FOLLOW_MAX = 1000;
+/** How many successors one publication follows down a chain before handing the rest on to a new job. */
+export const FOLLOW_MAX = 1000;
 /** Successors published together (one submit batch, parents first) while following a chain. */
 const FOLLOW_RUN = 50;
 
-type PublishDeps = { store: RecordStore; chain: ChainPublisher; clock: Clock; logger?: Logger; settlement?: PublicationSettlement };
+type PublishDeps = {
+  store: RecordStore;
+  chain: ChainPublisher;
+  clock: Clock;
+  logger?: Logger;
+  settlement?: PublicationSettlement;
+  /**
+   * Carries on a chain follow that reached FOLLOW_MAX: a new job for the successors still
+   * pending. Without it they waited for the outbox sweeper (5 s), and so did every record accepted
+   * after them (their own jobs see an unpublished previous record and leave it to the follow).
+   */
+  handOff?: (txIds: readonly string[]) => Promise<void>;
+  /** FOLLOW_MAX unless a test lowers it. */
+  followMax?: number;
+};
 
 /**
  * Publishes one accepted record: loads its raw transaction, submits it (idempotent by txId),
@@ -143,7 +167,8 @@ export async function publishTx(deps: PublishDeps, txId: string): Promise<Publis
   const outcome = await publishOne(deps, txId, false);
   if (typeof outcome === 'string') return outcome;
   let run = outcome.successors;
-  for (let followed = 0; run.length > 0 && followed < FOLLOW_MAX; followed += run.length) {
+  const followMax = deps.followMax ?? FOLLOW_MAX;
+  for (let followed = 0; run.length > 0 && followed < followMax; followed += run.length) {
     // All read and submitted in this order in one turn: the chain publisher batches them in order.
     const results = await Promise.allSettled(run.map((successor) => publishOne(deps, successor, true)));
     results.forEach((r, i) => {
@@ -153,6 +178,10 @@ export async function publishTx(deps: PublishDeps, txId: string): Promise<Publis
     });
     const last = results[results.length - 1];
     run = last?.status === 'fulfilled' && typeof last.value !== 'string' ? last.value.successors : [];
+  }
+  if (run.length > 0 && deps.handOff) {
+    // Best effort: a hand-off that fails leaves them to the sweeper, as before.
+    await deps.handOff(run).catch((err: unknown) => deps.logger?.warn({ txId, err: err instanceof Error ? err.message : String(err) }, 'handing a chain follow on failed; the sweeper picks it up'));
   }
   return 'published';
 }
@@ -187,7 +216,7 @@ async function publishOne(
     // Funding and the watch list first: a crash before the record is settled re-runs the job,
     // which re-sends the same bytes (the chain answers it knows them) and settles again.
     await deps.settlement?.accepted(txId);
-    const { successors } = await deps.store.settle(txId, deps.clock.now(), undefined, FOLLOW_RUN);
+    const { successors } = await deps.store.settle(txId, deps.clock.now(), undefined, Math.min(FOLLOW_RUN, deps.followMax ?? FOLLOW_MAX));
     return { successors };
   }
   if (result.code === 'MISSING_INPUT') {
@@ -289,6 +318,8 @@ export interface RecordsPublisherOptions {
   readonly sweepAfterMs?: number;
   /** How often the sweeper runs (default 2 s); 0 disables it (tests call sweep()). */
   readonly sweepEveryMs?: number;
+  /** Successors one job follows before handing the rest on (default FOLLOW_MAX; tests lower it). */
+  readonly followMax?: number;
   /** BullMQ lock settings (tests shorten them to exercise stalled-job recovery). */
   readonly lockDuration?: number;
   readonly stalledInterval?: number;
@@ -309,8 +340,19 @@ export interface RunningPublisher {
 export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPublisher {
   const store = new RecordStore(opts.redis, opts.prefix);
   const prefix = bullPrefix(opts.prefix);
-  const deps = { store, chain: opts.chain, clock: opts.clock, logger: opts.logger, ...(opts.settlement ? { settlement: opts.settlement } : {}) };
-  const queue = new BullPublishQueue(opts.connection, opts.prefix);
+  // Records a hand-off job carries are left alone by the sweeper for a while, as the API's batches are.
+  const queue = new BullPublishQueue(opts.connection, opts.prefix, {
+    onAdded: (txIds) => store.deferSweep(txIds, new Date(opts.clock.now().getTime() + SWEEP_DEFER_MS)),
+  });
+  const deps: PublishDeps = {
+    store,
+    chain: opts.chain,
+    clock: opts.clock,
+    logger: opts.logger,
+    ...(opts.settlement ? { settlement: opts.settlement } : {}),
+    handOff: (txIds) => queue.handOff(txIds),
+    ...(opts.followMax ? { followMax: opts.followMax } : {}),
+  };
   // A batch's successor whose previous record is unpublished needs no job of its own: whoever
   // publishes the previous record follows the chain to it (publishTx; the settle script reports
   // the successor atomically with the state change, so none is missed). The fallback, for a
