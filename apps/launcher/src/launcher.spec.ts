@@ -24,6 +24,24 @@ function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...extra };
 }
 
+/** A production start on free private ports with a fresh .data, as `npm start` runs it (`extra` adds or overrides). */
+async function productionStart(extra: Record<string, string>): Promise<{ env: NodeJS.ProcessEnv; redisPort: number; apiPort: number; graphqlPort: number; devnetPort: number }> {
+  const [redisPort, apiPort, graphqlPort, devnetPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  fs.rmSync(path.join(BUILD, '.data'), { recursive: true, force: true });
+  const env = baseEnv({
+    NODE_ENV: 'production',
+    AUTH_JWT_SECRET: randomBytes(32).toString('hex'),
+    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    PORT: String(apiPort),
+    GRAPHQL_PORT: String(graphqlPort),
+    DEVNET_PORT: String(devnetPort),
+    HOST: '127.0.0.1',
+    WORKERS: '1',
+    ...extra,
+  });
+  return { env, redisPort, apiPort, graphqlPort, devnetPort };
+}
+
 interface Launched {
   child: ChildProcess;
   env: NodeJS.ProcessEnv;
@@ -58,6 +76,17 @@ function childrenOf(pid: number): { pid: number; argv: string[]; env: string }[]
     }
   }
   return out;
+}
+
+/** Alive and not a zombie (an orphan's exit is reaped by init whenever init gets to it). */
+function running(pid: number): boolean {
+  if (!alive(pid)) return false;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
+  }
 }
 
 function alive(pid: number): boolean {
@@ -127,24 +156,9 @@ describe('npm start (compiled launcher)', () => {
   });
 
   it('runs node on the compiled apps with its own redis-server, replaces a killed API, and stops the apps before Redis without connection errors', async () => {
-    const [redisPort, apiPort, graphqlPort, devnetPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const key = `idty_${randomBytes(16).toString('hex')}`;
-    fs.rmSync(path.join(BUILD, '.data'), { recursive: true, force: true });
-    const run = launch(
-      baseEnv({
-        NODE_ENV: 'production',
-        AUTH_JWT_SECRET: randomBytes(32).toString('hex'),
-        REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-        PORT: String(apiPort),
-        GRAPHQL_PORT: String(graphqlPort),
-        DEVNET_PORT: String(devnetPort),
-        HOST: '127.0.0.1',
-        WORKERS: '1',
-        BLOCK_INTERVAL_MS: '200',
-        BOOTSTRAP_API_KEY: key,
-        SHUTDOWN_GRACE_MS: '5000',
-      }),
-    );
+    const { env, redisPort, apiPort, graphqlPort, devnetPort } = await productionStart({ BLOCK_INTERVAL_MS: '200', BOOTSTRAP_API_KEY: key, SHUTDOWN_GRACE_MS: '5000' });
+    const run = launch(env);
     const pid = run.child.pid ?? 0;
     const api = `http://127.0.0.1:${apiPort}`;
     try {
@@ -259,21 +273,7 @@ describe('npm start (compiled launcher)', () => {
   });
 
   it('a SIGKILLed launcher: every app and the devnet node stop by themselves; the next start stops the redis-server it left and starts clean', async () => {
-    const [redisPort, apiPort, graphqlPort, devnetPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    fs.rmSync(path.join(BUILD, '.data'), { recursive: true, force: true });
-    const env = baseEnv({
-      NODE_ENV: 'production',
-      AUTH_JWT_SECRET: randomBytes(32).toString('hex'),
-      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-      PORT: String(apiPort),
-      GRAPHQL_PORT: String(graphqlPort),
-      DEVNET_PORT: String(devnetPort),
-      HOST: '127.0.0.1',
-      WORKERS: '1',
-      API_PROCESSES: '1',
-      BLOCK_INTERVAL_MS: '500',
-      SHUTDOWN_GRACE_MS: '3000',
-    });
+    const { env, redisPort, apiPort, devnetPort } = await productionStart({ API_PROCESSES: '1', BLOCK_INTERVAL_MS: '500', SHUTDOWN_GRACE_MS: '3000' });
     const ready = async (run: Launched) => {
       await eventually(async () => run.output().includes('"msg":"ready:'), 60_000, 100);
       await eventually(async () => (await fetch(`http://127.0.0.1:${apiPort}/readiness`)).status === 200, 30_000, 100);
@@ -294,10 +294,10 @@ describe('npm start (compiled launcher)', () => {
       process.kill(firstPid, 'SIGKILL'); // the launcher alone: no exit handler runs
       await first.exited;
       // Each app saw its IPC channel close and ran its own graceful stop; the devnet's port is free.
-      await eventually(async () => nodes.every((p) => !alive(p)), 20_000, 100);
+      await eventually(async () => nodes.every((p) => !running(p)), 20_000, 100);
       await expect(fetch(`http://127.0.0.1:${devnetPort}/v1/policy`)).rejects.toThrow();
       // The redis-servers (their own process groups) are still there: nobody stopped them.
-      for (const r of redisServers) expect(alive(r.pid)).toBe(true);
+      for (const r of redisServers) expect(running(r.pid)).toBe(true);
       const devnetRedis = redisServers.find((r) => r.port !== redisPort);
       expect(devnetRedis).toBeDefined();
 
@@ -305,7 +305,7 @@ describe('npm start (compiled launcher)', () => {
       // orphaned redis-server (same data directory) before starting its own.
       second = launch(env);
       await ready(second);
-      expect(alive(devnetRedis?.pid ?? 0)).toBe(false);
+      expect(running(devnetRedis?.pid ?? 0)).toBe(false);
       expect(fs.readFileSync(path.join(BUILD, '.data', 'devnet-redis', 'redis.log'), 'utf8')).toContain('Received SIGTERM');
       const write = await fetch(`http://127.0.0.1:${apiPort}/api/v1/openapi.json`);
       expect(write.status).toBe(200);
@@ -314,7 +314,7 @@ describe('npm start (compiled launcher)', () => {
         process.kill(-second.child.pid, 'SIGINT');
         await second.exited;
       }
-      for (const p of leftovers) if (alive(p)) process.kill(p, 'SIGTERM');
+      for (const p of leftovers) if (running(p)) process.kill(p, 'SIGTERM');
     }
   });
 });

@@ -37,6 +37,23 @@ describe('records publisher (real Redis, real BullMQ)', () => {
   const drained = () =>
     eventually(async () => Object.values(await queue.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).every((n) => n === 0), 10_000);
 
+  /** A chain publisher that holds the submission of one txId (named later) until released; the rest go straight to `chain`. */
+  const holdingOne = (chain: InMemoryChain) => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let heldTxId = '';
+    const publisher: ChainPublisher = { submit: async (tx) => (tx.txId === heldTxId ? held.then(() => chain.submit(tx)) : chain.submit(tx)) };
+    return {
+      publisher,
+      hold: (txId: string) => {
+        heldTxId = txId;
+      },
+      release: () => release(),
+    };
+  };
+
   beforeAll(() => fundPool(funding.pool, 200, 1000));
   afterEach(async () => {
     for (const p of running.splice(0)) await p.close(true);
@@ -212,16 +229,11 @@ describe('records publisher (real Redis, real BullMQ)', () => {
 
   it('updates whose create is still being published are published right after it (the chain is followed), with no job of their own', async () => {
     const chain = new InMemoryChain();
-    let releaseCreate: () => void = () => undefined;
-    const held = new Promise<void>((r) => {
-      releaseCreate = r;
-    });
-    let createTxId = '';
-    const holding: ChainPublisher = { submit: async (tx) => (tx.txId === createTxId ? held.then(() => chain.submit(tx)) : chain.submit(tx)) };
+    const holding = holdingOne(chain);
     const svc = service(chain);
-    start(holding, { concurrency: 4 });
+    start(holding.publisher, { concurrency: 4 });
     const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
-    createTxId = created.txId;
+    holding.hold(created.txId);
     const first = await svc.updateLinked(tenant, created.txId, { body: Buffer.from('b'), encode: undefined, updateToken: created.updateToken });
     const second = await svc.updateLinked(tenant, first.txId, { body: Buffer.from('c'), encode: undefined, updateToken: first.updateToken });
     const updated = await svc.updateLinked(tenant, second.txId, { body: Buffer.from('d'), encode: undefined, updateToken: second.updateToken });
@@ -231,7 +243,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     await eventually(updateJobDone, 5000);
     expect(await redis.zscore(`${prefix}:records:outbox`, updated.txId)).toBe(String(clock.now().getTime()));
     expect(await store.state(updated.txId)).toBe('pending');
-    releaseCreate();
+    holding.release();
     // published by the create's publication, which followed the chain to them
     await eventually(async () => (await store.state(updated.txId)) === 'published', 5000);
     expect(chain.mine().txIds.slice(1)).toEqual([created.txId, first.txId, second.txId, updated.txId]);
@@ -242,16 +254,11 @@ describe('records publisher (real Redis, real BullMQ)', () => {
 
   it('a chain follow that reaches its limit hands the rest on to a new job: the chain is published without the sweeper', async () => {
     const chain = new InMemoryChain();
-    let releaseCreate: () => void = () => undefined;
-    const held = new Promise<void>((r) => {
-      releaseCreate = r;
-    });
-    let createTxId = '';
-    const holding: ChainPublisher = { submit: async (tx) => (tx.txId === createTxId ? held.then(() => chain.submit(tx)) : chain.submit(tx)) };
+    const holding = holdingOne(chain);
     const svc = service(chain);
-    start(holding, { concurrency: 4, followMax: 2 });
+    start(holding.publisher, { concurrency: 4, followMax: 2 });
     const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
-    createTxId = created.txId;
+    holding.hold(created.txId);
     const links: { txId: string; updateToken: string }[] = [created];
     for (let i = 0; i < 7; i++) {
       const prev = links[links.length - 1]!;
@@ -260,7 +267,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     // every update's own batch saw its previous record unpublished and left it to the follow
     const carried = async () => (await queue.queue.getJobs(['waiting', 'active', 'delayed'])).some((j) => links.slice(1).some((l) => JSON.stringify(j.data).includes(l.txId)));
     await eventually(async () => !(await carried()), 5000);
-    releaseCreate();
+    holding.release();
     // followed two at a time, then handed on (the sweeper is off here)
     await eventually(async () => (await Promise.all(links.map((l) => store.state(l.txId)))).every((st) => st === 'published'), 10_000);
     expect(chain.mine().txIds.slice(1)).toEqual(links.map((l) => l.txId));
