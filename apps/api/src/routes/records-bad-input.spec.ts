@@ -20,6 +20,8 @@ describe('record endpoints refuse bad input with problem+json and write nothing'
     updated = (await (await f.request('POST', `${LR}/${linked.txId}/update?updateToken=${linked.updateToken}`, { body: 'next' })).json()) as typeof updated;
     independent = (await (await f.request('POST', R, { body: 'alone' })).json()) as typeof independent;
     expect(linked.txId && updated.txId && independent.txId).toBeTruthy();
+    // A write answers before its publication job is added: let the jobs land before the snapshots.
+    await f.queue.idle();
   });
   afterAll(async () => {
     await f.close();

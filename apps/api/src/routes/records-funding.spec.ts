@@ -65,6 +65,8 @@ describe('records funded from the wallet pool', () => {
     expect(updated.status).toBe(200);
     const status = await pool.status();
     expect({ free: status.free.count, leased: status.leased.count, spent: status.spentUnconfirmed.count }).toEqual({ free: 1, leased: 0, spent: 2 });
+    // The writes answered before their publication job was added (it defers their outbox entries).
+    await f.queue.idle();
     const before = await dumpState();
 
     const late = await f.request('POST', `/api/v1/linkedrecords/${txId}/update?updateToken=${updateToken}`, { body: 'late' });

@@ -81,8 +81,13 @@ export class BullPublishQueue implements PublishQueue {
     );
   }
 
-  async close(): Promise<void> {
+  /** Resolves once every record handed to `enqueue` so far is in a job in Redis (or its add failed). */
+  async idle(): Promise<void> {
     while (this.flushing) await this.flushing;
+  }
+
+  async close(): Promise<void> {
+    await this.idle();
     await this.queue.close();
   }
 
