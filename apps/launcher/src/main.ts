@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { CONFIG_ERROR_EXIT, loadConfigOrExit } from '@proofline/shared-config';
-import { hasRedisServer, holdsNothingUnder, isLocalUrl, redisAnswers, startLocalRedis } from './redis-local';
+import { hasRedisServer, holdsNothingUnder, isLocalUrl, redisAnswers, startLocalRedis, stopOrphanedRedisIn } from './redis-local';
 import { bundlePath, copyEnv, plannedApps, profileArgs, restartDelayMs } from './services';
 
 /** dist/ (this file is dist/apps/launcher/main.js; `__dirname` compiles to dist/apps/launcher/src). */
@@ -92,6 +92,8 @@ async function main(): Promise<void> {
     // would only make its wallet scan thousands of spent coinbases from height 0.
     if (fs.existsSync(dataDir) && (await holdsNothingUnder(config.redisUrl, config.redisPrefix))) {
       log(`the service's Redis holds nothing under ${config.redisPrefix}: the devnet starts a new chain (${path.relative(ROOT, dataDir)} cleared)`);
+      // A server a killed launcher left on this directory goes first: its pid file goes with the directory.
+      await stopOrphanedRedisIn(dataDir);
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
     log(`starting the devnet node's redis-server with AOF in ${path.relative(ROOT, dataDir)}`);

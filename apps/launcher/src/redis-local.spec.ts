@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
-import { holdsNothingUnder, redisAnswers, startLocalRedis, stopOrphanedRedis } from './redis-local';
+import { holdsNothingUnder, redisAnswers, startLocalRedis, stopOrphanedRedis, stopOrphanedRedisIn } from './redis-local';
 
 describe('holdsNothingUnder (a fresh service Redis gets a new devnet chain)', () => {
   const prefix = uniquePrefix('fresh');
@@ -52,6 +52,19 @@ describe('startLocalRedis after a launcher that was SIGKILLed (its redis-server 
     expect(first.exitCode).toBe(0); // redis-server exits 0 after a SIGTERM it handled
     expect(await redisAnswers(url)).toBe(true);
     expect(fs.readFileSync(path.join(dir, 'redis.log'), 'utf8')).toContain('Received SIGTERM');
+  });
+
+  it('stopOrphanedRedisIn: the orphan of a directory about to be cleared (a new devnet chain) is stopped first', async () => {
+    const dir = dataDir();
+    const orphan = await startLocalRedis(`redis://127.0.0.1:${await freePort()}`, dir);
+    started.push(orphan);
+    const dead = spawn(process.execPath, ['-e', '']);
+    await gone(dead);
+    fs.writeFileSync(path.join(dir, 'launcher.pid'), String(dead.pid));
+    expect(await stopOrphanedRedisIn(dir)).toBe(true);
+    await gone(orphan);
+    expect(orphan.exitCode).toBe(0);
+    expect(await stopOrphanedRedisIn(dir)).toBe(false); // nothing left to stop
   });
 
   it('leaves a server alone while the launcher that started it runs, and does nothing without a pid file', async () => {

@@ -51,8 +51,7 @@ export function hasRedisServer(): boolean {
 export async function startLocalRedis(url: string, dataDir: string): Promise<ChildProcess> {
   const port = Number(new URL(url).port || 6379);
   fs.mkdirSync(dataDir, { recursive: true });
-  const pidFile = path.join(path.resolve(dataDir), 'redis-server.pid');
-  const ownerFile = path.join(path.resolve(dataDir), 'launcher.pid');
+  const { pidFile, ownerFile } = pidFilesOf(dataDir);
   await stopOrphanedRedis(pidFile, ownerFile);
   const child = spawn(
     'redis-server',
@@ -101,6 +100,18 @@ export async function holdsNothingUnder(url: string, prefix: string): Promise<bo
   }
 }
 
+
+/** Where a data directory's redis-server and the launcher that started it write their pids. */
+function pidFilesOf(dataDir: string): { pidFile: string; ownerFile: string } {
+  const dir = path.resolve(dataDir);
+  return { pidFile: path.join(dir, 'redis-server.pid'), ownerFile: path.join(dir, 'launcher.pid') };
+}
+
+/** {@link stopOrphanedRedis} for the server of `dataDir` (before the directory is cleared, or reused). */
+export async function stopOrphanedRedisIn(dataDir: string): Promise<boolean> {
+  const { pidFile, ownerFile } = pidFilesOf(dataDir);
+  return stopOrphanedRedis(pidFile, ownerFile);
+}
 
 /**
  * A redis-server that an earlier launcher started on this data directory and left running when it
