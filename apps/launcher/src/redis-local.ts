@@ -100,7 +100,6 @@ export async function holdsNothingUnder(url: string, prefix: string): Promise<bo
   }
 }
 
-
 /** Where a data directory's redis-server and the launcher that started it write their pids. */
 function pidFilesOf(dataDir: string): { pidFile: string; ownerFile: string } {
   const dir = path.resolve(dataDir);
@@ -125,7 +124,7 @@ export async function stopOrphanedRedis(pidFile: string, ownerFile: string, grac
   const pid = readPid(pidFile);
   if (pid === undefined || !commandOf(pid)?.includes('redis-server')) return false;
   const owner = readPid(ownerFile);
-  if (owner !== undefined && owner !== process.pid && commandOf(owner)?.includes('launcher')) return false;
+  if (owner !== undefined && commandOf(owner)?.includes('launcher')) return false;
   process.kill(pid, 'SIGTERM');
   const deadline = Date.now() + graceMs;
   while (commandOf(pid) !== undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));

@@ -69,7 +69,7 @@ export class BullPublishQueue implements PublishQueue {
    */
   async handOff(txIds: readonly string[]): Promise<void> {
     if (txIds.length === 0) return;
-    await this.queue.add(RECORDS_PUBLISH_JOB, { txIds: [...txIds] } satisfies RecordsPublishJob, { ...RECORDS_PUBLISH_OPTIONS, jobId: `follow-${txIds[0] ?? ''}` });
+    await this.addBatch('follow', txIds);
     await this.options.onAdded?.(txIds).catch(() => undefined);
   }
 
@@ -99,7 +99,7 @@ export class BullPublishQueue implements PublishQueue {
       const batch = this.pending.splice(0, MAX_PUBLISH_BATCH);
       const txIds = batch.map((b) => b.txId);
       try {
-        await this.queue.add(RECORDS_PUBLISH_JOB, { txIds } satisfies RecordsPublishJob, { ...RECORDS_PUBLISH_OPTIONS, jobId: `batch-${txIds[0] ?? ''}` });
+        await this.addBatch('batch', txIds);
         for (const b of batch) b.done();
         await this.options.onAdded?.(txIds).catch(() => undefined);
       } catch (err) {
@@ -107,6 +107,11 @@ export class BullPublishQueue implements PublishQueue {
       }
     }
     this.flushing = null;
+  }
+
+  /** One `{ txIds }` job, jobId `<kind>-<first txId>`. */
+  private async addBatch(kind: 'batch' | 'follow', txIds: readonly string[]): Promise<void> {
+    await this.queue.add(RECORDS_PUBLISH_JOB, { txIds: [...txIds] } satisfies RecordsPublishJob, { ...RECORDS_PUBLISH_OPTIONS, jobId: `${kind}-${txIds[0] ?? ''}` });
   }
 }
 
@@ -134,7 +139,7 @@ export interface PublicationSettlement {
  */
 const WAIT_FOR_PREVIOUS_MS = 1000;
 /** How many successors one publication follows down a chain before handing the rest on to a new job. */
-export const FOLLOW_MAX = 1000;
+const FOLLOW_MAX = 1000;
 /** Successors published together (one submit batch, parents first) while following a chain. */
 const FOLLOW_RUN = 50;
 
@@ -237,10 +242,13 @@ async function publishOne(
 
 const PREVIOUS_REJECTED = 'PREVIOUS_REJECTED: the record this one links to was rejected by the chain';
 
-/** Fails a record whose previous record was rejected (it spends an output that will never exist), then its own successors. */
-async function refusePreviousRejected(deps: PublishDeps, txId: string, prevTxId: string): Promise<string[]> {
+/**
+ * Fails a record whose previous record was rejected (it spends an output that will never exist);
+ * returns up to `maxSuccessors` of its pending successors, to be failed next.
+ */
+async function refusePreviousRejected(deps: PublishDeps, txId: string, prevTxId: string, maxSuccessors = FOLLOW_RUN): Promise<string[]> {
   await deps.settlement?.refused(txId, { code: 'PREVIOUS_REJECTED', detail: `previous record ${prevTxId} was rejected`, neverSent: true });
-  const { successors } = await deps.store.settle(txId, deps.clock.now(), PREVIOUS_REJECTED, FOLLOW_RUN);
+  const { successors } = await deps.store.settle(txId, deps.clock.now(), PREVIOUS_REJECTED, maxSuccessors);
   return successors;
 }
 
@@ -256,8 +264,9 @@ async function refuseSuccessors(deps: PublishDeps, txId: string, successors: rea
   let prev = txId;
   for (let failed = 0; run.length > 0 && failed < FOLLOW_MAX; failed += run.length) {
     let next: string[] = [];
-    for (const successor of run) {
-      next = await refusePreviousRejected(deps, successor, prev);
+    for (const [i, successor] of run.entries()) {
+      // The run already lists what follows; only its last record reads the chain further.
+      next = await refusePreviousRejected(deps, successor, prev, i === run.length - 1 ? FOLLOW_RUN : 0);
       prev = successor;
     }
     run = next;
