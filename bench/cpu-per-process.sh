@@ -13,6 +13,12 @@
 # for a per-record cost. LOAD=sequential measures one client updating one linked record instead
 # (bench/wrk/linked-updates.lua, one connection); LOAD=idle what the stack burns with no load. Environment: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), WORKERS (2),
 # POOL_LOW_WATER (10000), POOL_TARGET (20000), AUTH_JWT_SECRET (random when unset).
+#
+# Under the write load it first measures bare Express 5 (bench/servers/bare-express.mjs) the same
+# way (its CPU and wrk's per request), then prints the CPU per record by role (API, devnet node
+# with its redis-server, workers, the service's Redis, wrk) and the CPU bound: how many records/s
+# the machine's cores could carry at that cost, and at the cost of the devnet node plus one bare
+# Express request alone (everything else free), each as a share of bare Express.
 set -u
 bench=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$bench/.." && pwd)
@@ -36,8 +42,36 @@ stop_all() {
 }
 trap stop_all EXIT
 
+# wrk's own CPU (user + system, seconds), printed after its line: the subshell's children times (a
+# builtin with a redirection runs in the subshell itself; in a pipe it would see no children)
+timed_wrk() { ( wrk "$@" 2>&1 | tail -n 1; times >"$tmp/times"; awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "wrkcpu=%.2f\n", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$tmp/times" ); }
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{process.stdout.write(String(s.address().port));s.close()})'; }
 (cd "$root" && node tools/build/build.mjs --if-stale) >/dev/null || { echo "cpu-per-process: build failed" >&2; exit 1; }
+express_rps=0; express_cpu=0; express_wrk=0; express_n=0
+if [ "${LOAD:-writes}" = writes ]; then
+  # bare Express 5 under the same load: its CPU and wrk's per request (the baseline of the bound below)
+  ep=$(free_port); PORT=$ep node "$bench/servers/bare-express.mjs" & epid=$!
+  sleep 1
+  wrk -t1 -c"$conns" -d2s -s "$bench/wrk/post.lua" "http://127.0.0.1:$ep/w" >/dev/null 2>&1
+  e0=$(awk '{ print $14 + $15 }' "/proc/$epid/stat")
+  out=$(timed_wrk -t1 -c"$conns" -d"${seconds}s" -s "$bench/wrk/post.lua" "http://127.0.0.1:$ep/w")
+  e1=$(awk '{ print $14 + $15 }' "/proc/$epid/stat")
+  kill "$epid"; wait "$epid" 2>/dev/null
+  echo "express      $(echo "$out" | head -n 1)"
+  express_rps=$(echo "$out" | head -n 1 | sed -n 's/.*rps=\([0-9.]*\).*/\1/p')
+  express_n=$(echo "$out" | head -n 1 | sed -n 's/.*requests=\([0-9]*\).*/\1/p')
+  express_wrk=$(echo "$out" | sed -n 's/^wrkcpu=//p')
+  express_cpu=$(awk -v a="$e0" -v b="$e1" -v tk="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / tk }')
+  # CPU of one libsecp256k1 signature and of its check (the API signs every record, the devnet node checks it)
+  read -r sign_ms verify_ms < <(cd "$root" && node -e '
+    const s = require("secp256k1"), c = require("node:crypto");
+    const k = c.randomBytes(32), p = s.publicKeyCreate(k), m = c.randomBytes(32), n = 4000;
+    for (let i = 0; i < 500; i++) s.ecdsaVerify(s.ecdsaSign(m, k).signature, m, p);
+    const ms = (u) => ((u.user + u.system) / n / 1000).toFixed(3);
+    let t = process.cpuUsage(); for (let i = 0; i < n; i++) s.ecdsaSign(m, k); const a = ms(process.cpuUsage(t));
+    const g = s.ecdsaSign(m, k).signature;
+    t = process.cpuUsage(); for (let i = 0; i < n; i++) s.ecdsaVerify(g, m, p); console.log(a, ms(process.cpuUsage(t)));')
+fi
 redis_port=$(free_port); api_port=$(free_port); gql_port=$(free_port)
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir "$tmp" >/dev/null 2>&1 &
 redis_pid=$!
@@ -86,11 +120,34 @@ elif [ "${LOAD:-writes}" = sequential ]; then
   line=$(wrk -t1 -c1 -d"${seconds}s" -s "$bench/wrk/linked-updates.lua" "$api" 2>&1 | tail -n 1)
 else
 snapshot >"$tmp/a"
-line=$(wrk -t1 -c"$conns" -d"${seconds}s" -s "$bench/wrk/post.lua" "$url" 2>&1 | tail -n 1)
+out=$(timed_wrk -t1 -c"$conns" -d"${seconds}s" -s "$bench/wrk/post.lua" "$url")
+line=$(echo "$out" | head -n 1); wrk_cpu=$(echo "$out" | sed -n 's/^wrkcpu=//p')
 fi
 snapshot >"$tmp/b"
 echo "proofline    $line"
 report load "$tmp/a" "$tmp/b"
+if [ "${LOAD:-writes}" = writes ]; then
+  n=$(echo "$line" | sed -n 's/.*requests=\([0-9]*\).*/\1/p')
+  # roles: the devnet node and the redis-server it started (the one that is not the service's)
+  awk -v tk="$(getconf CLK_TCK)" -v n="${n:-0}" -v rp="$redis_port" -v wrk="${wrk_cpu:-0}" -v cores="$(nproc)" \
+      -v e="$express_rps" -v es="$express_cpu" -v ew="$express_wrk" -v en="$express_n" -v sg="$sign_ms" -v vf="$verify_ms" '
+    NR == FNR { a[$1] = $2; next }
+    ($1 in a) {
+      d = ($2 - a[$1]) / tk; cmd = $0
+      role = cmd ~ /apps\/api\// ? "api" : cmd ~ /apps\/devnet\// ? "devnet" : cmd ~ /apps\/worker\// ? "workers" : cmd ~ ("redis-server 127.0.0.1:" rp) ? "redis" : cmd ~ /redis-server/ ? "devnet" : "other"
+      c[role] += d; t += d
+    }
+    END {
+      if (n <= 0 || en <= 0) exit
+      printf "CPU per record (ms): api %.3f | devnet node + its redis %.3f | workers %.3f | service redis %.3f | other %.3f | wrk %.3f | all %.3f\n", 1000*c["api"]/n, 1000*c["devnet"]/n, 1000*c["workers"]/n, 1000*c["redis"]/n, 1000*c["other"]/n, 1000*wrk/n, 1000*(t+wrk)/n
+      xs = 1000*es/en; xw = 1000*ew/en
+      printf "bare Express: %.0f/s, CPU per request %.3f ms (server) + %.3f ms (wrk)\n", e, xs, xw
+      all = 1000*(t+wrk)/n; dv = 1000*c["devnet"]/n
+      printf "CPU bound on %d cores: at this cost %.0f records/s (%.0f%% of bare Express); the devnet node and one bare Express request alone, everything else free: %.0f/s (%.0f%%)\n", cores, cores*1000/all, 100*cores*1000/all/e, cores*1000/(dv+xs), 100*cores*1000/(dv+xs)/e
+      floor = xs + xw + sg + vf; budget = cores*1000/(0.6*e)
+      printf "60%% of bare Express on %d cores allows %.3f ms of CPU per record; a bare Express request with its wrk share (%.3f) plus one libsecp256k1 signature (%.3f) and its check (%.3f) take %.3f, leaving %.3f ms for everything else (here: %.3f)\n", cores, budget, xs + xw, sg, vf, floor, budget - floor, all - floor
+    }' "$tmp/a" "$tmp/b"
+fi
 for _ in $(seq 1 600); do [ "$(pending)" = "0" ] && break; sleep 0.2; done
 snapshot >"$tmp/c"
 report drain "$tmp/b" "$tmp/c"
