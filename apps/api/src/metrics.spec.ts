@@ -40,6 +40,8 @@ describe('GET /metrics (production composition)', () => {
     await fetch(`${base}/api/v1/records/${written.txId}/status`, { headers: octet });
     await fetch(`${base}/api/v1/records/${'f'.repeat(64)}/status`, { headers: octet });
     await fetch(`${base}/no/such/route`);
+    // the answer does not wait for the publish job (the outbox holds the record); count it once it is in the queue
+    await composed.recordsScope.queue.idle();
 
     const res = await fetch(`${base}/metrics`);
     expect(res.status).toBe(200);
