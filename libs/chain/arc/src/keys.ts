@@ -6,7 +6,7 @@
 export function arcKeys(prefix: string) {
   const p = `${prefix}:arc`;
   return {
-    /** HASH txId (32 raw bytes) -> inclusion: blockHash(32) ‖ index u32le ‖ duplicate mask u32le ‖ nodes (32 each). */
+    /** HASH txId (32 raw bytes) -> inclusion: blockHash(32) ‖ index u32le ‖ duplicate mask u32le ‖ depth u8 ‖ nodes below the block's shared top (32 each); older values: no depth byte, every node. */
     inclusions: `${p}:inc`,
     /** HASH blockHash (32 raw bytes) -> 80-byte header ‖ height u32le (one per block). */
     blocks: `${p}:blocks`,
@@ -26,6 +26,8 @@ export function arcKeys(prefix: string) {
     rejections: `${p}:rejections`,
     /** STRING of the txIds (32 raw bytes each, appended) with a proof in the block `hash` (display hex); a SET in stores written before. */
     blockTxIds: (hash: string) => `${p}:block:${hash}`,
+    /** HASH level u8 ‖ position u32le -> node (32 raw bytes): the top levels of the proofs in block `hash` (display hex), stored once for all its records. */
+    blockTop: (hash: string) => `${p}:top:${hash}`,
   };
 }
 

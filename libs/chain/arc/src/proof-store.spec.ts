@@ -48,14 +48,65 @@ describe('ArcProofStore', () => {
     await expect(store.inclusions([])).resolves.toEqual([]);
   });
 
-  it('keeps one header per block and about 40 + 32·depth bytes per record', async () => {
-    const block = syntheticBlock(64, 501);
-    await store.storeProofs(block.proofs);
+  it('keeps one header and one shared top per block, and 41 + 32·(depth − 6) bytes per record', async () => {
     const k = arcKeys(prefix);
-    const value = await redis.hgetBuffer(k.inclusions, Buffer.from(block.txIds[3]!, 'hex'));
-    expect(value!.length).toBe(40 + 32 * 6);
-    expect((await redis.hgetBuffer(k.blocks, Buffer.from(block.hash, 'hex')))!.length).toBe(84);
-    expect(await store.txIdsOfBlock(block.hash)).toEqual(block.txIds);
+    const small = syntheticBlock(64, 501); // depth 6: every level is the block's shared top
+    await store.storeProofs(small.proofs);
+    expect((await redis.hgetBuffer(k.inclusions, Buffer.from(small.txIds[3]!, 'hex')))!.length).toBe(41);
+    expect((await redis.hgetBuffer(k.blocks, Buffer.from(small.hash, 'hex')))!.length).toBe(84);
+    expect(await redis.hlen(k.blockTop(small.hash))).toBe(64 + 32 + 16 + 8 + 4 + 2);
+    expect(await redis.object('ENCODING', k.blockTop(small.hash))).toBe('listpack');
+    expect(await store.txIdsOfBlock(small.hash)).toEqual(small.txIds);
+
+    const large = syntheticBlock(1500, 505); // depth 11: 5 levels per record, 6 shared
+    await store.storeProofs(large.proofs.slice(0, 700));
+    await store.storeProofs(large.proofs.slice(700));
+    expect((await redis.hgetBuffer(k.inclusions, Buffer.from(large.txIds[9]!, 'hex')))!.length).toBe(41 + 32 * 5);
+    expect(await redis.hlen(k.blockTop(large.hash))).toBeLessThanOrEqual(126);
+    const got = await store.inclusions(large.txIds);
+    expect(got.map((inc) => inc?.proof)).toEqual(large.proofs.map((p) => p.proof));
+    for (const i of [0, 1, 748, 1499]) expect(verifyTscProof(got[i]!.proof!, large.txIds[i]!)).toMatchObject({ valid: true });
+  });
+
+  it('reads a deep proof alone in its block, and values stored before the shared top', async () => {
+    const k = arcKeys(prefix);
+    // A mainnet-like proof: depth 20, the only record of its block, a duplicate among its top levels.
+    const txId = randomBytes(32).toString('hex');
+    const nodes = Array.from({ length: 20 }, (_, level) => (level === 17 ? DUPLICATE_NODE : randomBytes(32).toString('hex')));
+    const deep: VerifiedProof = { ok: true, txId, blockHash: randomBytes(32).toString('hex'), blockHeight: 506, headerHex: syntheticBlock(1, 506).headerHex, proof: tscProof(786_431, txId, '', nodes) };
+    await store.storeProofs([deep]);
+    expect((await redis.hgetBuffer(k.inclusions, Buffer.from(txId, 'hex')))!.length).toBe(41 + 32 * 14);
+    expect(await redis.hlen(k.blockTop(deep.blockHash))).toBe(5);
+    const [inc] = await store.inclusions([txId]);
+    expect(inc!.index).toBe(786_431);
+    expect(inc!.proof!.nodes).toEqual(nodes);
+
+    // The form written before: 40 + 32·depth bytes, every node inline, no top.
+    const old = syntheticBlock(12, 507);
+    await store.storeProofs(old.proofs);
+    await redis.del(k.blockTop(old.hash));
+    for (const p of old.proofs) {
+      const value = Buffer.alloc(40 + 32 * p.proof.nodes.length);
+      Buffer.from(p.blockHash, 'hex').copy(value, 0);
+      value.writeUInt32LE(p.proof.index, 32);
+      let mask = 0;
+      p.proof.nodes.forEach((node, level) => {
+        if (node === DUPLICATE_NODE) mask |= 1 << level;
+        else Buffer.from(node, 'hex').copy(value, 40 + 32 * level);
+      });
+      value.writeUInt32LE(mask, 36);
+      await redis.hset(k.inclusions, Buffer.from(p.txId, 'hex'), value);
+    }
+    const read = await store.inclusions(old.txIds);
+    expect(read.map((i) => i?.proof)).toEqual(old.proofs.map((p) => p.proof));
+    expect(await store.txIdsOfBlock(old.hash)).toEqual(old.txIds);
+  });
+
+  it('refuses a proof whose block lost its shared top instead of answering a wrong path', async () => {
+    const block = syntheticBlock(100, 508);
+    await store.storeProofs(block.proofs);
+    await redis.del(arcKeys(prefix).blockTop(block.hash));
+    await expect(store.inclusions([block.txIds[42]!])).rejects.toThrow(`the stored proof of ${block.txIds[42]!} lacks its block's top node`);
   });
 
   it('lists a block\'s txIds once in 32 bytes each, however often a proof is stored; a block stored as a SET still reads and drops', async () => {
@@ -85,8 +136,9 @@ describe('ArcProofStore', () => {
     expect(await store.txIdsOfBlock(legacy.hash)).toEqual(legacy.txIds);
     expect((await store.dropBlock(legacy.hash, 504)).sort()).toEqual([...legacy.txIds].sort());
     expect(await store.inclusions(legacy.txIds)).toEqual(legacy.txIds.map(() => null));
+    expect(await redis.exists(k.blockTop(block.hash))).toBe(1);
     expect((await store.dropBlock(block.hash, 502)).sort()).toEqual(block.txIds.slice(1).sort());
-    expect(await redis.exists(k.blockTxIds(block.hash))).toBe(0);
+    expect(await redis.exists(k.blockTxIds(block.hash), k.blockTop(block.hash))).toBe(0);
   });
 
   it('tipHeight is -1 until a tip is recorded', async () => {

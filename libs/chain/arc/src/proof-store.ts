@@ -26,14 +26,25 @@ export interface ReconcileReport {
 }
 
 const MAX_LEVELS = 32;
+/**
+ * The top levels of every proof are kept once per block, not per record: the nodes nearest the
+ * root are the same for all of a block's transactions that share a subtree, so a block with many
+ * of our records stored them hundreds of times. Six levels = at most 126 nodes per block, which
+ * Redis keeps as a listpack (≤ 128 fields of ≤ 64 bytes by default: ~40 bytes a node); a record
+ * then stores 32 bytes for each level below them only. See `inclusionValue` and the README's
+ * Memory section.
+ */
+export const SHARED_TOP_LEVELS = 6;
 
 /**
  * Verified proofs in Redis, and the read side of the chain built from them (`ChainReader`), so
  * status and GraphQL answer from what this service checked, not from any chain's internals.
  *
- * Form: per txId one binary field (block hash, index, duplicate mask, 32 bytes per node: about
- * 40 + 32·depth bytes), per block one 84-byte value (header ‖ height). Callers MUST store only
- * proofs that passed {@link verifyBump}.
+ * Form: per txId one binary field (block hash, index, duplicate mask, depth, and 32 bytes for
+ * each level below the block's shared top: 41 + 32·max(0, depth − 6) bytes), per block one
+ * 84-byte value (header ‖ height) and one small hash of its top-level nodes
+ * ({@link SHARED_TOP_LEVELS}). Values written before the shared top (40 + 32·depth bytes, every
+ * node inline) still read. Callers MUST store only proofs that passed {@link verifyBump}.
  */
 export class ArcProofStore implements ChainReader {
   private readonly keys: ArcKeys;
@@ -53,6 +64,7 @@ export class ArcProofStore implements ChainReader {
     const k = this.keys;
     const m = this.redis.multi() as ReturnType<Redis['multi']> & ArcCommands;
     const blocks = new Set<string>();
+    const tops = new Map<string, Map<string, Buffer>>();
     for (const p of proofs) {
       if (!blocks.has(p.blockHash)) {
         blocks.add(p.blockHash);
@@ -60,6 +72,13 @@ export class ArcProofStore implements ChainReader {
         m.hset(k.heights, String(p.blockHeight), p.blockHash);
         m.zadd(k.byHeight, p.blockHeight, p.blockHash);
       }
+      let top = tops.get(p.blockHash);
+      if (!top) tops.set(p.blockHash, (top = new Map()));
+      for (const [field, node] of topNodes(p)) top.set(field.toString('latin1'), node);
+    }
+    // The shared top before the inclusions that need it, in the same MULTI: a reader never sees one without the other.
+    for (const [hash, top] of tops) {
+      if (top.size > 0) m.hset(k.blockTop(hash), ...[...top].flatMap(([field, node]) => [Buffer.from(field, 'latin1'), node]));
     }
     m.arcStoreProofs(k.inclusions, k.blockTxIds(''), ...proofs.flatMap((p) => [raw(p.txId), p.blockHash, inclusionValue(p)]));
     m.zrem(k.unproven, ...proofs.map((p) => p.txId));
@@ -141,12 +160,12 @@ export class ArcProofStore implements ChainReader {
   /** Where each txId is mined, with its verified TSC proof, in one round trip (null: no proof stored). */
   async inclusions(txIds: readonly string[]): Promise<(TxInclusion | null)[]> {
     if (txIds.length === 0) return [];
-    const flat = await this.commands.arcInclusionsBuffer(this.keys.inclusions, this.keys.blocks, ...txIds.map(raw));
+    const flat = await this.commands.arcInclusionsBuffer(this.keys.inclusions, this.keys.blocks, this.keys.blockTop(''), ...txIds.map(raw));
     return txIds.map((txId, i) => {
-      const inc = flat[2 * i];
-      const block = flat[2 * i + 1];
+      const inc = flat[3 * i];
+      const block = flat[3 * i + 1];
       if (!inc || !block || inc.length === 0 || block.length === 0) return null;
-      const { blockHash, index, nodes } = decodeInclusion(inc);
+      const { blockHash, index, nodes } = decodeInclusion(txId, inc, flat[3 * i + 2] ?? Buffer.alloc(0));
       const headerHex = block.subarray(0, HEADER_BYTES).toString('hex');
       return {
         blockHash,
@@ -190,7 +209,10 @@ export class ArcProofStore implements ChainReader {
    */
   async dropBlock(hash: string, height: number, at: Date = new Date()): Promise<string[]> {
     const k = this.keys;
-    const dropped = await this.commands.arcDropBlockBuffer(k.blockTxIds(hash), k.inclusions, k.blocks, k.heights, k.byHeight, k.unproven, raw(hash), hash, String(height), String(at.getTime()));
+    const dropped = await this.commands.arcDropBlockBuffer(
+      k.blockTxIds(hash), k.inclusions, k.blocks, k.heights, k.byHeight, k.unproven, k.blockTop(hash),
+      raw(hash), hash, String(height), String(at.getTime()),
+    );
     return dropped.map((b) => b.toString('hex'));
   }
 
@@ -231,27 +253,76 @@ function toStoredBlock(hash: string, value: Buffer): StoredBlock {
   return { hash, height: value.readUInt32LE(HEADER_BYTES), headerHex, time: new Date(parseHeader(headerHex).time * 1000) };
 }
 
-/** blockHash(32) ‖ index u32le ‖ duplicate mask u32le ‖ nodes (32 bytes each, zeros for "*"). */
+/** How many levels of a `depth`-level proof are stored with the record (the rest is the block's shared top). */
+function inlineLevels(depth: number): number {
+  return Math.max(0, depth - SHARED_TOP_LEVELS);
+}
+
+/** The field of the node at `level` on the path of the transaction at `index`: level u8 ‖ position of the sibling u32le. */
+function topField(level: number, index: number): Buffer {
+  const out = Buffer.alloc(5);
+  out.writeUInt8(level, 0);
+  const position = Math.floor(index / 2 ** level);
+  out.writeUInt32LE(position % 2 === 0 ? position + 1 : position - 1, 1);
+  return out;
+}
+
+/**
+ * blockHash(32) ‖ index u32le ‖ duplicate mask u32le ‖ depth u8 ‖ the nodes of the levels below
+ * the shared top (32 bytes each, zeros for "*"): 41 + 32·k bytes. The older form, every node
+ * inline and no depth byte, is 40 + 32·depth bytes; the lengths tell them apart (mod 32: 9 vs 8).
+ */
 function inclusionValue(p: VerifiedProof): Buffer {
   const nodes = p.proof.nodes;
   if (nodes.length > MAX_LEVELS) throw new Error(`a proof of ${nodes.length} levels does not fit`);
-  const out = Buffer.alloc(40 + 32 * nodes.length);
+  const inline = inlineLevels(nodes.length);
+  const out = Buffer.alloc(41 + 32 * inline);
   raw(p.blockHash).copy(out, 0);
   out.writeUInt32LE(p.proof.index, 32);
   let mask = 0;
   nodes.forEach((node, level) => {
     if (node === DUPLICATE_NODE) mask |= 1 << level;
-    else raw(node).copy(out, 40 + 32 * level);
+    else if (level < inline) raw(node).copy(out, 41 + 32 * level);
   });
   out.writeUInt32LE(mask >>> 0, 36);
+  out.writeUInt8(nodes.length, 40);
   return out;
 }
 
-function decodeInclusion(v: Buffer): { blockHash: string; index: number; nodes: string[] } {
-  const mask = v.readUInt32LE(36);
-  const nodes: string[] = [];
-  for (let level = 0; 40 + 32 * level < v.length; level++) {
-    nodes.push((mask >>> level) & 1 ? DUPLICATE_NODE : v.subarray(40 + 32 * level, 72 + 32 * level).toString('hex'));
+/** The proof's nodes above its inline levels, as fields of the block's shared top ("*" needs none). */
+function topNodes(p: VerifiedProof): [Buffer, Buffer][] {
+  const nodes = p.proof.nodes;
+  const out: [Buffer, Buffer][] = [];
+  for (let level = inlineLevels(nodes.length); level < nodes.length; level++) {
+    const node = nodes[level] as string;
+    if (node !== DUPLICATE_NODE) out.push([topField(level, p.proof.index), raw(node)]);
   }
-  return { blockHash: v.subarray(0, 32).toString('hex'), index: v.readUInt32LE(32), nodes };
+  return out;
+}
+
+/**
+ * An inclusion value and the shared top nodes `arc-inclusions-2.lua` read for it (the non-"*"
+ * levels above the inline ones, in level order). @throws Error when a top node is missing: the
+ * script stores both in one MULTI and drops both together, so that is damage, not a state.
+ */
+function decodeInclusion(txId: string, v: Buffer, top: Buffer): { blockHash: string; index: number; nodes: string[] } {
+  const blockHash = v.subarray(0, 32).toString('hex');
+  const index = v.readUInt32LE(32);
+  const mask = v.readUInt32LE(36);
+  const legacy = (v.length - 40) % 32 === 0;
+  const depth = legacy ? (v.length - 40) / 32 : v.readUInt8(40);
+  const inline = legacy ? depth : inlineLevels(depth);
+  const base = legacy ? 40 : 41;
+  const nodes: string[] = [];
+  let t = 0;
+  for (let level = 0; level < depth; level++) {
+    if ((mask >>> level) & 1) nodes.push(DUPLICATE_NODE);
+    else if (level < inline) nodes.push(v.subarray(base + 32 * level, base + 32 * (level + 1)).toString('hex'));
+    else {
+      if (top.length < 32 * (t + 1)) throw new Error(`the stored proof of ${txId} lacks its block's top node at level ${level}`);
+      nodes.push(top.subarray(32 * t, 32 * (t + 1)).toString('hex'));
+      t++;
+    }
+  }
+  return { blockHash, index, nodes };
 }

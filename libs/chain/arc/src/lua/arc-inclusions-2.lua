@@ -1,22 +1,65 @@
 --[[
-  Stored inclusions of many txIds with their block records, in one round trip.
+  Stored inclusions of many txIds with their block records and the shared top nodes of their
+  proofs, in one round trip.
 
-  KEYS[1] inclusions  HASH txId(32 bytes) -> blockHash(32) .. index .. mask .. nodes
+  KEYS[1] inclusions  HASH txId(32 bytes) -> blockHash(32) .. index u32le .. mask u32le .. depth u8 .. inline nodes
+                      (older values: no depth byte, every node inline: 40 + 32·depth bytes)
   KEYS[2] blocks      HASH blockHash(32 bytes) -> header(80) .. height(4)
 
-  ARGV[1..n] txIds (32 raw bytes each)
+  ARGV[1] block top key prefix (arc:top:); a block's key is ARGV[1] .. blockHash hex
+          HASH level u8 .. sibling position u32le -> node (32 bytes)
+  ARGV[2..n+1] txIds (32 raw bytes each)
 
-  Returns a flat array of 2n bulk strings: per txId its inclusion and its block record, or ""
-  and "" when no proof is stored.
+  Returns a flat array of 3n bulk strings: per txId its inclusion, its block record and its top
+  nodes (the non-duplicate levels from max(0, depth - TOP) up, in level order, 32 bytes each;
+  "" for an older value), or "", "", "" when no proof is stored. A missing top node ends that
+  txId's top nodes early (the reader refuses the proof as damaged).
 ]]
+local TOP = 6 -- ArcProofStore's SHARED_TOP_LEVELS
+local hexOf = {}
+local function hex(bytes)
+  local h = hexOf[bytes]
+  if not h then
+    h = (string.gsub(bytes, '.', function(c) return string.format('%02x', string.byte(c)) end))
+    hexOf[bytes] = h
+  end
+  return h
+end
+
 local out = {}
-for i = 1, #ARGV do
+for i = 2, #ARGV do
   local v = redis.call('HGET', KEYS[1], ARGV[i])
   local b = v and redis.call('HGET', KEYS[2], string.sub(v, 1, 32))
   if v and b then
+    local top = ''
+    if (#v - 40) % 32 ~= 0 then
+      local index = struct.unpack('<I4', v, 33)
+      local mask = struct.unpack('<I4', v, 37)
+      local depth = string.byte(v, 41)
+      local fields = {}
+      for level = math.max(0, depth - TOP), depth - 1 do
+        local step = 2 ^ level
+        if math.floor(mask / step) % 2 == 0 then
+          local position = math.floor(index / step)
+          local sibling = position % 2 == 0 and position + 1 or position - 1
+          fields[#fields + 1] = string.char(level) .. struct.pack('<I4', sibling)
+        end
+      end
+      if #fields > 0 then
+        local nodes = redis.call('HMGET', ARGV[1] .. hex(string.sub(v, 1, 32)), unpack(fields))
+        local have = {}
+        for _, node in ipairs(nodes) do
+          if not node then break end
+          have[#have + 1] = node
+        end
+        top = table.concat(have)
+      end
+    end
     out[#out + 1] = v
     out[#out + 1] = b
+    out[#out + 1] = top
   else
+    out[#out + 1] = ''
     out[#out + 1] = ''
     out[#out + 1] = ''
   end

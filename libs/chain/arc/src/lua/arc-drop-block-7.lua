@@ -9,6 +9,7 @@
   KEYS[4] heights     HASH height -> blockHash hex
   KEYS[5] byHeight    ZSET blockHash hex by height
   KEYS[6] unproven    ZSET txId hex -> first watched (ms)
+  KEYS[7] top         HASH of the block's shared top proof nodes (arc-inclusions-2.lua)
 
   ARGV[1] blockHash (32 raw bytes)
   ARGV[2] blockHash (hex)
@@ -27,7 +28,7 @@ for _, txId in ipairs(members(KEYS[1])) do
     dropped[#dropped + 1] = txId
   end
 end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[7])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[2])
 if redis.call('HGET', KEYS[4], ARGV[3]) == ARGV[2] then
