@@ -16,14 +16,20 @@
   txId's top nodes early (the reader refuses the proof as damaged).
 ]]
 local TOP = 6 -- ArcProofStore's SHARED_TOP_LEVELS
-local hexOf = {}
-local function hex(bytes)
-  local h = hexOf[bytes]
-  if not h then
-    h = (string.gsub(bytes, '.', function(c) return string.format('%02x', string.byte(c)) end))
-    hexOf[bytes] = h
+-- A block's top nodes, read once per block and call (HGETALL: at most 126 fields) however many of its records are asked.
+local tops = {}
+local function topOf(blockHash)
+  local t = tops[blockHash]
+  if not t then
+    t = {}
+    local key = ARGV[1] .. (string.gsub(blockHash, '.', function(c) return string.format('%02x', string.byte(c)) end))
+    local flat = redis.call('HGETALL', key)
+    for j = 1, #flat, 2 do
+      t[flat[j]] = flat[j + 1]
+    end
+    tops[blockHash] = t
   end
-  return h
+  return t
 end
 
 local out = {}
@@ -36,24 +42,19 @@ for i = 2, #ARGV do
       local index = struct.unpack('<I4', v, 33)
       local mask = struct.unpack('<I4', v, 37)
       local depth = string.byte(v, 41)
-      local fields = {}
+      local t = topOf(string.sub(v, 1, 32))
+      local have = {}
       for level = math.max(0, depth - TOP), depth - 1 do
         local step = 2 ^ level
         if math.floor(mask / step) % 2 == 0 then
           local position = math.floor(index / step)
           local sibling = position % 2 == 0 and position + 1 or position - 1
-          fields[#fields + 1] = string.char(level) .. struct.pack('<I4', sibling)
-        end
-      end
-      if #fields > 0 then
-        local nodes = redis.call('HMGET', ARGV[1] .. hex(string.sub(v, 1, 32)), unpack(fields))
-        local have = {}
-        for _, node in ipairs(nodes) do
+          local node = t[string.char(level) .. struct.pack('<I4', sibling)]
           if not node then break end
           have[#have + 1] = node
         end
-        top = table.concat(have)
       end
+      top = table.concat(have)
     end
     out[#out + 1] = v
     out[#out + 1] = b
