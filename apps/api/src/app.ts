@@ -43,6 +43,16 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Express {
       }
     });
   }
+  // The records routers first: they carry the write load, and Express walks every layer mounted
+  // before the one that matches (each unprefixed router below is entered by every request and
+  // matches each of its routes in turn). Their prefixes share no path with the routers below, so
+  // the order changes nothing else: a request none of them answers still ends in notFoundHandler.
+  if (deps.records) {
+    const { auth } = deps.records;
+    const idem = deps.idempotency ? idempotent(deps.idempotency, (req) => auth.caller(req).tenant) : undefined;
+    app.use('/api/v1/linkedrecords', linkedRecordsRoutes(deps.records, auth, deps.config.maxRecordBytes, idem));
+    app.use('/api/v1/records', recordsRoutes(deps.records, auth, deps.config.maxRecordBytes, idem));
+  }
   app.use(healthRoutes(deps));
   if (deps.identity) {
     app.use(identityKeyRoutes(deps.identity));
@@ -53,12 +63,6 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Express {
   app.use(claimsRoutes(deps.claims));
   app.use(docsRoutes());
   if (deps.arcCallback) app.use(arcCallbackRoutes(deps.arcCallback));
-  if (deps.records) {
-    const { auth } = deps.records;
-    const idem = deps.idempotency ? idempotent(deps.idempotency, (req) => auth.caller(req).tenant) : undefined;
-    app.use('/api/v1/linkedrecords', linkedRecordsRoutes(deps.records, auth, deps.config.maxRecordBytes, idem));
-    app.use('/api/v1/records', recordsRoutes(deps.records, auth, deps.config.maxRecordBytes, idem));
-  }
   app.use(notFoundHandler());
   app.use(problemHandler());
   return app;
