@@ -68,7 +68,7 @@ describe('ArcProofStore', () => {
     for (const i of [0, 1, 748, 1499]) expect(verifyTscProof(got[i]!.proof!, large.txIds[i]!)).toMatchObject({ valid: true });
   });
 
-  it('reads a deep proof alone in its block, and values stored before the shared top', async () => {
+  it('reads a deep proof alone in its block, values stored before the shared top, and values with another number of shared levels', async () => {
     const k = arcKeys(prefix);
     // A mainnet-like proof: depth 20, the only record of its block, a duplicate among its top levels.
     const txId = randomBytes(32).toString('hex');
@@ -100,6 +100,33 @@ describe('ArcProofStore', () => {
     const read = await store.inclusions(old.txIds);
     expect(read.map((i) => i?.proof)).toEqual(old.proofs.map((p) => p.proof));
     expect(await store.txIdsOfBlock(old.hash)).toEqual(old.txIds);
+
+    // A value written with another number of shared levels (2 here): readers take the inline count from its length.
+    const other = syntheticBlock(300, 509); // depth 9: 7 inline, 2 shared
+    await store.storeProofs(other.proofs);
+    await redis.del(k.blockTop(other.hash));
+    for (const p of other.proofs) {
+      const nodes = p.proof.nodes;
+      const value = Buffer.alloc(41 + 32 * (nodes.length - 2));
+      Buffer.from(p.blockHash, 'hex').copy(value, 0);
+      value.writeUInt32LE(p.proof.index, 32);
+      let mask = 0;
+      for (const [level, node] of nodes.entries()) {
+        if (node === DUPLICATE_NODE) mask |= 1 << level;
+        else if (level < nodes.length - 2) Buffer.from(node, 'hex').copy(value, 41 + 32 * level);
+        else {
+          const position = Math.floor(p.proof.index / 2 ** level);
+          const field = Buffer.alloc(5);
+          field.writeUInt8(level, 0);
+          field.writeUInt32LE(position % 2 === 0 ? position + 1 : position - 1, 1);
+          await redis.hset(k.blockTop(other.hash), field, Buffer.from(node, 'hex'));
+        }
+      }
+      value.writeUInt32LE(mask, 36);
+      value.writeUInt8(nodes.length, 40);
+      await redis.hset(k.inclusions, Buffer.from(p.txId, 'hex'), value);
+    }
+    expect((await store.inclusions(other.txIds)).map((i) => i?.proof)).toEqual(other.proofs.map((p) => p.proof));
   });
 
   it('refuses a proof whose block lost its shared top instead of answering a wrong path', async () => {

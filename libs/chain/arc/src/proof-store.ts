@@ -268,9 +268,10 @@ function topField(level: number, index: number): Buffer {
 }
 
 /**
- * blockHash(32) ‖ index u32le ‖ duplicate mask u32le ‖ depth u8 ‖ the nodes of the levels below
- * the shared top (32 bytes each, zeros for "*"): 41 + 32·k bytes. The older form, every node
- * inline and no depth byte, is 40 + 32·depth bytes; the lengths tell them apart (mod 32: 9 vs 8).
+ * blockHash(32) ‖ index u32le ‖ duplicate mask u32le ‖ depth u8 ‖ the nodes of the k levels below
+ * the shared top (32 bytes each, zeros for "*"): 41 + 32·k bytes, so readers take k from the
+ * length and the rest (depth − k levels) from the block's top. The older form, every node inline
+ * and no depth byte, is 40 + 32·depth bytes; the lengths tell them apart (mod 32: 9 vs 8).
  */
 function inclusionValue(p: VerifiedProof): Buffer {
   const nodes = p.proof.nodes;
@@ -311,7 +312,8 @@ function decodeInclusion(txId: string, v: Buffer, top: Buffer): { blockHash: str
   const mask = v.readUInt32LE(36);
   const legacy = (v.length - 40) % 32 === 0;
   const depth = legacy ? (v.length - 40) / 32 : v.readUInt8(40);
-  const inline = legacy ? depth : inlineLevels(depth);
+  // Inline levels from the length, not from SHARED_TOP_LEVELS: a value written with another number of shared levels reads the same.
+  const inline = legacy ? depth : (v.length - 41) / 32;
   const base = legacy ? 40 : 41;
   const nodes: string[] = [];
   let t = 0;

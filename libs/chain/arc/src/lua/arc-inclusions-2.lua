@@ -11,11 +11,11 @@
   ARGV[2..n+1] txIds (32 raw bytes each)
 
   Returns a flat array of 3n bulk strings: per txId its inclusion, its block record and its top
-  nodes (the non-duplicate levels from max(0, depth - TOP) up, in level order, 32 bytes each;
-  "" for an older value), or "", "", "" when no proof is stored. A missing top node ends that
-  txId's top nodes early (the reader refuses the proof as damaged).
+  nodes (the non-duplicate levels above the ones inline, in level order, 32 bytes each; "" for an
+  older value), or "", "", "" when no proof is stored. How many levels are inline is read from
+  the value's length, so values written with another number of shared levels read the same. A
+  missing top node ends that txId's top nodes early (the reader refuses the proof as damaged).
 ]]
-local TOP = 6 -- ArcProofStore's SHARED_TOP_LEVELS
 -- A block's top nodes, read once per block and call (HGETALL: at most 126 fields) however many of its records are asked.
 local tops = {}
 local function topOf(blockHash)
@@ -44,7 +44,7 @@ for i = 2, #ARGV do
       local depth = string.byte(v, 41)
       local t = topOf(string.sub(v, 1, 32))
       local have = {}
-      for level = math.max(0, depth - TOP), depth - 1 do
+      for level = (#v - 41) / 32, depth - 1 do
         local step = 2 ^ level
         if math.floor(mask / step) % 2 == 0 then
           local position = math.floor(index / step)
