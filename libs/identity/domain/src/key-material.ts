@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** `idty_` followed by 32 letters or digits. */
 export const IDENTITY_KEY_PATTERN = /^idty_[A-Za-z0-9]{32}$/;
@@ -32,7 +32,7 @@ export function generateRawKey(): string {
  * and every authenticated request pays for it.
  */
 export function hashKey(rawKey: string): string {
-  return createHash('sha256').update(rawKey, 'utf8').digest('hex');
+  return hash('sha256', rawKey, 'hex');
 }
 
 /** Constant-time comparison of two hex digests. */

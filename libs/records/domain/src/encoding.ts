@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { AppError } from '@proofline/shared-errors';
 import type { EncoderName } from '@proofline/shared-config';
 
@@ -139,7 +139,7 @@ export function applyEncoding(steps: readonly EncodeStep[], input: Uint8Array): 
     const data = step.salt !== undefined ? Buffer.concat([Buffer.from(step.salt, 'ascii'), bytes]) : bytes;
     applied.push(step.encoder);
     if (step.encoder === 'SHA256') {
-      bytes = createHash('sha256').update(data).digest();
+      bytes = hash('sha256', data, 'buffer');
       contentType = encodedContentType(applied);
       encoding.push({ contentType, output: bytes.toString('hex') });
     } else {

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { PublicKey, Script, Spend } from '@bsv/sdk';
 import { PublicKey as SdkPublicKey, TransactionSignature } from '@bsv/sdk';
 import secp256k1 from 'secp256k1';
+import { sha256d } from '@proofline/chain-domain';
 
 /**
  * The node's script check is the sdk's interpreter (`Spend`): it parses both scripts, runs every
@@ -87,9 +87,6 @@ export function verifyDigest(digest: Uint8Array, sig: Pick<TransactionSignature,
 /** The sdk's sighash parameters (its type is not exported). */
 type TransactionSignatureFormatParams = Parameters<typeof TransactionSignature.formatBytes>[0];
 
-function sha256d(bytes: Uint8Array): Uint8Array {
-  return createHash('sha256').update(createHash('sha256').update(bytes).digest()).digest();
-}
 
 /** The members of the sdk's `Spend` that its own `verifySignature` reads (private in its types). */
 interface SpendInternals {
