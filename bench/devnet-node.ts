@@ -2,7 +2,7 @@
  * `npx tsx bench/devnet-node.ts`: throughput of the devnet node (apps/devnet's ARC v1 over real
  * HTTP). Starts a private redis-server on a free port (or uses BENCH_REDIS_URL), starts the node,
  * splits a mature coinbase into 2 × BENCH_TXS (500) outputs, then submits BENCH_TXS signed P2PKH
- * spends (each ~190 bytes, every signature run through the sdk's interpreter by the node):
+ * spends (each ~190 bytes, every signature checked by the node: standard P2PKH directly, see p2pkh-check.ts):
  *   1. POST /v1/tx one by one, BENCH_CONCURRENCY (8) in flight;
  *   2. POST /v1/txs in batches of BENCH_BATCH (100);
  * then mines one block with all of them and times the block and one GET /v1/tx (BUMP).
@@ -90,7 +90,7 @@ async function main(): Promise<void> {
     const get = performance.now() - t4;
     if (st.kind !== 'mined') throw new Error('not mined');
 
-    console.log(`devnet node, ${TXS} txs each way (1 input, sdk interpreter):`);
+    console.log(`devnet node, ${TXS} txs each way (1 input, P2PKH):`);
     console.log(`  POST /v1/tx  x${CONCURRENCY} in flight: ${(TXS / (single / 1000)).toFixed(0)} tx/s (${single.toFixed(0)} ms)`);
     console.log(`  POST /v1/txs batches of ${BATCH}: ${(TXS / (batch / 1000)).toFixed(0)} tx/s (${batch.toFixed(0)} ms)`);
     console.log(`  mineBlock with ${block.txIds.length} txs: ${mine.toFixed(0)} ms; GET /v1/tx (MINED + BUMP): ${get.toFixed(1)} ms`);

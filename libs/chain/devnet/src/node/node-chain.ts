@@ -11,6 +11,7 @@ import { devnetCommands } from '../commands';
 import type { DevnetCommands } from '../commands';
 import { isSpendableScript } from '../devnet-publisher';
 import { withNativeChecksig } from './native-checksig';
+import { ForkIdDigests, checkStandardP2pkh } from './p2pkh-check';
 import { competitorsKey, devnetKeys, outpointField } from '../keys';
 import type { DevnetKeys } from '../keys';
 import { NODE_ACCEPT_REPLIES, REORG_TIP_REPLIES } from '../script-replies';
@@ -70,7 +71,7 @@ const refuse = (code: number, detail: string, txid: string | null): AcceptOutcom
 
 /**
  * The devnet node's chain: validation and acceptance of submitted transactions (every input's
- * script run by the sdk's interpreter, fees, outputs, then the atomic UTXO decision in
+ * script checked: standard P2PKH directly, the rest by the sdk's interpreter, fees, outputs, then the atomic UTXO decision in
  * `node-accept-7.lua`), statuses with BUMPs, block production to the wallet's script, reorg of
  * the tip, and the header/coinbase reads. Holds no timers; `DevnetNode` drives it.
  */
@@ -198,17 +199,15 @@ export class NodeChain {
     if (totalIn - totalOut < required) {
       return refuse(465, `fee ${totalIn - totalOut} satoshis is below the policy's ${required} for ${raw.length} bytes (${this.o.feeSatoshisPerKb} sat/kB)`, txId);
     }
-    // Scripts (461): every input through the interpreter against the output it spends. Scripts
-    // are handed over unparsed (the sdk parses them lazily), so a 1 MiB data output is not chunked.
-    const sdkOutputs: TransactionOutput[] = wire.outputs.map((o) => ({ satoshis: o.satoshis, lockingScript: new LockingScript([], new Uint8Array(o.script), undefined, false) }));
-    const sdkInputs: TransactionInput[] = wire.inputs.map((i) => ({
-      sourceTXID: i.sourceTXID,
-      sourceOutputIndex: i.sourceOutputIndex,
-      sequence: i.sequence,
-      unlockingScript: new UnlockingScript([], new Uint8Array(i.script), undefined, false),
-    }));
+    // Scripts (461): a standard P2PKH spend is checked directly (p2pkh-check.ts: true only when
+    // the interpreter would accept it too); every other input, and any such input that does not
+    // pass, through the interpreter against the output it spends, which gives the verdict.
+    const digests = new ForkIdDigests(wire);
+    let sdk: SdkViews | null = null;
     for (const [i, out] of spent.entries()) {
-      const verdict = verifyInput(wire, sdkInputs, sdkOutputs, i, out);
+      if (checkStandardP2pkh(wire, i, out, digests)) continue;
+      sdk ??= sdkViews(wire);
+      const verdict = verifyInput(wire, sdk.inputs, sdk.outputs, i, out);
       if (verdict !== true) return refuse(461, `input ${i}: ${verdict}`, txId);
     }
     return { txId, rawHex: sub.rawHex.toLowerCase(), outpoints, spendable: outputs.filter((o) => isSpendableScript(o.scriptHex)) };
@@ -405,6 +404,27 @@ export class NodeChain {
     const hex = await this.redis.hget(this.keys.raw, txid);
     return hex ? { height, blockHash, txid, hex } : null;
   }
+}
+
+interface SdkViews {
+  readonly inputs: TransactionInput[];
+  readonly outputs: TransactionOutput[];
+}
+
+/**
+ * The transaction's inputs and outputs as the interpreter takes them. Scripts are handed over
+ * unparsed (the sdk parses them lazily), so a 1 MiB data output is not chunked.
+ */
+function sdkViews(wire: WireTx): SdkViews {
+  return {
+    outputs: wire.outputs.map((o) => ({ satoshis: o.satoshis, lockingScript: new LockingScript([], new Uint8Array(o.script), undefined, false) })),
+    inputs: wire.inputs.map((i) => ({
+      sourceTXID: i.sourceTXID,
+      sourceOutputIndex: i.sourceOutputIndex,
+      sequence: i.sequence,
+      unlockingScript: new UnlockingScript([], new Uint8Array(i.script), undefined, false),
+    })),
+  };
 }
 
 /** Runs one input through the sdk's interpreter (ECDSA by libsecp256k1); true or the reason it fails. */
