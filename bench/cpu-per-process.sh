@@ -11,7 +11,7 @@
 # charges a process for the time it waits to be scheduled (socket writes that wake Redis look
 # expensive), while these figures are the CPU each process really used. Divide by the requests
 # for a per-record cost. LOAD=sequential measures one client updating one linked record instead
-# (bench/wrk/linked-updates.lua, one connection); LOAD=idle what the stack burns with no load. Environment: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), WORKERS (2),
+# (bench/wrk/linked-updates.lua, one connection); LOAD=idle what the stack burns with no load. COMMANDS=1 also prints, per accepted record, the Redis commands each redis-server (the service's, the devnet node's) ran during the load. Environment: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), WORKERS (2),
 # POOL_LOW_WATER (10000), POOL_TARGET (20000), AUTH_JWT_SECRET (random when unset).
 #
 # Under the write load it first measures bare Express 5 (bench/servers/bare-express.mjs) the same
@@ -120,6 +120,11 @@ elif [ "${LOAD:-writes}" = sequential ]; then
   line=$(wrk -t1 -c1 -d"${seconds}s" -s "$bench/wrk/linked-updates.lua" "$api" 2>&1 | tail -n 1)
 else
 snapshot >"$tmp/a"
+if [ -n "${COMMANDS:-}" ]; then
+  # the devnet node's redis-server: the one in the stack's tree that is not the service's
+  devnet_redis_port=$(awk '/redis-server 127.0.0.1:/ { split($4, a, ":"); if (a[2] != rp) print a[2] }' rp="$redis_port" "$tmp/a" | head -n 1)
+  for rport in "$redis_port" $devnet_redis_port; do redis-cli -p "$rport" config resetstat >/dev/null; done
+fi
 out=$(timed_wrk -t1 -c"$conns" -d"${seconds}s" -s "$bench/wrk/post.lua" "$url")
 line=$(echo "$out" | head -n 1); wrk_cpu=$(echo "$out" | sed -n 's/^wrkcpu=//p')
 fi
@@ -147,6 +152,19 @@ if [ "${LOAD:-writes}" = writes ]; then
       floor = xs + xw + sg + vf; budget = cores*1000/(0.6*e)
       printf "60%% of bare Express on %d cores allows %.3f ms of CPU per record; a bare Express request with its wrk share (%.3f) plus one libsecp256k1 signature (%.3f) and its check (%.3f) take %.3f, leaving %.3f ms for everything else (here: %.3f)\n", cores, budget, xs + xw, sg, vf, floor, budget - floor, all - floor
     }' "$tmp/a" "$tmp/b"
+fi
+if [ -n "${COMMANDS:-}" ] && [ "${LOAD:-writes}" = writes ]; then
+  # Redis commands per accepted record during the load, by command (calls, and the server's µs per record)
+  n=$(echo "$line" | sed -n 's/.*requests=\([0-9]*\).*/\1/p')
+  for rport in "$redis_port" $devnet_redis_port; do
+    label=service; [ "$rport" = "$redis_port" ] || label=devnet
+    redis-cli -p "$rport" info commandstats | tr -d '\r' | awk -F'[:=,]' -v n="${n:-1}" -v label="$label" '
+      /^cmdstat_/ { sub(/^cmdstat_/, "", $1); calls[$1] = $3; usec[$1] = $5; tc += $3; tu += $5 }
+      END {
+        printf "%s redis: %.2f commands and %.1f µs of command time per record\n", label, tc / n, tu / n
+        for (c in calls) if (calls[c] / n >= 0.01) printf "  %-22s %7.3f calls  %6.1f µs per record\n", c, calls[c] / n, usec[c] / n
+      }' | sort -k2 -rn
+  done
 fi
 for _ in $(seq 1 600); do [ "$(pending)" = "0" ] && break; sleep 0.2; done
 snapshot >"$tmp/c"
