@@ -79,7 +79,14 @@ export function composeApiRecords(o: { config: Config; clock: Clock; logger?: Lo
     redis: o.connections.redis,
     prefix,
     builder: chain.builder,
-    funding: { pool: wallet.pool, feeRate: () => fees.current(), requestUpkeep: () => upkeep.request() },
+    funding: {
+      pool: wallet.pool,
+      feeRate: () => fees.current(),
+      requestUpkeep: () => upkeep.request(),
+      // One round trip per write: funding sampled from free, spent only if still free (the
+      // denomination only: larger UTXOs are the splitter's reservoir).
+      takeFromFree: { belowSatoshis: 2 * o.config.wallet.utxoSatoshis },
+    },
     reader: chain.reader,
     queue,
   });

@@ -7,7 +7,7 @@ import { ManualClock } from '@proofline/shared-config';
 import { loadLuaCommands } from '@proofline/shared-redis';
 import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { poolCommitLua } from './commit-contract';
-import { FundingPool } from './funding-pool';
+import { FROM_FREE, FundingPool } from './funding-pool';
 import { toOutpoint } from './outpoint';
 import type { FundingUtxo } from './ports';
 
@@ -216,14 +216,61 @@ describe('FundingPool (real Redis)', () => {
     expect(s).toMatchObject({ free: { count: 2, satoshis: 2000 }, pending: { count: 0 }, spentUnconfirmed: { count: 0 }, balance: 2000 });
   });
 
+  it('a commit FROM_FREE spends free UTXOs without a reservation, and answers TAKEN once one is not free', async () => {
+    const { pool } = newPool();
+    const [a, b, c] = utxos(3);
+    await pool.add([a!, b!, c!]);
+    const id = txId();
+    expect(await pool.commit({ txId: id, owner: FROM_FREE, inputs: [a!], outputs: [{ txId: id, vout: 1, satoshis: 900 }] })).toBe('OK');
+    let s = await audit(redis, pool);
+    expect(s).toMatchObject({ free: { count: 2 }, leased: { count: 0 }, spentUnconfirmed: { count: 1, satoshis: 1000 }, pending: { count: 1, satoshis: 900 } });
+    expect(await redis.hget(pool.keys.spent, toOutpoint(a!))).toBe(id);
+
+    // The same UTXO again (another writer's stale sample): refused, nothing changed.
+    const prefixOf = pool.keys.free.replace(/:wallet:free$/, '');
+    const before = await snapshot(redis, prefixOf);
+    expect(await pool.commit({ txId: txId(), owner: FROM_FREE, inputs: [a!], outputs: [] })).toBe('TAKEN');
+    expect(await snapshot(redis, prefixOf)).toEqual(before);
+    // A UTXO that another writer reserved meanwhile is not free either.
+    const r = await pool.reserve({ owner: 'writer', minSatoshis: 1 });
+    if (r.status !== 'reserved') throw new Error('expected a reservation');
+    expect(await pool.commit({ txId: txId(), owner: FROM_FREE, inputs: [r.utxos[0]!], outputs: [] })).toBe('TAKEN');
+    await pool.release('writer', r.utxos);
+    expect(await redis.zrange(pool.keys.free, 0, -1)).toEqual([toOutpoint(b!), toOutpoint(c!)].sort());
+    // Two inputs, one of them gone: all or nothing.
+    expect(await pool.commit({ txId: txId(), owner: FROM_FREE, inputs: [b!, a!], outputs: [] })).toBe('TAKEN');
+    s = await audit(redis, pool);
+    expect(s.free.count).toBe(2);
+    // A failed FROM_FREE transaction gives its inputs back to free like a leased one.
+    expect(await pool.fail(id, { releaseInputs: true })).toBe(1);
+    expect((await audit(redis, pool)).free.count).toBe(3);
+  });
+
+  it('sampleFree: a random window of the free UTXOs within the bounds, reserving nothing', async () => {
+    const { pool } = newPool();
+    await pool.add([...utxos(100, 1000), ...utxos(5, 50), ...utxos(3, 500_000)]);
+    const seen = new Set<string>();
+    for (let i = 0; i < 8; i++) {
+      const sample = await pool.sampleFree({ count: 10, minSatoshis: 100, belowSatoshis: 2000 });
+      expect(sample).toHaveLength(10);
+      for (const u of sample) expect(u.satoshis).toBe(1000);
+      seen.add(sample.map(toOutpoint).join());
+    }
+    // random windows: eight samples of 10 from 100 are not all the same window
+    expect(seen.size).toBeGreaterThan(1);
+    expect(await pool.sampleFree({ count: 500, minSatoshis: 100 })).toHaveLength(103);
+    expect(await pool.sampleFree({ count: 5, minSatoshis: 600_000 })).toEqual([]);
+    expect((await audit(redis, pool)).leased.count).toBe(0);
+  });
+
   it('the commit contract embedded in another script moves a record and its funding together, or neither', async () => {
     const { pool, clock } = newPool();
     await pool.add(utxos(1));
     // A stand-in for a records accept script, loaded the way the records lib loads its scripts:
-    // KEYS[1] the record hash, the pool's 8 keys from KEYS[2]; ARGV[1] data, the pool's 7 from ARGV[2].
+    // KEYS[1] the record hash, the pool's 9 keys from KEYS[2]; ARGV[1] data, the pool's 7 from ARGV[2].
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pl-wallet-lua-'));
     fs.writeFileSync(
-      path.join(dir, 'test-accept-with-funding-9.lua'),
+      path.join(dir, 'test-accept-with-funding-10.lua'),
       `local refused = pool_check(KEYS, 2, ARGV, 2)
       if refused then return refused end
       redis.call('HSET', KEYS[1], 'data', ARGV[1])

@@ -51,12 +51,19 @@ export type ReserveLargestOutcome =
   | { readonly status: 'reserved'; readonly owner: string; readonly utxos: FundingUtxo[] }
   | { readonly status: 'exhausted'; readonly availableSatoshis: number };
 
+/**
+ * The owner of a commit whose inputs were taken straight from free, without a reservation
+ * ({@link FundingPool.sampleFree}): the commit spends them only if they are still free, else it
+ * answers `TAKEN` having changed nothing.
+ */
+export const FROM_FREE = '';
+
 /** A transaction to commit against the pool. */
 export interface PoolCommit {
   readonly txId: string;
-  /** The lease owner that reserved `inputs`. */
+  /** The lease owner that reserved `inputs`, or {@link FROM_FREE}. */
   readonly owner: string;
-  /** Leased UTXOs the transaction spends. */
+  /** The UTXOs the transaction spends: leased by `owner`, or free (`FROM_FREE`). */
   readonly inputs: readonly FundingUtxo[];
   /** Its outputs to the funding key (a record's change; a split's outputs and change). */
   readonly outputs: readonly FundingUtxo[];
@@ -67,7 +74,7 @@ export interface PoolCommit {
 }
 
 /** `EXISTS`: already committed; `LEASE_LOST`: an input's lease expired (MUST NOT broadcast). */
-export type CommitOutcome = 'OK' | 'EXISTS' | 'LEASE_LOST';
+export type CommitOutcome = 'OK' | 'EXISTS' | 'LEASE_LOST' | 'TAKEN';
 
 export interface PoolCounters {
   readonly count: number;
@@ -104,6 +111,7 @@ interface Commands {
   walletRelease(...args: string[]): Promise<number>;
   walletSweep(...args: string[]): Promise<number>;
   walletCommit(...args: string[]): Promise<string>;
+  walletSample(free: string, min: string, max: string, count: string, fraction: string): Promise<string[]>;
   walletConfirm(...args: string[]): Promise<number>;
   walletFail(...args: string[]): Promise<number>;
   walletUnlock(key: string, token: string): Promise<number>;
@@ -113,7 +121,7 @@ interface Commands {
 const DEFAULT_LEASE_MS = 30_000;
 const COUNTER_FIELDS = ['freeCount', 'freeSats', 'leasedCount', 'leasedSats', 'pendingCount', 'pendingSats', 'spentCount', 'spentSats'] as const;
 
-/** Directory of the pool's Lua scripts (the records lib reads `wallet-commit-8.lua`'s contract from here). */
+/** Directory of the pool's Lua scripts (the records lib reads `wallet-commit-9.lua`'s contract from here). */
 export const WALLET_LUA_DIR = path.join(__dirname, 'lua');
 
 /**
@@ -122,7 +130,8 @@ export const WALLET_LUA_DIR = path.join(__dirname, 'lua');
  * spent, and a counter moves with it in the same step.
  *
  *     add ──► free ──reserve──► leased ──commit──► spent (by txId) ──confirm──► (gone)
- *              ▲  ◄──release / lease expiry──┘                      └─fail(release)──► free
+ *              │▲  ◄──release / lease expiry──┘      ▲               └─fail(release)──► free
+ *              │└──────────commit (FROM_FREE)─────────┘
  *              └──────confirm── pending (outputs of an unsettled tx) ──fail──► (gone)
  *
  * Connections are injected; the pool never opens one.
@@ -184,6 +193,23 @@ export class FundingPool {
     return { status: 'reserved', owner, utxos: pairs(out.slice(1)) };
   }
 
+  /**
+   * Up to `count` free UTXOs worth at least `minSatoshis` (and less than `belowSatoshis`, when
+   * given), from a random window of the free set, reserving nothing: for a writer that commits
+   * them with {@link FROM_FREE}. Read-only; another writer may take any of them first (the
+   * commit then answers `TAKEN`). One round trip.
+   */
+  async sampleFree(request: { readonly count: number; readonly minSatoshis: number; readonly belowSatoshis?: number }): Promise<FundingUtxo[]> {
+    const out = await this.cmd.walletSample(
+      this.keys.free,
+      String(request.minSatoshis),
+      request.belowSatoshis === undefined ? '+inf' : String(request.belowSatoshis),
+      String(request.count),
+      String(Math.random()),
+    );
+    return pairs(out);
+  }
+
   /** Reserves the largest free UTXOs (the splitter's inputs); see `wallet-reserve-largest-5.lua`. */
   async reserveLargest(request: ReserveLargestRequest): Promise<ReserveLargestOutcome> {
     const owner = request.owner ?? randomUUID();
@@ -223,15 +249,15 @@ export class FundingPool {
   }
 
   /**
-   * The 8 KEYS of the commit contract, in order, for a records accept script that embeds it
-   * (see README). `wallet-commit-8.lua` documents each.
+   * The 9 KEYS of the commit contract, in order, for a records accept script that embeds it
+   * (see README). `wallet-commit-9.lua` documents each.
    */
   commitKeys(txId: string): string[] {
     const k = this.keys;
-    return [k.leases, k.owners, k.sats, k.spent, k.pending, k.counters, k.txs, k.tx(txId)];
+    return [k.leases, k.owners, k.sats, k.spent, k.pending, k.counters, k.txs, k.tx(txId), k.free];
   }
 
-  /** The 7 ARGV of the commit contract, in order (see `wallet-commit-8.lua`). */
+  /** The 7 ARGV of the commit contract, in order (see `wallet-commit-9.lua`). */
   commitArgs(commit: PoolCommit): string[] {
     commit.inputs.forEach(assertUtxo);
     commit.outputs.forEach(assertUtxo);
@@ -248,8 +274,9 @@ export class FundingPool {
   }
 
   /**
-   * Standalone commit: leased inputs → spent by `txId`, outputs → pending. MUST run before the
-   * transaction is broadcast, and a `LEASE_LOST` answer MUST stop the broadcast.
+   * Standalone commit: leased (or, with `FROM_FREE`, free) inputs → spent by `txId`, outputs →
+   * pending. MUST run before the transaction is broadcast, and a `LEASE_LOST` or `TAKEN` answer
+   * MUST stop the broadcast.
    */
   async commit(commit: PoolCommit): Promise<CommitOutcome> {
     return (await this.cmd.walletCommit(...this.commitKeys(commit.txId), ...this.commitArgs(commit))) as CommitOutcome;

@@ -34,7 +34,7 @@ export interface SuccessorLink {
 }
 
 /**
- * What the accept scripts (`accept-root-12.lua`, `accept-successor-13.lua`) answer; see
+ * What the accept scripts (`accept-root-13.lua`, `accept-successor-14.lua`) answer; see
  * {@link ACCEPT_REPLIES} and the scripts' headers for what each means.
  */
 export type AcceptOutcome =
@@ -47,11 +47,12 @@ export type AcceptOutcome =
   | 'NOT_END'
   | 'CHAIN_MISMATCH'
   | 'BACKPRESSURE'
-  | 'LEASE_LOST';
+  | 'LEASE_LOST'
+  | 'TAKEN';
 
 /**
  * The funding pool's step of an accept: the pool's commit contract KEYS and ARGV
- * (`FundingPool.commitKeys(txId)` / `commitArgs(...)`, 8 and 7 entries), moved in the same
+ * (`FundingPool.commitKeys(txId)` / `commitArgs(...)`, 9 and 7 entries), moved in the same
  * script that stores the record.
  */
 export interface PoolCommitCall {
@@ -146,7 +147,7 @@ export class RecordStore {
       Buffer.from(record.rawTx, 'hex'),
       ...fields,
     );
-    return fromScriptReply('accept-root-12.lua', ACCEPT_REPLIES, reply);
+    return fromScriptReply('accept-root-13.lua', ACCEPT_REPLIES, reply);
   }
 
   /**
@@ -173,7 +174,7 @@ export class RecordStore {
       Buffer.from(record.rawTx, 'hex'),
       ...fields,
     );
-    return fromScriptReply('accept-successor-13.lua', ACCEPT_REPLIES, reply);
+    return fromScriptReply('accept-successor-14.lua', ACCEPT_REPLIES, reply);
   }
 
   /** Metadata of a record (no bytes), or null. One round trip. */
@@ -364,7 +365,7 @@ export class RecordStore {
 
 /** The script's key and argument positions are fixed: a pool step of another shape would shift every field. */
 function checkPoolCall(pool: PoolCommitCall): void {
-  if (pool.keys.length !== 8 || pool.args.length !== 7) throw new Error(`pool commit call needs 8 keys and 7 args, got ${pool.keys.length} and ${pool.args.length}`);
+  if (pool.keys.length !== 9 || pool.args.length !== 7) throw new Error(`pool commit call needs 9 keys and 7 args, got ${pool.keys.length} and ${pool.args.length}`);
 }
 
 function pipelineValues(replies: [Error | null, unknown][] | null): unknown[] {

@@ -3,7 +3,7 @@ import type { AcceptOutcome } from './record-store';
 
 /** The records scripts' reply tables (mapped with `fromScriptReply` from shared-redis). */
 
-/** `accept-root-12.lua` and `accept-successor-13.lua`. */
+/** `accept-root-13.lua` and `accept-successor-14.lua`. */
 export const ACCEPT_REPLIES: { readonly [K in AcceptOutcome]: K } = {
   OK: 'OK',
   /** The txId is already stored (nothing changed). */
@@ -18,6 +18,8 @@ export const ACCEPT_REPLIES: { readonly [K in AcceptOutcome]: K } = {
   BACKPRESSURE: 'BACKPRESSURE',
   /** A funding input's lease expired before the script ran (the pool's commit contract): build again. */
   LEASE_LOST: 'LEASE_LOST',
+  /** A funding input taken straight from free is not free any more (another writer has it): build again. */
+  TAKEN: 'TAKEN',
 };
 
 /** `navigate-1.lua`: its first reply element. */

@@ -6,3 +6,4 @@ export * from './publisher';
 export * from './settlement';
 export * from './record-receipts';
 export * from './receipt-verify';
+export * from './free-funding';

@@ -8,6 +8,7 @@ import type { AcceptOptions, AcceptOutcome, NewRecord, PoolCommitCall } from '@p
 import { InMemoryChain, fundPool } from '@proofline/records-testing';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import type { Redis } from '@proofline/shared-redis';
+import { Redis as IoRedis } from 'ioredis';
 import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { createRecords } from './records';
 import { RecordWrites } from './record-writes';
@@ -178,7 +179,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
   });
 
   it('the store refuses a pool step of the wrong shape (positions are fixed)', async () => {
-    await expect(store.acceptRoot({} as NewRecord, { keys: ['a'], args: [] })).rejects.toThrow(/8 keys and 7 args/);
+    await expect(store.acceptRoot({} as NewRecord, { keys: ['a'], args: [] })).rejects.toThrow(/9 keys and 7 args/);
   });
 
   it('stores the raw transaction once, binary, beside a compact record hash; records stored with rawTx in the hash still read', async () => {
@@ -250,6 +251,93 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       expect(await st.state(txId)).toBe('pending');
       expect(await redis.zscore(`${p}:records:outbox`, txId)).not.toBeNull();
     }
+  });
+
+  describe('funding taken straight from free (takeFromFree)', () => {
+    /** A process's writes over `pool` (its own FreeFunding stock), recording what its builder built. */
+    function freeProcess(p: string, pool: FundingPool, conn: Redis = redis) {
+      const built: BuiltTransaction[] = [];
+      const chain = new InMemoryChain();
+      const builder: TransactionBuilder = { build: (r) => (built.push(chain.build(r)), built[built.length - 1]!), fundingNeeded: (r) => chain.fundingNeeded(r) };
+      const enqueued: string[] = [];
+      const funding: RecordFunding = { pool, feeRate: () => 1, takeFromFree: { sample: 8, belowSatoshis: 2000 } };
+      const records = createRecords({ config, clock, redis: conn, prefix: p, builder, funding, reader: new InMemoryChain(), queue: { enqueue: async (txId) => void enqueued.push(txId) } });
+      return { writes: records.writes, built, enqueued };
+    }
+
+    it('a write spends a sampled free UTXO in its accept step, never leased: the same pool state as a reservation', async () => {
+      const { p, pool, store: st } = setup();
+      await fundPool(pool, 5, 1000);
+      await fundPool(pool, 1, 500_000); // the splitter's reservoir: never sampled
+      const { writes, enqueued } = freeProcess(p, pool);
+      const txIds: string[] = [];
+      for (const text of ['a', 'b', 'c']) txIds.push((await writes.writeIndependent(caller, body(text))).txId);
+      expect(enqueued).toEqual(txIds);
+      expect(counts(await pool.status())).toEqual({ free: 3, leased: 0, spent: 3, pending: 3 });
+      expect(await redis.exists(pool.keys.leases, pool.keys.owners)).toBe(0);
+      for (const txId of txIds) {
+        // committed FROM_FREE (no lease owner), from the denomination
+        expect(await redis.hget(pool.keys.tx(txId), 'owner')).toBe('');
+        const [input] = (await pool.unsettled()).find((t) => t.txId === txId)?.inputs ?? [];
+        expect(Number(await redis.hget(pool.keys.sats, input!))).toBe(1000);
+        expect(await st.meta(txId)).toMatchObject({ kind: 'independent' });
+      }
+    });
+
+    it('TAKEN: a UTXO another process spent first is never stored or enqueued; the write builds again with another', async () => {
+      const { p, pool } = setup();
+      await fundPool(pool, 3, 1000);
+      const a = freeProcess(p, pool);
+      const b = freeProcess(p, pool);
+      // B samples all three and spends one; A samples the two left and spends the one B holds next.
+      const first = await b.writes.writeIndependent(caller, body('b1'));
+      const second = await a.writes.writeIndependent(caller, body('a'));
+      const third = await b.writes.writeIndependent(caller, body('b2'));
+      expect(b.built).toHaveLength(3);
+      expect(third.txId).toBe(b.built[2]!.txId);
+      expect(await new RecordStore(redis, p).meta(b.built[1]!.txId)).toBeNull();
+      expect(b.enqueued).toEqual([first.txId, third.txId]);
+      const unsettled = await pool.unsettled();
+      expect(new Set(unsettled.map((t) => t.inputs[0])).size).toBe(3);
+      expect(unsettled.map((t) => t.txId).sort()).toEqual([first.txId, second.txId, third.txId].sort());
+      expect(counts(await pool.status())).toEqual({ free: 0, leased: 0, spent: 3, pending: 3 });
+    });
+
+    it('an empty free set falls back to a reservation: 503 FUNDING_EXHAUSTED, nothing stored; refused updates leave the pool as it was', async () => {
+      const { p, pool, upkeepRequests } = setup();
+      const { writes } = freeProcess(p, pool);
+      await expect(writes.writeIndependent(caller, body('x'))).rejects.toMatchObject({ errorCode: 'FUNDING_EXHAUSTED', httpStatus: 503 });
+      expect(upkeepRequests).toHaveLength(0); // the process's own requester is not this setup's
+      expect(await redis.keys(`${p}:records:*`)).toEqual([]);
+      await fundPool(pool, 3, 1000);
+      // after the empty sample's back-off, the stock refills
+      await new Promise((r) => setTimeout(r, 300));
+      const created = await writes.createLinked(caller, body('v0'));
+      const before = await dumpAll(redis, `${p}:wallet`);
+      await expect(writes.updateLinked(caller, created.txId, { ...body('v1'), updateToken: 'utk_' + 'B'.repeat(43) })).rejects.toMatchObject({ errorCode: 'UPDATE_TOKEN_PARAM_INVALID' });
+      expect(await dumpAll(redis, `${p}:wallet`)).toEqual(before);
+    });
+
+    it('50 concurrent writes over two processes and connections spend 50 distinct UTXOs of a pool of exactly 50', async () => {
+      const { p, pool } = setup();
+      await fundPool(pool, 50, 1000);
+      const conns = [new IoRedis(testRedisUrl()), new IoRedis(testRedisUrl())];
+      try {
+        const procs = conns.map((c) => freeProcess(p, new FundingPool(c, { prefix: p, address: 'test', clock }), c));
+        const results = await Promise.all(Array.from({ length: 50 }, (_, i) => procs[i % 2]!.writes.writeIndependent(caller, body(`w${i}`))));
+        expect(new Set(results.map((r) => r.txId)).size).toBe(50);
+        const unsettled = await pool.unsettled(100);
+        expect(unsettled).toHaveLength(50);
+        expect(new Set(unsettled.flatMap((t) => t.inputs)).size).toBe(50);
+        expect(counts(await pool.status())).toEqual({ free: 0, leased: 0, spent: 50, pending: 50 });
+        // every write that lost a race built again; none of its lost transactions was stored
+        const st = new RecordStore(redis, p);
+        const stored = new Set(results.map((r) => r.txId));
+        for (const tx of procs.flatMap((x) => x.built)) expect((await st.meta(tx.txId)) !== null).toBe(stored.has(tx.txId));
+      } finally {
+        conns.forEach((c) => c.disconnect());
+      }
+    });
   });
 
   it('link targets a process remembers: updates through two processes keep exactly one successor per record and the right chain', async () => {

@@ -3,10 +3,13 @@ import type { Clock } from '@proofline/shared-config';
 import { AppError, forbidden, unavailable } from '@proofline/shared-errors';
 import type { Logger } from '@proofline/shared-logger';
 import type { BuiltTransaction, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
+import { FROM_FREE } from '@proofline/chain-wallet';
 import type { FundingPool, FundingUtxo } from '@proofline/chain-wallet';
 import { applyEncoding, generateUpdateToken, hashUpdateToken, invalidUpdateToken, parseTxId, updateTokenHashOf } from '@proofline/records-domain';
 import type { EncodeStep, RecordKind } from '@proofline/records-domain';
 import type { AcceptOutcome, NewRecord, PoolCommitCall, RecordStore } from '@proofline/records-data-access';
+import { FreeFunding } from './free-funding';
+import type { TakeFromFree } from './free-funding';
 import { encodeSteps, requireBody, requireFamily, requireFeature, txNotFound, wrongFamily } from './guards';
 import type { Caller, IndependentWriteResult, LinkedWriteResult, PublishQueue, RecordsConfig, WriteInput } from './types';
 
@@ -19,6 +22,12 @@ export interface RecordFunding {
   requestUpkeep?(): Promise<void>;
   /** Lease lifetime of a reservation (default the pool's 30 s). */
   readonly leaseMs?: number;
+  /**
+   * Take funding straight from the pool's free set (one round trip per write: the accept script
+   * spends the UTXO only if it is still free) before falling back to a reservation. Off when
+   * absent: every write reserves first.
+   */
+  readonly takeFromFree?: TakeFromFree;
 }
 
 export interface RecordWritesDeps {
@@ -33,6 +42,8 @@ export interface RecordWritesDeps {
 
 /** How often a write builds again after its funding lease was lost (the lease outlived the write). */
 const LEASE_LOST_ATTEMPTS = 3;
+/** How many UTXOs taken from free a write tries (each `TAKEN` by a faster writer) before it reserves. */
+const FROM_FREE_ATTEMPTS = 3;
 /** Retry-After of a 503 FUNDING_EXHAUSTED: about one upkeep run (a split is spendable once ARC has seen it). */
 export const FUNDING_RETRY_AFTER_SECONDS = 5;
 
@@ -58,10 +69,10 @@ interface Candidate {
 }
 
 /**
- * The records write use cases (REST only). Each validates its raw inputs, reserves one funding
- * UTXO from the wallet's pool, builds and signs the transaction with it, stores it with one
- * accept script (record + raw transaction + outbox entry + the pool's commit, atomically) and
- * then enqueues its publication. Throws {@link AppError} for refusals.
+ * The records write use cases (REST only). Each validates its raw inputs, takes one funding UTXO
+ * from the wallet's pool (sampled from free, or reserved), builds and signs the transaction with
+ * it, stores it with one accept script (record + raw transaction + outbox entry + the pool's
+ * commit, atomically) and then enqueues its publication. Throws {@link AppError} for refusals.
  */
 export class RecordWrites {
   /**
@@ -70,8 +81,13 @@ export class RecordWrites {
    * here: its update makes one Redis round trip fewer. A miss reads the record (`meta`).
    */
   private readonly linkTargets = new Map<string, LinkTarget>();
+  /** Funding sampled from free for this process's writes (null: every write reserves). */
+  private readonly free: FreeFunding | null;
 
-  constructor(private readonly deps: RecordWritesDeps) {}
+  constructor(private readonly deps: RecordWritesDeps) {
+    const { takeFromFree } = deps.funding;
+    this.free = takeFromFree ? new FreeFunding(deps.funding.pool, takeFromFree) : null;
+  }
 
   /** POST /records. */
   async writeIndependent(caller: Caller, input: WriteInput): Promise<IndependentWriteResult> {
@@ -203,16 +219,20 @@ export class RecordWrites {
   }
 
   /**
-   * The funded write, one round trip per step: reserve one pool UTXO (worth what the transaction
-   * needs at the current fee rate) → build and sign with it → the accept script stores the record
-   * AND commits the UTXO (spent by this txId, change pending) → hand it to the publication queue (not awaited).
+   * The funded write: funding → build and sign with it → the accept script stores the record AND
+   * spends the funding UTXO (change pending) → hand it to the publication queue (not awaited).
+   * Funding is, first, a UTXO this process sampled from the pool's free set, spent by the accept
+   * script only if it is still free (one round trip for the whole write; `TAKEN` when another
+   * writer was faster: build again with another, at most {@link FROM_FREE_ATTEMPTS} times); else,
+   * or when `takeFromFree` is off, a reservation (one more round trip: a lease, committed by the
+   * accept script).
    *
    * - Pool empty: 503 `FUNDING_EXHAUSTED` with `Retry-After`, nothing stored, upkeep requested.
    * - A record-level refusal (NOT_END, TOKEN_INVALID, FORBIDDEN, BACKPRESSURE, …) stored nothing:
-   *   the UTXO goes back to free before the error is thrown.
-   * - `LEASE_LOST` (the lease expired before the script ran; the UTXO may fund another write now):
-   *   this transaction MUST NOT be published; build again from a fresh reservation.
-   * - A Redis error during the accept is ambiguous (the script may have run): the lease is left to
+   *   a reserved UTXO goes back to free before the error is thrown (one taken from free never left it).
+   * - `LEASE_LOST` (the lease expired before the script ran; the UTXO may fund another write now)
+   *   and `TAKEN`: this transaction MUST NOT be published; build again with other funding.
+   * - A Redis error during the accept is ambiguous (the script may have run): a lease is left to
    *   expire, never released (a committed UTXO is not leased any more, so expiry cannot free it).
    */
   private async fundedAccept(
@@ -223,31 +243,37 @@ export class RecordWrites {
   ): Promise<BuiltTransaction> {
     const { builder, funding } = this.deps;
     const { pool } = funding;
-    for (let attempt = 1; ; attempt++) {
+    let leaseLost = 0;
+    let taken = 0;
+    for (;;) {
       const priced = { ...request, satoshisPerKilobyte: funding.feeRate() };
-      const owner = randomUUID();
-      const reserved = await pool.reserve({
-        owner,
-        count: 1,
-        minSatoshis: builder.fundingNeeded(priced),
-        ...(funding.leaseMs === undefined ? {} : { leaseMs: funding.leaseMs }),
-      });
-      if (reserved.status === 'exhausted') {
-        this.requestUpkeep();
-        throw unavailable('FUNDING_EXHAUSTED', 'The funding wallet has no spendable UTXO for this record right now; nothing was stored. Retry after the Retry-After delay.', FUNDING_RETRY_AFTER_SECONDS);
+      const minSatoshis = builder.fundingNeeded(priced);
+      const candidate = this.free && taken < FROM_FREE_ATTEMPTS ? await this.free.take(minSatoshis) : null;
+      let owner = FROM_FREE;
+      let utxos: FundingUtxo[];
+      if (candidate) {
+        utxos = [candidate];
+      } else {
+        owner = randomUUID();
+        const reserved = await pool.reserve({ owner, count: 1, minSatoshis, ...(funding.leaseMs === undefined ? {} : { leaseMs: funding.leaseMs }) });
+        if (reserved.status === 'exhausted') {
+          this.requestUpkeep();
+          throw unavailable('FUNDING_EXHAUSTED', 'The funding wallet has no spendable UTXO for this record right now; nothing was stored. Retry after the Retry-After delay.', FUNDING_RETRY_AFTER_SECONDS);
+        }
+        utxos = reserved.utxos;
       }
-      let candidate: Candidate;
+      let built: Candidate;
       try {
-        const tx = builder.build({ ...priced, funding: reserved.utxos });
-        candidate = { tx, record: toRecord(tx) };
+        const tx = builder.build({ ...priced, funding: utxos });
+        built = { tx, record: toRecord(tx) };
       } catch (err) {
-        await this.release(owner, reserved.utxos);
+        await this.release(owner, utxos);
         throw err;
       }
-      const { tx } = candidate;
-      const outcome = await accept(candidate.record, {
+      const { tx } = built;
+      const outcome = await accept(built.record, {
         keys: pool.commitKeys(tx.txId),
-        args: pool.commitArgs({ txId: tx.txId, owner, inputs: reserved.utxos, outputs: tx.change ? [tx.change] : [] }),
+        args: pool.commitArgs({ txId: tx.txId, owner, inputs: utxos, outputs: tx.change ? [tx.change] : [] }),
       });
       if (outcome === 'OK') {
         // Not awaited: the record and its outbox entry are durable now, which is what the 200
@@ -255,11 +281,15 @@ export class RecordWrites {
         this.enqueue(tx.txId);
         return tx;
       }
+      if (outcome === 'TAKEN') {
+        taken++;
+        continue;
+      }
       if (outcome === 'LEASE_LOST') {
-        this.deps.logger?.warn({ txId: tx.txId, attempt }, 'funding lease lost before the accept; building again (this transaction is never published)');
-        if (attempt < LEASE_LOST_ATTEMPTS) continue;
+        this.deps.logger?.warn({ txId: tx.txId, attempt: leaseLost + 1 }, 'funding lease lost before the accept; building again (this transaction is never published)');
+        if (++leaseLost < LEASE_LOST_ATTEMPTS) continue;
       } else {
-        await this.release(owner, reserved.utxos);
+        await this.release(owner, utxos);
       }
       throw acceptRefusal(outcome, tx.txId, prevTxId);
     }
@@ -267,6 +297,8 @@ export class RecordWrites {
 
   /** Returns a reservation that stored nothing to the pool; a failure only delays it until the lease expires. */
   private async release(owner: string, utxos: readonly FundingUtxo[]): Promise<void> {
+    // Taken from free without a lease: nothing to give back.
+    if (owner === FROM_FREE) return;
     try {
       await this.deps.funding.pool.release(owner, utxos);
     } catch (err) {
@@ -300,7 +332,7 @@ export class RecordWrites {
  * internal detail names the outcome. `LEASE_LOST` reaches here only after every rebuild lost
  * its lease (writes slower than the lease): a 503 with `Retry-After`, nothing stored.
  */
-function acceptRefusal(outcome: Exclude<AcceptOutcome, 'OK'>, txId: string, prevTxId: string | undefined): AppError {
+function acceptRefusal(outcome: Exclude<AcceptOutcome, 'OK' | 'TAKEN'>, txId: string, prevTxId: string | undefined): AppError {
   switch (outcome) {
     case 'TX_NOT_FOUND':
       return txNotFound(prevTxId ?? txId);

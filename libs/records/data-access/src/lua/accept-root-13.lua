@@ -2,15 +2,15 @@
   Accepts a record that links to nothing before it (an independent record or a linked create):
   stores the record and, beside it, its raw transaction (binary, its own key: a value over 64
   bytes would turn the record's compact listpack hash into a hashtable at ~3x the memory), adds it to the publication outbox and commits its
-  funding in the wallet's pool (leased inputs -> spent by txId, change -> pending), atomically.
+  funding in the wallet's pool (leased or free inputs -> spent by txId, change -> pending), atomically.
   The pool's commit contract (`pool_check`, `pool_apply`) is the prelude of this script
-  (chain-wallet `poolCommitLua()`, from wallet-commit-8.lua).
+  (chain-wallet `poolCommitLua()`, from wallet-commit-9.lua).
 
   KEYS[1] record hash      (records:rec:<txId>)
   KEYS[2] outbox zset      (records:outbox)
   KEYS[3] chain list       (records:chain:<txId>; used only when ARGV[3] == '1')
-  KEYS[4..11] the pool's commit keys (FundingPool.commitKeys(txId))
-  KEYS[12] raw transaction   (records:tx:<txId>; STRING, binary)
+  KEYS[4..12] the pool's commit keys (FundingPool.commitKeys(txId))
+  KEYS[13] raw transaction   (records:tx:<txId>; STRING, binary)
 
   ARGV[1] txId
   ARGV[2] outbox score (acceptance time, ms)
@@ -21,9 +21,10 @@
   ARGV[13..] field, value pairs of the record hash
 
   Returns 'OK', 'EXISTS' when a record (or a pool commit) with this txId is already stored,
-  'BACKPRESSURE' when the outbox is full (publication lags too far behind), or 'LEASE_LOST' when
-  a funding input is no longer leased by this write (its lease expired: build again, never
-  publish this transaction); nothing changed in any refusal.
+  'BACKPRESSURE' when the outbox is full (publication lags too far behind), 'LEASE_LOST' when
+  a funding input is no longer leased by this write (its lease expired), or 'TAKEN' when a
+  funding input taken from free is no longer free (another writer has it); after either of the
+  last two, build again and never publish this transaction. Nothing changed in any refusal.
 ]]
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 'EXISTS'
@@ -41,7 +42,7 @@ for i = 13, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
 redis.call('HSET', KEYS[1], unpack(fields))
-redis.call('SET', KEYS[12], ARGV[12])
+redis.call('SET', KEYS[13], ARGV[12])
 if ARGV[3] == '1' then
   redis.call('RPUSH', KEYS[3], ARGV[1])
 end

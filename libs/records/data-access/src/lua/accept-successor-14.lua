@@ -2,7 +2,7 @@
   Accepts a linked update or delete: checks that the previous record may be linked to, reserves
   its link (sets its nextTxId), stores the new record and its raw transaction, appends it to the
   chain's index list, adds it to the publication outbox and commits its funding in the wallet's
-  pool (leased inputs -> spent by txId, change -> pending), all atomically. Of concurrent
+  pool (leased or free inputs -> spent by txId, change -> pending), all atomically. Of concurrent
   successors of one record exactly one gets 'OK'. The pool's commit contract (`pool_check`,
   `pool_apply`) is the prelude of this script (chain-wallet `poolCommitLua()`).
 
@@ -10,8 +10,8 @@
   KEYS[2] outbox zset           (records:outbox)
   KEYS[3] previous record hash  (records:rec:<prevTxId>)
   KEYS[4] chain list            (records:chain:<chainId>)
-  KEYS[5..12] the pool's commit keys (FundingPool.commitKeys(txId))
-  KEYS[13] raw transaction      (records:tx:<txId>; STRING, binary, beside the hash as in accept-root)
+  KEYS[5..13] the pool's commit keys (FundingPool.commitKeys(txId))
+  KEYS[14] raw transaction      (records:tx:<txId>; STRING, binary, beside the hash as in accept-root)
 
   ARGV[1] txId of the new record
   ARGV[2] outbox score (acceptance time, ms)
@@ -27,7 +27,8 @@
   linked), 'TOKEN_INVALID', 'FORBIDDEN' (no token, other tenant), 'NOT_END' (previous is a
   delete or already has a successor), 'CHAIN_MISMATCH', 'EXISTS' (txId already stored),
   'BACKPRESSURE' (the outbox is full: publication lags too far behind), 'LEASE_LOST' (a funding
-  input is no longer leased by this write: build again, never publish this transaction).
+  input is no longer leased by this write) or 'TAKEN' (a funding input taken from free is no
+  longer free): after either, build again and never publish this transaction.
   Nothing changes in any refusal.
 ]]
 if redis.call('EXISTS', KEYS[3]) == 0 then
@@ -69,7 +70,7 @@ end
 fields[#fields + 1] = 'position'
 fields[#fields + 1] = tostring(tonumber(prev[7] or '0') + 1)
 redis.call('HSET', KEYS[1], unpack(fields))
-redis.call('SET', KEYS[13], ARGV[14])
+redis.call('SET', KEYS[14], ARGV[14])
 redis.call('HSET', KEYS[3], 'nextTxId', ARGV[1])
 redis.call('RPUSH', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
