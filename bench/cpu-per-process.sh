@@ -104,6 +104,14 @@ report() { # label before after
   awk -v tk="$(getconf CLK_TCK)" -v label="$1" 'NR == FNR { a[$1] = $2; next } ($1 in a) { d = ($2 - a[$1]) / tk; if (d >= 0.01) { $2 = ""; printf "%s %6.2f s %s\n", label, d, $0; t += d } } END { printf "%s %6.2f s in all\n", label, t }' "$2" "$3" | sort -k2 -rn
 }
 
+# COMMANDS=1: zero both redis-servers' command statistics just before the measured load
+reset_commandstats() {
+  [ -n "${COMMANDS:-}" ] || return 0
+  # the devnet node's redis-server: the one in the stack's tree that is not the service's
+  devnet_redis_port=$(awk '/redis-server 127.0.0.1:/ { split($4, a, ":"); if (a[2] != rp) print a[2] }' rp="$redis_port" "$tmp/a" | head -n 1)
+  for rport in "$redis_port" $devnet_redis_port; do redis-cli -p "$rport" config resetstat >/dev/null; done
+}
+
 url="$api/api/v1/records?encode=SHA256"
 wrk -t1 -c"$conns" -d2s -s "$bench/wrk/post.lua" "$url" >/dev/null 2>&1
 for _ in $(seq 1 150); do [ "$(pending)" = "0" ] && break; sleep 0.2; done
@@ -117,14 +125,11 @@ elif [ "${LOAD:-writes}" = sequential ]; then
   export START
   sleep 1
   snapshot >"$tmp/a"
+  reset_commandstats
   line=$(wrk -t1 -c1 -d"${seconds}s" -s "$bench/wrk/linked-updates.lua" "$api" 2>&1 | tail -n 1)
 else
 snapshot >"$tmp/a"
-if [ -n "${COMMANDS:-}" ]; then
-  # the devnet node's redis-server: the one in the stack's tree that is not the service's
-  devnet_redis_port=$(awk '/redis-server 127.0.0.1:/ { split($4, a, ":"); if (a[2] != rp) print a[2] }' rp="$redis_port" "$tmp/a" | head -n 1)
-  for rport in "$redis_port" $devnet_redis_port; do redis-cli -p "$rport" config resetstat >/dev/null; done
-fi
+reset_commandstats
 out=$(timed_wrk -t1 -c"$conns" -d"${seconds}s" -s "$bench/wrk/post.lua" "$url")
 line=$(echo "$out" | head -n 1); wrk_cpu=$(echo "$out" | sed -n 's/^wrkcpu=//p')
 fi
@@ -153,7 +158,7 @@ if [ "${LOAD:-writes}" = writes ]; then
       printf "60%% of bare Express on %d cores allows %.3f ms of CPU per record; a bare Express request with its wrk share (%.3f) plus one libsecp256k1 signature (%.3f) and its check (%.3f) take %.3f, leaving %.3f ms for everything else (here: %.3f)\n", cores, budget, xs + xw, sg, vf, floor, budget - floor, all - floor
     }' "$tmp/a" "$tmp/b"
 fi
-if [ -n "${COMMANDS:-}" ] && [ "${LOAD:-writes}" = writes ]; then
+if [ -n "${COMMANDS:-}" ] && [ "${LOAD:-writes}" != idle ]; then
   # Redis commands per accepted record during the load, by command (calls, and the server's µs per record)
   n=$(echo "$line" | sed -n 's/.*requests=\([0-9]*\).*/\1/p')
   for rport in "$redis_port" $devnet_redis_port; do
