@@ -1,4 +1,5 @@
 import type { FundingPool, FundingUtxo } from '@proofline/chain-wallet';
+import { redisFailureIn } from '@proofline/shared-errors';
 
 /** How a process takes write funding straight from the pool's free set (see {@link FreeFunding}). */
 export interface TakeFromFree {
@@ -62,8 +63,10 @@ export class FreeFunding {
         minSatoshis,
         ...(this.options.belowSatoshis === undefined ? {} : { belowSatoshis: this.options.belowSatoshis }),
       });
-    } catch {
-      // Redis trouble: the reservation path meets it too, and reports it.
+    } catch (err) {
+      // Redis trouble: the reservation path meets it too, and reports it (503). Anything else is
+      // a bug, surfaced rather than hidden behind the slower path.
+      if (!redisFailureIn(err)) throw err;
       sample = [];
     }
     if (sample.length === 0) this.emptyUntil = Date.now() + EMPTY_BACKOFF_MS;

@@ -1,0 +1,59 @@
+/**
+ * FreeFunding's stock against a real pool: one sample serves many writes, candidates too small
+ * for a write are skipped, an empty free set answers null (the caller reserves), and a failed
+ * sample falls back only for Redis failures; any other error is a bug and surfaces.
+ */
+import { FundingPool } from '@proofline/chain-wallet';
+import { fundPool } from '@proofline/records-testing';
+import { testRedis, uniquePrefix } from '@proofline/shared-testing';
+import { FreeFunding } from './free-funding';
+
+describe('FreeFunding (real Redis)', () => {
+  const prefix = uniquePrefix('freefunding');
+  const { redis, cleanup } = testRedis(prefix);
+  afterAll(cleanup);
+  let n = 0;
+  const newPool = () => new FundingPool(redis, { prefix: `${prefix}:${++n}`, address: 'test' });
+
+  it('one sample serves many takes, of qualifying UTXOs only, never the same one twice', async () => {
+    const pool = newPool();
+    await fundPool(pool, 6, 1000);
+    await fundPool(pool, 2, 300);
+    let samples = 0;
+    const counting = Object.assign(Object.create(pool) as FundingPool, {
+      sampleFree: (r: Parameters<FundingPool['sampleFree']>[0]) => (samples++, pool.sampleFree(r)),
+    });
+    const free = new FreeFunding(counting, { sample: 8 });
+    const taken = [];
+    for (let i = 0; i < 6; i++) taken.push(await free.take(500));
+    expect(samples).toBe(1);
+    expect(taken.every((u) => u !== null && u.satoshis === 1000)).toBe(true);
+    expect(new Set(taken.map((u) => `${u!.txId}:${u!.vout}`)).size).toBe(6);
+    // the stock is spent: the next take samples again (the same six are still free: nothing was committed)
+    expect(await free.take(500)).not.toBeNull();
+    expect(samples).toBe(2);
+    // nothing was reserved
+    expect((await pool.status()).leased.count).toBe(0);
+  });
+
+  it('answers null when nothing qualifies, and does not sample again at once', async () => {
+    const pool = newPool();
+    let samples = 0;
+    const counting = Object.assign(Object.create(pool) as FundingPool, {
+      sampleFree: (r: Parameters<FundingPool['sampleFree']>[0]) => (samples++, pool.sampleFree(r)),
+    });
+    const free = new FreeFunding(counting);
+    expect(await free.take(1)).toBeNull();
+    expect(await free.take(1)).toBeNull();
+    expect(samples).toBe(1);
+  });
+
+  it('a Redis failure while sampling answers null (the reservation reports it); any other error surfaces', async () => {
+    const pool = newPool();
+    await fundPool(pool, 2, 1000);
+    const failing = (err: Error) => Object.assign(Object.create(pool) as FundingPool, { sampleFree: () => Promise.reject(err) });
+    const unavailable = Object.assign(new Error('Connection is closed.'), { name: 'Error' });
+    expect(await new FreeFunding(failing(unavailable)).take(1)).toBeNull();
+    await expect(new FreeFunding(failing(new TypeError('walletSample is not a function'))).take(1)).rejects.toThrow(TypeError);
+  });
+});
