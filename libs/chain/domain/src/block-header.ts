@@ -55,6 +55,34 @@ export function blockHash(header: BlockHeader | string | Uint8Array): string {
   return toDisplayHex(sha256d(bytes));
 }
 
+/** What a header says about itself, worked out once: its fields, its hash, whether it meets its target. */
+export interface HeaderFacts {
+  readonly header: BlockHeader;
+  readonly hash: string;
+  readonly meetsTarget: boolean;
+}
+
+/** Headers' facts kept per process (a verifier sees a few blocks at a time). */
+const HEADER_FACTS_KEPT = 64;
+const headerFactsKept = new Map<string, HeaderFacts>();
+
+/**
+ * {@link parseHeader}, {@link blockHash} and {@link meetsTarget} of one header, remembered by its
+ * hex: the proofs of one block's records are all checked against the same header, and each check
+ * hashed it three times. Pure (a header's facts never change), so remembering changes no answer.
+ * @throws Error like {@link parseHeader} (a malformed header is never remembered).
+ */
+export function headerFacts(hex: string): HeaderFacts {
+  const known = headerFactsKept.get(hex);
+  if (known) return known;
+  const header = Object.freeze(parseHeader(hex));
+  const hash = blockHash(hex);
+  const facts: HeaderFacts = Object.freeze({ header, hash, meetsTarget: BigInt(`0x${hash}`) <= targetFromBits(header.bits) });
+  if (headerFactsKept.size >= HEADER_FACTS_KEPT) headerFactsKept.delete(headerFactsKept.keys().next().value as string);
+  headerFactsKept.set(hex, facts);
+  return facts;
+}
+
 /** The proof-of-work target encoded by compact `bits`. */
 export function targetFromBits(bits: number): bigint {
   const exponent = bits >>> 24;

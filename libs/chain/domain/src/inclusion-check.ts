@@ -1,5 +1,5 @@
 import type { TscMerkleProof } from './ports';
-import { HEADER_BYTES, blockHash as hashOfHeader, meetsTarget, parseHeader } from './block-header';
+import { HEADER_BYTES, headerFacts } from './block-header';
 import { verifyTscProof } from './merkle';
 
 /** Why a claimed inclusion was refused. */
@@ -38,16 +38,16 @@ export interface InclusionClaim {
 export function checkInclusion(claim: InclusionClaim): InclusionVerdict {
   const fail = (reason: InclusionFailure, detail: string): InclusionVerdict => ({ valid: false, reason, detail });
   const hex = claim.header.hex.toLowerCase();
-  let header;
+  let facts;
   try {
-    header = parseHeader(hex);
+    facts = headerFacts(hex);
   } catch (e) {
     return fail('MALFORMED_HEADER', (e as Error).message);
   }
+  const { header, hash } = facts;
   if (hex.length !== HEADER_BYTES * 2) return fail('MALFORMED_HEADER', 'header is not 80 bytes');
-  const hash = hashOfHeader(hex);
   if (hash !== claim.blockHash) return fail('HEADER_HASH_MISMATCH', `header hashes to ${hash}, not ${claim.blockHash}`);
-  if (!meetsTarget(header)) return fail('HEADER_ABOVE_TARGET', `header ${hash} does not meet its target (bits ${header.bits.toString(16)})`);
+  if (!facts.meetsTarget) return fail('HEADER_ABOVE_TARGET', `header ${hash} does not meet its target (bits ${header.bits.toString(16)})`);
   if (claim.header.height !== claim.blockHeight) return fail('HEIGHT_MISMATCH', `block ${hash} is at height ${claim.header.height}, not ${claim.blockHeight}`);
   if (claim.proofHeight !== claim.blockHeight) return fail('HEIGHT_MISMATCH', `the proof is for height ${claim.proofHeight}, not ${claim.blockHeight}`);
   if (claim.proof.target.toLowerCase() !== hex) return fail('TARGET_MISMATCH', 'the proof does not target the block header');

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   REGTEST_BITS,
   blockHash,
+  headerFacts,
   buildBranchProofs,
   merkleBranches,
   merkleRoot,
@@ -151,6 +152,41 @@ describe('Merkle root and proofs', () => {
     tampered[1] = (ids[4] as string);
     expect(verifyTscProof({ ...proof, nodes: tampered }, ids[1] as string)).toMatchObject({ valid: false, reason: expect.stringMatching(/root/) });
     expect(verifyTscProof({ ...proof, target: header.slice(2) }, ids[1] as string).valid).toBe(false);
+  });
+
+  it('remembered folds change no verdict: after every proof of a block verified, a proof with one wrong upper node, a wrong leaf or a foreign header still fails', () => {
+    const ids = txIds(37);
+    const header = headerFor(ids);
+    const proofs = buildBranchProofs(ids, header);
+    for (const [i, proof] of proofs.entries()) expect(verifyTscProof(proof, ids[i] as string).valid).toBe(true);
+    // every parent these folds need is remembered now; each mutation must still be caught
+    for (const [i, proof] of proofs.entries()) {
+      for (let level = 0; level < proof.nodes.length; level++) {
+        if (proof.nodes[level] === '*') continue;
+        const nodes = [...proof.nodes];
+        nodes[level] = (ids[(i + 1 + level) % ids.length] === proof.nodes[level] ? ids[(i + 2) % ids.length] : ids[(i + 1 + level) % ids.length]) as string;
+        expect(verifyTscProof({ ...proof, nodes }, ids[i] as string).valid).toBe(false);
+      }
+      expect(verifyTscProof({ ...proof, txOrId: ids[(i + 1) % ids.length] as string }, ids[(i + 1) % ids.length] as string).valid).toBe(false);
+      expect(verifyTscProof({ ...proof, target: headerFor(txIds(3, 'foreign')) }, ids[i] as string).valid).toBe(false);
+      expect(verifyTscProof(proof, ids[i] as string).valid).toBe(true);
+    }
+  });
+
+  it('headerFacts: the same fields, hash and target verdict as parsing and hashing each time; malformed headers throw every time', () => {
+    for (const hex of [GENESIS.headerHex, headerFor(txIds(3))]) {
+      const facts = headerFacts(hex);
+      expect(facts.header).toEqual(parseHeader(hex));
+      expect(facts.hash).toBe(blockHash(hex));
+      expect(facts.meetsTarget).toBe(meetsTarget(parseHeader(hex)));
+      expect(headerFacts(hex)).toBe(facts);
+      expect(Object.isFrozen(facts.header)).toBe(true);
+    }
+    // a header whose hash misses its bits: remembered as not meeting the target
+    const hard = serializeHeader({ ...parseHeader(headerFor(txIds(2))), bits: 0x1d00ffff }).toString('hex');
+    expect(headerFacts(hard).meetsTarget).toBe(false);
+    expect(() => headerFacts('00'.repeat(79))).toThrow(/80 bytes/);
+    expect(() => headerFacts('00'.repeat(79))).toThrow(/80 bytes/);
   });
 
   it('refuses to build proofs against a header of another tree', () => {
