@@ -1,7 +1,7 @@
 /**
  * FreeFunding's stock against a real pool: one sample serves many writes, candidates too small
  * for a write are skipped, an empty free set answers null (the caller reserves), and a failed
- * sample falls back only for Redis failures; any other error is a bug and surfaces.
+ * sample fails the writes that wait for it.
  */
 import { FundingPool } from '@proofline/chain-wallet';
 import { fundPool } from '@proofline/records-testing';
@@ -48,12 +48,13 @@ describe('FreeFunding (real Redis)', () => {
     expect(samples).toBe(1);
   });
 
-  it('a Redis failure while sampling answers null (the reservation reports it); any other error surfaces', async () => {
+  it('a failed sample fails the writes waiting for it (a Redis failure answers 503 at once, never a second wait through a reservation)', async () => {
     const pool = newPool();
     await fundPool(pool, 2, 1000);
     const failing = (err: Error) => Object.assign(Object.create(pool) as FundingPool, { sampleFree: () => Promise.reject(err) });
-    const unavailable = Object.assign(new Error('Connection is closed.'), { name: 'Error' });
-    expect(await new FreeFunding(failing(unavailable)).take(1)).toBeNull();
+    const unavailable = Object.assign(new Error('Command timed out'), { name: 'Error' });
+    const free = new FreeFunding(failing(unavailable));
+    await expect(Promise.all([free.take(1), free.take(1)])).rejects.toBe(unavailable);
     await expect(new FreeFunding(failing(new TypeError('walletSample is not a function'))).take(1)).rejects.toThrow(TypeError);
   });
 });

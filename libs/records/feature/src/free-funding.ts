@@ -1,5 +1,4 @@
 import type { FundingPool, FundingUtxo } from '@proofline/chain-wallet';
-import { redisFailureIn } from '@proofline/shared-errors';
 
 /** How a process takes write funding straight from the pool's free set (see {@link FreeFunding}). */
 export interface TakeFromFree {
@@ -21,7 +20,7 @@ const EMPTY_BACKOFF_MS = 250;
  * The stock is refilled by one `sampleFree` call for many writes (a random window of the free
  * set, so processes seldom sample the same UTXOs); writers that find it empty share that call.
  * `take` answers null when nothing qualifies: the caller reserves instead, which is also what
- * reports an exhausted pool.
+ * reports an exhausted pool. A failed sample fails the writes waiting for it.
  */
 export class FreeFunding {
   private stock: FundingUtxo[] = [];
@@ -56,19 +55,14 @@ export class FreeFunding {
   }
 
   private async load(minSatoshis: number): Promise<void> {
-    let sample: FundingUtxo[];
-    try {
-      sample = await this.pool.sampleFree({
-        count: this.size,
-        minSatoshis,
-        ...(this.options.belowSatoshis === undefined ? {} : { belowSatoshis: this.options.belowSatoshis }),
-      });
-    } catch (err) {
-      // Redis trouble: the reservation path meets it too, and reports it (503). Anything else is
-      // a bug, surfaced rather than hidden behind the slower path.
-      if (!redisFailureIn(err)) throw err;
-      sample = [];
-    }
+    // A failure is the writes' failure (a Redis one answers 503 REDIS_UNAVAILABLE like any other
+    // Redis call of the write): falling back to a reservation would make a write wait out a
+    // second command timeout against a frozen Redis, past the operations issue's 2 s bound.
+    const sample = await this.pool.sampleFree({
+      count: this.size,
+      minSatoshis,
+      ...(this.options.belowSatoshis === undefined ? {} : { belowSatoshis: this.options.belowSatoshis }),
+    });
     if (sample.length === 0) this.emptyUntil = Date.now() + EMPTY_BACKOFF_MS;
     this.stock.push(...sample);
   }
