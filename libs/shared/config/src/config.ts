@@ -110,7 +110,7 @@ const envSchema = z.object({
   API_PROCESSES: intFrom(1, 64).default(2),
   REDIS_COMMAND_TIMEOUT_MS: intFrom(100, 60_000).default(1000),
   MAX_PENDING_PUBLICATIONS: intFrom(0, 100_000_000).default(100_000),
-  PUBLISH_COALESCE_MS: intFrom(0, 1000).default(10),
+  PUBLISH_COALESCE_MS: intFrom(0, 1000).default(50),
   BOOTSTRAP_API_KEY: optionalString.refine((v) => v === undefined || RAW_KEY.test(v), 'must be idty_ followed by 32 letters or digits'),
   AUTH_JWT_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, 'must be at least 32 characters'),
   AUTH_JWKS_URL: optionalString.refine((v) => v === undefined || /^https?:\/\//.test(v), 'must be an http(s) URL'),
