@@ -77,7 +77,7 @@ export function headerFacts(hex: string): HeaderFacts {
   if (known) return known;
   const header = Object.freeze(parseHeader(hex));
   const hash = blockHash(hex);
-  const facts: HeaderFacts = Object.freeze({ header, hash, meetsTarget: BigInt(`0x${hash}`) <= targetFromBits(header.bits) });
+  const facts: HeaderFacts = Object.freeze({ header, hash, meetsTarget: hashMeetsBits(hash, header.bits) });
   if (headerFactsKept.size >= HEADER_FACTS_KEPT) headerFactsKept.delete(headerFactsKept.keys().next().value as string);
   headerFactsKept.set(hex, facts);
   return facts;
@@ -92,7 +92,12 @@ export function targetFromBits(bits: number): bigint {
 
 /** True when the header's hash, as a number, does not exceed its target. */
 export function meetsTarget(header: BlockHeader): boolean {
-  return BigInt(`0x${blockHash(header)}`) <= targetFromBits(header.bits);
+  return hashMeetsBits(blockHash(header), header.bits);
+}
+
+/** A block hash (display hex) read as a number does not exceed the target `bits` encode. */
+function hashMeetsBits(hash: string, bits: number): boolean {
+  return BigInt(`0x${hash}`) <= targetFromBits(bits);
 }
 
 /**

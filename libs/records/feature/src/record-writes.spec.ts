@@ -260,9 +260,10 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       const chain = new InMemoryChain();
       const builder: TransactionBuilder = { build: (r) => (built.push(chain.build(r)), built[built.length - 1]!), fundingNeeded: (r) => chain.fundingNeeded(r) };
       const enqueued: string[] = [];
-      const funding: RecordFunding = { pool, feeRate: () => 1, takeFromFree: { sample: 8, belowSatoshis: 2000 } };
+      const upkeep: number[] = [];
+      const funding: RecordFunding = { pool, feeRate: () => 1, requestUpkeep: async () => void upkeep.push(1), takeFromFree: { sample: 8, belowSatoshis: 2000 } };
       const records = createRecords({ config, clock, redis: conn, prefix: p, builder, funding, reader: new InMemoryChain(), queue: { enqueue: async (txId) => void enqueued.push(txId) } });
-      return { writes: records.writes, built, enqueued };
+      return { writes: records.writes, built, enqueued, upkeep };
     }
 
     it('a write spends a sampled free UTXO in its accept step, never leased: the same pool state as a reservation', async () => {
@@ -304,10 +305,10 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     });
 
     it('an empty free set falls back to a reservation: 503 FUNDING_EXHAUSTED, nothing stored; refused updates leave the pool as it was', async () => {
-      const { p, pool, upkeepRequests } = setup();
-      const { writes } = freeProcess(p, pool);
+      const { p, pool } = setup();
+      const { writes, upkeep } = freeProcess(p, pool);
       await expect(writes.writeIndependent(caller, body('x'))).rejects.toMatchObject({ errorCode: 'FUNDING_EXHAUSTED', httpStatus: 503 });
-      expect(upkeepRequests).toHaveLength(0); // the process's own requester is not this setup's
+      expect(upkeep).toHaveLength(1);
       expect(await redis.keys(`${p}:records:*`)).toEqual([]);
       await fundPool(pool, 3, 1000);
       // after the empty sample's back-off, the stock refills

@@ -247,21 +247,7 @@ export class RecordWrites {
     let taken = 0;
     for (;;) {
       const priced = { ...request, satoshisPerKilobyte: funding.feeRate() };
-      const minSatoshis = builder.fundingNeeded(priced);
-      const candidate = this.free && taken < FROM_FREE_ATTEMPTS ? await this.free.take(minSatoshis) : null;
-      let owner = FROM_FREE;
-      let utxos: FundingUtxo[];
-      if (candidate) {
-        utxos = [candidate];
-      } else {
-        owner = randomUUID();
-        const reserved = await pool.reserve({ owner, count: 1, minSatoshis, ...(funding.leaseMs === undefined ? {} : { leaseMs: funding.leaseMs }) });
-        if (reserved.status === 'exhausted') {
-          this.requestUpkeep();
-          throw unavailable('FUNDING_EXHAUSTED', 'The funding wallet has no spendable UTXO for this record right now; nothing was stored. Retry after the Retry-After delay.', FUNDING_RETRY_AFTER_SECONDS);
-        }
-        utxos = reserved.utxos;
-      }
+      const { owner, utxos } = await this.funding(builder.fundingNeeded(priced), taken < FROM_FREE_ATTEMPTS);
       let built: Candidate;
       try {
         const tx = builder.build({ ...priced, funding: utxos });
@@ -293,6 +279,24 @@ export class RecordWrites {
       }
       throw acceptRefusal(outcome, tx.txId, prevTxId);
     }
+  }
+
+  /**
+   * One UTXO worth `minSatoshis` for a write: from the process's free sample when `fromFree` (owner
+   * `FROM_FREE`), else, or when the sample has none, reserved under a fresh owner.
+   * @throws AppError 503 `FUNDING_EXHAUSTED` (upkeep requested) when the pool has none.
+   */
+  private async funding(minSatoshis: number, fromFree: boolean): Promise<{ owner: string; utxos: FundingUtxo[] }> {
+    const candidate = this.free && fromFree ? await this.free.take(minSatoshis) : null;
+    if (candidate) return { owner: FROM_FREE, utxos: [candidate] };
+    const { pool, leaseMs } = this.deps.funding;
+    const owner = randomUUID();
+    const reserved = await pool.reserve({ owner, count: 1, minSatoshis, ...(leaseMs === undefined ? {} : { leaseMs }) });
+    if (reserved.status === 'exhausted') {
+      this.requestUpkeep();
+      throw unavailable('FUNDING_EXHAUSTED', 'The funding wallet has no spendable UTXO for this record right now; nothing was stored. Retry after the Retry-After delay.', FUNDING_RETRY_AFTER_SECONDS);
+    }
+    return { owner, utxos: reserved.utxos };
   }
 
   /** Returns a reservation that stored nothing to the pool; a failure only delays it until the lease expires. */
