@@ -3,7 +3,19 @@
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
-const IO_PACKAGES = ['express', 'graphql', 'graphql-yoga', '@pothos/*', 'bullmq', 'ioredis', 'redis', 'redis-om', '@bsv/sdk', 'pino', 'jose'];
+const IO_PACKAGES = [
+  'express',
+  'graphql',
+  'graphql-yoga',
+  '@pothos/*',
+  'bullmq',
+  'ioredis',
+  'redis',
+  'redis-om',
+  '@bsv/sdk',
+  'pino',
+  'jose',
+];
 
 const UTIL_BANNED = ['bullmq', 'ioredis', 'redis', 'redis-om', '@bsv/sdk', '@pothos/*'];
 
@@ -14,18 +26,58 @@ function boundaries(allowTesting) {
     enforceBuildableLibDependency: false,
     allow: [],
     depConstraints: [
-      { sourceTag: 'type:app', onlyDependOnLibsWithTags: t(['type:feature', 'type:data-access', 'type:domain', 'type:util']) },
-      { sourceTag: 'type:feature', onlyDependOnLibsWithTags: t(['type:feature', 'type:data-access', 'type:domain', 'type:util']) },
+      {
+        sourceTag: 'type:app',
+        onlyDependOnLibsWithTags: t(['type:feature', 'type:data-access', 'type:domain', 'type:util']),
+      },
+      {
+        sourceTag: 'type:feature',
+        onlyDependOnLibsWithTags: t(['type:feature', 'type:data-access', 'type:domain', 'type:util']),
+      },
       { sourceTag: 'type:data-access', onlyDependOnLibsWithTags: t(['type:data-access', 'type:domain', 'type:util']) },
-      { sourceTag: 'type:domain', onlyDependOnLibsWithTags: t(['type:domain', 'type:util']), bannedExternalImports: allowTesting ? [] : IO_PACKAGES },
-      { sourceTag: 'type:util', onlyDependOnLibsWithTags: t(['type:util']), bannedExternalImports: allowTesting ? [] : UTIL_BANNED },
-      { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:domain', 'type:util', 'type:testing'] },
+      {
+        sourceTag: 'type:domain',
+        onlyDependOnLibsWithTags: t(['type:domain', 'type:util']),
+        bannedExternalImports: allowTesting ? [] : IO_PACKAGES,
+      },
+      {
+        sourceTag: 'type:util',
+        onlyDependOnLibsWithTags: t(['type:util']),
+        bannedExternalImports: allowTesting ? [] : UTIL_BANNED,
+      },
+      {
+        sourceTag: 'type:testing',
+        onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:domain', 'type:util', 'type:testing'],
+      },
       { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
       { sourceTag: 'scope:chain', onlyDependOnLibsWithTags: ['scope:chain', 'scope:shared'] },
-      { sourceTag: 'scope:identity', onlyDependOnLibsWithTags: ['scope:identity', 'scope:shared'], bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'] },
-      { sourceTag: 'scope:records', onlyDependOnLibsWithTags: ['scope:records', 'scope:chain', 'scope:shared'], bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'] },
-      { sourceTag: 'scope:webhooks', onlyDependOnLibsWithTags: ['scope:webhooks', 'scope:records', 'scope:chain', 'scope:shared'], bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'] },
-      { sourceTag: 'scope:app', onlyDependOnLibsWithTags: ['scope:app', 'scope:records', 'scope:identity', 'scope:chain', 'scope:webhooks', 'scope:shared'], bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'] },
+      {
+        sourceTag: 'scope:identity',
+        onlyDependOnLibsWithTags: ['scope:identity', 'scope:shared'],
+        bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'],
+      },
+      {
+        sourceTag: 'scope:records',
+        onlyDependOnLibsWithTags: ['scope:records', 'scope:chain', 'scope:shared'],
+        bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'],
+      },
+      {
+        sourceTag: 'scope:webhooks',
+        onlyDependOnLibsWithTags: ['scope:webhooks', 'scope:records', 'scope:chain', 'scope:shared'],
+        bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'],
+      },
+      {
+        sourceTag: 'scope:app',
+        onlyDependOnLibsWithTags: [
+          'scope:app',
+          'scope:records',
+          'scope:identity',
+          'scope:chain',
+          'scope:webhooks',
+          'scope:shared',
+        ],
+        bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'],
+      },
     ],
   };
 }

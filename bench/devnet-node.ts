@@ -39,7 +39,9 @@ async function main(): Promise<void> {
   let url = process.env['BENCH_REDIS_URL'];
   if (!url) {
     const port = await freePort();
-    redisServer = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    redisServer = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     url = `redis://127.0.0.1:${port}`;
     await new Promise((r) => setTimeout(r, 300));
   }
@@ -48,10 +50,17 @@ async function main(): Promise<void> {
   const node = await startDevnetNode({ redis, prefix, port: 0, coinbaseLockingScriptHex: script, blockIntervalMs: 0 });
   const client = new ArcClient({ url: node.url, timeoutMs: 60_000 });
   try {
-    const coinbase = Transaction.fromHex(((await (await fetch(`${node.url}/block/height/0/coinbase`)).json()) as { hex: string }).hex);
+    const coinbase = Transaction.fromHex(
+      ((await (await fetch(`${node.url}/block/height/0/coinbase`)).json()) as { hex: string }).hex,
+    );
     const fund = new Transaction();
-    fund.addInput({ sourceTransaction: coinbase, sourceOutputIndex: 0, unlockingScriptTemplate: new P2PKH().unlock(key) });
-    for (let i = 0; i < 2 * TXS; i++) fund.addOutput({ satoshis: 10_000, lockingScript: LockingScript.fromHex(script) });
+    fund.addInput({
+      sourceTransaction: coinbase,
+      sourceOutputIndex: 0,
+      unlockingScriptTemplate: new P2PKH().unlock(key),
+    });
+    for (let i = 0; i < 2 * TXS; i++)
+      fund.addOutput({ satoshis: 10_000, lockingScript: LockingScript.fromHex(script) });
     await fund.sign();
     await client.submit({ txId: fund.id('hex'), hex: fund.toHexEF() });
     const txs = await spendAll(fund, 2 * TXS);
@@ -78,7 +87,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < batched.length; i += BATCH) {
       const chunk = batched.slice(i, i + BATCH);
       const rs = await client.submitMany(chunk.map((tx) => ({ txId: tx.id('hex'), hex: tx.toHexEF() })));
-      if (rs.some((r) => r instanceof Error || r.kind !== 'accepted')) throw new Error('a batch entry was not accepted');
+      if (rs.some((r) => r instanceof Error || r.kind !== 'accepted'))
+        throw new Error('a batch entry was not accepted');
     }
     const batch = performance.now() - t2;
 
@@ -91,9 +101,15 @@ async function main(): Promise<void> {
     if (st.kind !== 'mined') throw new Error('not mined');
 
     console.log(`devnet node, ${TXS} txs each way (1 input, P2PKH):`);
-    console.log(`  POST /v1/tx  x${CONCURRENCY} in flight: ${(TXS / (single / 1000)).toFixed(0)} tx/s (${single.toFixed(0)} ms)`);
-    console.log(`  POST /v1/txs batches of ${BATCH}: ${(TXS / (batch / 1000)).toFixed(0)} tx/s (${batch.toFixed(0)} ms)`);
-    console.log(`  mineBlock with ${block.txIds.length} txs: ${mine.toFixed(0)} ms; GET /v1/tx (MINED + BUMP): ${get.toFixed(1)} ms`);
+    console.log(
+      `  POST /v1/tx  x${CONCURRENCY} in flight: ${(TXS / (single / 1000)).toFixed(0)} tx/s (${single.toFixed(0)} ms)`,
+    );
+    console.log(
+      `  POST /v1/txs batches of ${BATCH}: ${(TXS / (batch / 1000)).toFixed(0)} tx/s (${batch.toFixed(0)} ms)`,
+    );
+    console.log(
+      `  mineBlock with ${block.txIds.length} txs: ${mine.toFixed(0)} ms; GET /v1/tx (MINED + BUMP): ${get.toFixed(1)} ms`,
+    );
   } finally {
     await node.close();
     let cursor = '0';

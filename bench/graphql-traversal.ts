@@ -21,7 +21,14 @@ import { startArcDevnet } from '@proofline/chain-testing';
 import { inputsReleasable } from '@proofline/chain-wallet';
 import { RecordStore } from '@proofline/records-data-access';
 import { createBootstrapKey } from '@proofline/identity-feature';
-import { BullPublishQueue, createRecords, publicationSettlement, rawTxOf, refusedWhileConfirming, startRecordsPublisher } from '@proofline/records-feature';
+import {
+  BullPublishQueue,
+  createRecords,
+  publicationSettlement,
+  rawTxOf,
+  refusedWhileConfirming,
+  startRecordsPublisher,
+} from '@proofline/records-feature';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis, createRedis } from '@proofline/shared-redis';
@@ -31,7 +38,6 @@ import { freePort } from '@proofline/shared-testing';
 
 const LINKS = Number(process.env['BENCH_LINKS'] ?? 1000);
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 10);
-
 
 async function waitForRedis(url: string): Promise<void> {
   for (let i = 0; i < 100; i++) {
@@ -63,7 +69,11 @@ async function main(): Promise<void> {
   if (!redisUrl) {
     const port = await freePort();
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-gql-bench-'));
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      { stdio: 'ignore' },
+    );
     redisUrl = `redis://127.0.0.1:${port}`;
   }
   await waitForRedis(redisUrl);
@@ -72,24 +82,54 @@ async function main(): Promise<void> {
   const bull = createBullRedis(redisUrl);
   // The devnet node (ARC over HTTP) in this process; the pool funded by a real coinbase split.
   const dev = await startArcDevnet({ redis, prefix });
-  const config = loadConfig({ REDIS_URL: redisUrl, REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', NODE_ENV: 'production', AUTH_JWT_SECRET: 'bench-graphql-traversal-secret-0123456789', MAX_LINKS: String(Math.max(LINKS, 1000)), ...dev.env });
+  const config = loadConfig({
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+    NODE_ENV: 'production',
+    AUTH_JWT_SECRET: 'bench-graphql-traversal-secret-0123456789',
+    MAX_LINKS: String(Math.max(LINKS, 1000)),
+    ...dev.env,
+  });
   const logger = createLogger({ level: 'silent', name: 'bench' });
   const devnet = dev.chain;
   const queue = new BullPublishQueue(bull, prefix);
   const { pool } = dev;
   await dev.fund(LINKS + 10, 1000);
   const funding = { pool, feeRate: () => config.wallet.feeFloorSatsPerKb };
-  const records = createRecords({ config, clock: systemClock, logger, redis, prefix, builder: devnet.builder, funding, reader: devnet.reader, queue });
+  const records = createRecords({
+    config,
+    clock: systemClock,
+    logger,
+    redis,
+    prefix,
+    builder: devnet.builder,
+    funding,
+    reader: devnet.reader,
+    queue,
+  });
   const writer = records.writes;
 
   let t = performance.now();
   const caller = { tenant: 'default' };
-  const chain = [(await writer.createLinked(caller, { body: Buffer.from('link 0 '.repeat(20)), encode: undefined })).txId];
+  const chain = [
+    (await writer.createLinked(caller, { body: Buffer.from('link 0 '.repeat(20)), encode: undefined })).txId,
+  ];
   for (let i = 1; i < LINKS; i++) {
     const prev = chain[chain.length - 1] ?? '';
-    chain.push((await writer.updateLinked(caller, prev, { body: Buffer.from(`link ${i} `.repeat(20)), encode: undefined, updateToken: undefined })).txId);
+    chain.push(
+      (
+        await writer.updateLinked(caller, prev, {
+          body: Buffer.from(`link ${i} `.repeat(20)),
+          encode: undefined,
+          updateToken: undefined,
+        })
+      ).txId,
+    );
   }
-  process.stdout.write(`wrote a chain of ${LINKS} linked records (~140 B each) through RecordWrites in ${(performance.now() - t).toFixed(0)} ms\n`);
+  process.stdout.write(
+    `wrote a chain of ${LINKS} linked records (~140 B each) through RecordWrites in ${(performance.now() - t).toFixed(0)} ms\n`,
+  );
 
   // publish in order (one worker, concurrency 1: FIFO, no successor waits) and mine one block
   t = performance.now();
@@ -98,7 +138,12 @@ async function main(): Promise<void> {
     redis,
     prefix,
     chain: devnet.publisher,
-    settlement: publicationSettlement({ pool, proofs: devnet.store, clock: systemClock, releasable: (code) => inputsReleasable({ code, reachedNetwork: false }) }),
+    settlement: publicationSettlement({
+      pool,
+      proofs: devnet.store,
+      clock: systemClock,
+      releasable: (code) => inputsReleasable({ code, reachedNetwork: false }),
+    }),
     clock: systemClock,
     logger,
     concurrency: 1,
@@ -115,11 +160,16 @@ async function main(): Promise<void> {
   const store = new RecordStore(redis, prefix);
   // One confirmation pass proves up to 500 watched txs: run until every one is proven.
   while ((await devnet.store.watchedCount()) > 0) {
-    const pass = await dev.confirmOnce({ rawTxOf: rawTxOf(store), onRefused: refusedWhileConfirming({ records: store, pool, clock: systemClock }) });
+    const pass = await dev.confirmOnce({
+      rawTxOf: rawTxOf(store),
+      onRefused: refusedWhileConfirming({ records: store, pool, clock: systemClock }),
+    });
     if (pass.proven === 0) break;
   }
   const mined = (await records.reads.confirmationMany(chain)).filter((c) => c !== null).length;
-  process.stdout.write(`published and mined in ${(performance.now() - t).toFixed(0)} ms (${mined}/${LINKS} with a TSC proof)\n`);
+  process.stdout.write(
+    `published and mined in ${(performance.now() - t).toFixed(0)} ms (${mined}/${LINKS} with a TSC proof)\n`,
+  );
 
   const deps = await createGraphQLDeps(config, logger, systemClock);
   const yoga = createGraphQL(deps);
@@ -136,7 +186,10 @@ async function main(): Promise<void> {
       body: JSON.stringify({ query, variables }),
     });
     const text = await res.text();
-    const body = JSON.parse(text) as { errors?: unknown; data: { linkedRecord: { chain: { edges: unknown[]; pageInfo: { endCursor: string } } } } };
+    const body = JSON.parse(text) as {
+      errors?: unknown;
+      data: { linkedRecord: { chain: { edges: unknown[]; pageInfo: { endCursor: string } } } };
+    };
     if (body.errors) throw new Error(JSON.stringify(body.errors));
     return { bytes: text.length, chain: body.data.linkedRecord.chain };
   };
@@ -156,7 +209,9 @@ async function main(): Promise<void> {
     }
     size = out.bytes;
   }
-  process.stdout.write(`1. one query, chain(first: ${LINKS}) with content + proofs (${(size / 1024).toFixed(0)} KiB response): ${stats(whole)}\n`);
+  process.stdout.write(
+    `1. one query, chain(first: ${LINKS}) with content + proofs (${(size / 1024).toFixed(0)} KiB response): ${stats(whole)}\n`,
+  );
   // CPU time of this process (yoga + the client's parse; not Redis): steadier than wall time on a busy machine
   process.stdout.write(`   CPU time of that query in this process: ${stats(wholeCpu)}\n`);
 
@@ -165,7 +220,8 @@ async function main(): Promise<void> {
   for (let i = 0; i < RUNS + 2; i++) {
     const s = performance.now();
     let after: string | undefined;
-    for (let p = 0; p < 10; p++) after = (await run({ txId: chain[0], first: pageSize, after })).chain.pageInfo.endCursor;
+    for (let p = 0; p < 10; p++)
+      after = (await run({ txId: chain[0], first: pageSize, after })).chain.pageInfo.endCursor;
     if (i >= 2) paged.push(performance.now() - s);
   }
   process.stdout.write(`2. ten pages of ${pageSize} (cursor walk, same selection): ${stats(paged)} for all ten\n`);

@@ -51,16 +51,30 @@ async function waitForRedis(url: string): Promise<void> {
 async function main(): Promise<void> {
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-int-bench-'));
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  );
   const redisUrl = `redis://127.0.0.1:${port}`;
   try {
     await waitForRedis(redisUrl);
     const prefix = `intbench${Date.now()}`;
-    const base = { REDIS_URL: redisUrl, REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', NODE_ENV: 'production', AUTH_JWT_SECRET: 'bench-integrator-overhead-secret-0123456789', MAX_PENDING_PUBLICATIONS: '0' };
+    const base = {
+      REDIS_URL: redisUrl,
+      REDIS_PREFIX: prefix,
+      LOG_LEVEL: 'silent',
+      NODE_ENV: 'production',
+      AUTH_JWT_SECRET: 'bench-integrator-overhead-secret-0123456789',
+      MAX_PENDING_PUBLICATIONS: '0',
+    };
     const logger = createLogger({ level: 'silent', name: 'bench' });
     const plainCfg = loadConfig(base);
     const limitedCfg = loadConfig({ ...base, RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_PER_TENANT: '1000000' });
-    const apps = await Promise.all([composeApi(plainCfg, logger, systemClock), composeApi(limitedCfg, logger, systemClock)]);
+    const apps = await Promise.all([
+      composeApi(plainCfg, logger, systemClock),
+      composeApi(limitedCfg, logger, systemClock),
+    ]);
     const [plain, limited] = apps as [Awaited<ReturnType<typeof composeApi>>, Awaited<ReturnType<typeof composeApi>>];
     const { pool } = createFundingWallet(plain.deps.redis, plainCfg);
     await fundPool(pool, 6 * N * ROUNDS + 1000, 1000, { oldDevnet: { redis: plain.deps.redis, prefix } });
@@ -76,7 +90,11 @@ async function main(): Promise<void> {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const post = (url: string, idem: boolean) =>
       new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const headers: Record<string, string> = { 'x-api-key': key, 'content-type': 'application/octet-stream', 'content-length': String(body.length) };
+        const headers: Record<string, string> = {
+          'x-api-key': key,
+          'content-type': 'application/octet-stream',
+          'content-length': String(body.length),
+        };
         if (idem) headers['idempotency-key'] = randomUUID();
         const req = http.request(`${url}/api/v1/records?encode=SHA256`, { method: 'POST', headers, agent }, (res) => {
           let text = '';
@@ -86,7 +104,11 @@ async function main(): Promise<void> {
         req.on('error', reject);
         req.end(body);
       });
-    const modes = { plain: { url: servers[0]?.url ?? '', idem: false }, idempotent: { url: servers[0]?.url ?? '', idem: true }, 'rate-limited': { url: servers[1]?.url ?? '', idem: false } };
+    const modes = {
+      plain: { url: servers[0]?.url ?? '', idem: false },
+      idempotent: { url: servers[0]?.url ?? '', idem: true },
+      'rate-limited': { url: servers[1]?.url ?? '', idem: false },
+    };
     const results: Record<string, { ms: number[]; cpuUs: number }> = {};
     for (const mode of Object.keys(modes)) results[mode] = { ms: [], cpuUs: 0 };
     for (const m of Object.values(modes)) for (let i = 0; i < 50; i++) await post(m.url, m.idem); // warm-up
@@ -109,7 +131,9 @@ async function main(): Promise<void> {
     const at = (s: number[], q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
     for (const [mode, r] of Object.entries(results)) {
       const s = [...r.ms].sort((a, b) => a - b);
-      console.log(`${mode.padEnd(13)} median ${at(s, 0.5).toFixed(2)} ms  p95 ${at(s, 0.95).toFixed(2)} ms  CPU ${(r.cpuUs / 1000 / r.ms.length).toFixed(3)} ms/write  (${r.ms.length} writes)`);
+      console.log(
+        `${mode.padEnd(13)} median ${at(s, 0.5).toFixed(2)} ms  p95 ${at(s, 0.95).toFixed(2)} ms  CPU ${(r.cpuUs / 1000 / r.ms.length).toFixed(3)} ms/write  (${r.ms.length} writes)`,
+      );
     }
     agent.destroy();
     for (const s of servers) s.server.close();

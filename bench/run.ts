@@ -34,12 +34,23 @@ interface Reply {
   body: string;
 }
 
-function request(base: string, method: string, p: string, key: string, body?: Buffer, type = 'application/octet-stream'): Promise<Reply> {
+function request(
+  base: string,
+  method: string,
+  p: string,
+  key: string,
+  body?: Buffer,
+  type = 'application/octet-stream',
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const url = new URL(p, base);
     const req = http.request(
       url,
-      { method, agent, headers: { 'x-api-key': key, ...(body ? { 'content-type': type, 'content-length': body.length } : {}) } },
+      {
+        method,
+        agent,
+        headers: { 'x-api-key': key, ...(body ? { 'content-type': type, 'content-length': body.length } : {}) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -51,7 +62,6 @@ function request(base: string, method: string, p: string, key: string, body?: Bu
   });
 }
 
-
 async function waitFor(probe: () => Promise<boolean>, ms: number, what: string): Promise<void> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
@@ -61,7 +71,8 @@ async function waitFor(probe: () => Promise<boolean>, ms: number, what: string):
   throw new Error(`timed out waiting for ${what}`);
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 /** Sends SIGTERM and resolves once the process has exited (SIGKILL after `graceMs`). */
 function stopProcess(child: ChildProcess, graceMs: number): Promise<void> {
@@ -84,9 +95,17 @@ async function startStack(): Promise<{ base: string; key: string; stop: () => Pr
   const redisPort = await freePort();
   const apiPort = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-bench-'));
-  const redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const redis = spawn(
+    'redis-server',
+    ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  );
   const apps: ChildProcess[] = [];
-  const key = `idty_${randomBytes(24).toString('base64').replace(/[^A-Za-z0-9]/g, '').padEnd(32, 'x').slice(0, 32)}`;
+  const key = `idty_${randomBytes(24)
+    .toString('base64')
+    .replace(/[^A-Za-z0-9]/g, '')
+    .padEnd(32, 'x')
+    .slice(0, 32)}`;
   const env = {
     ...process.env,
     NODE_ENV: 'production',
@@ -99,22 +118,39 @@ async function startStack(): Promise<{ base: string; key: string; stop: () => Pr
     BLOCK_INTERVAL_MS: String(BLOCK_INTERVAL_MS),
     MAX_LINKS: String(Math.max(CHAIN, 1000)),
   };
-  const profile = process.env['BENCH_PROFILE_DIR'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['BENCH_PROFILE_DIR']] : [];
+  const profile = process.env['BENCH_PROFILE_DIR']
+    ? ['--cpu-prof', '--cpu-prof-dir', process.env['BENCH_PROFILE_DIR']]
+    : [];
   const run = (app: string) =>
-    apps.push(spawn(process.execPath, [...(app === 'api' ? profile : []), path.join(ROOT, 'dist', 'apps', app, 'main.js')], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] }));
+    apps.push(
+      spawn(process.execPath, [...(app === 'api' ? profile : []), path.join(ROOT, 'dist', 'apps', app, 'main.js')], {
+        cwd: ROOT,
+        env,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      }),
+    );
   await new Promise((r) => setTimeout(r, 300));
   // Every write reserves a funding UTXO: fund the pool for the whole run (writes at ~600/s, the
   // chain, the warm-up), also known to the old in-process devnet the workers publish to.
   const pool = createRedis(env.REDIS_URL, { maxRetriesPerRequest: 2 });
   try {
-    await fundPool(new FundingPool(pool, { prefix: env.REDIS_PREFIX, address: 'bench' }), Number(process.env['BENCH_POOL_UTXOS'] ?? CHAIN + 40_000), 1000, { oldDevnet: { redis: pool, prefix: env.REDIS_PREFIX } });
+    await fundPool(
+      new FundingPool(pool, { prefix: env.REDIS_PREFIX, address: 'bench' }),
+      Number(process.env['BENCH_POOL_UTXOS'] ?? CHAIN + 40_000),
+      1000,
+      { oldDevnet: { redis: pool, prefix: env.REDIS_PREFIX } },
+    );
   } finally {
     await pool.quit();
   }
   run('api');
   for (let i = 0; i < WORKERS; i += 1) run('worker');
   const base = `http://127.0.0.1:${apiPort}`;
-  await waitFor(async () => (await request(base, 'GET', '/readiness', key)).status === 200, 60_000, 'the stack to be ready');
+  await waitFor(
+    async () => (await request(base, 'GET', '/readiness', key)).status === 200,
+    60_000,
+    'the stack to be ready',
+  );
   return {
     base,
     key,
@@ -164,15 +200,21 @@ async function benchProof(base: string, key: string): Promise<string[]> {
     const t0 = Date.now();
     const res = await request(base, 'POST', '/api/v1/records?encode=SHA256', key, randomBytes(1024));
     const { txId } = JSON.parse(res.body) as { txId: string };
-    await waitFor(async () => {
-      const s = await request(base, 'GET', `/api/v1/records/${txId}/status`, key);
-      const parsed = JSON.parse(s.body) as { confirmation: { merkleProof?: unknown } | null };
-      return Boolean(parsed.confirmation?.merkleProof);
-    }, 120_000, 'a Merkle proof');
+    await waitFor(
+      async () => {
+        const s = await request(base, 'GET', `/api/v1/records/${txId}/status`, key);
+        const parsed = JSON.parse(s.body) as { confirmation: { merkleProof?: unknown } | null };
+        return Boolean(parsed.confirmation?.merkleProof);
+      },
+      120_000,
+      'a Merkle proof',
+    );
     samples.push(Date.now() - t0);
   }
   samples.sort((a, b) => a - b);
-  return [`write -> Merkle proof (BLOCK_INTERVAL_MS=${BLOCK_INTERVAL_MS}): median ${pct(samples, 50)} ms, max ${samples[samples.length - 1]} ms over ${samples.length} writes`];
+  return [
+    `write -> Merkle proof (BLOCK_INTERVAL_MS=${BLOCK_INTERVAL_MS}): median ${pct(samples, 50)} ms, max ${samples[samples.length - 1]} ms over ${samples.length} writes`,
+  ];
 }
 
 async function benchNavigate(base: string, key: string): Promise<string[]> {
@@ -181,12 +223,20 @@ async function benchNavigate(base: string, key: string): Promise<string[]> {
   let { txId, updateToken } = JSON.parse(created.body) as { txId: string; updateToken: string };
   const first = txId;
   for (let i = 1; i < CHAIN; i += 1) {
-    const res = await request(base, 'POST', `/api/v1/linkedrecords/${txId}/update?updateToken=${encodeURIComponent(updateToken)}`, key, Buffer.from(`v${i}`));
+    const res = await request(
+      base,
+      'POST',
+      `/api/v1/linkedrecords/${txId}/update?updateToken=${encodeURIComponent(updateToken)}`,
+      key,
+      Buffer.from(`v${i}`),
+    );
     if (res.status !== 200) throw new Error(`update ${i} failed: ${res.status} ${res.body}`);
     ({ txId, updateToken } = JSON.parse(res.body) as { txId: string; updateToken: string });
   }
   const buildMs = Date.now() - t0;
-  const lines = [`built a ${CHAIN}-link chain with sequential updates in ${(buildMs / 1000).toFixed(1)} s (${(CHAIN / (buildMs / 1000)).toFixed(0)} updates/s)`];
+  const lines = [
+    `built a ${CHAIN}-link chain with sequential updates in ${(buildMs / 1000).toFixed(1)} s (${(CHAIN / (buildMs / 1000)).toFixed(0)} updates/s)`,
+  ];
 
   const timeIt = async (label: string, fn: () => Promise<void>, runs = 5) => {
     const ms: number[] = [];
@@ -223,7 +273,9 @@ async function main(): Promise<void> {
   const stack = external
     ? { base: external, key: process.env['BENCH_KEY'] ?? '', stop: async () => undefined }
     : await startStack();
-  console.log(`proofline bench on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), ${external ? external : `private stack with ${WORKERS} worker(s)`}`);
+  console.log(
+    `proofline bench on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), ${external ? external : `private stack with ${WORKERS} worker(s)`}`,
+  );
   try {
     for (const line of await benchWrites(stack.base, stack.key)) console.log(line);
     for (const line of await benchProof(stack.base, stack.key)) console.log(line);

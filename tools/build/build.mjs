@@ -95,8 +95,14 @@ const dirnamePlugin = (DIST) => ({
       if (rel.startsWith('..') || rel.includes('node_modules')) return undefined;
       let contents = await fs.promises.readFile(args.path, 'utf8');
       if (/\b__dirname\b/.test(contents)) {
-        const fromBundle = path.relative(path.join(DIST, 'apps', '_'), path.join(DIST, path.dirname(rel))).split(path.sep).join('/');
-        contents = contents.replace(/\b__dirname\b/g, `require('node:path').join(__dirname, ${JSON.stringify(fromBundle)})`);
+        const fromBundle = path
+          .relative(path.join(DIST, 'apps', '_'), path.join(DIST, path.dirname(rel)))
+          .split(path.sep)
+          .join('/');
+        contents = contents.replace(
+          /\b__dirname\b/g,
+          `require('node:path').join(__dirname, ${JSON.stringify(fromBundle)})`,
+        );
       }
       return { contents, loader: 'ts' };
     });
@@ -135,9 +141,15 @@ export async function build({ dist: DIST = DEFAULT_DIST, quiet = false } = {}) {
   }
   // libs/shared/config/src/version.ts reads <its dir>/../../../../package.json: dist/package.json.
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-  fs.writeFileSync(path.join(DIST, 'package.json'), `${JSON.stringify({ name: `${pkg.name}-dist`, version: pkg.version, private: true, type: 'commonjs' }, null, 2)}\n`);
+  fs.writeFileSync(
+    path.join(DIST, 'package.json'),
+    `${JSON.stringify({ name: `${pkg.name}-dist`, version: pkg.version, private: true, type: 'commonjs' }, null, 2)}\n`,
+  );
   fs.writeFileSync(stampOf(DIST), `${new Date().toISOString()}\n`);
-  if (!quiet) console.log(`proofline build: ${names.join(', ')} -> ${path.relative(ROOT, DIST) || '.'}/apps/<name>/main.js in ${Date.now() - started} ms`);
+  if (!quiet)
+    console.log(
+      `proofline build: ${names.join(', ')} -> ${path.relative(ROOT, DIST) || '.'}/apps/<name>/main.js in ${Date.now() - started} ms`,
+    );
 }
 
 const invoked = process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);

@@ -22,8 +22,13 @@ function configVariables(): string[] {
 /** Variables named in the first column of the README's configuration table. */
 function readmeVariables(): string[] {
   const readme = read('README.md');
-  const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5));
-  return [...section.matchAll(/^\| ([^|]+)\|/gm)].flatMap((m) => [...(m[1] ?? '').matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((v) => v[1] ?? ''));
+  const section = readme.slice(
+    readme.indexOf('## Configuration'),
+    readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5),
+  );
+  return [...section.matchAll(/^\| ([^|]+)\|/gm)].flatMap((m) =>
+    [...(m[1] ?? '').matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((v) => v[1] ?? ''),
+  );
 }
 
 function exampleVariables(): Map<string, string> {
@@ -76,12 +81,15 @@ describe('docker-compose.yml', () => {
       expect(svc?.command).toEqual(['node', `dist/apps/${name}/main.js`]);
       expect(svc?.env_file).toEqual([{ path: '.env', required: true }]);
       // `environment` only fixes the container layout; it is no allowlist.
-      expect(Object.keys(svc?.environment ?? {}).sort()).toEqual(expect.arrayContaining(['REDIS_URL', 'PORT', 'GRAPHQL_PORT']));
+      expect(Object.keys(svc?.environment ?? {}).sort()).toEqual(
+        expect.arrayContaining(['REDIS_URL', 'PORT', 'GRAPHQL_PORT']),
+      );
       expect(Object.keys(svc?.environment ?? {}).length).toBeLessThanOrEqual(9);
       // Docker's SIGKILL comes after SHUTDOWN_GRACE_MS (10 s by default).
       expect(parseInt(svc?.stop_grace_period ?? '0', 10)).toBeGreaterThan(10);
     }
-    for (const name of ['api', 'graphql', 'worker']) expect(fs.existsSync(path.join(ROOT, 'apps', name, 'src', 'main.ts'))).toBe(true);
+    for (const name of ['api', 'graphql', 'worker'])
+      expect(fs.existsSync(path.join(ROOT, 'apps', name, 'src', 'main.ts'))).toBe(true);
     expect(compose.services['worker']?.deploy?.replicas).toBeDefined();
   });
 
@@ -114,7 +122,10 @@ describe('Dockerfile', () => {
   });
 
   it('keeps tsx and the bundler out of the production dependencies', () => {
-    const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    const pkg = JSON.parse(read('package.json')) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
     expect(pkg.dependencies['tsx']).toBeUndefined();
     expect(pkg.dependencies['esbuild']).toBeUndefined();
     expect(pkg.devDependencies['tsx']).toBeDefined();

@@ -28,7 +28,11 @@ const freePort = () =>
     });
   });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const ready = (url) => fetch(url, { signal: AbortSignal.timeout(1000) }).then((r) => r.status === 200, () => false);
+const ready = (url) =>
+  fetch(url, { signal: AbortSignal.timeout(1000) }).then(
+    (r) => r.status === 200,
+    () => false,
+  );
 
 /** Descendants of `root` whose argv mentions apps/api/ (the API process, compiled or not). */
 function apiPids(root) {
@@ -48,7 +52,9 @@ function apiPids(root) {
     for (let p = pid; p; p = parent.get(p)) if (p === root) return true;
     return false;
   };
-  return [...argv].filter(([pid, a]) => pid !== root && under(pid) && a.some((x) => x.includes('apps/api/')) && a[0].endsWith('node')).map(([pid]) => pid);
+  return [...argv]
+    .filter(([pid, a]) => pid !== root && under(pid) && a.some((x) => x.includes('apps/api/')) && a[0].endsWith('node'))
+    .map(([pid]) => pid);
 }
 
 /** CPU time (user + system) a process has used so far, in ms (clock ticks of 10 ms). */
@@ -61,9 +67,32 @@ function cpuMs(pid) {
 async function once() {
   const [rp, ap, gp] = [await freePort(), await freePort(), await freePort()];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-measure-'));
-  const redis = spawn('redis-server', ['--port', String(rp), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
-  while (!(await new Promise((r) => net.connect(rp, '127.0.0.1').on('connect', function () { this.destroy(); r(true); }).on('error', () => r(false))))) await sleep(20);
-  const env = { ...process.env, REDIS_URL: `redis://127.0.0.1:${rp}`, PORT: String(ap), GRAPHQL_PORT: String(gp), WORKERS: '1', LOG_LEVEL: 'warn', AUTH_JWT_SECRET: 'x'.repeat(40) };
+  const redis = spawn(
+    'redis-server',
+    ['--port', String(rp), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  );
+  while (
+    !(await new Promise((r) =>
+      net
+        .connect(rp, '127.0.0.1')
+        .on('connect', function () {
+          this.destroy();
+          r(true);
+        })
+        .on('error', () => r(false)),
+    ))
+  )
+    await sleep(20);
+  const env = {
+    ...process.env,
+    REDIS_URL: `redis://127.0.0.1:${rp}`,
+    PORT: String(ap),
+    GRAPHQL_PORT: String(gp),
+    WORKERS: '1',
+    LOG_LEVEL: 'warn',
+    AUTH_JWT_SECRET: 'x'.repeat(40),
+  };
   const url = `http://127.0.0.1:${ap}/readiness`;
   const t0 = performance.now();
   const child = spawn(command[0], command.slice(1), { env, stdio: 'ignore', detached: true });
@@ -87,7 +116,13 @@ async function once() {
   redis.kill('SIGTERM');
   await new Promise((r) => redis.once('exit', r));
   fs.rmSync(dir, { recursive: true, force: true });
-  return { startMs: Math.round(startMs), restartMs: Math.round(restartMs), failedProbes: refused, apiCpuMsAtReady: apiCpuMs, replacementCpuMsAtReady: replacementCpuMs };
+  return {
+    startMs: Math.round(startMs),
+    restartMs: Math.round(restartMs),
+    failedProbes: refused,
+    apiCpuMsAtReady: apiCpuMs,
+    replacementCpuMsAtReady: replacementCpuMs,
+  };
 }
 
 const results = [];

@@ -39,8 +39,41 @@ const chance = (r: Rand, p: number): boolean => r() < p;
 const int = (r: Rand, max: number): number => Math.floor(r() * max);
 
 const hex = (r: Rand, n: number) => Array.from({ length: n }, () => '0123456789abcdef'[int(r, 16)]).join('');
-const TX = (r: Rand) => pick(r, [hex(r, 64), hex(r, 64).toUpperCase(), hex(r, 63), hex(r, 65), 'not-a-txid', '', '%00', '..', 'ffff%2Fffff', '\u00e9', '0'.repeat(64)]);
-const ODD = ['%00', '%ff', '%2e%2e', '%2F', '%', '%zz', '..', '//', ';x', '~', '\u00e9', '%E2%80%A6', 'a'.repeat(3000), '%C0%AF', '*', '"', '<>', '{}', '|'];
+const TX = (r: Rand) =>
+  pick(r, [
+    hex(r, 64),
+    hex(r, 64).toUpperCase(),
+    hex(r, 63),
+    hex(r, 65),
+    'not-a-txid',
+    '',
+    '%00',
+    '..',
+    'ffff%2Fffff',
+    '\u00e9',
+    '0'.repeat(64),
+  ]);
+const ODD = [
+  '%00',
+  '%ff',
+  '%2e%2e',
+  '%2F',
+  '%',
+  '%zz',
+  '..',
+  '//',
+  ';x',
+  '~',
+  '\u00e9',
+  '%E2%80%A6',
+  'a'.repeat(3000),
+  '%C0%AF',
+  '*',
+  '"',
+  '<>',
+  '{}',
+  '|',
+];
 
 function oddSegment(r: Rand): string {
   const s = pick(r, ODD);
@@ -94,7 +127,16 @@ const CONTENT_TYPES = [
   'application/json, text/plain',
   'image/png',
 ];
-const ACCEPTS = ['*/*', 'application/json', 'application/graphql-response+json', 'text/event-stream', 'image/png', 'text/html', 'application/problem+json', ''];
+const ACCEPTS = [
+  '*/*',
+  'application/json',
+  'application/graphql-response+json',
+  'text/event-stream',
+  'image/png',
+  'text/html',
+  'application/problem+json',
+  '',
+];
 
 function jsonValue(r: Rand, depth = 0): unknown {
   switch (int(r, depth > 3 ? 5 : 8)) {
@@ -111,7 +153,20 @@ function jsonValue(r: Rand, depth = 0): unknown {
     case 5:
       return Array.from({ length: int(r, 4) }, () => jsonValue(r, depth + 1));
     default: {
-      const keys = ['name', 'permissions', 'body', 'encode', 'data', 'hash', 'updateToken', 'apiKeyId', 'expiresAt', '__proto__', 'constructor', 'x'];
+      const keys = [
+        'name',
+        'permissions',
+        'body',
+        'encode',
+        'data',
+        'hash',
+        'updateToken',
+        'apiKeyId',
+        'expiresAt',
+        '__proto__',
+        'constructor',
+        'x',
+      ];
       return Object.fromEntries(Array.from({ length: int(r, 4) }, () => [pick(r, keys), jsonValue(r, depth + 1)]));
     }
   }
@@ -148,8 +203,37 @@ function randomBytesFrom(r: Rand, n: number): Buffer {
 
 function queryString(r: Rand): string {
   if (chance(r, 0.5)) return '';
-  const keys = ['limit', 'first', 'after', 'depth', 'encode', 'updateToken', 'direction', 'x', 'a[b]', 'a[]', '__proto__', 'query', 'variables'];
-  const values = ['1', '-1', '0', '1e9', 'abc', '', '%zz', '%00', 'null', '[]', '{', 'true', hex(r, 64), 'a'.repeat(2000)];
+  const keys = [
+    'limit',
+    'first',
+    'after',
+    'depth',
+    'encode',
+    'updateToken',
+    'direction',
+    'x',
+    'a[b]',
+    'a[]',
+    '__proto__',
+    'query',
+    'variables',
+  ];
+  const values = [
+    '1',
+    '-1',
+    '0',
+    '1e9',
+    'abc',
+    '',
+    '%zz',
+    '%00',
+    'null',
+    '[]',
+    '{',
+    'true',
+    hex(r, 64),
+    'a'.repeat(2000),
+  ];
   return `?${Array.from({ length: 1 + int(r, 4) }, () => `${pick(r, keys)}=${pick(r, values)}`).join('&')}`;
 }
 
@@ -177,16 +261,25 @@ function mutateDocument(r: Rand, doc: string): string {
         out = out.slice(0, at) + out.slice(at + 1 + int(r, 5));
         break;
       case 1:
-        out = out.slice(0, at) + pick(r, ['{', '}', '(', ')', '$', '!', '"', '...', '@skip(if: $x)', '#', '\u0000', ' on ', 'Int', ':']) + out.slice(at);
+        out =
+          out.slice(0, at) +
+          pick(r, ['{', '}', '(', ')', '$', '!', '"', '...', '@skip(if: $x)', '#', '\u0000', ' on ', 'Int', ':']) +
+          out.slice(at);
         break;
       case 2:
         out = out + out;
         break;
       case 3:
-        out = out.replace(pick(r, ['String!', 'Int', 'txId', 'first']), pick(r, ['Int!', 'Boolean', '[String]', 'Unknown', '']));
+        out = out.replace(
+          pick(r, ['String!', 'Int', 'txId', 'first']),
+          pick(r, ['Int!', 'Boolean', '[String]', 'Unknown', '']),
+        );
         break;
       default:
-        out = out.slice(0, at) + pick(r, ['{ health }', 'fragment F on Query { health }', 'query Q { ...F }']) + out.slice(at);
+        out =
+          out.slice(0, at) +
+          pick(r, ['{ health }', 'fragment F on Query { health }', 'query Q { ...F }']) +
+          out.slice(at);
     }
   }
   return out;
@@ -195,7 +288,12 @@ function mutateDocument(r: Rand, doc: string): string {
 function variables(r: Rand): unknown {
   if (chance(r, 0.2)) return jsonValue(r);
   const t = pick(r, [hex(r, 64), 1, null, '', [hex(r, 64)], { a: 1 }, 'x'.repeat(1000), true]);
-  return { t, n: pick(r, [1, -1, 0, 1e9, 'x', null, 1.5]), h: pick(r, [0, -1, 2 ** 31, 'x', null]), x: pick(r, [hex(r, 64), 1, null]) };
+  return {
+    t,
+    n: pick(r, [1, -1, 0, 1e9, 'x', null, 1.5]),
+    h: pick(r, [0, -1, 2 ** 31, 'x', null]),
+    x: pick(r, [hex(r, 64), 1, null]),
+  };
 }
 
 export interface FuzzRequest {
@@ -211,7 +309,14 @@ export interface FuzzRequest {
 function headers(r: Rand, key: string): Record<string, string> {
   const h: Record<string, string> = {};
   if (chance(r, 0.6)) h['x-api-key'] = pick(r, [key, key, `idty_${hex(r, 32)}`, 'x', '', key.toUpperCase(), `${key} `]);
-  if (chance(r, 0.15)) h['authorization'] = pick(r, ['Bearer x', 'Bearer a.b.c', 'Basic Zm9vOmJhcg==', 'Bearer ', `Bearer ${'a'.repeat(3000)}`]);
+  if (chance(r, 0.15))
+    h['authorization'] = pick(r, [
+      'Bearer x',
+      'Bearer a.b.c',
+      'Basic Zm9vOmJhcg==',
+      'Bearer ',
+      `Bearer ${'a'.repeat(3000)}`,
+    ]);
   if (chance(r, 0.7)) h['content-type'] = pick(r, CONTENT_TYPES);
   if (chance(r, 0.4)) h['accept'] = pick(r, ACCEPTS);
   if (chance(r, 0.2)) h['x-request-id'] = pick(r, ['abc', 'bad id', 'a'.repeat(300), '../../', hex(r, 16)]);
@@ -240,31 +345,72 @@ export function fuzzRequest(seed: number, i: number, key: string): FuzzRequest {
     const big = `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`;
     return { target, method: 'RAW', path: '', headers: {}, raw: chance(r, 0.3) ? big : pick(r, RAW_LINES) };
   }
-  const method = pick(r, ['GET', 'GET', 'POST', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'FOO', 'PROPFIND']);
+  const method = pick(r, [
+    'GET',
+    'GET',
+    'POST',
+    'POST',
+    'PUT',
+    'PATCH',
+    'DELETE',
+    'OPTIONS',
+    'HEAD',
+    'FOO',
+    'PROPFIND',
+  ]);
   const h = headers(r, key);
   if (target === 'rest') {
-    return { target, method, path: pick(r, REST_PATHS)(r) + queryString(r), headers: h, body: ['GET', 'HEAD'].includes(method) && chance(r, 0.8) ? undefined : body(r) };
+    return {
+      target,
+      method,
+      path: pick(r, REST_PATHS)(r) + queryString(r),
+      headers: h,
+      body: ['GET', 'HEAD'].includes(method) && chance(r, 0.8) ? undefined : body(r),
+    };
   }
   const doc = chance(r, 0.7) ? mutateDocument(r, pick(r, DOCUMENTS)) : pick(r, DOCUMENTS);
   const vars = chance(r, 0.7) ? variables(r) : undefined;
   const params: Record<string, unknown> = { query: chance(r, 0.95) ? doc : pick(r, [1, null, ['x']]) };
   if (vars !== undefined) params['variables'] = vars;
   if (chance(r, 0.2)) params['operationName'] = pick(r, ['R', 'L', 'nope', 1, null]);
-  if (chance(r, 0.1)) params['extensions'] = pick(r, [{ persistedQuery: { version: 1, sha256Hash: hex(r, 64) } }, 'x', 1, null]);
-  const gqlPath = pick(r, ['/graphql', '/graphql', '/graphql', `/graphql/${oddSegment(r)}`, `/${oddSegment(r)}`, '/readiness', '/metrics']);
-  const encoded = (v: unknown) => encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+  if (chance(r, 0.1))
+    params['extensions'] = pick(r, [{ persistedQuery: { version: 1, sha256Hash: hex(r, 64) } }, 'x', 1, null]);
+  const gqlPath = pick(r, [
+    '/graphql',
+    '/graphql',
+    '/graphql',
+    `/graphql/${oddSegment(r)}`,
+    `/${oddSegment(r)}`,
+    '/readiness',
+    '/metrics',
+  ]);
+  const encoded = (v: unknown) => encodeURIComponent(typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
   switch (int(r, 6)) {
     case 0: {
       const search = Object.entries(params)
-        .map(([k, v]) => `${k}=${k === 'query' && typeof v === 'string' ? encodeURIComponent(v) : chance(r, 0.2) ? pick(r, ['%7B', '%zz', '[1]', '7']) : encoded(v)}`)
+        .map(
+          ([k, v]) =>
+            `${k}=${k === 'query' && typeof v === 'string' ? encodeURIComponent(v) : chance(r, 0.2) ? pick(r, ['%7B', '%zz', '[1]', '7']) : encoded(v)}`,
+        )
         .join('&');
-      return { target, method: 'GET', path: `${gqlPath}?${search}`, headers: { ...h, accept: h['accept'] ?? 'application/json' } };
+      return {
+        target,
+        method: 'GET',
+        path: `${gqlPath}?${search}`,
+        headers: { ...h, accept: h['accept'] ?? 'application/json' },
+      };
     }
     case 1: {
       const form = Object.entries(params)
         .map(([k, v]) => `${k}=${chance(r, 0.2) ? '%7B' : encoded(v)}`)
         .join('&');
-      return { target, method, path: gqlPath, headers: { ...h, 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(form) };
+      return {
+        target,
+        method,
+        path: gqlPath,
+        headers: { ...h, 'content-type': 'application/x-www-form-urlencoded' },
+        body: Buffer.from(form),
+      };
     }
     case 2:
       return { target, method, path: gqlPath + queryString(r), headers: h, body: body(r) };
@@ -323,12 +469,32 @@ export function send(port: number, req: FuzzRequest): Promise<Answer | { readonl
     let outgoing: http.ClientRequest;
     try {
       outgoing = http.request(
-        { host: '127.0.0.1', port, method: req.method, path: req.path, agent, headers: { ...req.headers, ...(req.body ? { 'content-length': String(req.body.length) } : {}) }, timeout: 15_000 },
+        {
+          host: '127.0.0.1',
+          port,
+          method: req.method,
+          path: req.path,
+          agent,
+          headers: { ...req.headers, ...(req.body ? { 'content-length': String(req.body.length) } : {}) },
+          timeout: 15_000,
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-          res.on('error', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.concat(chunks).toString('utf8'),
+            }),
+          );
+          res.on('error', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.concat(chunks).toString('utf8'),
+            }),
+          );
         },
       );
     } catch {
@@ -357,7 +523,8 @@ export function violations(req: FuzzRequest, answer: Answer): string[] {
   if (!html && STACK.test(answer.body)) out.push('stack trace in body');
   if (req.target === 'rest' && answer.status >= 400 && answer.status < 500 && req.method !== 'HEAD') {
     const type = String(answer.headers['content-type'] ?? '');
-    if (!type.startsWith('application/problem+json')) out.push(`REST ${answer.status} is ${type || 'untyped'}, not problem+json`);
+    if (!type.startsWith('application/problem+json'))
+      out.push(`REST ${answer.status} is ${type || 'untyped'}, not problem+json`);
     else {
       try {
         const problem = JSON.parse(answer.body) as { errorCode?: unknown };
@@ -375,12 +542,24 @@ export interface FuzzFigures {
   /** Requests without an answer, by reason (see {@link send}). */
   readonly noAnswer: Record<string, number>;
   readonly byStatus: Record<string, number>;
-  readonly failures: { readonly request: FuzzRequest; readonly status: number; readonly problems: string[]; readonly body: string }[];
+  readonly failures: {
+    readonly request: FuzzRequest;
+    readonly status: number;
+    readonly problems: string[];
+    readonly body: string;
+  }[];
   readonly ms: number;
 }
 
 /** Sends `count` seeded requests, `concurrency` at a time, to the REST and GraphQL ports. */
-export async function fuzz(opts: { seed: number; count: number; concurrency: number; restPort: number; graphqlPort: number; key: string }): Promise<FuzzFigures> {
+export async function fuzz(opts: {
+  seed: number;
+  count: number;
+  concurrency: number;
+  restPort: number;
+  graphqlPort: number;
+  key: string;
+}): Promise<FuzzFigures> {
   const started = Date.now();
   const byStatus: Record<string, number> = {};
   const failures: FuzzFigures['failures'][number][] = [];
@@ -400,7 +579,13 @@ export async function fuzz(opts: { seed: number; count: number; concurrency: num
       const label = `${req.target} ${answer.status}`;
       byStatus[label] = (byStatus[label] ?? 0) + 1;
       const problems = violations(req, answer);
-      if (problems.length > 0) failures.push({ request: { ...req, body: undefined }, status: answer.status, problems, body: answer.body.slice(0, 500) });
+      if (problems.length > 0)
+        failures.push({
+          request: { ...req, body: undefined },
+          status: answer.status,
+          problems,
+          body: answer.body.slice(0, 500),
+        });
     }
   };
   await Promise.all(Array.from({ length: opts.concurrency }, lane));
@@ -448,7 +633,11 @@ export async function startStack(redisUrl: string, prefix: string, fund = 5000):
     await redis.quit();
   }
   const [restPort, graphqlPort] = [await freePort(), await freePort()];
-  const key = `idty_${randomBytes(24).toString('base64').replace(/[^A-Za-z0-9]/g, '').padEnd(32, 'x').slice(0, 32)}`;
+  const key = `idty_${randomBytes(24)
+    .toString('base64')
+    .replace(/[^A-Za-z0-9]/g, '')
+    .padEnd(32, 'x')
+    .slice(0, 32)}`;
   const env = {
     ...process.env,
     NODE_ENV: 'development',
@@ -465,7 +654,11 @@ export async function startStack(redisUrl: string, prefix: string, fund = 5000):
   const children: ChildProcess[] = [];
   const errors: string[] = [];
   const run = (entry: string) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     child.stderr?.on('data', (c: Buffer) => errors.push(c.toString()));
     children.push(child);
   };

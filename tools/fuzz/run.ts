@@ -21,7 +21,11 @@ async function main(): Promise<void> {
   if (!redisUrl) {
     const port = await freePort();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-fuzz-'));
-    const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    const redis = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      { stdio: 'ignore' },
+    );
     redisUrl = `redis://127.0.0.1:${port}`;
     stopRedis = () =>
       new Promise<void>((resolve) => {
@@ -32,15 +36,32 @@ async function main(): Promise<void> {
   }
   const stack = await startStack(redisUrl, `fuzz${seed}`, Math.max(count, 5000));
   try {
-    const figures = await fuzz({ seed, count, concurrency, restPort: stack.restPort, graphqlPort: stack.graphqlPort, key: stack.key });
+    const figures = await fuzz({
+      seed,
+      count,
+      concurrency,
+      restPort: stack.restPort,
+      graphqlPort: stack.graphqlPort,
+      key: stack.key,
+    });
     const answered = Object.values(figures.byStatus).reduce((a, b) => a + b, 0);
-    process.stdout.write(`fuzz seed ${seed}: ${figures.sent} requests in ${(figures.ms / 1000).toFixed(1)} s (${Math.round((figures.sent / figures.ms) * 1000)}/s), ${answered} answered\n`);
-    process.stdout.write(`no answer: ${JSON.stringify(figures.noAnswer)} (CLIENT_REFUSED: Node's client would not send the header; EPIPE/ECONNRESET: the server answered and closed first, e.g. 413)\n`);
-    for (const [label, n] of Object.entries(figures.byStatus).sort()) process.stdout.write(`  ${label.padEnd(14)} ${n}\n`);
+    process.stdout.write(
+      `fuzz seed ${seed}: ${figures.sent} requests in ${(figures.ms / 1000).toFixed(1)} s (${Math.round((figures.sent / figures.ms) * 1000)}/s), ${answered} answered\n`,
+    );
+    process.stdout.write(
+      `no answer: ${JSON.stringify(figures.noAnswer)} (CLIENT_REFUSED: Node's client would not send the header; EPIPE/ECONNRESET: the server answered and closed first, e.g. 413)\n`,
+    );
+    for (const [label, n] of Object.entries(figures.byStatus).sort())
+      process.stdout.write(`  ${label.padEnd(14)} ${n}\n`);
     const internal = figures.failures.filter((f) => f.problems.some((p) => p.startsWith('status '))).length;
     const original = figures.failures.filter((f) => f.problems.includes('originalError in body')).length;
-    process.stdout.write(`internal errors (>= 500, not counting /readiness 503 not-ready): ${internal}; with originalError: ${original}; violations: ${figures.failures.length}\n`);
-    for (const f of figures.failures.slice(0, 20)) process.stdout.write(`  ${f.problems.join(', ')}: ${f.request.method} ${f.request.target} ${f.request.path.slice(0, 120)} -> ${f.status} ${f.body.slice(0, 200)}\n`);
+    process.stdout.write(
+      `internal errors (>= 500, not counting /readiness 503 not-ready): ${internal}; with originalError: ${original}; violations: ${figures.failures.length}\n`,
+    );
+    for (const f of figures.failures.slice(0, 20))
+      process.stdout.write(
+        `  ${f.problems.join(', ')}: ${f.request.method} ${f.request.target} ${f.request.path.slice(0, 120)} -> ${f.status} ${f.body.slice(0, 200)}\n`,
+      );
     process.exitCode = figures.failures.length > 0 ? 1 : 0;
   } finally {
     await stack.stop();

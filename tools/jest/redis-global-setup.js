@@ -24,9 +24,15 @@ function ping(port) {
     const sock = net.connect(port, '127.0.0.1');
     sock.setTimeout(500);
     sock.on('connect', () => sock.write('PING\r\n'));
-    sock.on('data', (d) => { sock.destroy(); resolve(d.toString().startsWith('+PONG')); });
+    sock.on('data', (d) => {
+      sock.destroy();
+      resolve(d.toString().startsWith('+PONG'));
+    });
     sock.on('error', () => resolve(false));
-    sock.on('timeout', () => { sock.destroy(); resolve(false); });
+    sock.on('timeout', () => {
+      sock.destroy();
+      resolve(false);
+    });
   });
 }
 
@@ -41,7 +47,20 @@ module.exports = async function globalSetup() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-test-redis-'));
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--maxmemory-policy', 'noeviction'],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--maxmemory-policy',
+      'noeviction',
+    ],
     { stdio: 'ignore', detached: false },
   );
   for (let i = 0; i < 100; i += 1) {

@@ -21,11 +21,15 @@ describe('module boundaries', () => {
   async function messages(file: string, code: string): Promise<string[]> {
     let out: string;
     try {
-      out = execFileSync(path.join(root, 'node_modules/.bin/eslint'), ['--stdin', '--stdin-filename', path.join(root, file), '--format', 'json'], {
-        cwd: root,
-        input: code,
-        encoding: 'utf8',
-      });
+      out = execFileSync(
+        path.join(root, 'node_modules/.bin/eslint'),
+        ['--stdin', '--stdin-filename', path.join(root, file), '--format', 'json'],
+        {
+          cwd: root,
+          input: code,
+          encoding: 'utf8',
+        },
+      );
     } catch (e) {
       out = (e as { stdout: string }).stdout;
     }
@@ -39,12 +43,25 @@ describe('module boundaries', () => {
   });
 
   it('only chain libs import @bsv/sdk', async () => {
-    expect(await messages('libs/records/data-access/src/probe.ts', `import { Transaction } from '@bsv/sdk';\nexport const t = Transaction;\n`)).not.toEqual([]);
-    expect(await messages('libs/chain/bsv/src/probe.ts', `import { Transaction } from '@bsv/sdk';\nexport const t = Transaction;\n`)).toEqual([]);
+    expect(
+      await messages(
+        'libs/records/data-access/src/probe.ts',
+        `import { Transaction } from '@bsv/sdk';\nexport const t = Transaction;\n`,
+      ),
+    ).not.toEqual([]);
+    expect(
+      await messages(
+        'libs/chain/bsv/src/probe.ts',
+        `import { Transaction } from '@bsv/sdk';\nexport const t = Transaction;\n`,
+      ),
+    ).toEqual([]);
   });
 
   it('a shared lib may not depend on a feature scope', async () => {
-    const found = await messages('libs/shared/http/src/probe.ts', `import { x } from '@proofline/identity-domain';\nexport const y = x;\n`);
+    const found = await messages(
+      'libs/shared/http/src/probe.ts',
+      `import { x } from '@proofline/identity-domain';\nexport const y = x;\n`,
+    );
     expect(found.length).toBeGreaterThan(0);
   });
 });

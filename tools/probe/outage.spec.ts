@@ -35,7 +35,9 @@ const DIST = path.join(ROOT, '.jest-cache', 'ops-outage', 'dist');
 async function fund(url: string, prefix: string, count: number): Promise<void> {
   const redis = createRedis(url, { maxRetriesPerRequest: 2 });
   try {
-    await fundPool(new FundingPool(redis, { prefix, address: 'outage' }), count, 1000, { oldDevnet: { redis, prefix } });
+    await fundPool(new FundingPool(redis, { prefix, address: 'outage' }), count, 1000, {
+      oldDevnet: { redis, prefix },
+    });
   } finally {
     await redis.quit();
   }
@@ -60,7 +62,14 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     await redis.start();
     await fund(redis.url, prefix, 5000);
     const [port, gqlPort] = [await freePort(), await freePort()];
-    const env = { REDIS_URL: redis.url, REDIS_PREFIX: prefix, HOST: '127.0.0.1', BOOTSTRAP_API_KEY: key, SHUTDOWN_GRACE_MS: '2000', LEGACY_SUNSET: '2099-01-01T00:00:00Z' };
+    const env = {
+      REDIS_URL: redis.url,
+      REDIS_PREFIX: prefix,
+      HOST: '127.0.0.1',
+      BOOTSTRAP_API_KEY: key,
+      SHUTDOWN_GRACE_MS: '2000',
+      LEGACY_SUNSET: '2099-01-01T00:00:00Z',
+    };
     api = startApp(DIST, 'api', { ...env, PORT: String(port), API_PROCESSES: '2' });
     graphql = startApp(DIST, 'graphql', { ...env, GRAPHQL_PORT: String(gqlPort) });
     base = `http://127.0.0.1:${port}`;
@@ -68,7 +77,10 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     await until(async () => (await request(base, 'GET', '/readiness')).status === 200, 90_000, 100);
     await until(async () => (await request(gqlBase, 'GET', '/readiness')).status === 200, 90_000, 100);
     // A verifier token signed with another secret: verifying it reads the dev secret from Redis.
-    token = await new SignJWT({ 'cognito:groups': ['a'] }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(randomBytes(32));
+    token = await new SignJWT({ 'cognito:groups': ['a'] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('1h')
+      .sign(randomBytes(32));
     const first = await write();
     knownTx = (JSON.parse(first.body) as { txId: string }).txId;
   });
@@ -94,11 +106,20 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     () => ({ method: 'GET', path: `/api/v1/records/${knownTx}/status`, headers: { 'x-api-key': key } }),
     () => ({ method: 'GET', path: '/api/v1/auth/identity-api-keys', headers: { 'x-api-key': key } }),
     () => ({ method: 'GET', path: '/api/v1/auth/identity-api-keys/usage', headers: { 'x-api-key': key } }),
-    () => ({ method: 'GET', path: '/api/v1/psp/product-manager/customer-user-api-keys', headers: { 'x-api-key': key } }),
+    () => ({
+      method: 'GET',
+      path: '/api/v1/psp/product-manager/customer-user-api-keys',
+      headers: { 'x-api-key': key },
+    }),
     () => ({ method: 'GET', path: '/auth/granted-claims', headers: { authorization: `Bearer ${token}` } }),
   ];
   const gqlSpecs: RequestSpec[] = [
-    () => ({ method: 'POST', path: '/graphql', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ apiKeyUsage { used limit } }' }) }),
+    () => ({
+      method: 'POST',
+      path: '/graphql',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ apiKeyUsage { used limit } }' }),
+    }),
   ];
 
   const summary = (answers: readonly Answer[]) => {
@@ -117,7 +138,11 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     await redis.kill();
     const downAt = Date.now();
     await until(() => rest.answers().some((a) => a.startedAt > downAt && a.status === 503), 5000);
-    const [ready, live, gqlReady] = await Promise.all([request(base, 'GET', '/readiness'), request(base, 'GET', '/liveness'), request(gqlBase, 'GET', '/readiness')]);
+    const [ready, live, gqlReady] = await Promise.all([
+      request(base, 'GET', '/readiness'),
+      request(base, 'GET', '/liveness'),
+      request(gqlBase, 'GET', '/readiness'),
+    ]);
     await until(() => gql.answers().some((a) => a.startedAt > downAt && a.errorCode === 'REDIS_UNAVAILABLE'), 5000);
     await new Promise((r) => setTimeout(r, 1500));
     await redis.start();
@@ -138,18 +163,33 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     // 500ed). The claims route needs Redis only until its process holds the dev secret (then 401).
     const paths = new Set(unavailable.map((a) => a.path.split('?')[0]?.replace(/[0-9a-f]{64}/, ':txId')));
     expect([...paths]).toEqual(
-      expect.arrayContaining(['/api/v1/records', '/api/v1/records/:txId/status', '/api/v1/auth/identity-api-keys', '/api/v1/auth/identity-api-keys/usage', '/api/v1/psp/product-manager/customer-user-api-keys', '/graphql']),
+      expect.arrayContaining([
+        '/api/v1/records',
+        '/api/v1/records/:txId/status',
+        '/api/v1/auth/identity-api-keys',
+        '/api/v1/auth/identity-api-keys/usage',
+        '/api/v1/psp/product-manager/customer-user-api-keys',
+        '/graphql',
+      ]),
     );
     const gqlUnavailable = answers.find((a) => a.path === '/graphql' && a.errorCode === 'REDIS_UNAVAILABLE');
-    expect(JSON.parse(gqlUnavailable?.body ?? '{}')).toMatchObject({ errors: [{ extensions: { code: 'REDIS_UNAVAILABLE' } }] });
+    expect(JSON.parse(gqlUnavailable?.body ?? '{}')).toMatchObject({
+      errors: [{ extensions: { code: 'REDIS_UNAVAILABLE' } }],
+    });
     expect(gqlUnavailable?.body).not.toContain('originalError');
 
     // Nothing acknowledged is lost (AOF everysec, SIGKILL): each acknowledged write reads back.
-    const acknowledged = answers.filter((a) => a.path.startsWith('/api/v1/records?') && a.status === 200).map((a) => (JSON.parse(a.body) as { txId: string }).txId);
+    const acknowledged = answers
+      .filter((a) => a.path.startsWith('/api/v1/records?') && a.status === 200)
+      .map((a) => (JSON.parse(a.body) as { txId: string }).txId);
     expect(acknowledged.length).toBeGreaterThan(0);
-    const reads = await Promise.all(acknowledged.slice(-200).map((tx) => request(base, 'GET', `/api/v1/records/${tx}/status`, { 'x-api-key': key })));
+    const reads = await Promise.all(
+      acknowledged.slice(-200).map((tx) => request(base, 'GET', `/api/v1/records/${tx}/status`, { 'x-api-key': key })),
+    );
     expect(reads.filter((r) => r.status !== 200).map((r) => `${r.path} ${r.status}`)).toEqual([]);
-    process.stdout.write(`redis killed: ${JSON.stringify(summary(answers))}; slowest ${Math.round(Math.max(...answers.map((a) => a.ms)))} ms\n`);
+    process.stdout.write(
+      `redis killed: ${JSON.stringify(summary(answers))}; slowest ${Math.round(Math.max(...answers.map((a) => a.ms)))} ms\n`,
+    );
   });
 
   it('redis-server frozen (SIGSTOP 4 s) under load: every request answered within 2 s, 503 REDIS_UNAVAILABLE or success, none 500', async () => {
@@ -160,7 +200,11 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     const frozenAt = Date.now();
     try {
       const [ready, live] = await Promise.all([request(base, 'GET', '/readiness'), request(base, 'GET', '/liveness')]);
-      expect({ ready: ready.status, readyWithinBound: ready.ms < 1500, live: live.status }).toEqual({ ready: 503, readyWithinBound: true, live: 200 });
+      expect({ ready: ready.status, readyWithinBound: ready.ms < 1500, live: live.status }).toEqual({
+        ready: 503,
+        readyWithinBound: true,
+        live: 200,
+      });
       await until(() => gql.answers().some((a) => a.startedAt > frozenAt && a.errorCode === 'REDIS_UNAVAILABLE'), 5000);
       await new Promise((r) => setTimeout(r, Math.max(0, 4000 - (Date.now() - frozenAt))));
     } finally {
@@ -172,10 +216,16 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     expect(violations(answers, BOUND_MS)).toEqual([]);
     const duringFreeze = answers.filter((a) => a.startedAt > frozenAt + 100 && a.startedAt < frozenAt + 3000);
     expect(duringFreeze.length).toBeGreaterThan(0);
-    expect(duringFreeze.filter((a) => a.status === 503).every((a) => a.errorCode === 'REDIS_UNAVAILABLE' && a.retryAfter === '1')).toBe(true);
+    expect(
+      duringFreeze
+        .filter((a) => a.status === 503)
+        .every((a) => a.errorCode === 'REDIS_UNAVAILABLE' && a.retryAfter === '1'),
+    ).toBe(true);
     expect(duringFreeze.some((a) => a.status === 503)).toBe(true);
     const slowest = Math.round(Math.max(...duringFreeze.map((a) => a.ms)));
-    process.stdout.write(`redis frozen: ${JSON.stringify(summary(answers))}; slowest answer sent during the freeze ${slowest} ms\n`);
+    process.stdout.write(
+      `redis frozen: ${JSON.stringify(summary(answers))}; slowest answer sent during the freeze ${slowest} ms\n`,
+    );
   });
 
   it('SIGKILL of one of two API server processes under load: no refused connection, only in-flight requests fail, the process is replaced', async () => {
@@ -204,30 +254,64 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     expect(failed.every((a) => a.startedAt <= killedAt)).toBe(true);
     expect(answers.filter((a) => a.status >= 500)).toEqual([]);
     expect(replacedAfterMs).toBeLessThan(10_000);
-    process.stdout.write(`api process killed: ${answers.length} answers, ${failed.length} in flight failed, 0 refused, replaced after ${replacedAfterMs} ms\n`);
+    process.stdout.write(
+      `api process killed: ${answers.length} answers, ${failed.length} in flight failed, 0 refused, replaced after ${replacedAfterMs} ms\n`,
+    );
   });
 
   it('API and GraphQL processes started while Redis is down listen, report not-ready, and become ready when Redis comes back', async () => {
     const down = await redisServer(fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-late-')));
     extraRedis.push(down);
     const port = await freePort();
-    const late = startApp(DIST, 'api', { REDIS_URL: down.url, REDIS_PREFIX: prefix, HOST: '127.0.0.1', PORT: String(port), API_PROCESSES: '1', BOOTSTRAP_API_KEY: key });
+    const late = startApp(DIST, 'api', {
+      REDIS_URL: down.url,
+      REDIS_PREFIX: prefix,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      API_PROCESSES: '1',
+      BOOTSTRAP_API_KEY: key,
+    });
     extra.push(late);
     const gqlPort = await freePort();
-    const lateGql = startApp(DIST, 'graphql', { REDIS_URL: down.url, REDIS_PREFIX: prefix, HOST: '127.0.0.1', GRAPHQL_PORT: String(gqlPort) });
+    const lateGql = startApp(DIST, 'graphql', {
+      REDIS_URL: down.url,
+      REDIS_PREFIX: prefix,
+      HOST: '127.0.0.1',
+      GRAPHQL_PORT: String(gqlPort),
+    });
     extra.push(lateGql);
     const lateBase = `http://127.0.0.1:${port}`;
     const lateGqlBase = `http://127.0.0.1:${gqlPort}`;
     await until(async () => (await request(lateBase, 'GET', '/liveness')).status === 200, 60_000, 100);
     await until(async () => (await request(lateGqlBase, 'GET', '/liveness')).status === 200, 60_000, 100);
     expect((await request(lateGqlBase, 'GET', '/readiness')).status).toBe(503);
-    const gqlRefused = await request(lateGqlBase, 'POST', '/graphql', { 'content-type': 'application/json' }, JSON.stringify({ query: '{ health }' }));
-    expect({ status: gqlRefused.status, errorCode: gqlRefused.errorCode, retryAfter: gqlRefused.retryAfter }).toEqual({ status: 503, errorCode: 'REDIS_UNAVAILABLE', retryAfter: '1' });
+    const gqlRefused = await request(
+      lateGqlBase,
+      'POST',
+      '/graphql',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ query: '{ health }' }),
+    );
+    expect({ status: gqlRefused.status, errorCode: gqlRefused.errorCode, retryAfter: gqlRefused.retryAfter }).toEqual({
+      status: 503,
+      errorCode: 'REDIS_UNAVAILABLE',
+      retryAfter: '1',
+    });
     const ready = await request(lateBase, 'GET', '/readiness');
     expect(ready.status).toBe(503);
     expect(ready.ms).toBeLessThan(1000);
-    const refused = await request(lateBase, 'POST', '/api/v1/records?encode=SHA256', { 'x-api-key': key, 'content-type': 'application/octet-stream' }, 'x');
-    expect({ status: refused.status, errorCode: refused.errorCode, retryAfter: refused.retryAfter }).toEqual({ status: 503, errorCode: 'REDIS_UNAVAILABLE', retryAfter: '1' });
+    const refused = await request(
+      lateBase,
+      'POST',
+      '/api/v1/records?encode=SHA256',
+      { 'x-api-key': key, 'content-type': 'application/octet-stream' },
+      'x',
+    );
+    expect({ status: refused.status, errorCode: refused.errorCode, retryAfter: refused.retryAfter }).toEqual({
+      status: 503,
+      errorCode: 'REDIS_UNAVAILABLE',
+      retryAfter: '1',
+    });
 
     await down.start();
     const upAt = Date.now();
@@ -235,10 +319,22 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     await until(async () => (await request(lateBase, 'GET', '/readiness')).status === 200, 15_000);
     const readyAfterMs = Date.now() - upAt;
     // The first request once ready succeeds (the bootstrap key was registered during composition).
-    const first = await request(lateBase, 'POST', '/api/v1/records?encode=SHA256', { 'x-api-key': key, 'content-type': 'application/octet-stream' }, 'after');
+    const first = await request(
+      lateBase,
+      'POST',
+      '/api/v1/records?encode=SHA256',
+      { 'x-api-key': key, 'content-type': 'application/octet-stream' },
+      'after',
+    );
     expect(first.status).toBe(200);
     await until(async () => (await request(lateGqlBase, 'GET', '/readiness')).status === 200, 15_000);
-    const gqlFirst = await request(lateGqlBase, 'POST', '/graphql', { 'content-type': 'application/json' }, JSON.stringify({ query: '{ health }' }));
+    const gqlFirst = await request(
+      lateGqlBase,
+      'POST',
+      '/graphql',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ query: '{ health }' }),
+    );
     expect([gqlFirst.status, gqlFirst.body]).toEqual([200, '{"data":{"health":"ok"}}']);
     expect(readyAfterMs).toBeLessThan(5000);
     process.stdout.write(`late api: ready ${readyAfterMs} ms after Redis came back\n`);

@@ -37,7 +37,10 @@ function say(line: string): void {
 
 function argvOf(pid: number): string[] {
   try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((s) => s.length > 0);
+    return fs
+      .readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((s) => s.length > 0);
   } catch {
     return [];
   }
@@ -49,7 +52,10 @@ function appPids(launcher: number, app: string): number[] {
 }
 
 async function main(): Promise<void> {
-  execFileSync(process.execPath, [path.join(ROOT, 'tools', 'build', 'build.mjs'), '--if-stale'], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(process.execPath, [path.join(ROOT, 'tools', 'build', 'build.mjs'), '--if-stale'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-probe-'));
   const redis = await redisServer(dir);
   await redis.start();
@@ -73,14 +79,26 @@ async function main(): Promise<void> {
     ...(process.env['ARC_URL'] ? { ARC_URL: process.env['ARC_URL'] } : {}),
   };
   const started = Date.now();
-  const launcher = spawn(process.execPath, [path.join(DIST, 'apps', 'launcher', 'main.js')], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const launcher = spawn(process.execPath, [path.join(DIST, 'apps', 'launcher', 'main.js')], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   const launcherPid = launcher.pid ?? 0;
   const base = `http://127.0.0.1:${port}`;
   const gqlBase = `http://127.0.0.1:${gqlPort}`;
   let exitCode = 0;
   try {
-    await until(async () => (await request(base, 'GET', '/readiness')).status === 200 && (await request(gqlBase, 'GET', '/readiness')).status === 200, 120_000, 100);
-    say(`ready after ${Date.now() - started} ms (compiled launcher, API_PROCESSES=2, WORKERS=2, redis-server AOF everysec on :${redis.port})`);
+    await until(
+      async () =>
+        (await request(base, 'GET', '/readiness')).status === 200 &&
+        (await request(gqlBase, 'GET', '/readiness')).status === 200,
+      120_000,
+      100,
+    );
+    say(
+      `ready after ${Date.now() - started} ms (compiled launcher, API_PROCESSES=2, WORKERS=2, redis-server AOF everysec on :${redis.port})`,
+    );
 
     const writes: RequestSpec = () => ({
       method: 'POST',
@@ -88,7 +106,12 @@ async function main(): Promise<void> {
       headers: { 'x-api-key': key, 'content-type': 'application/octet-stream' },
       body: randomBytes(32).toString('hex'),
     });
-    const reads: RequestSpec = () => ({ method: 'POST', path: '/graphql', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ apiKeyUsage { used limit } }' }) });
+    const reads: RequestSpec = () => ({
+      method: 'POST',
+      path: '/graphql',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ apiKeyUsage { used limit } }' }),
+    });
     const rest = startLoad(base, [writes], CONCURRENCY);
     const gql = startLoad(gqlBase, [reads], 2);
     const t0 = Date.now();
@@ -136,19 +159,28 @@ async function main(): Promise<void> {
     await at(SECONDS);
     const answers: Answer[] = [...(await rest.stop()), ...(await gql.stop())];
 
-    const acked = answers.filter((a) => a.path.startsWith('/api/v1/records') && a.status === 200).map((a) => (JSON.parse(a.body) as { txId: string }).txId);
+    const acked = answers
+      .filter((a) => a.path.startsWith('/api/v1/records') && a.status === 200)
+      .map((a) => (JSON.parse(a.body) as { txId: string }).txId);
     say(`load stopped: ${answers.length} answers; waiting until the ${acked.length} acknowledged writes are confirmed`);
     const pending = new Set(acked);
     const lost = new Set<string>();
     const confirmDeadline = Date.now() + CONFIRM_TIMEOUT_MS;
     while (pending.size > 0 && Date.now() < confirmDeadline) {
       const batch = [...pending].slice(0, 64);
-      const statuses = await Promise.all(batch.map(async (tx) => [tx, await request(base, 'GET', `/api/v1/records/${tx}/status`, { 'x-api-key': key })] as const));
+      const statuses = await Promise.all(
+        batch.map(
+          async (tx) => [tx, await request(base, 'GET', `/api/v1/records/${tx}/status`, { 'x-api-key': key })] as const,
+        ),
+      );
       for (const [tx, r] of statuses) {
         if (r.status === 404) {
           lost.add(tx);
           pending.delete(tx);
-        } else if (r.status === 200 && (JSON.parse(r.body) as { confirmation?: { merkleProof?: unknown } | null }).confirmation?.merkleProof) {
+        } else if (
+          r.status === 200 &&
+          (JSON.parse(r.body) as { confirmation?: { merkleProof?: unknown } | null }).confirmation?.merkleProof
+        ) {
           pending.delete(tx);
         }
       }
@@ -165,29 +197,55 @@ async function main(): Promise<void> {
       confirmedWithProof: acked.length - lost.size - pending.size,
       notConfirmedInTime: pending.size,
       answers500: count((a) => a.status === 500),
-      other5xxThan503RedisUnavailable: count((a) => a.status >= 500 && !(a.status === 503 && a.errorCode === 'REDIS_UNAVAILABLE')),
+      other5xxThan503RedisUnavailable: count(
+        (a) => a.status >= 500 && !(a.status === 503 && a.errorCode === 'REDIS_UNAVAILABLE'),
+      ),
       refusedConnections: count((a) => a.error === 'ECONNREFUSED'),
       answers503RedisUnavailable: count((a) => a.status === 503 && a.errorCode === 'REDIS_UNAVAILABLE'),
       answers503WithoutRetryAfter: count((a) => a.status === 503 && a.retryAfter === undefined),
       inFlightFailures: count((a) => a.status === 0 && a.error !== 'ECONNREFUSED'),
       answersSentWhileFrozen: count((a) => a.startedAt >= frozenAt && a.startedAt < thawedAt),
-      slowestAnswerSentWhileFrozenMs: Math.round(Math.max(0, ...answers.filter((a) => a.startedAt >= frozenAt && a.startedAt < thawedAt).map((a) => a.ms))),
+      slowestAnswerSentWhileFrozenMs: Math.round(
+        Math.max(0, ...answers.filter((a) => a.startedAt >= frozenAt && a.startedAt < thawedAt).map((a) => a.ms)),
+      ),
       slowestAnswerMs: Math.round(Math.max(0, ...answers.map((a) => a.ms))),
-      slowestFailureOr503Ms: Math.round(Math.max(0, ...answers.filter((a) => a.status === 0 || a.status >= 500).map((a) => a.ms))),
+      slowestFailureOr503Ms: Math.round(
+        Math.max(0, ...answers.filter((a) => a.status === 0 || a.status >= 500).map((a) => a.ms)),
+      ),
       successesOver2s: count((a) => a.status > 0 && a.status < 500 && a.ms > 2000),
       failuresOr503Over2s: count((a) => (a.status === 0 || a.status >= 500) && a.ms > 2000),
       graphqlRedisUnavailable: count((a) => a.path === '/graphql' && a.errorCode === 'REDIS_UNAVAILABLE'),
     };
     say(`events:\n  ${events.join('\n  ')}`);
-    say(`load average (1, 5, 15 min) at the end: ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(', ')} on ${os.cpus().length} cores`);
+    say(
+      `load average (1, 5, 15 min) at the end: ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(', ')} on ${os.cpus().length} cores`,
+    );
     process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
     // Issue 10's bound: every request sent while Redis is frozen is answered within 2 s. Elsewhere
     // a slow answer is the machine's CPU (a cold replacement process, 16 writers on 2 shared
     // cores): reported, not failed. Resets are requests in flight in the killed process.
-    const bad = violations(answers, 2000).filter((a) => a.error !== 'ECONNRESET' && (a.status === 0 || a.status >= 500 || (a.startedAt >= frozenAt && a.startedAt < thawedAt)));
-    if (lost.size > 0 || figures.answers500 > 0 || figures.other5xxThan503RedisUnavailable > 0 || figures.refusedConnections > 0 || figures.slowestAnswerSentWhileFrozenMs > 2000 || pending.size > 0) exitCode = 1;
+    const bad = violations(answers, 2000).filter(
+      (a) =>
+        a.error !== 'ECONNRESET' &&
+        (a.status === 0 || a.status >= 500 || (a.startedAt >= frozenAt && a.startedAt < thawedAt)),
+    );
+    if (
+      lost.size > 0 ||
+      figures.answers500 > 0 ||
+      figures.other5xxThan503RedisUnavailable > 0 ||
+      figures.refusedConnections > 0 ||
+      figures.slowestAnswerSentWhileFrozenMs > 2000 ||
+      pending.size > 0
+    )
+      exitCode = 1;
     if (bad.length > 0) {
-      const shown = bad.slice(0, 10).map((a) => ({ at: `${((a.startedAt - t0) / 1000).toFixed(1)} s`, path: a.path, status: a.status, error: a.error, ms: Math.round(a.ms) }));
+      const shown = bad.slice(0, 10).map((a) => ({
+        at: `${((a.startedAt - t0) / 1000).toFixed(1)} s`,
+        path: a.path,
+        status: a.status,
+        error: a.error,
+        ms: Math.round(a.ms),
+      }));
       say(`answers breaking the contract (first 10, "at" = sent, seconds into the load): ${JSON.stringify(shown)}`);
     }
   } finally {

@@ -16,7 +16,10 @@ export const ROOT = path.resolve(__dirname, '../..');
 
 /** Builds the compiled apps into `outDir` (inside the repository, so bundles resolve node_modules). */
 export function buildInto(outDir: string): string {
-  execFileSync(process.execPath, [path.join(ROOT, 'tools', 'build', 'build.mjs'), '--out', outDir], { cwd: ROOT, stdio: 'pipe' });
+  execFileSync(process.execPath, [path.join(ROOT, 'tools', 'build', 'build.mjs'), '--out', outDir], {
+    cwd: ROOT,
+    stdio: 'pipe',
+  });
   return outDir;
 }
 
@@ -40,7 +43,10 @@ export async function redisServer(dir: string, options: { aof?: boolean } = {}):
   fs.mkdirSync(dir, { recursive: true });
   const port = await freePort();
   let child: ChildProcess | undefined;
-  const exited = (c: ChildProcess) => new Promise<void>((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve() : c.once('exit', () => resolve())));
+  const exited = (c: ChildProcess) =>
+    new Promise<void>((resolve) =>
+      c.exitCode !== null || c.signalCode !== null ? resolve() : c.once('exit', () => resolve()),
+    );
   const server: RedisServer = {
     port,
     url: `redis://127.0.0.1:${port}`,
@@ -170,39 +176,67 @@ export interface Answer {
  * One request on its own connection (`agent: false`: no pooled connection to a dead process is
  * ever reused, so a failure is either a refused connection or a request in flight).
  */
-export function request(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer, timeoutMs = 10_000): Promise<Answer> {
+export function request(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string | Buffer,
+  timeoutMs = 10_000,
+): Promise<Answer> {
   const startedAt = Date.now();
   const t0 = performance.now();
   return new Promise((resolve) => {
     const url = new URL(path, base);
-    const req = http.request(url, { method, headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) }, agent: false, timeout: timeoutMs }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', (e: NodeJS.ErrnoException) => resolve({ method, path, status: 0, error: e.code ?? e.message, body: '', ms: performance.now() - t0, startedAt }));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        let errorCode: string | undefined;
-        try {
-          const parsed = JSON.parse(text) as { errorCode?: string; errors?: { extensions?: { code?: string } }[] };
-          errorCode = parsed.errorCode ?? parsed.errors?.[0]?.extensions?.code;
-        } catch {
-          errorCode = undefined;
-        }
-        const retryAfter = res.headers['retry-after'];
-        resolve({
-          method,
-          path,
-          status: res.statusCode ?? 0,
-          ...(errorCode !== undefined ? { errorCode } : {}),
-          ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
-          body: text,
-          ms: performance.now() - t0,
-          startedAt,
+    const req = http.request(
+      url,
+      {
+        method,
+        headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
+        agent: false,
+        timeout: timeoutMs,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', (e: NodeJS.ErrnoException) =>
+          resolve({
+            method,
+            path,
+            status: 0,
+            error: e.code ?? e.message,
+            body: '',
+            ms: performance.now() - t0,
+            startedAt,
+          }),
+        );
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          let errorCode: string | undefined;
+          try {
+            const parsed = JSON.parse(text) as { errorCode?: string; errors?: { extensions?: { code?: string } }[] };
+            errorCode = parsed.errorCode ?? parsed.errors?.[0]?.extensions?.code;
+          } catch {
+            errorCode = undefined;
+          }
+          const retryAfter = res.headers['retry-after'];
+          resolve({
+            method,
+            path,
+            status: res.statusCode ?? 0,
+            ...(errorCode !== undefined ? { errorCode } : {}),
+            ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
+            body: text,
+            ms: performance.now() - t0,
+            startedAt,
+          });
         });
-      });
-    });
+      },
+    );
     req.on('timeout', () => req.destroy(Object.assign(new Error('client timeout'), { code: 'CLIENT_TIMEOUT' })));
-    req.on('error', (e: NodeJS.ErrnoException) => resolve({ method, path, status: 0, error: e.code ?? e.message, body: '', ms: performance.now() - t0, startedAt }));
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      resolve({ method, path, status: 0, error: e.code ?? e.message, body: '', ms: performance.now() - t0, startedAt }),
+    );
     req.end(body);
   });
 }
@@ -239,11 +273,21 @@ export function startLoad(base: string, specs: readonly RequestSpec[], concurren
 }
 
 /** Answers that break the outage contract: a 5xx other than 503 REDIS_UNAVAILABLE with Retry-After, or slower than `boundMs`. */
-export function violations(answers: readonly Answer[], boundMs: number, allowed: readonly string[] = ['REDIS_UNAVAILABLE']): Answer[] {
+export function violations(
+  answers: readonly Answer[],
+  boundMs: number,
+  allowed: readonly string[] = ['REDIS_UNAVAILABLE'],
+): Answer[] {
   return answers.filter((a) => {
     if (a.status === 0) return true;
     if (a.ms > boundMs) return true;
-    if (a.status >= 500) return !(a.status === 503 && a.errorCode !== undefined && allowed.includes(a.errorCode) && a.retryAfter !== undefined);
+    if (a.status >= 500)
+      return !(
+        a.status === 503 &&
+        a.errorCode !== undefined &&
+        allowed.includes(a.errorCode) &&
+        a.retryAfter !== undefined
+      );
     return false;
   });
 }

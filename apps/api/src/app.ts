@@ -34,14 +34,15 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Express {
     const registry = options.metricsSource ?? deps.metrics.registry;
     app.use(middleware);
     // With METRICS_PORT the figures are served by the internal listener (server.ts) only.
-    if (deps.config.metrics.apiPort === undefined) app.get('/metrics', async (_req, res) => {
-      try {
-        const text = await registry.metrics();
-        res.type(registry.contentType).send(text);
-      } catch (err) {
-        throw unavailable('METRICS_UNAVAILABLE', 'Metrics could not be collected (is Redis reachable?).', 5, err);
-      }
-    });
+    if (deps.config.metrics.apiPort === undefined)
+      app.get('/metrics', async (_req, res) => {
+        try {
+          const text = await registry.metrics();
+          res.type(registry.contentType).send(text);
+        } catch (err) {
+          throw unavailable('METRICS_UNAVAILABLE', 'Metrics could not be collected (is Redis reachable?).', 5, err);
+        }
+      });
   }
   // The records routers first: they carry the write load, and Express walks every layer mounted
   // before the one that matches (each unprefixed router below is entered by every request and
@@ -59,7 +60,8 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Express {
     app.use(legacyKeyRoutes(deps.identity, deps.config, deps.clock));
     if (deps.webhooks) app.use(webhookRoutes(deps.webhooks, deps.identity));
   }
-  if (deps.identity && deps.queues && deps.config.adminUi) app.use(queueDashboard(deps.identity.authenticator, deps.queues));
+  if (deps.identity && deps.queues && deps.config.adminUi)
+    app.use(queueDashboard(deps.identity.authenticator, deps.queues));
   app.use(claimsRoutes(deps.claims));
   app.use(docsRoutes());
   if (deps.arcCallback) app.use(arcCallbackRoutes(deps.arcCallback));

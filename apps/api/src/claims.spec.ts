@@ -28,7 +28,8 @@ describe('GET /auth/granted-claims', () => {
     return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, config };
   }
 
-  const get = (base: string, authorization?: string, path = '/auth/granted-claims') => send(base, 'GET', path, { headers: authorization ? { authorization } : {} });
+  const get = (base: string, authorization?: string, path = '/auth/granted-claims') =>
+    send(base, 'GET', path, { headers: authorization ? { authorization } : {} });
 
   afterAll(async () => {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
@@ -59,12 +60,19 @@ describe('GET /auth/granted-claims', () => {
       ['garbage', 'Bearer not-a-jwt'],
       ['wrong scheme', 'Basic dXNlcjpwYXNz'],
       ['bare token without scheme', 'eyJhbGciOiJIUzI1NiJ9.e30.sig'],
-      ['alg none', `Bearer ${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"cognito:groups":["x"]}').toString('base64url')}.`],
+      [
+        'alg none',
+        `Bearer ${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"cognito:groups":["x"]}').toString('base64url')}.`,
+      ],
     ])('refuses %s with 401 problem+json', async (_label, header) => {
       const res = await get(base, header);
       expect(res.status).toBe(401);
       expect(res.headers.get('content-type')).toContain('application/problem+json');
-      expect(await res.json()).toMatchObject({ status: 401, errorCode: 'INVALID_AUTHENTICATION_CREDENTIALS', detail: 'invalid authentication credentials' });
+      expect(await res.json()).toMatchObject({
+        status: 401,
+        errorCode: 'INVALID_AUTHENTICATION_CREDENTIALS',
+        detail: 'invalid authentication credentials',
+      });
     });
 
     it('refuses a token signed with another secret', async () => {
@@ -83,7 +91,11 @@ describe('GET /auth/granted-claims', () => {
   });
 
   it('checks issuer and audience when configured', async () => {
-    const { base, config } = await serve({ AUTH_JWT_SECRET: SECRET, AUTH_JWT_ISSUER: 'https://idp.example', AUTH_JWT_AUDIENCE: 'proofline' });
+    const { base, config } = await serve({
+      AUTH_JWT_SECRET: SECRET,
+      AUTH_JWT_ISSUER: 'https://idp.example',
+      AUTH_JWT_AUDIENCE: 'proofline',
+    });
     const good = await mintToken({ config, redis, clock }, { claims: ['x'] });
     expect(await (await get(base, `Bearer ${good}`)).json()).toEqual({ grantedClaims: ['x'] });
     const plain = loadConfig({ AUTH_JWT_SECRET: SECRET });
@@ -108,7 +120,9 @@ describe('GET /auth/granted-claims', () => {
     });
     servers.push(jwks);
     await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', r));
-    const { base } = await serve({ AUTH_JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json` });
+    const { base } = await serve({
+      AUTH_JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`,
+    });
     const now = Math.floor(clock.now().getTime() / 1000);
     const token = await new SignJWT({ 'cognito:groups': ['Verifier'] })
       .setProtectedHeader({ alg: 'RS256', kid: 'k1' })

@@ -57,7 +57,13 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
       const id = m.id;
       source.metrics().then(
         (text) => worker.isConnected() && worker.send({ type: METRICS_REPLY, id, text } satisfies MetricsReply),
-        (err: unknown) => worker.isConnected() && worker.send({ type: METRICS_REPLY, id, error: err instanceof Error ? err.message : String(err) } satisfies MetricsReply),
+        (err: unknown) =>
+          worker.isConnected() &&
+          worker.send({
+            type: METRICS_REPLY,
+            id,
+            error: err instanceof Error ? err.message : String(err),
+          } satisfies MetricsReply),
       );
     });
     return worker;
@@ -81,7 +87,8 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   for (let i = 0; i < config.apiProcesses; i++) fork();
   let metrics: MetricsListener | undefined;
-  if (config.metrics.apiPort !== undefined) metrics = await serveMetrics(source, config.metrics.host, config.metrics.apiPort, log);
+  if (config.metrics.apiPort !== undefined)
+    metrics = await serveMetrics(source, config.metrics.host, config.metrics.apiPort, log);
   log.info({ processes: config.apiProcesses, port: config.port, metricsPort: metrics?.port }, 'cluster started');
 
   const stop = async (signal: string) => {

@@ -12,7 +12,15 @@ import type { Records } from '@proofline/records-feature';
 import type { Clock, Config } from '@proofline/shared-config';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
-import { bullConnection, coalesceWrites, createBullRedis, createRedis, requestPathOptions, throttledErrorLog, withCallTimeout } from '@proofline/shared-redis';
+import {
+  bullConnection,
+  coalesceWrites,
+  createBullRedis,
+  createRedis,
+  requestPathOptions,
+  throttledErrorLog,
+  withCallTimeout,
+} from '@proofline/shared-redis';
 import type { Redis } from '@proofline/shared-redis';
 import { createWebhooks } from '@proofline/webhooks-feature';
 import type { ApiDeps } from './deps';
@@ -33,12 +41,22 @@ export interface ApiConnections {
 export function openApiConnections(config: Config, logger: Logger): ApiConnections {
   // Both coalesce a turn's commands into one socket write (coalesceWrites): a write request makes
   // three commands, and under load many requests' commands fall in one turn.
-  const redis = coalesceWrites(createRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs })));
-  redis.on('error', throttledErrorLog((f, m) => logger.warn(f, m), 'redis connection error'));
+  const redis = coalesceWrites(
+    createRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs })),
+  );
+  redis.on(
+    'error',
+    throttledErrorLog((f, m) => logger.warn(f, m), 'redis connection error'),
+  );
   // Queues only add and count (no blocking reads): bounded like the request path, so a write's
   // enqueue (after the record is durable in the outbox) fails within a second instead of hanging.
-  const bull = coalesceWrites(createBullRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs })));
-  bull.on('error', throttledErrorLog((f, m) => logger.warn(f, m), 'bullmq connection error'));
+  const bull = coalesceWrites(
+    createBullRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs })),
+  );
+  bull.on(
+    'error',
+    throttledErrorLog((f, m) => logger.warn(f, m), 'bullmq connection error'),
+  );
   return { redis, bull };
 }
 
@@ -59,9 +77,20 @@ export interface ApiRecords {
  * The records scope over the chain scope, on connections the caller opened: the production wiring
  * of the write and read use cases (`composeApi`), reused by every records spec with its prefix.
  */
-export function composeApiRecords(o: { config: Config; clock: Clock; logger?: Logger; connections: ApiConnections; prefix?: string }): ApiRecords {
+export function composeApiRecords(o: {
+  config: Config;
+  clock: Clock;
+  logger?: Logger;
+  connections: ApiConnections;
+  prefix?: string;
+}): ApiRecords {
   const prefix = o.prefix ?? o.config.redisPrefix;
-  const chain = createArcChain({ redis: o.connections.redis, prefix, config: o.config.chain, seed: o.config.wallet.seed });
+  const chain = createArcChain({
+    redis: o.connections.redis,
+    prefix,
+    config: o.config.chain,
+    seed: o.config.wallet.seed,
+  });
   // Once a batch job carries records, the outbox sweeper leaves them alone for SWEEP_DEFER_MS.
   const queue = new BullPublishQueue(o.connections.bull, prefix, {
     coalesceMs: o.config.publishCoalesceMs,
@@ -110,16 +139,25 @@ export function composeApiRecords(o: { config: Config; clock: Clock; logger?: Lo
  * ARC (floor or last known policy while it is unreachable).
  */
 function feeRateCache(config: Config, logger: Logger | undefined): FeeRateCache {
-  const arc = new ArcClient({ url: config.chain.arcUrl, ...(config.chain.arcApiKey ? { apiKey: config.chain.arcApiKey } : {}), timeoutMs: config.chain.arcTimeoutMs });
+  const arc = new ArcClient({
+    url: config.chain.arcUrl,
+    ...(config.chain.arcApiKey ? { apiKey: config.chain.arcApiKey } : {}),
+    timeoutMs: config.chain.arcTimeoutMs,
+  });
   return new FeeRateCache({
     fetchPolicy: arcMiningFee(arc),
     floorSatsPerKb: config.wallet.feeFloorSatsPerKb,
-    onError: (err) => logger?.debug({ err: err instanceof Error ? err.message : String(err) }, 'ARC fee policy unavailable; using the last known rate or the floor'),
+    onError: (err) =>
+      logger?.debug(
+        { err: err instanceof Error ? err.message : String(err) },
+        'ARC fee policy unavailable; using the last known rate or the floor',
+      ),
   });
 }
 
 export interface ComposedApi {
-  readonly deps: ApiDeps & Required<Pick<ApiDeps, 'identity' | 'records' | 'metrics' | 'idempotency' | 'queues' | 'webhooks'>>;
+  readonly deps: ApiDeps &
+    Required<Pick<ApiDeps, 'identity' | 'records' | 'metrics' | 'idempotency' | 'queues' | 'webhooks'>>;
   /** The records and chain scopes behind `deps.records` (tests read the store, queue and chain). */
   readonly recordsScope: ApiRecords;
   /** Closes what `composeApi` opened, in order: queues, then services, then connections (after the HTTP server has drained). */
@@ -145,10 +183,19 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
     // Identity: key invalidations (pub/sub, retries forever), redis-om reads (node-redis), and BullMQ
     // options for the key queue's event reader (QueueEvents blocks, so it owns its connection).
     const subscriber = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
-    subscriber.on('error', throttledErrorLog((f, m) => logger.warn(f, m), 'redis subscriber error'));
+    subscriber.on(
+      'error',
+      throttledErrorLog((f, m) => logger.warn(f, m), 'redis subscriber error'),
+    );
     undo.push(() => subscriber.disconnect());
     // node-redis has no command timeout: every redis-om call is bounded like an ioredis command.
-    const om = withCallTimeout(await openOmConnection(config.redisUrl, throttledErrorLog((f, m) => logger.warn(f, m), 'redis-om connection error')), config.redisCommandTimeoutMs);
+    const om = withCallTimeout(
+      await openOmConnection(
+        config.redisUrl,
+        throttledErrorLog((f, m) => logger.warn(f, m), 'redis-om connection error'),
+      ),
+      config.redisCommandTimeoutMs,
+    );
     undo.push(() => closeOmConnection(om));
     const identity = await createIdentity({
       config,
@@ -165,15 +212,30 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
     }
     const scope = composeApiRecords({ config, clock, logger, connections });
     undo.push(() => scope.close());
-    const records = { reads: scope.records.reads, writes: scope.records.writes, receipts: scope.records.receipts, auth: identityRecordsAuth(identity) };
+    const records = {
+      reads: scope.records.reads,
+      writes: scope.records.writes,
+      receipts: scope.records.receipts,
+      auth: identityRecordsAuth(identity),
+    };
     const webhooks = createWebhooks({ config, redis, prefix: config.redisPrefix, clock });
     // Queue handles for /metrics (job counts) and the read-only dashboard; they never add jobs, and
     // never rewrite a queue's meta hash (skipMetasUpdate): a handle without `streams` options would
     // reset the records queue's event-stream cap to BullMQ's 10,000 (~0.5 KB a record of Redis memory).
-    const observed = Object.values(QUEUES).map((name) => new Queue(name, { connection: bull, prefix: bullPrefix(config.redisPrefix), skipMetasUpdate: true }));
-    for (const q of observed) q.on('error', (err) => logger.warn({ err: err.message, queue: q.name }, 'metrics queue error'));
+    const observed = Object.values(QUEUES).map(
+      (name) => new Queue(name, { connection: bull, prefix: bullPrefix(config.redisPrefix), skipMetasUpdate: true }),
+    );
+    for (const q of observed)
+      q.on('error', (err) => logger.warn({ err: err.message, queue: q.name }, 'metrics queue error'));
     const metrics = createApiMetrics({
-      queueCounts: async () => Object.fromEntries(await Promise.all(observed.map(async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed')] as const))),
+      queueCounts: async () =>
+        Object.fromEntries(
+          await Promise.all(
+            observed.map(
+              async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed')] as const,
+            ),
+          ),
+        ),
       pendingPublications: () => scope.records.store.outboxSize(),
       tipHeight: () => scope.chain.reader.tipHeight(),
       arc: {
@@ -183,10 +245,25 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
     });
     const { arcCallbackUrl, arcCallbackToken } = config.chain;
     const arcCallback =
-      arcCallbackUrl && arcCallbackToken ? { arcCallback: { chain: scope.chain, token: arcCallbackToken, redis, prefix: config.redisPrefix, logger } } : {};
+      arcCallbackUrl && arcCallbackToken
+        ? { arcCallback: { chain: scope.chain, token: arcCallbackToken, redis, prefix: config.redisPrefix, logger } }
+        : {};
     const idempotency = new IdempotencyStore(redis, config.redisPrefix);
     return {
-      deps: { config, logger, redis, clock, claims, identity, records, metrics, idempotency, queues: observed, webhooks: webhooks.admin, ...arcCallback },
+      deps: {
+        config,
+        logger,
+        redis,
+        clock,
+        claims,
+        identity,
+        records,
+        metrics,
+        idempotency,
+        queues: observed,
+        webhooks: webhooks.admin,
+        ...arcCallback,
+      },
 
       recordsScope: scope,
       close: async () => {

@@ -25,7 +25,12 @@ export interface ApiDeps {
   /** Identity API keys: `requireKey` authentication and the key use cases (routes mounted only when present). */
   readonly identity?: Identity;
   /** Linked and independent records (routes mounted only when present, e.g. not in health tests). */
-  readonly records?: { readonly reads: RecordReads; readonly writes: RecordWrites; readonly receipts?: RecordReceipts; readonly auth: RecordsAuth };
+  readonly records?: {
+    readonly reads: RecordReads;
+    readonly writes: RecordWrites;
+    readonly receipts?: RecordReceipts;
+    readonly auth: RecordsAuth;
+  };
   /** Webhook management (`/api/v1/webhooks`; mounted only when present, with identity). */
   readonly webhooks?: WebhookAdmin;
   /** `Idempotency-Key` on record writes: claims and recorded answers in Redis (absent: the header is ignored). */

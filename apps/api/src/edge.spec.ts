@@ -35,7 +35,9 @@ describe('REST edge (production composition): parser refusals, CORS, METRICS_POR
   beforeAll(async () => {
     composed = await composeApi(testConfig(prefix, { CORS_ORIGINS: ORIGIN, METRICS_PORT: '9' }), logger, systemClock);
     // METRICS_PORT set: the public app has no /metrics; the internal listener (port 0 here) has.
-    running = await listen(createApp(composed.deps), '127.0.0.1', 0, logger, { metrics: { source: composed.deps.metrics.registry, host: '127.0.0.1', port: 0 } });
+    running = await listen(createApp(composed.deps), '127.0.0.1', 0, logger, {
+      metrics: { source: composed.deps.metrics.registry, host: '127.0.0.1', port: 0 },
+    });
     base = `http://127.0.0.1:${running.port}`;
   });
   afterAll(async () => {
@@ -68,7 +70,10 @@ describe('REST edge (production composition): parser refusals, CORS, METRICS_POR
     expect(listed.headers.get('access-control-allow-credentials')).toBeNull();
     const other = await fetch(`${base}/liveness`, { headers: { origin: 'https://evil.example' } });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
-    const preflight = await fetch(`${base}/api/v1/records`, { method: 'OPTIONS', headers: { origin: ORIGIN, 'access-control-request-method': 'POST' } });
+    const preflight = await fetch(`${base}/api/v1/records`, {
+      method: 'OPTIONS',
+      headers: { origin: ORIGIN, 'access-control-request-method': 'POST' },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
     expect(preflight.headers.get('access-control-allow-headers')).toContain('x-api-key');
@@ -94,14 +99,20 @@ describe('REST edge (production composition): parser refusals, CORS, METRICS_POR
     expect(port).not.toBe(running.port);
     const scraped = await fetch(`http://127.0.0.1:${port}/metrics`);
     expect(scraped.status).toBe(200);
-    expect(await scraped.text()).toMatch(/proofline_http_requests_total\{method="GET",route="\/liveness",status="200",app="proofline-api"\} \d+/);
+    expect(await scraped.text()).toMatch(
+      /proofline_http_requests_total\{method="GET",route="\/liveness",status="200",app="proofline-api"\} \d+/,
+    );
     const elsewhere = await fetch(`http://127.0.0.1:${port}/liveness`);
     expect(elsewhere.status).toBe(404);
   });
 
   it('a second listener on a taken metrics port fails at start (EADDRINUSE), it does not share figures', async () => {
     const taken = running.metrics?.port ?? -1;
-    await expect(listen(createApp(composed.deps), '127.0.0.1', 0, logger, { metrics: { source: composed.deps.metrics.registry, host: '127.0.0.1', port: taken } })).rejects.toMatchObject({
+    await expect(
+      listen(createApp(composed.deps), '127.0.0.1', 0, logger, {
+        metrics: { source: composed.deps.metrics.registry, host: '127.0.0.1', port: taken },
+      }),
+    ).rejects.toMatchObject({
       code: 'EADDRINUSE',
     });
   });

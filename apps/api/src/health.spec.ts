@@ -12,7 +12,13 @@ describe('health endpoints', () => {
   const { redis, cleanup } = testRedis(prefix);
   const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
   const claims = new ClaimsService({ config, redis, clock: systemClock });
-  const app = createApp({ config, logger: createLogger({ level: 'silent', name: 'test' }), redis, clock: systemClock, claims });
+  const app = createApp({
+    config,
+    logger: createLogger({ level: 'silent', name: 'test' }),
+    redis,
+    clock: systemClock,
+    claims,
+  });
   let server: http.Server;
   let base: string;
 
@@ -36,10 +42,17 @@ describe('health endpoints', () => {
   it('readiness describes this instance: 200 with Redis up even without a live worker; workers are reported', async () => {
     const before = await fetch(`${base}/readiness`);
     expect(before.status).toBe(200);
-    expect(await before.json()).toMatchObject({ status: 'ready', appVersion: '0.1.0', checks: { redis: 'up', workers: 0, draining: false } });
+    expect(await before.json()).toMatchObject({
+      status: 'ready',
+      appVersion: '0.1.0',
+      checks: { redis: 'up', workers: 0, draining: false },
+    });
 
     const stop = startHeartbeat(redis, prefix, 'worker-test');
-    await waitFor(async () => ((await (await fetch(`${base}/readiness`)).json()) as { checks: { workers: number } }).checks.workers === 1);
+    await waitFor(
+      async () =>
+        ((await (await fetch(`${base}/readiness`)).json()) as { checks: { workers: number } }).checks.workers === 1,
+    );
     const after = await fetch(`${base}/readiness`);
     expect(after.status).toBe(200);
     expect(await after.json()).toMatchObject({ status: 'ready', checks: { redis: 'up', workers: 1 } });

@@ -24,12 +24,20 @@ describe('lifecycle listener', () => {
     const ready = await fetch(`${base}/readiness`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toMatchObject({ status: 'not-ready', checks: { redis: 'down', draining: false } });
-    const write = await fetch(`${base}/api/v1/records`, { method: 'POST', body: 'x', headers: { 'x-request-id': 'req-1' } });
+    const write = await fetch(`${base}/api/v1/records`, {
+      method: 'POST',
+      body: 'x',
+      headers: { 'x-request-id': 'req-1' },
+    });
     expect(write.status).toBe(503);
     expect(write.headers.get('content-type')).toBe('application/problem+json');
     expect(write.headers.get('retry-after')).toBe('1');
     expect(write.headers.get('x-request-id')).toBe('req-1');
-    expect(await write.json()).toMatchObject({ status: 503, errorCode: 'REDIS_UNAVAILABLE', instance: '/api/v1/records' });
+    expect(await write.json()).toMatchObject({
+      status: 503,
+      errorCode: 'REDIS_UNAVAILABLE',
+      instance: '/api/v1/records',
+    });
   });
 
   it('serving: everything goes to the app; draining: readiness 503 at once, other requests still served', async () => {

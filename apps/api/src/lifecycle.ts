@@ -29,7 +29,8 @@ export function createLifecycle(): Lifecycle {
   const listener: RequestListener = (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (phase === 'serving' && app) return app(req, res);
-    if (path === '/liveness' && phase === 'starting') return void res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Healthy');
+    if (path === '/liveness' && phase === 'starting')
+      return void res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Healthy');
     if (path === '/readiness') return notReady(req, res, phase);
     if (app) return app(req, res);
     unavailable(req, res);
@@ -50,14 +51,29 @@ export function createLifecycle(): Lifecycle {
 }
 
 function notReady(req: IncomingMessage, res: ServerResponse, phase: Phase): void {
-  res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestIdOf(req.headers['x-request-id']), 'retry-after': '1' });
-  res.end(JSON.stringify({ status: 'not-ready', appVersion: APP_VERSION, checks: { redis: phase === 'starting' ? 'down' : 'unknown', draining: phase === 'draining' } }));
+  res.writeHead(503, {
+    'content-type': 'application/json; charset=utf-8',
+    'x-request-id': requestIdOf(req.headers['x-request-id']),
+    'retry-after': '1',
+  });
+  res.end(
+    JSON.stringify({
+      status: 'not-ready',
+      appVersion: APP_VERSION,
+      checks: { redis: phase === 'starting' ? 'down' : 'unknown', draining: phase === 'draining' },
+    }),
+  );
 }
 
 function unavailable(req: IncomingMessage, res: ServerResponse): void {
   const error = redisUnavailable();
   const problem = toProblem(error, (req.url ?? '/').split('?')[0]);
   // The body is not read: close the connection after the answer so it is not misparsed.
-  res.writeHead(503, { 'content-type': 'application/problem+json', 'x-request-id': requestIdOf(req.headers['x-request-id']), connection: 'close', ...error.headers });
+  res.writeHead(503, {
+    'content-type': 'application/problem+json',
+    'x-request-id': requestIdOf(req.headers['x-request-id']),
+    connection: 'close',
+    ...error.headers,
+  });
   res.end(JSON.stringify(problem));
 }

@@ -23,7 +23,12 @@ describe('structured logs', () => {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((l) => l.length > 0));
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.length > 0),
+      );
       done();
     },
   });
@@ -59,21 +64,35 @@ describe('structured logs', () => {
     });
     expect(created.status).toBe(201);
     const { rawKey } = (await created.json()) as { rawKey: string };
-    const write = await send(base, 'POST', '/api/v1/linkedrecords', { key: rawKey, contentType: 'application/octet-stream', headers: { 'x-request-id': 'req-write-1' }, body: secretBody });
-    expect(write.status).toBe(200);
-    const { txId, updateToken } = (await write.json()) as { txId: string; updateToken: string };
-    const update = await send(base, 'POST', `/api/v1/linkedrecords/${txId}/update?updateToken=${encodeURIComponent(updateToken)}`, {
+    const write = await send(base, 'POST', '/api/v1/linkedrecords', {
       key: rawKey,
       contentType: 'application/octet-stream',
-      headers: { 'x-request-id': 'req-update-1' },
-      body: 'next',
+      headers: { 'x-request-id': 'req-write-1' },
+      body: secretBody,
     });
+    expect(write.status).toBe(200);
+    const { txId, updateToken } = (await write.json()) as { txId: string; updateToken: string };
+    const update = await send(
+      base,
+      'POST',
+      `/api/v1/linkedrecords/${txId}/update?updateToken=${encodeURIComponent(updateToken)}`,
+      {
+        key: rawKey,
+        contentType: 'application/octet-stream',
+        headers: { 'x-request-id': 'req-update-1' },
+        body: 'next',
+      },
+    );
     expect(update.status).toBe(200);
-    const refused = await send(base, 'GET', '/api/v1/auth/identity-api-keys', { key: `idty_${'A'.repeat(32)}`, headers: { 'x-request-id': 'req-bad-1' } });
+    const refused = await send(base, 'GET', '/api/v1/auth/identity-api-keys', {
+      key: `idty_${'A'.repeat(32)}`,
+      headers: { 'x-request-id': 'req-bad-1' },
+    });
     expect(refused.status).toBe(401);
 
     const all = lines.join('\n');
-    for (const secret of [bootstrap, rawKey, updateToken, secretBody, `idty_${'A'.repeat(32)}`]) expect(all).not.toContain(secret);
+    for (const secret of [bootstrap, rawKey, updateToken, secretBody, `idty_${'A'.repeat(32)}`])
+      expect(all).not.toContain(secret);
     const parsed = lines.map((l) => JSON.parse(l) as { reqId?: string; msg: string; path?: string });
     for (const id of ['req-keys-1', 'req-write-1', 'req-update-1', 'req-bad-1']) {
       expect(parsed.some((l) => l.reqId === id && l.msg === 'request')).toBe(true);

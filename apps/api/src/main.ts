@@ -32,7 +32,9 @@ async function runServer(config: Config, logger: Logger): Promise<void> {
   const lifecycle = createLifecycle();
   const metricsPort = config.metrics.apiPort;
   // A cluster process tries to compose before it listens (bounded); a single process listens first.
-  const early = inCluster ? composeWithin(config, logger, CLUSTER_COMPOSE_BEFORE_LISTEN_MS) : Promise.resolve(undefined);
+  const early = inCluster
+    ? composeWithin(config, logger, CLUSTER_COMPOSE_BEFORE_LISTEN_MS)
+    : Promise.resolve(undefined);
   const earlyComposed = await early;
   const running = await listen(lifecycle.listener, config.host, config.port, logger);
   let composed: ComposedApi | undefined = earlyComposed;
@@ -58,7 +60,11 @@ async function runServer(config: Config, logger: Logger): Promise<void> {
       composed = await composeApi(config, logger, systemClock);
       break;
     } catch (err) {
-      if (attempt === 1 || attempt % 40 === 0) logger.warn({ err: err instanceof Error ? err.message : String(err), attempt }, 'not ready: composing the app failed (is Redis reachable?); retrying');
+      if (attempt === 1 || attempt % 40 === 0)
+        logger.warn(
+          { err: err instanceof Error ? err.message : String(err), attempt },
+          'not ready: composing the app failed (is Redis reachable?); retrying',
+        );
       await new Promise((r) => setTimeout(r, COMPOSE_RETRY_MS));
     }
   }
@@ -70,7 +76,8 @@ async function runServer(config: Config, logger: Logger): Promise<void> {
   const registry = composed.deps.metrics.registry;
   // In a cluster the primary serves METRICS_PORT (aggregated); a single process serves its own.
   const metricsSource = inCluster ? clusterMetricsSource(registry) : registry;
-  if (!inCluster && metricsPort !== undefined) metricsListener = await serveMetrics(registry, config.metrics.host, metricsPort, logger);
+  if (!inCluster && metricsPort !== undefined)
+    metricsListener = await serveMetrics(registry, config.metrics.host, metricsPort, logger);
   lifecycle.serve(createApp(composed.deps, { metricsSource }));
   logger.info('ready: serving requests');
 }

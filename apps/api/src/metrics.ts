@@ -104,7 +104,13 @@ export function createApiMetrics(sources: MetricsSources): ApiMetrics {
 
   // One listener shared by every request (no timer closure per request); label objects are
   // reused per (method, route, status), which the route patterns bound.
-  const labelsCache = new Map<string, { readonly count: { method: string; route: string; status: string }; readonly time: { method: string; route: string } }>();
+  const labelsCache = new Map<
+    string,
+    {
+      readonly count: { method: string; route: string; status: string };
+      readonly time: { method: string; route: string };
+    }
+  >();
   function recordFinished(this: Response): void {
     const req = this.req;
     const seconds = (performance.now() - ((this as TimedResponse)[STARTED_AT] ?? 0)) / 1000;

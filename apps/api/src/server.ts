@@ -22,7 +22,13 @@ export interface ListenOptions {
  * the process's lifecycle listener (main.ts: it listens before Redis is reachable). Requests Node's HTTP parser
  * refuses get a problem+json with an errorCode (see `onClientError`).
  */
-export async function listen(app: http.RequestListener, host: string, port: number, logger: Logger, options: ListenOptions = {}): Promise<RunningServer> {
+export async function listen(
+  app: http.RequestListener,
+  host: string,
+  port: number,
+  logger: Logger,
+  options: ListenOptions = {},
+): Promise<RunningServer> {
   const server = http.createServer(app);
   server.keepAliveTimeout = 5000;
   server.headersTimeout = 10_000;

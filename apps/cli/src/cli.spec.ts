@@ -30,18 +30,38 @@ describe('operator CLI (run as a real process)', () => {
     expect(raw).toMatch(/^idty_[A-Za-z0-9]{32}$/);
     const hash = createHash('sha256').update(raw).digest('hex');
     const keys = await redis.keys(`${prefix}:*`);
-    const dump = (await Promise.all(keys.map(async (k) => JSON.stringify(await redis.type(k) === 'hash' ? await redis.hgetall(k) : await redis.dump(k))))).join('\n');
+    const dump = (
+      await Promise.all(
+        keys.map(async (k) =>
+          JSON.stringify((await redis.type(k)) === 'hash' ? await redis.hgetall(k) : await redis.dump(k)),
+        ),
+      )
+    ).join('\n');
     expect(dump).toContain(hash);
     expect(dump).not.toContain(raw);
   });
 
   it('legacy import is idempotent and reports what it did', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pl-cli-')), 'legacy.json');
-    fs.writeFileSync(file, JSON.stringify([{ id: 7, name: 'old-key', status: 'Active', createdAt: '2026-01-01T00:00:00Z', rawKey: 'legacyRawKey0123456789abcdef' }]));
+    fs.writeFileSync(
+      file,
+      JSON.stringify([
+        {
+          id: 7,
+          name: 'old-key',
+          status: 'Active',
+          createdAt: '2026-01-01T00:00:00Z',
+          rawKey: 'legacyRawKey0123456789abcdef',
+        },
+      ]),
+    );
     const first = cli(['legacy', 'import', file, '--tenant', 'acme']);
     expect(first.status).toBe(0);
     expect(JSON.parse(first.stdout)).toEqual({ total: 1, imported: 1, skipped: 0, conflicts: [] });
-    expect(JSON.parse(cli(['legacy', 'import', file, '--tenant', 'acme']).stdout)).toMatchObject({ imported: 0, skipped: 1 });
+    expect(JSON.parse(cli(['legacy', 'import', file, '--tenant', 'acme']).stdout)).toMatchObject({
+      imported: 0,
+      skipped: 1,
+    });
     fs.writeFileSync(file, '[{"id":"x"}]');
     const bad = cli(['legacy', 'import', file]);
     expect(bad.status).toBe(1);
@@ -52,7 +72,9 @@ describe('operator CLI (run as a real process)', () => {
     const out = cli(['token', 'mint', '--claims', 'Issuer,Verifier', '--ttl', '120']);
     expect(out.status).toBe(0);
     const claims = new ClaimsService({ config: loadConfig(env), redis, clock: systemClock });
-    expect(await claims.grantedClaims(`Bearer ${out.stdout.trim()}`)).toEqual({ grantedClaims: ['Issuer', 'Verifier'] });
+    expect(await claims.grantedClaims(`Bearer ${out.stdout.trim()}`)).toEqual({
+      grantedClaims: ['Issuer', 'Verifier'],
+    });
   });
 
   it('exits 2 with usage on an unknown command and 78 on bad configuration', () => {

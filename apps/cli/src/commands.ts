@@ -15,7 +15,8 @@ export interface Command {
 function ttlSeconds(raw: string | undefined): number {
   if (raw === undefined) return 3600;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 30 * 86400) throw new Error('--ttl must be a whole number of seconds between 1 and 2592000');
+  if (!Number.isInteger(n) || n < 1 || n > 30 * 86400)
+    throw new Error('--ttl must be a whole number of seconds between 1 and 2592000');
   return n;
 }
 
@@ -25,9 +26,14 @@ export const COMMANDS: Command[] = [
     action: 'bootstrap',
     async run(ctx, clock) {
       // Only the raw key goes to stdout, so `KEY=$(npm run -s cli -- keys bootstrap)` works.
-      const raw = await createBootstrapKey({ redis: ctx.redis, config: ctx.config, clock }, ctx.options['tenant'] ?? 'default');
+      const raw = await createBootstrapKey(
+        { redis: ctx.redis, config: ctx.config, clock },
+        ctx.options['tenant'] ?? 'default',
+      );
       process.stdout.write(`${raw}\n`);
-      console.error(`proofline cli: created an Issuer_Admin + Verifier_Admin key for tenant "${ctx.options['tenant'] ?? 'default'}"; it is shown only now.`);
+      console.error(
+        `proofline cli: created an Issuer_Admin + Verifier_Admin key for tenant "${ctx.options['tenant'] ?? 'default'}"; it is shown only now.`,
+      );
     },
   },
   {
@@ -42,7 +48,9 @@ export const COMMANDS: Command[] = [
       } catch (e) {
         throw new Error(`cannot read ${file} as JSON: ${e instanceof Error ? e.message : String(e)}`);
       }
-      const report = await importLegacyKeys({ redis: ctx.redis, config: ctx.config, clock }, items, { tenant: ctx.options['tenant'] ?? 'default' });
+      const report = await importLegacyKeys({ redis: ctx.redis, config: ctx.config, clock }, items, {
+        tenant: ctx.options['tenant'] ?? 'default',
+      });
       process.stdout.write(`${JSON.stringify(report)}\n`);
     },
   },
@@ -50,7 +58,10 @@ export const COMMANDS: Command[] = [
     group: 'token',
     action: 'mint',
     async run(ctx, clock) {
-      const claims = (ctx.options['claims'] ?? '').split(',').map((c) => c.trim()).filter((c) => c.length > 0);
+      const claims = (ctx.options['claims'] ?? '')
+        .split(',')
+        .map((c) => c.trim())
+        .filter((c) => c.length > 0);
       const token = await mintToken(
         { config: ctx.config, redis: ctx.redis, clock },
         { claims, subject: ctx.options['sub'] ?? 'dev-user', ttlSeconds: ttlSeconds(ctx.options['ttl']) },

@@ -50,7 +50,12 @@ async function main(argv: string[]): Promise<number> {
   const [group, action, ...rest] = positionals;
   if (group === 'receipt' && action === 'verify' && !values.help) {
     // Offline by design: no configuration, no Redis, no network unless --headers-url.
-    const out = await receiptVerify({ file: rest[0], content: values.content, encode: values.encode, headersUrl: values['headers-url'] });
+    const out = await receiptVerify({
+      file: rest[0],
+      content: values.content,
+      encode: values.encode,
+      headersUrl: values['headers-url'],
+    });
     for (const line of out.stdout) process.stdout.write(`${line}\n`);
     for (const line of out.stderr) process.stderr.write(`${line}\n`);
     return out.code;
@@ -70,7 +75,11 @@ async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000, retryStrategy: () => null });
+  const redis = createRedis(config.redisUrl, {
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    retryStrategy: () => null,
+  });
   redis.on('error', () => undefined);
   try {
     await redis.ping();

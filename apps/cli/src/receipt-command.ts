@@ -51,7 +51,9 @@ export async function receiptVerify(args: ReceiptVerifyArgs): Promise<CommandOut
   const parsed = Receipt.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return usage(`malformed receipt: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'not a receipt'}`);
+    return usage(
+      `malformed receipt: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'not a receipt'}`,
+    );
   }
   let content: Buffer | undefined;
   if (args.content !== undefined) {
@@ -63,7 +65,10 @@ export async function receiptVerify(args: ReceiptVerifyArgs): Promise<CommandOut
   }
   let headers: WocHeadersClient | undefined;
   if (args.headersUrl !== undefined) {
-    if (!/^https?:\/\/[^\s]+$/.test(args.headersUrl)) return usage('--headers-url must be an http(s) URL (a WhatsOnChain-compatible base, e.g. https://api.whatsonchain.com/v1/bsv/main)');
+    if (!/^https?:\/\/[^\s]+$/.test(args.headersUrl))
+      return usage(
+        '--headers-url must be an http(s) URL (a WhatsOnChain-compatible base, e.g. https://api.whatsonchain.com/v1/bsv/main)',
+      );
     headers = new WocHeadersClient({ url: args.headersUrl, timeoutMs: 15_000 });
   }
   const receipt = parsed.data;
@@ -78,7 +83,11 @@ export async function receiptVerify(args: ReceiptVerifyArgs): Promise<CommandOut
   } catch (e) {
     if (e instanceof AppError) return usage(`--encode: ${e.detail}`);
     // The headers service could not answer: not a verdict on the receipt.
-    return { code: 1, stdout: [], stderr: [`FAILED HEADERS_SOURCE: ${RECEIPT_CHECK_MEANING.HEADERS_SOURCE}: ${(e as Error).message}`] };
+    return {
+      code: 1,
+      stdout: [],
+      stderr: [`FAILED HEADERS_SOURCE: ${RECEIPT_CHECK_MEANING.HEADERS_SOURCE}: ${(e as Error).message}`],
+    };
   }
   if (!verdict.valid) {
     return {
@@ -93,7 +102,9 @@ export async function receiptVerify(args: ReceiptVerifyArgs): Promise<CommandOut
     : `note: ${RECEIPT_LIMITS}`;
   return {
     code: 0,
-    stdout: [`OK ${receipt.family} ${receipt.txId} in block ${receipt.blockHash} (height ${receipt.blockHeight}): ${checked} verified`],
+    stdout: [
+      `OK ${receipt.family} ${receipt.txId} in block ${receipt.blockHash} (height ${receipt.blockHeight}): ${checked} verified`,
+    ],
     stderr: [note],
   };
 }

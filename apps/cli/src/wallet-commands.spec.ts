@@ -17,11 +17,19 @@ describe('wallet CLI (run as a real process)', () => {
   const { redis, cleanup } = testRedis(prefix);
   const env = { ...process.env, REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' };
   const cli = (args: string[], extraEnv: Record<string, string> = {}) =>
-    spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/cli/src/main.ts'), ...args], { cwd: ROOT, env: { ...env, ...extraEnv }, encoding: 'utf8', timeout: 30_000 });
+    spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/cli/src/main.ts'), ...args], {
+      cwd: ROOT,
+      env: { ...env, ...extraEnv },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
   const address = fundingIdentity(DEVNET_WALLET_SEED, 'devnet').address;
   const cliAsync = (args: string[], extraEnv: Record<string, string> = {}) =>
     new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/cli/src/main.ts'), ...args], { cwd: ROOT, env: { ...env, ...extraEnv } });
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/cli/src/main.ts'), ...args], {
+        cwd: ROOT,
+        env: { ...env, ...extraEnv },
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -65,13 +73,17 @@ describe('wallet CLI (run as a real process)', () => {
       req.on('end', () => {
         res.setHeader('content-type', 'application/json');
         if (req.method === 'GET' && req.url === '/v1/policy') {
-          res.end(JSON.stringify({ policy: { miningFee: { satoshis: 50, bytes: 1000 }, maxtxsizepolicy: 100_000_000 } }));
+          res.end(
+            JSON.stringify({ policy: { miningFee: { satoshis: 50, bytes: 1000 }, maxtxsizepolicy: 100_000_000 } }),
+          );
           return;
         }
         if (req.method === 'POST' && req.url === '/v1/tx') {
           const { rawTx } = JSON.parse(body) as { rawTx: string };
           posted.push({ rawTx, auth: req.headers.authorization });
-          res.end(JSON.stringify({ txid: Transaction.fromHexEF(rawTx).id('hex'), txStatus: 'SEEN_ON_NETWORK', status: 200 }));
+          res.end(
+            JSON.stringify({ txid: Transaction.fromHexEF(rawTx).id('hex'), txStatus: 'SEEN_ON_NETWORK', status: 200 }),
+          );
           return;
         }
         res.statusCode = 404;
@@ -83,12 +95,24 @@ describe('wallet CLI (run as a real process)', () => {
     try {
       const pool = new FundingPool(redis, { prefix, address });
       const before = await pool.status();
-      const splitEnv = { ARC_URL: arcUrl, ARC_API_KEY: 'test-arc-key', POOL_UTXO_SATS: '1000', POOL_LOW_WATER: '10', POOL_TARGET: '20' };
+      const splitEnv = {
+        ARC_URL: arcUrl,
+        ARC_API_KEY: 'test-arc-key',
+        POOL_UTXO_SATS: '1000',
+        POOL_LOW_WATER: '10',
+        POOL_TARGET: '20',
+      };
       // spawnSync would block this process's event loop and with it the fake ARC: run the CLI asynchronously.
       const out = await cliAsync(['wallet', 'split'], splitEnv);
       expect(out.stderr).toBe('');
       expect(out.status).toBe(0);
-      const report = JSON.parse(out.stdout) as { status: string; txId: string; outputs: number; fee: number; outcome: string };
+      const report = JSON.parse(out.stdout) as {
+        status: string;
+        txId: string;
+        outputs: number;
+        fee: number;
+        outcome: string;
+      };
       expect(report).toMatchObject({ status: 'split', outputs: 20, outcome: 'accepted' });
       expect(posted).toHaveLength(1);
       expect(posted[0]?.auth).toBe('Bearer test-arc-key');
@@ -132,7 +156,12 @@ describe('wallet CLI (run as a real process)', () => {
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/proofline cli: "nope:0:1" is not TXID:VOUT:SATS/);
     // Nothing listens on ARC_URL: the split stays committed (same bytes re-submitted later) and the CLI says why.
-    const split = await cliAsync(['wallet', 'split'], { ARC_URL: 'http://127.0.0.1:9', POOL_UTXO_SATS: '1000', POOL_LOW_WATER: '10', POOL_TARGET: '40' });
+    const split = await cliAsync(['wallet', 'split'], {
+      ARC_URL: 'http://127.0.0.1:9',
+      POOL_UTXO_SATS: '1000',
+      POOL_LOW_WATER: '10',
+      POOL_TARGET: '40',
+    });
     expect(split.status).toBe(1);
     expect(split.stderr.trim().split('\n')).toHaveLength(1);
     expect(split.stderr).toMatch(/^proofline cli: ARC is not reachable/);
@@ -145,7 +174,9 @@ describe('wallet CLI (run as a real process)', () => {
   });
 
   it('says clearly when ARC is unreachable', () => {
-    expect(splitProblem({ status: 'unreachable', txId: 'ab'.repeat(32), error: 'connect ECONNREFUSED 127.0.0.1:9090' })).toMatch(/^ARC is not reachable \(connect ECONNREFUSED 127\.0\.0\.1:9090\); split abab/);
+    expect(
+      splitProblem({ status: 'unreachable', txId: 'ab'.repeat(32), error: 'connect ECONNREFUSED 127.0.0.1:9090' }),
+    ).toMatch(/^ARC is not reachable \(connect ECONNREFUSED 127\.0\.0\.1:9090\); split abab/);
     expect(splitProblem({ status: 'split', txId: 'x', outputs: 3, fee: 1, outcome: 'accepted' })).toBeNull();
   });
 });

@@ -23,10 +23,17 @@ export async function walletStatus(ctx: CliContext): Promise<void> {
     `pending         ${s.pending.count} outputs, ${sat(s.pending.satoshis)} (change and split outputs ARC has not accepted yet)`,
     `spent           ${s.spentUnconfirmed.count} inputs, ${sat(s.spentUnconfirmed.satoshis)} (in transactions ARC has not settled)`,
     `pending spends  ${s.unsettledTransactions}`,
-    ...unsettled.map((t) => `  ${t.txId} ${t.kind} since ${t.committedAt.toISOString()} inputs ${t.inputs.length} outputs ${t.outputs.length}`),
+    ...unsettled.map(
+      (t) =>
+        `  ${t.txId} ${t.kind} since ${t.committedAt.toISOString()} inputs ${t.inputs.length} outputs ${t.outputs.length}`,
+    ),
   ];
-  if (s.unsettledTransactions > unsettled.length) lines.push(`  ... and ${s.unsettledTransactions - unsettled.length} more`);
-  if (s.balance === 0) lines.push(`The wallet is empty: fund ${s.address} (devnet: its coinbase pays this address) and import the UTXO with: npm run cli -- wallet import TXID:VOUT:SATS`);
+  if (s.unsettledTransactions > unsettled.length)
+    lines.push(`  ... and ${s.unsettledTransactions - unsettled.length} more`);
+  if (s.balance === 0)
+    lines.push(
+      `The wallet is empty: fund ${s.address} (devnet: its coinbase pays this address) and import the UTXO with: npm run cli -- wallet import TXID:VOUT:SATS`,
+    );
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
@@ -34,7 +41,12 @@ export async function walletStatus(ctx: CliContext): Promise<void> {
 export async function walletSplit(ctx: CliContext): Promise<void> {
   const splitter = await cliSplitter(ctx.redis, ctx.config);
   const w = ctx.config.wallet;
-  const report = await splitter.ensureLowWater({ lowWater: w.lowWater, target: w.target, satoshisEach: w.utxoSatoshis, force: true });
+  const report = await splitter.ensureLowWater({
+    lowWater: w.lowWater,
+    target: w.target,
+    satoshisEach: w.utxoSatoshis,
+    force: true,
+  });
   process.stdout.write(`${JSON.stringify(report)}\n`);
   const problem = splitProblem(report);
   if (problem) throw new Error(problem);

@@ -47,11 +47,19 @@ describe('apps/devnet', () => {
     try {
       await eventually(async () => (await fetch(`${base}/liveness`)).ok, 40_000, 100);
       expect((await fetch(`${base}/v1/policy`)).status).toBe(401);
-      expect((await fetch(`${base}/v1/policy`, { headers: { Authorization: 'Bearer app-devnet-key' } })).status).toBe(200);
+      expect((await fetch(`${base}/v1/policy`, { headers: { Authorization: 'Bearer app-devnet-key' } })).status).toBe(
+        200,
+      );
       // Blocks keep coming on BLOCK_INTERVAL_MS, with no worker.
-      await eventually(async () => (((await (await fetch(`${base}/chain/info`)).json()) as { blocks: number }).blocks >= 3), 20_000, 100);
+      await eventually(
+        async () => ((await (await fetch(`${base}/chain/info`)).json()) as { blocks: number }).blocks >= 3,
+        20_000,
+        100,
+      );
       const cb = (await (await fetch(`${base}/block/height/0/coinbase`)).json()) as { hex: string };
-      expect(Transaction.fromHex(cb.hex).outputs[0]?.lockingScript.toHex()).toBe(fundingIdentity(seed, 'devnet').lockingScriptHex);
+      expect(Transaction.fromHex(cb.hex).outputs[0]?.lockingScript.toHex()).toBe(
+        fundingIdentity(seed, 'devnet').lockingScriptHex,
+      );
       // Its state lives under <REDIS_PREFIX>:devnet.
       expect(await redis.hget(`${devnetPrefix(prefix)}:chain:tip`, 'height')).not.toBeNull();
     } finally {
@@ -65,14 +73,22 @@ describe('apps/devnet', () => {
   it('refuses to run on another NETWORK with a one-line configuration error (exit 78)', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/devnet/src/main.ts')], {
       cwd: ROOT,
-      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', REDIS_URL: testRedisUrl(), NETWORK: 'testnet', WALLET_SEED: 'ef'.repeat(32) },
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        HOME: process.env['HOME'] ?? '/tmp',
+        REDIS_URL: testRedisUrl(),
+        NETWORK: 'testnet',
+        WALLET_SEED: 'ef'.repeat(32),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let err = '';
     child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
     expect(code).toBe(78);
-    expect(err.trim()).toBe('proofline devnet: configuration error: NETWORK: the devnet node only runs with NETWORK=devnet (got testnet; set ARC_URL to an external ARC)');
+    expect(err.trim()).toBe(
+      'proofline devnet: configuration error: NETWORK: the devnet node only runs with NETWORK=devnet (got testnet; set ARC_URL to an external ARC)',
+    );
   });
 
   it("keeps its chain in DEVNET_REDIS_URL, unless the service's Redis already holds the chain the wallet was funded from", async () => {
@@ -83,14 +99,29 @@ describe('apps/devnet', () => {
       const port = await freePort();
       const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/devnet/src/main.ts')], {
         cwd: ROOT,
-        env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', REDIS_URL: testRedisUrl(), DEVNET_REDIS_URL: own, REDIS_PREFIX: p, HOST: '127.0.0.1', DEVNET_PORT: String(port), BLOCK_INTERVAL_MS: '200', LOG_LEVEL: 'warn' },
+        env: {
+          PATH: process.env['PATH'] ?? '',
+          HOME: process.env['HOME'] ?? '/tmp',
+          REDIS_URL: testRedisUrl(),
+          DEVNET_REDIS_URL: own,
+          REDIS_PREFIX: p,
+          HOST: '127.0.0.1',
+          DEVNET_PORT: String(port),
+          BLOCK_INTERVAL_MS: '200',
+          LOG_LEVEL: 'warn',
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
       child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       try {
-        await eventually(async () => (((await (await fetch(`http://127.0.0.1:${port}/chain/info`)).json()) as { blocks: number }).blocks >= 2), 40_000, 100);
+        await eventually(
+          async () =>
+            ((await (await fetch(`http://127.0.0.1:${port}/chain/info`)).json()) as { blocks: number }).blocks >= 2,
+          40_000,
+          100,
+        );
       } finally {
         child.kill('SIGTERM');
         await exited;

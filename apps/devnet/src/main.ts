@@ -17,7 +17,9 @@ async function main(): Promise<void> {
   followLauncher();
   const logger = createLogger({ level: config.logLevel, name: 'devnet' });
   if (config.network !== 'devnet') {
-    process.stderr.write(`proofline devnet: configuration error: NETWORK: the devnet node only runs with NETWORK=devnet (got ${config.network}; set ARC_URL to an external ARC)\n`);
+    process.stderr.write(
+      `proofline devnet: configuration error: NETWORK: the devnet node only runs with NETWORK=devnet (got ${config.network}; set ARC_URL to an external ARC)\n`,
+    );
     process.exit(CONFIG_ERROR_EXIT);
   }
   // Finite retries: while Redis is down, requests answer 503 REDIS_UNAVAILABLE instead of hanging.
@@ -39,7 +41,15 @@ async function main(): Promise<void> {
     ...(config.devnet.apiKey !== undefined ? { apiKey: config.devnet.apiKey } : {}),
     logger,
   });
-  logger.info({ url: node.url, coinbaseAddress: funding.address, blockIntervalMs: config.blockIntervalMs, auth: config.devnet.apiKey !== undefined }, 'devnet node started');
+  logger.info(
+    {
+      url: node.url,
+      coinbaseAddress: funding.address,
+      blockIntervalMs: config.blockIntervalMs,
+      auth: config.devnet.apiKey !== undefined,
+    },
+    'devnet node started',
+  );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -75,7 +85,10 @@ async function chainStore(devnetUrl: string, serviceUrl: string, prefix: string,
     }
   };
   if (!(await probe(devnetUrl)) && (await probe(serviceUrl))) {
-    logger.warn({ tip }, "the devnet's chain is in the service's Redis (REDIS_URL): the node keeps it there; wipe it to move the node to DEVNET_REDIS_URL");
+    logger.warn(
+      { tip },
+      "the devnet's chain is in the service's Redis (REDIS_URL): the node keeps it there; wipe it to move the node to DEVNET_REDIS_URL",
+    );
     return serviceUrl;
   }
   return devnetUrl;

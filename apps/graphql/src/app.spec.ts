@@ -28,7 +28,10 @@ describe('graphql app', () => {
   it('masks unexpected errors: no internal message reaches the client', async () => {
     const broken = createGraphQL({
       ...f.deps,
-      chain: { ...f.deps.chain, tip: () => Promise.reject(new Error('redis said: secret internal detail at 10.0.0.1')) },
+      chain: {
+        ...f.deps.chain,
+        tip: () => Promise.reject(new Error('redis said: secret internal detail at 10.0.0.1')),
+      },
     });
     const res = await broken.fetch('http://localhost/graphql', {
       method: 'POST',
@@ -37,7 +40,12 @@ describe('graphql app', () => {
     });
     const body = (await res.json()) as { data: unknown; errors: { message: string; extensions: unknown }[] };
     expect(body.data).toEqual({ tip: null, health: 'ok' });
-    expect(body.errors).toEqual([expect.objectContaining({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR', status: 500 } })]);
+    expect(body.errors).toEqual([
+      expect.objectContaining({
+        message: 'Unexpected error.',
+        extensions: { code: 'INTERNAL_SERVER_ERROR', status: 500 },
+      }),
+    ]);
     expect(JSON.stringify(body)).not.toContain('secret');
   });
 

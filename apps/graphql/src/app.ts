@@ -50,7 +50,12 @@ export function createGraphQL(deps: GraphQLDeps, plugins: readonly Plugin[] = []
     maskedErrors: { maskError: maskError(logger) },
     graphiql:
       deps.config.nodeEnv !== 'production'
-        ? { title: 'Proofline GraphQL', headers: GRAPHIQL_HEADERS, defaultQuery: GRAPHIQL_DEFAULT_QUERY, shouldPersistHeaders: false }
+        ? {
+            title: 'Proofline GraphQL',
+            headers: GRAPHIQL_HEADERS,
+            defaultQuery: GRAPHIQL_DEFAULT_QUERY,
+            shouldPersistHeaders: false,
+          }
         : false,
     renderGraphiQL: offlineGraphiQL(),
     landingPage: false,
@@ -62,9 +67,7 @@ export function createGraphQL(deps: GraphQLDeps, plugins: readonly Plugin[] = []
       warn: (...args: unknown[]) => logger.warn({ args }, 'yoga'),
       // yoga logs every error result; expected ones (status < 500, see maskError) are not server faults.
       error: (...args: unknown[]) =>
-        args.some(isExpected)
-          ? logger.debug({ args }, 'yoga')
-          : logger.error({ args }, 'yoga'),
+        args.some(isExpected) ? logger.debug({ args }, 'yoga') : logger.error({ args }, 'yoga'),
     },
     context: ({ request }) => createContext(deps, request.headers),
   });

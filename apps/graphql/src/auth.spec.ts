@@ -15,11 +15,19 @@ describe('GraphQL authentication and key queries', () => {
     f = await startGraphQL({}, clock);
     keys['issuerAdmin'] = await f.seedKey({ permissions: ['Issuer_Admin'], tenant: 'acme', name: 'issuer admin' });
     clock.advance(1000);
-    keys['verifierAdmin'] = await f.seedKey({ permissions: ['Verifier_Admin', 'Issuer_User'], tenant: 'acme', name: 'verifier admin' });
+    keys['verifierAdmin'] = await f.seedKey({
+      permissions: ['Verifier_Admin', 'Issuer_User'],
+      tenant: 'acme',
+      name: 'verifier admin',
+    });
     keys['user'] = await f.seedKey({ permissions: ['Issuer_User'], tenant: 'acme' });
     keys['auditor'] = await f.seedKey({ permissions: ['Verifier_Auditor'], tenant: 'acme' });
     keys['revoked'] = await f.seedKey({ permissions: ['Issuer_Admin'], tenant: 'acme', revoked: true });
-    keys['expired'] = await f.seedKey({ permissions: ['Issuer_Admin'], tenant: 'acme', createdAt: new Date(clock.now().getTime() - 61 * 86_400_000) });
+    keys['expired'] = await f.seedKey({
+      permissions: ['Issuer_Admin'],
+      tenant: 'acme',
+      createdAt: new Date(clock.now().getTime() - 61 * 86_400_000),
+    });
     keys['other'] = await f.seedKey({ permissions: ['Issuer_Admin'], tenant: 'globex' });
     txId = (await writeChain(f.writer, 1, { tenant: 'acme' }))[0] ?? '';
   });
@@ -78,7 +86,10 @@ describe('GraphQL authentication and key queries', () => {
   });
 
   it("apiKeys: the caller tenant's keys, newest first, masked, as REST lists them", async () => {
-    const res = await f.gql<{ apiKeys: { id: string; name: string; keyMask: string; permissions: string[]; revokedAt: string | null }[]; apiKeyUsage: { used: number; limit: number } }>(
+    const res = await f.gql<{
+      apiKeys: { id: string; name: string; keyMask: string; permissions: string[]; revokedAt: string | null }[];
+      apiKeyUsage: { used: number; limit: number };
+    }>(
       '{ apiKeys { id name keyMask permissions revokedAt createdAt expiresAt createdBy updatedAt } apiKeyUsage { used limit } }',
       {},
       keys['verifierAdmin']?.rawKey,
@@ -91,7 +102,11 @@ describe('GraphQL authentication and key queries', () => {
     expect(list.map((k) => k.id)).not.toContain(keys['other']?.id);
     expect(list[list.length - 1]?.id).toBe(keys['expired']?.id); // created 61 days ago: the oldest
     const admin = list.find((k) => k.id === keys['verifierAdmin']?.id);
-    expect(admin).toMatchObject({ name: 'verifier admin', permissions: ['Issuer_User', 'Verifier_Admin'], revokedAt: null });
+    expect(admin).toMatchObject({
+      name: 'verifier admin',
+      permissions: ['Issuer_User', 'Verifier_Admin'],
+      revokedAt: null,
+    });
     expect(admin?.keyMask).toMatch(/^idty_\*+[A-Za-z0-9]{4}$/);
     expect(list.find((k) => k.id === keys['revoked']?.id)?.revokedAt).not.toBeNull();
     expect(res.data!.apiKeyUsage).toEqual({ used: 6, limit: f.config.keyLimit });
@@ -112,7 +127,12 @@ describe('GraphQL authentication and key queries', () => {
         tenant: 'acme',
         source: 'IDENTITY',
         permissions: ['Verifier_Auditor'],
-        key: { id: keys['auditor']?.id, keyMask: `idty_${'*'.repeat(28)}${raw.slice(-4)}`, permissions: ['Verifier_Auditor'], name: 'seeded' },
+        key: {
+          id: keys['auditor']?.id,
+          keyMask: `idty_${'*'.repeat(28)}${raw.slice(-4)}`,
+          permissions: ['Verifier_Auditor'],
+          name: 'seeded',
+        },
       },
     });
     expect(JSON.stringify(res)).not.toContain(raw);
@@ -124,6 +144,9 @@ describe('GraphQL authentication and key queries', () => {
     const admin = await f.deps.identity.authenticator.authenticate(keys['issuerAdmin']?.rawKey);
     // revoked through the REST use case
     await f.deps.identity.keys.revokeKey(admin, k.id, true);
-    await eventually(async () => (await f.gql('{ me { tenant } }', {}, k.rawKey)).errors?.[0]?.extensions?.code === 'API_KEY_REVOKED', 5000);
+    await eventually(
+      async () => (await f.gql('{ me { tenant } }', {}, k.rawKey)).errors?.[0]?.extensions?.code === 'API_KEY_REVOKED',
+      5000,
+    );
   });
 });

@@ -51,13 +51,19 @@ describe('GraphQL: bad input is a request error with a code, never an internal e
   };
 
   it('a variable of the wrong type is BAD_USER_INPUT (400 for graphql-response+json, 200 for legacy application/json)', async () => {
-    const strict = await send(json(JSON.stringify({ query: QUERY, variables: { t: 1 } }), 'application/graphql-response+json'));
+    const strict = await send(
+      json(JSON.stringify({ query: QUERY, variables: { t: 1 } }), 'application/graphql-response+json'),
+    );
     expectCode(strict, 400, 'BAD_USER_INPUT');
     expect(strict.body?.errors?.[0]?.message).toMatch(/^Variable "\$t" got invalid value 1/);
     expect(strict.body?.data).toBeUndefined();
     // GraphQL-over-HTTP: a well-formed request with application/json answers 200 with the errors.
     expectCode(await send(json(JSON.stringify({ query: QUERY, variables: { t: 1 } }))), 200, 'BAD_USER_INPUT');
-    expectCode(await send(json(JSON.stringify({ query: QUERY, variables: {} }), 'application/graphql-response+json')), 400, 'BAD_USER_INPUT');
+    expectCode(
+      await send(json(JSON.stringify({ query: QUERY, variables: {} }), 'application/graphql-response+json')),
+      400,
+      'BAD_USER_INPUT',
+    );
   });
 
   it('a GET with malformed variables or extensions JSON is 400 BAD_REQUEST', async () => {
@@ -73,7 +79,11 @@ describe('GraphQL: bad input is a request error with a code, never an internal e
   });
 
   it('an urlencoded POST with malformed variables is 400 BAD_REQUEST', async () => {
-    const a = await send({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `query=${encodeURIComponent(QUERY)}&variables=%7B` });
+    const a = await send({
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `query=${encodeURIComponent(QUERY)}&variables=%7B`,
+    });
     expectCode(a, 400, 'BAD_REQUEST');
   });
 
@@ -91,14 +101,37 @@ describe('GraphQL: bad input is a request error with a code, never an internal e
   });
 
   it('a wrong content type is 415 UNSUPPORTED_MEDIA_TYPE and an unacceptable Accept is 406 NOT_ACCEPTABLE, with a body', async () => {
-    expectCode(await send({ method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{ health }' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectCode(
+      await send({ method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{ health }' }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
     expectCode(await send({ method: 'POST', body: new Uint8Array([1, 2, 3]) }), 415, 'UNSUPPORTED_MEDIA_TYPE');
-    expectCode(await send({ ...json(JSON.stringify({ query: '{ health }' })), headers: { 'content-type': 'application/json', accept: 'image/png' } }), 406, 'NOT_ACCEPTABLE');
+    expectCode(
+      await send({
+        ...json(JSON.stringify({ query: '{ health }' })),
+        headers: { 'content-type': 'application/json', accept: 'image/png' },
+      }),
+      406,
+      'NOT_ACCEPTABLE',
+    );
   });
 
   it('syntax errors and unknown fields keep their GraphQL codes', async () => {
-    expectCode(await send(json(JSON.stringify({ query: '{' }), 'application/graphql-response+json')), 400, 'GRAPHQL_PARSE_FAILED');
-    expectCode(await send(json(JSON.stringify({ query: '{ nope }' }), 'application/graphql-response+json')), 400, 'GRAPHQL_VALIDATION_FAILED');
-    expectCode(await send({ method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' }), 405, 'BAD_REQUEST');
+    expectCode(
+      await send(json(JSON.stringify({ query: '{' }), 'application/graphql-response+json')),
+      400,
+      'GRAPHQL_PARSE_FAILED',
+    );
+    expectCode(
+      await send(json(JSON.stringify({ query: '{ nope }' }), 'application/graphql-response+json')),
+      400,
+      'GRAPHQL_VALIDATION_FAILED',
+    );
+    expectCode(
+      await send({ method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' }),
+      405,
+      'BAD_REQUEST',
+    );
   });
 });

@@ -25,6 +25,10 @@ export function positionOf(kind: CursorKind, cursor: string): number | null {
 export function requirePosition(kind: CursorKind, cursor: string | null | undefined): number | undefined {
   if (cursor === null || cursor === undefined) return undefined;
   const n = positionOf(kind, cursor);
-  if (n === null) throw badRequest('CURSOR_INVALID', `Not a ${kind === 'chain' ? 'chain' : 'block transaction'} cursor from this API.`);
+  if (n === null)
+    throw badRequest(
+      'CURSOR_INVALID',
+      `Not a ${kind === 'chain' ? 'chain' : 'block transaction'} cursor from this API.`,
+    );
   return n;
 }

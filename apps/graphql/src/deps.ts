@@ -8,7 +8,13 @@ import { createRecordReads, createRecordReceipts } from '@proofline/records-feat
 import type { RecordReads, RecordReceipts } from '@proofline/records-feature';
 import type { Clock, Config } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
-import { bullConnection, createRedis, requestPathOptions, throttledErrorLog, withCallTimeout } from '@proofline/shared-redis';
+import {
+  bullConnection,
+  createRedis,
+  requestPathOptions,
+  throttledErrorLog,
+  withCallTimeout,
+} from '@proofline/shared-redis';
 import type { Redis } from '@proofline/shared-redis';
 
 /** The identity use cases the GraphQL facade calls (same service as REST). */
@@ -46,16 +52,39 @@ export interface OwnedGraphQLDeps extends GraphQLDeps {
 export async function createGraphQLDeps(config: Config, logger: Logger, clock: Clock): Promise<OwnedGraphQLDeps> {
   // Bounded (requestPathOptions): a Redis outage is REDIS_UNAVAILABLE within about a second, never a hang.
   const redis = createRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }));
-  redis.on('error', throttledErrorLog((f, m) => logger.warn(f, m), 'redis connection error'));
+  redis.on(
+    'error',
+    throttledErrorLog((f, m) => logger.warn(f, m), 'redis connection error'),
+  );
   // The subscriber retries forever: a subscription must survive a Redis restart.
   const subscriber = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
-  subscriber.on('error', throttledErrorLog((f, m) => logger.warn(f, m), 'redis subscriber error'));
+  subscriber.on(
+    'error',
+    throttledErrorLog((f, m) => logger.warn(f, m), 'redis subscriber error'),
+  );
   // node-redis has no command timeout: every redis-om call is bounded like an ioredis command.
-  const om = withCallTimeout(await openOmConnection(config.redisUrl, throttledErrorLog((f, m) => logger.warn(f, m), 'redis-om connection error')), config.redisCommandTimeoutMs);
+  const om = withCallTimeout(
+    await openOmConnection(
+      config.redisUrl,
+      throttledErrorLog((f, m) => logger.warn(f, m), 'redis-om connection error'),
+    ),
+    config.redisCommandTimeoutMs,
+  );
   // Identity: the one place the GraphQL app creates the identity scope.
-  const identity = await createIdentity({ config, logger, clock, connections: { redis, om, subscriber, bull: bullConnection(config.redisUrl) as ConnectionOptions } });
+  const identity = await createIdentity({
+    config,
+    logger,
+    clock,
+    connections: { redis, om, subscriber, bull: bullConnection(config.redisUrl) as ConnectionOptions },
+  });
   // Reads only: proofs and blocks as the service verified them (the workers' confirmation role stores them).
-  const chain = createArcChain({ redis, subscriber, prefix: config.redisPrefix, config: config.chain, seed: config.wallet.seed });
+  const chain = createArcChain({
+    redis,
+    subscriber,
+    prefix: config.redisPrefix,
+    config: config.chain,
+    seed: config.wallet.seed,
+  });
   const blocks = chain.blocks;
   const records = createRecordReads({ config, redis, prefix: config.redisPrefix, reader: chain.reader });
   const receipts = createRecordReceipts({ config, redis, prefix: config.redisPrefix, reader: chain.reader });

@@ -110,7 +110,11 @@ export function maskError(logger: Logger) {
       logger.warn({ path: gql?.path?.join('.'), internal: unavailable.internalDetail }, 'graphql: redis unavailable');
       return new GraphQLError(unavailable.detail, {
         ...(gql ? { nodes: gql.nodes, path: gql.path } : {}),
-        extensions: { code: 'REDIS_UNAVAILABLE', status: 503, http: { status: 503, headers: { 'retry-after': String(REDIS_RETRY_AFTER_SECONDS) } } },
+        extensions: {
+          code: 'REDIS_UNAVAILABLE',
+          status: 503,
+          http: { status: 503, headers: { 'retry-after': String(REDIS_RETRY_AFTER_SECONDS) } },
+        },
       });
     }
     if (app && app.httpStatus < 500) {
@@ -134,11 +138,19 @@ export function maskError(logger: Logger) {
       // application/json).
       const { originalError: hidden, ...extensions } = gql.extensions;
       if (hidden !== undefined) {
-        return new GraphQLError(gql.message, { nodes: gql.nodes, path: gql.path, extensions: { ...extensions, code: extensions['code'] ?? 'BAD_REQUEST', http: { status: 400 } } });
+        return new GraphQLError(gql.message, {
+          nodes: gql.nodes,
+          path: gql.path,
+          extensions: { ...extensions, code: extensions['code'] ?? 'BAD_REQUEST', http: { status: 400 } },
+        });
       }
       if (extensions['code']) return gql;
       const code = gql.message.startsWith('Syntax Error') ? 'GRAPHQL_PARSE_FAILED' : 'GRAPHQL_VALIDATION_FAILED';
-      return new GraphQLError(gql.message, { nodes: gql.nodes, path: gql.path, extensions: { ...extensions, code, status: 400 } });
+      return new GraphQLError(gql.message, {
+        nodes: gql.nodes,
+        path: gql.path,
+        extensions: { ...extensions, code, status: 400 },
+      });
     }
     const cause = app ?? gql?.originalError ?? error;
     logger.error(

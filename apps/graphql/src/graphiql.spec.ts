@@ -49,7 +49,13 @@ describe('GraphiQL works offline: assets served by the app, ASCII headers, an ex
       const context = await chromium.launchPersistentContext(userDataDir, {
         executablePath: CHROMIUM,
         headless: true,
-        args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--no-first-run',
+        ],
       });
       const external: string[] = [];
       const sentKeys: (string | undefined)[] = [];
@@ -66,16 +72,30 @@ describe('GraphiQL works offline: assets served by the app, ASCII headers, an ex
           }
         });
         const page = context.pages()[0] ?? (await context.newPage());
-        const schemaLoaded = page.waitForResponse(async (r) => r.url().startsWith(`${base}/graphql`) && r.request().method() === 'POST' && (r.request().postData() ?? '').includes('__schema') && r.status() === 200, { timeout: 60_000 });
+        const schemaLoaded = page.waitForResponse(
+          async (r) =>
+            r.url().startsWith(`${base}/graphql`) &&
+            r.request().method() === 'POST' &&
+            (r.request().postData() ?? '').includes('__schema') &&
+            r.status() === 200,
+          { timeout: 60_000 },
+        );
         await page.goto(`${base}/graphql`, { waitUntil: 'load', timeout: 60_000 });
         await page.waitForSelector('.graphiql-container', { timeout: 60_000 });
         const introspection = await schemaLoaded;
         expect(((await introspection.json()) as { data?: { __schema?: unknown } }).data?.__schema).toBeDefined();
 
-        const ran = page.waitForResponse(async (r) => r.request().method() === 'POST' && (r.request().postData() ?? '').includes('Example'), { timeout: 30_000 });
+        const ran = page.waitForResponse(
+          async (r) => r.request().method() === 'POST' && (r.request().postData() ?? '').includes('Example'),
+          { timeout: 30_000 },
+        );
         await page.click('.graphiql-execute-button');
         expect(await (await ran).json()).toMatchObject({ data: { health: 'ok' } });
-        await page.waitForFunction(() => (document.querySelector('.result-window')?.textContent ?? '').includes('"ok"'), undefined, { timeout: 30_000 });
+        await page.waitForFunction(
+          () => (document.querySelector('.result-window')?.textContent ?? '').includes('"ok"'),
+          undefined,
+          { timeout: 30_000 },
+        );
         await page.screenshot({ path: path.join(os.tmpdir(), 'proofline-graphiql.png') });
         expect(external).toEqual([]);
         // the ASCII placeholder was sent as typed (a non-ASCII value would have stopped fetch)

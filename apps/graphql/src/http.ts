@@ -53,7 +53,10 @@ export function httpHandler(options: EdgeOptions): (req: IncomingMessage, res: S
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
         // Only the path, never the query string: a GET may carry variables.
         const path = (req.url ?? '/').split('?')[0];
-        logger.info({ reqId: id, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+        logger.info(
+          { reqId: id, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 },
+          'request',
+        );
       });
     }
     const method = req.method ?? 'GET';
@@ -78,8 +81,17 @@ export function httpHandler(options: EdgeOptions): (req: IncomingMessage, res: S
       void Promise.race([ping, timeout]).then((pong) => {
         const ready = pong === 'PONG';
         res
-          .writeHead(ready ? 200 : 503, { 'content-type': 'application/json', ...(ready ? {} : { 'retry-after': '1' }) })
-          .end(JSON.stringify({ status: ready ? 'ready' : 'not-ready', appVersion: APP_VERSION, checks: { redis: ready ? 'up' : 'down' } }));
+          .writeHead(ready ? 200 : 503, {
+            'content-type': 'application/json',
+            ...(ready ? {} : { 'retry-after': '1' }),
+          })
+          .end(
+            JSON.stringify({
+              status: ready ? 'ready' : 'not-ready',
+              appVersion: APP_VERSION,
+              checks: { redis: ready ? 'up' : 'down' },
+            }),
+          );
       });
       return;
     }
@@ -102,7 +114,12 @@ export function httpHandler(options: EdgeOptions): (req: IncomingMessage, res: S
       },
       (err: unknown) => {
         if (err instanceof BodyTooLarge) {
-          sendError(res, 413, 'CONTENT_LENGTH_LIMIT_EXCEEDED', `The request body is larger than ${maxBodyBytes} bytes.`);
+          sendError(
+            res,
+            413,
+            'CONTENT_LENGTH_LIMIT_EXCEEDED',
+            `The request body is larger than ${maxBodyBytes} bytes.`,
+          );
           // The rest of the body is not read: close once the answer is out.
           res.once('finish', () => req.destroy());
         } else {

@@ -26,7 +26,12 @@ async function main(): Promise<void> {
   if (stoppingEarly) return;
   const running = await startGraphQLServer(deps, config, logger, config.graphqlPort, early);
   logger.info(
-    { port: running.port, endpoint: running.yoga.graphqlEndpoint, graphiql: config.nodeEnv !== 'production', metricsPort: running.metricsListener?.port },
+    {
+      port: running.port,
+      endpoint: running.yoga.graphqlEndpoint,
+      graphiql: config.nodeEnv !== 'production',
+      metricsPort: running.metricsListener?.port,
+    },
     'listening',
   );
 

@@ -51,14 +51,29 @@ describe('GraphQL records and blocks over a devnet chain built through the real 
     key = (await f.seedKey({ permissions: ['Issuer_User'] })).rawKey;
     await f.startChain();
     chain = await writeChain(f.writer, 5, { encode: 'Base64' });
-    independent = (await f.writer.writeIndependent({ tenant: 'default' }, { body: Buffer.from([0xff, 0x00, 0x10]), encode: undefined })).txId;
+    independent = (
+      await f.writer.writeIndependent(
+        { tenant: 'default' },
+        { body: Buffer.from([0xff, 0x00, 0x10]), encode: undefined },
+      )
+    ).txId;
     // every record mined (with its proof) and one more block on top
-    await eventually(async () => (await f.deps.records.confirmationMany([...chain, independent])).every((c) => c !== null && c.confirmedBlocks >= 2), 20_000);
+    await eventually(
+      async () =>
+        (await f.deps.records.confirmationMany([...chain, independent])).every(
+          (c) => c !== null && c.confirmedBlocks >= 2,
+        ),
+      20_000,
+    );
   });
   afterAll(() => f.close());
 
   it('linkedRecord: fields, content as text and base64, confirmation with a valid TSC proof, previous and next', async () => {
-    const res = await f.gql<{ linkedRecord: Record<string, unknown> & { confirmation: { blockHash: string; merkleProof: Proof; confirmedBlocks: number } } }>(
+    const res = await f.gql<{
+      linkedRecord: Record<string, unknown> & {
+        confirmation: { blockHash: string; merkleProof: Proof; confirmedBlocks: number };
+      };
+    }>(
       `query($txId: String!) { linkedRecord(txId: $txId) { __typename ... on LinkedRecord { ${RECORD} chainId position updatable
         previous { txId position } next { txId position } } } }`,
       { txId: chain[2]?.toUpperCase() },
@@ -73,7 +88,10 @@ describe('GraphQL records and blocks over a devnet chain built through the real 
       contentType: 'text/plain; event-encoded=Base64',
       encoding: ['Base64'],
       publication: 'PUBLISHED',
-      content: { text: Buffer.from('version 2').toString('base64'), base64: Buffer.from(Buffer.from('version 2').toString('base64')).toString('base64') },
+      content: {
+        text: Buffer.from('version 2').toString('base64'),
+        base64: Buffer.from(Buffer.from('version 2').toString('base64')).toString('base64'),
+      },
       chainId: chain[0],
       position: 2,
       updatable: false,
@@ -85,7 +103,10 @@ describe('GraphQL records and blocks over a devnet chain built through the real 
 
     // the same confirmation REST status returns (one use case)
     const status = await f.deps.records.status('linked', chain[2]);
-    expect(r?.confirmation).toMatchObject({ blockHash: status.confirmation?.blockHash, blockTimestamp: status.confirmation?.blockTimestamp });
+    expect(r?.confirmation).toMatchObject({
+      blockHash: status.confirmation?.blockHash,
+      blockTimestamp: status.confirmation?.blockTimestamp,
+    });
 
     const end = await f.gql<{ linkedRecord: { updatable: boolean; next: null; previous: { txId: string } } }>(
       `{ linkedRecord(txId: "${chain[4]}") { ... on LinkedRecord { updatable next { txId } previous { txId } } } }`,
@@ -96,7 +117,11 @@ describe('GraphQL records and blocks over a devnet chain built through the real 
   });
 
   it('record: an independent record; binary content has no text', async () => {
-    const res = await f.gql(`{ record(txId: "${independent}") { __typename ... on IndependentRecord { ${RECORD} } } }`, {}, key);
+    const res = await f.gql(
+      `{ record(txId: "${independent}") { __typename ... on IndependentRecord { ${RECORD} } } }`,
+      {},
+      key,
+    );
     expect(res.errors).toBeUndefined();
     expect(res.data?.['record']).toMatchObject({
       __typename: 'IndependentRecord',
@@ -108,7 +133,18 @@ describe('GraphQL records and blocks over a devnet chain built through the real 
   });
 
   it('receipt: the same receipt as REST, batched over a chain page', async () => {
-    const res = await f.gql<{ linkedRecord: { chain: { edges: { node: { txId: string; receipt: Record<string, unknown> & { beef: string; merkleProof: Proof; blockHash: string } } }[] } } }>(
+    const res = await f.gql<{
+      linkedRecord: {
+        chain: {
+          edges: {
+            node: {
+              txId: string;
+              receipt: Record<string, unknown> & { beef: string; merkleProof: Proof; blockHash: string };
+            };
+          }[];
+        };
+      };
+    }>(
       `query($txId: String!) { linkedRecord(txId: $txId) { ... on LinkedRecord { chain(first: 5) { edges { node { txId receipt {
         version txId family prevTxId rawTx encoding contentType blockHeader blockHash blockHeight beef
         merkleProof { index txOrId target nodes targetType proofType composite } } } } } } } }`,
@@ -127,7 +163,16 @@ describe('GraphQL records and blocks over a devnet chain built through the real 
   });
 
   it('the chain as a Relay connection, forward and backward, from any record', async () => {
-    type Page = { linkedRecord: { cursor: string; chain: { totalCount: number; pageInfo: Record<string, unknown>; edges: { cursor: string; node: { txId: string; position: number } }[] } } };
+    type Page = {
+      linkedRecord: {
+        cursor: string;
+        chain: {
+          totalCount: number;
+          pageInfo: Record<string, unknown>;
+          edges: { cursor: string; node: { txId: string; position: number } }[];
+        };
+      };
+    };
     const page = (args: string, txId = chain[3]) =>
       f.gql<Page>(
         `{ linkedRecord(txId: "${txId}") { ... on LinkedRecord { cursor chain(${args}) { totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
@@ -165,7 +210,23 @@ describe('GraphQL records and blocks over a devnet chain built through the real 
   it('block by height and by hash, with header fields and its transactions as a connection; tip', async () => {
     const status = await f.deps.records.status('linked', chain[0]);
     const hash = status.confirmation?.blockHash ?? '';
-    const byHash = await f.gql<{ block: Record<string, unknown> & { height: number; header: string; transactions: { totalCount: number; edges: { node: { txId: string; index: number; coinbase: boolean; record: { txId: string; __typename: string } | null } }[] } } }>(
+    const byHash = await f.gql<{
+      block: Record<string, unknown> & {
+        height: number;
+        header: string;
+        transactions: {
+          totalCount: number;
+          edges: {
+            node: {
+              txId: string;
+              index: number;
+              coinbase: boolean;
+              record: { txId: string; __typename: string } | null;
+            };
+          }[];
+        };
+      };
+    }>(
       `{ block(hash: "${hash.toUpperCase()}") { __typename ... on Block { hash height version previousHash merkleRoot time bits nonce header txCount
         previous { hash } transactions(first: 100) { totalCount edges { cursor node { txId index coinbase record { __typename txId } } } } } } }`,
       {},
@@ -174,7 +235,11 @@ describe('GraphQL records and blocks over a devnet chain built through the real 
     expect(byHash.errors).toBeUndefined();
     const b = byHash.data!.block;
     expect(b).toMatchObject({ __typename: 'Block', hash, version: 0x20000000, bits: '207fffff' });
-    expect(Buffer.from(sha256d(Buffer.from(b.header, 'hex'))).reverse().toString('hex')).toBe(hash);
+    expect(
+      Buffer.from(sha256d(Buffer.from(b.header, 'hex')))
+        .reverse()
+        .toString('hex'),
+    ).toBe(hash);
     const txs = b.transactions.edges.map((e) => e.node);
     // Over ARC a block lists the transactions this service proved in it (block order), each a record.
     expect(txs.length).toBeGreaterThanOrEqual(1);
@@ -182,10 +247,18 @@ describe('GraphQL records and blocks over a devnet chain built through the real 
     expect(txs.find((t) => t.txId === chain[0])?.record).toEqual({ __typename: 'LinkedRecord', txId: chain[0] });
     expect(b.transactions.totalCount).toBe(b['txCount']);
 
-    const byHeight = await f.gql<{ block: { hash: string } }>(`{ block(height: ${b.height}) { ... on Block { hash } } }`, {}, key);
+    const byHeight = await f.gql<{ block: { hash: string } }>(
+      `{ block(height: ${b.height}) { ... on Block { hash } } }`,
+      {},
+      key,
+    );
     expect(byHeight.data?.block.hash).toBe(hash);
 
-    const tip = await f.gql<{ tip: { height: number; hash: string; block: { hash: string; height: number } } }>('{ tip { hash height time block { hash height } } }', {}, key);
+    const tip = await f.gql<{ tip: { height: number; hash: string; block: { hash: string; height: number } } }>(
+      '{ tip { hash height time block { hash height } } }',
+      {},
+      key,
+    );
     expect(tip.data?.tip.height).toBeGreaterThanOrEqual(b.height + 1);
     expect(tip.data?.tip.block.hash).toBe(tip.data?.tip.hash);
   });
@@ -216,7 +289,11 @@ describe('GraphQL records and blocks over a devnet chain built through the real 
     ['a 63-character txId', `{ record(txId: "${'a'.repeat(63)}") { __typename } }`, 'TX_ID_PARAM_INVALID'],
     ['a malformed block hash', '{ block(hash: "zz") { __typename } }', 'BLOCK_HASH_PARAM_INVALID'],
     ['a negative height', '{ block(height: -1) { __typename } }', 'BLOCK_HEIGHT_PARAM_INVALID'],
-    ['hash and height together', `{ block(hash: "${'a'.repeat(64)}", height: 1) { __typename } }`, 'BLOCK_SELECTOR_INVALID'],
+    [
+      'hash and height together',
+      `{ block(hash: "${'a'.repeat(64)}", height: 1) { __typename } }`,
+      'BLOCK_SELECTOR_INVALID',
+    ],
     ['neither hash nor height', '{ block { __typename } }', 'BLOCK_SELECTOR_INVALID'],
   ])('%s is a GraphQL error with a stable code', async (_name, query, code) => {
     const res = await f.gql(query, {}, key);
@@ -233,7 +310,11 @@ describe('GraphQL records and blocks over a devnet chain built through the real 
     [`before: "${Buffer.from('tx:1').toString('base64url')}"`, 'CURSOR_INVALID'],
     [`after: "${Buffer.from('chain:-1').toString('base64url')}"`, 'CURSOR_INVALID'],
   ])('chain(%s) is refused with %s', async (args, code) => {
-    const res = await f.gql(`{ linkedRecord(txId: "${chain[0]}") { ... on LinkedRecord { txId chain(${args}) { totalCount } } } }`, {}, key);
+    const res = await f.gql(
+      `{ linkedRecord(txId: "${chain[0]}") { ... on LinkedRecord { txId chain(${args}) { totalCount } } } }`,
+      {},
+      key,
+    );
     // nested arguments are validated when the root field's cost is computed, before it resolves
     expect(res.errors?.[0]).toMatchObject({ extensions: { code, status: 400 }, path: ['linkedRecord'] });
     expect(res.errors?.[0]?.message).toMatch(/^(first|last|after|before) /);
@@ -242,7 +323,11 @@ describe('GraphQL records and blocks over a devnet chain built through the real 
 
   it('block transactions refuse chain cursors', async () => {
     const cursor = Buffer.from('chain:0').toString('base64url');
-    const res = await f.gql(`{ block(height: 0) { ... on Block { transactions(after: "${cursor}") { totalCount } } } }`, {}, key);
+    const res = await f.gql(
+      `{ block(height: 0) { ... on Block { transactions(after: "${cursor}") { totalCount } } } }`,
+      {},
+      key,
+    );
     expect(res.errors?.[0]?.extensions).toEqual({ code: 'CURSOR_INVALID', status: 400 });
   });
 
@@ -267,7 +352,11 @@ describe('GraphQL records and blocks over a devnet chain built through the real 
     spy.mockRestore();
 
     // a full page of 1000 records with content and proofs is within budget
-    const full = await f.gql(`{ linkedRecord(txId: "${chain[0]}") { ... on LinkedRecord { chain(first: 1000) { edges { cursor node { ${RECORD} updatable } } } } } }`, {}, key);
+    const full = await f.gql(
+      `{ linkedRecord(txId: "${chain[0]}") { ... on LinkedRecord { chain(first: 1000) { edges { cursor node { ${RECORD} updatable } } } } } }`,
+      {},
+      key,
+    );
     expect(full.errors).toBeUndefined();
   });
 });
@@ -280,7 +369,11 @@ describe('GraphQL with the navigate feature off', () => {
     f = await startGraphQL({ FEATURES: 'linked,verify,unencoded' });
     const key = (await f.seedKey({ permissions: ['Verifier_User'] })).rawKey;
     const [a] = await writeChain(f.writer, 2);
-    const res = await f.gql(`{ linkedRecord(txId: "${a}") { ... on LinkedRecord { txId next { txId } chain(first: 1) { totalCount } } } }`, {}, key);
+    const res = await f.gql(
+      `{ linkedRecord(txId: "${a}") { ... on LinkedRecord { txId next { txId } chain(first: 1) { totalCount } } } }`,
+      {},
+      key,
+    );
     expect(res.data).toEqual({ linkedRecord: { txId: a, next: null, chain: null } });
     expect(res.errors?.map((e) => [e.path?.join('.'), e.extensions?.code, e.extensions?.status])).toEqual(
       expect.arrayContaining([

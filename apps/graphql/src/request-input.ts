@@ -40,7 +40,10 @@ export function paramsFromSearch(search: string): GraphQLParams {
 
 /** The status yoga answers without a body, and the code such an answer gets. */
 const BODYLESS: Readonly<Record<number, { code: string; message: string }>> = {
-  406: { code: 'NOT_ACCEPTABLE', message: 'Accept application/graphql-response+json, application/json or text/event-stream.' },
+  406: {
+    code: 'NOT_ACCEPTABLE',
+    message: 'Accept application/graphql-response+json, application/json or text/event-stream.',
+  },
   415: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the request as application/json (or use GET).' },
 };
 
@@ -64,7 +67,9 @@ export function requestInputPlugin(): Plugin {
       if (!bodyless || response.headers.get('content-type')) return;
       const headers = new Headers(response.headers);
       headers.set('content-type', 'application/json; charset=utf-8');
-      const body = JSON.stringify({ errors: [{ message: bodyless.message, extensions: { code: bodyless.code, status: response.status } }] });
+      const body = JSON.stringify({
+        errors: [{ message: bodyless.message, extensions: { code: bodyless.code, status: response.status } }],
+      });
       setResponse(new Response(body, { status: response.status, headers }));
     },
   };

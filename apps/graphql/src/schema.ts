@@ -21,7 +21,10 @@ export function buildSchema(limits: SchemaLimits = schemaLimits(1000)): GraphQLS
   const builder = createBuilder(limits);
   builder.queryType({
     fields: (t) => ({
-      health: t.string({ description: 'Always "ok" while the GraphQL app serves requests. No key needed.', resolve: () => 'ok' }),
+      health: t.string({
+        description: 'Always "ok" while the GraphQL app serves requests. No key needed.',
+        resolve: () => 'ok',
+      }),
       version: t.string({ description: 'The running release. No key needed.', resolve: () => APP_VERSION }),
     }),
   });

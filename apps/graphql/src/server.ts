@@ -40,14 +40,14 @@ export async function startGraphQLServer(
   const yoga = createGraphQL(deps, [metrics.plugin]);
   const metricsPort = config.metrics.graphqlPort;
   const handler = httpHandler({
-      redis: deps.redis,
-      yoga: (req, res) => yoga.handle(req, res),
-      logger,
-      corsOrigins: config.corsOrigins,
-      maxBodyBytes: config.graphqlMaxBodyBytes,
-      metrics,
-      publicMetrics: metricsPort === undefined,
-    });
+    redis: deps.redis,
+    yoga: (req, res) => yoga.handle(req, res),
+    logger,
+    corsOrigins: config.corsOrigins,
+    maxBodyBytes: config.graphqlMaxBodyBytes,
+    metrics,
+    publicMetrics: metricsPort === undefined,
+  });
   let server: http.Server;
   if (listening) {
     server = listening;
@@ -87,7 +87,12 @@ export async function startGraphQLServer(
 }
 
 /** The GraphQL process's HTTP server with its timeouts and parser-refusal answers, listening. */
-export async function listenGraphQL(handler: http.RequestListener, host: string, port: number, logger: Logger): Promise<http.Server> {
+export async function listenGraphQL(
+  handler: http.RequestListener,
+  host: string,
+  port: number,
+  logger: Logger,
+): Promise<http.Server> {
   const server = http.createServer(handler);
   server.keepAliveTimeout = 5000;
   server.headersTimeout = 10_000;
@@ -108,9 +113,27 @@ export function startingHandler(): http.RequestListener {
   return (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const id = requestIdOf(req.headers['x-request-id']);
-    if (path === '/liveness') return void res.writeHead(200, { 'content-type': 'text/plain', 'x-request-id': id }).end('Healthy');
-    const headers = { 'content-type': 'application/json; charset=utf-8', 'x-request-id': id, 'retry-after': '1', connection: 'close' };
-    if (path === '/readiness') return void res.writeHead(503, headers).end(JSON.stringify({ status: 'not-ready', appVersion: APP_VERSION, checks: { redis: 'down' } }));
-    res.writeHead(503, headers).end(JSON.stringify({ errors: [{ message: 'The data store is temporarily unavailable. Retry after the Retry-After delay.', extensions: { code: 'REDIS_UNAVAILABLE', status: 503 } }] }));
+    if (path === '/liveness')
+      return void res.writeHead(200, { 'content-type': 'text/plain', 'x-request-id': id }).end('Healthy');
+    const headers = {
+      'content-type': 'application/json; charset=utf-8',
+      'x-request-id': id,
+      'retry-after': '1',
+      connection: 'close',
+    };
+    if (path === '/readiness')
+      return void res
+        .writeHead(503, headers)
+        .end(JSON.stringify({ status: 'not-ready', appVersion: APP_VERSION, checks: { redis: 'down' } }));
+    res.writeHead(503, headers).end(
+      JSON.stringify({
+        errors: [
+          {
+            message: 'The data store is temporarily unavailable. Retry after the Retry-After delay.',
+            extensions: { code: 'REDIS_UNAVAILABLE', status: 503 },
+          },
+        ],
+      }),
+    );
   };
 }

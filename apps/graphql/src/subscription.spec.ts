@@ -48,7 +48,10 @@ describe('subscription confirmation(txId, depth) over SSE', () => {
   });
 
   it('pushes the status of a fresh write until the requested depth, on every instance', async () => {
-    const { txId } = await f.writer.createLinked({ tenant: 'default' }, { body: Buffer.from('fresh'), encode: 'SHA256' });
+    const { txId } = await f.writer.createLinked(
+      { tenant: 'default' },
+      { body: Buffer.from('fresh'), encode: 'SHA256' },
+    );
     const streams = await Promise.all(urls.map((url) => subscribe(url, { txId, depth: 3 }, key)));
     for (const res of streams) {
       expect(res.status).toBe(200);
@@ -73,7 +76,10 @@ describe('subscription confirmation(txId, depth) over SSE', () => {
   }, 30_000);
 
   it('a record already at depth gets one final update at once', async () => {
-    const { txId } = await f.writer.writeIndependent({ tenant: 'default' }, { body: Buffer.from('x'), encode: undefined });
+    const { txId } = await f.writer.writeIndependent(
+      { tenant: 'default' },
+      { body: Buffer.from('x'), encode: undefined },
+    );
     await eventually(async () => ((await f.deps.records.confirmation(txId))?.confirmedBlocks ?? 0) >= 1, 10_000);
     const events = await readSse<Event>(await subscribe(urls[0] ?? '', { txId }, key));
     expect(events).toHaveLength(1);

@@ -44,7 +44,15 @@ describe('GraphQL traversal of a 1,000-link chain (dataloaders)', () => {
       chain: {
         totalCount: number;
         pageInfo: { hasNextPage: boolean; endCursor: string };
-        edges: { node: { txId: string; position: number; content: { text: string }; previous: { txId: string; content: { text: string } } | null; next: { txId: string } | null } }[];
+        edges: {
+          node: {
+            txId: string;
+            position: number;
+            content: { text: string };
+            previous: { txId: string; content: { text: string } } | null;
+            next: { txId: string } | null;
+          };
+        }[];
       };
     };
   };
@@ -55,10 +63,23 @@ describe('GraphQL traversal of a 1,000-link chain (dataloaders)', () => {
     const edges = res.data!.linkedRecord.chain.edges;
     expect(edges).toHaveLength(LINKS);
     expect(edges.map((e) => e.node.txId)).toEqual(chain);
-    expect(edges[500]?.node).toMatchObject({ position: 500, content: { text: 'link 500' }, previous: { txId: chain[499], content: { text: 'link 499' } }, next: { txId: chain[501] } });
+    expect(edges[500]?.node).toMatchObject({
+      position: 500,
+      content: { text: 'link 500' },
+      previous: { txId: chain[499], content: { text: 'link 499' } },
+      next: { txId: chain[501] },
+    });
     expect(res.data!.linkedRecord.chain.pageInfo.hasNextPage).toBe(false);
     // previous/next resolve from the same loader cache as the nodes: still one metaMany() batch
-    expect(counts()).toEqual({ meta: 1, chainPage: 1, metaMany: 1, contentMany: 1, confirmationMany: 1, status: 0, content: 0 });
+    expect(counts()).toEqual({
+      meta: 1,
+      chainPage: 1,
+      metaMany: 1,
+      contentMany: 1,
+      confirmationMany: 1,
+      status: 0,
+      content: 0,
+    });
     expect(calls['metaMany']?.mock.calls[0]?.[0]).toHaveLength(LINKS);
     expect(calls['contentMany']?.mock.calls[0]?.[0]).toHaveLength(LINKS);
   });
@@ -77,7 +98,15 @@ describe('GraphQL traversal of a 1,000-link chain (dataloaders)', () => {
       // metaMany(): the page's nodes, then one more batch for the neighbours outside the page
       // (previous of the first node, next of the last); the in-page ones come from the cache
       // (page 0 has no previous outside the page, so its neighbours' content is one batch fewer)
-      expect(counts()).toEqual({ meta: 1, chainPage: 1, metaMany: 2, contentMany: page === 0 ? 1 : 2, confirmationMany: 1, status: 0, content: 0 });
+      expect(counts()).toEqual({
+        meta: 1,
+        chainPage: 1,
+        metaMany: 2,
+        contentMany: page === 0 ? 1 : 2,
+        confirmationMany: 1,
+        status: 0,
+        content: 0,
+      });
       expect(calls['metaMany']?.mock.calls[1]?.[0]).toHaveLength(page === 0 || page === 9 ? 1 : 2);
     }
     expect(seen).toEqual(chain);
@@ -88,17 +117,25 @@ describe('GraphQL traversal of a 1,000-link chain (dataloaders)', () => {
       linkedRecord(txId: $txId) { ... on LinkedRecord { chain(first: $first) { edges { node { ...Node } } } } } }
       fragment Node on LinkedRecord { txId ...Bytes confirmation { confirmedBlocks } previous { txId } }
       fragment Bytes on Record { content { text } }`;
-    const res = await f.gql<{ linkedRecord: { chain: { edges: { node: { txId: string; content: { text: string }; previous: { txId: string } | null } }[] } } }>(
-      FRAGMENTS,
-      { txId: chain[0], first: 50 },
-      key,
-    );
+    const res = await f.gql<{
+      linkedRecord: {
+        chain: { edges: { node: { txId: string; content: { text: string }; previous: { txId: string } | null } }[] };
+      };
+    }>(FRAGMENTS, { txId: chain[0], first: 50 }, key);
     expect(res.errors).toBeUndefined();
     const edges = res.data!.linkedRecord.chain.edges;
     expect(edges.map((e) => e.node.txId)).toEqual(chain.slice(0, 50));
     expect(edges[7]?.node).toMatchObject({ content: { text: 'link 7' }, previous: { txId: chain[6] } });
     // content and confirmation selected only through fragments: still read with the page, once
-    expect(counts()).toEqual({ meta: 1, chainPage: 1, metaMany: 1, contentMany: 1, confirmationMany: 1, status: 0, content: 0 });
+    expect(counts()).toEqual({
+      meta: 1,
+      chainPage: 1,
+      metaMany: 1,
+      contentMany: 1,
+      confirmationMany: 1,
+      status: 0,
+      content: 0,
+    });
   });
 
   it('a page that selects no content or confirmation reads neither', async () => {
@@ -109,6 +146,14 @@ describe('GraphQL traversal of a 1,000-link chain (dataloaders)', () => {
     );
     expect(res.errors).toBeUndefined();
     expect(res.data!.linkedRecord.chain.edges).toHaveLength(20);
-    expect(counts()).toEqual({ meta: 1, chainPage: 1, metaMany: 1, contentMany: 0, confirmationMany: 0, status: 0, content: 0 });
+    expect(counts()).toEqual({
+      meta: 1,
+      chainPage: 1,
+      metaMany: 1,
+      contentMany: 0,
+      confirmationMany: 0,
+      status: 0,
+      content: 0,
+    });
   });
 });

@@ -25,8 +25,15 @@ function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /** A production start on free private ports with a fresh .data, as `npm start` runs it (`extra` adds or overrides). */
-async function productionStart(extra: Record<string, string>): Promise<{ env: NodeJS.ProcessEnv; redisPort: number; apiPort: number; graphqlPort: number; devnetPort: number }> {
-  const [redisPort, apiPort, graphqlPort, devnetPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+async function productionStart(
+  extra: Record<string, string>,
+): Promise<{ env: NodeJS.ProcessEnv; redisPort: number; apiPort: number; graphqlPort: number; devnetPort: number }> {
+  const [redisPort, apiPort, graphqlPort, devnetPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   fs.rmSync(path.join(BUILD, '.data'), { recursive: true, force: true });
   const env = baseEnv({
     NODE_ENV: 'production',
@@ -51,11 +58,18 @@ interface Launched {
 
 function launch(env: NodeJS.ProcessEnv): Launched {
   // Its own process group, like a terminal's foreground job: Ctrl-C is SIGINT to the group.
-  const child = spawn(process.execPath, [path.join(DIST, 'apps', 'launcher', 'main.js')], { cwd: BUILD, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(process.execPath, [path.join(DIST, 'apps', 'launcher', 'main.js')], {
+    cwd: BUILD,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { child, env, output: () => out, exited };
 }
 
@@ -68,7 +82,10 @@ function childrenOf(pid: number): { pid: number; argv: string[]; env: string }[]
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (ppid !== pid) continue;
-      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter((a) => a.length > 0);
+      const argv = fs
+        .readFileSync(`/proc/${entry}/cmdline`, 'utf8')
+        .split('\0')
+        .filter((a) => a.length > 0);
       const env = fs.readFileSync(`/proc/${entry}/environ`, 'utf8');
       out.push({ pid: Number(entry), argv, env });
     } catch {
@@ -104,11 +121,24 @@ beforeAll(() => {
 
 describe('npm run build', () => {
   it('compiles every app to a bundle and copies the files the sources read from disk', () => {
-    const apps = fs.readdirSync(path.join(ROOT, 'apps')).filter((a) => fs.existsSync(path.join(ROOT, 'apps', a, 'src', 'main.ts')));
+    const apps = fs
+      .readdirSync(path.join(ROOT, 'apps'))
+      .filter((a) => fs.existsSync(path.join(ROOT, 'apps', a, 'src', 'main.ts')));
     expect(apps).toEqual(expect.arrayContaining(['api', 'cli', 'graphql', 'launcher', 'worker']));
     for (const app of apps) expect(fs.statSync(path.join(DIST, 'apps', app, 'main.js')).size).toBeGreaterThan(1000);
-    for (const dir of ['libs/identity/data-access/src/lua', 'libs/records/data-access/src/lua', 'libs/chain/devnet/src/lua', 'libs/chain/arc/src/lua', 'libs/chain/wallet/src/lua']) {
-      expect(fs.readdirSync(path.join(DIST, dir)).sort()).toEqual(fs.readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.lua')).sort());
+    for (const dir of [
+      'libs/identity/data-access/src/lua',
+      'libs/records/data-access/src/lua',
+      'libs/chain/devnet/src/lua',
+      'libs/chain/arc/src/lua',
+      'libs/chain/wallet/src/lua',
+    ]) {
+      expect(fs.readdirSync(path.join(DIST, dir)).sort()).toEqual(
+        fs
+          .readdirSync(path.join(ROOT, dir))
+          .filter((f) => f.endsWith('.lua'))
+          .sort(),
+      );
     }
     expect(JSON.parse(fs.readFileSync(path.join(DIST, 'package.json'), 'utf8'))).toMatchObject({ version: VERSION });
     // Workspace libs are bundled in; no bundle refers to a source file or a TypeScript loader.
@@ -120,7 +150,9 @@ describe('npm run build', () => {
   });
 
   it('loads nothing at run time but Node built-ins and production dependencies (the image has no dev dependencies)', () => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     const builtins = new Set(builtinModules);
     for (const app of fs.readdirSync(path.join(DIST, 'apps'))) {
       const js = fs.readFileSync(path.join(DIST, 'apps', app, 'main.js'), 'utf8');
@@ -139,7 +171,10 @@ describe('npm run build', () => {
     execFileSync(process.execPath, [BUILD_SCRIPT, '--if-stale', '--out', DIST], { cwd: ROOT, stdio: 'pipe' });
     expect(fs.readFileSync(stamp, 'utf8')).toBe(before);
     fs.utimesSync(stamp, new Date(0), new Date(0));
-    const out = execFileSync(process.execPath, [BUILD_SCRIPT, '--if-stale', '--out', DIST], { cwd: ROOT, encoding: 'utf8' });
+    const out = execFileSync(process.execPath, [BUILD_SCRIPT, '--if-stale', '--out', DIST], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     expect(out).toContain('proofline build:');
     expect(fs.statSync(stamp).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
   });
@@ -157,7 +192,11 @@ describe('npm start (compiled launcher)', () => {
 
   it('runs node on the compiled apps with its own redis-server, replaces a killed API, and stops the apps before Redis without connection errors', async () => {
     const key = `idty_${randomBytes(16).toString('hex')}`;
-    const { env, redisPort, apiPort, graphqlPort, devnetPort } = await productionStart({ BLOCK_INTERVAL_MS: '200', BOOTSTRAP_API_KEY: key, SHUTDOWN_GRACE_MS: '5000' });
+    const { env, redisPort, apiPort, graphqlPort, devnetPort } = await productionStart({
+      BLOCK_INTERVAL_MS: '200',
+      BOOTSTRAP_API_KEY: key,
+      SHUTDOWN_GRACE_MS: '5000',
+    });
     const run = launch(env);
     const pid = run.child.pid ?? 0;
     const api = `http://127.0.0.1:${apiPort}`;
@@ -165,30 +204,51 @@ describe('npm start (compiled launcher)', () => {
       await eventually(async () => run.output().includes('"msg":"ready:'), 60_000, 100);
       // The log line comes from the first API server process; the cluster's second one may still be
       // starting (it answers readiness 503 until its own Redis connection is up), so wait on the answer.
-      const readiness = await eventually(async () => {
-        const res = await fetch(`${api}/readiness`);
-        return res.status === 200 ? ((await res.json()) as { status: string; appVersion: string }) : undefined;
-      }, 30_000, 100);
+      const readiness = await eventually(
+        async () => {
+          const res = await fetch(`${api}/readiness`);
+          return res.status === 200 ? ((await res.json()) as { status: string; appVersion: string }) : undefined;
+        },
+        30_000,
+        100,
+      );
       expect(readiness).toMatchObject({ status: 'ready', appVersion: VERSION });
 
       // Every process the launcher started is `node <bundle>` (or the redis-server): no loader.
       const children = childrenOf(pid);
       const nodes = children.filter((c) => c.argv[0] === process.execPath);
-      expect(nodes.map((c) => path.relative(DIST, c.argv[1] ?? '')).sort()).toEqual(['apps/api/main.js', 'apps/devnet/main.js', 'apps/graphql/main.js', 'apps/worker/main.js']);
+      expect(nodes.map((c) => path.relative(DIST, c.argv[1] ?? '')).sort()).toEqual([
+        'apps/api/main.js',
+        'apps/devnet/main.js',
+        'apps/graphql/main.js',
+        'apps/worker/main.js',
+      ]);
       // No ARC_URL in the environment: the devnet node runs, and the apps are pointed at it.
       const devnetUrl = `http://127.0.0.1:${devnetPort}`;
       for (const c of nodes.filter((n) => !n.argv[1]?.endsWith('apps/devnet/main.js'))) {
-        expect(c.env.split('\0')).toEqual(expect.arrayContaining([`ARC_URL=${devnetUrl}`, `HEADERS_URL=${devnetUrl}`, `ARC_CALLBACK_URL=${api}/arc/callback`]));
+        expect(c.env.split('\0')).toEqual(
+          expect.arrayContaining([
+            `ARC_URL=${devnetUrl}`,
+            `HEADERS_URL=${devnetUrl}`,
+            `ARC_CALLBACK_URL=${api}/arc/callback`,
+          ]),
+        );
       }
       const policy = (await (await fetch(`${devnetUrl}/v1/policy`)).json()) as { policy: { miningFee: unknown } };
       expect(policy.policy.miningFee).toEqual({ satoshis: 1, bytes: 1000 });
       for (const c of nodes) expect(c.argv).toHaveLength(2);
       // Two redis-servers: the service's (REDIS_URL did not answer) and the devnet node's own.
       const others = children.filter((c) => c.argv[0] !== process.execPath);
-      expect(others.map((c) => c.argv[0]?.replace(/:\d+$/, ''))).toEqual(['redis-server 127.0.0.1', 'redis-server 127.0.0.1']);
+      expect(others.map((c) => c.argv[0]?.replace(/:\d+$/, ''))).toEqual([
+        'redis-server 127.0.0.1',
+        'redis-server 127.0.0.1',
+      ]);
       expect(others.map((c) => c.argv[0])).toContain(`redis-server 127.0.0.1:${redisPort}`);
       const devnetNode = nodes.find((n) => n.argv[1]?.endsWith('apps/devnet/main.js'));
-      const devnetRedisUrl = devnetNode?.env.split('\0').find((e) => e.startsWith('DEVNET_REDIS_URL='))?.slice('DEVNET_REDIS_URL='.length);
+      const devnetRedisUrl = devnetNode?.env
+        .split('\0')
+        .find((e) => e.startsWith('DEVNET_REDIS_URL='))
+        ?.slice('DEVNET_REDIS_URL='.length);
       expect(devnetRedisUrl).toMatch(/^redis:\/\/127\.0\.0\.1:\d+$/);
       expect(devnetRedisUrl).not.toBe(`redis://127.0.0.1:${redisPort}`);
       for (const c of [...children, { argv: fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'), env: '' }]) {
@@ -206,11 +266,15 @@ describe('npm start (compiled launcher)', () => {
       expect(write.status).toBe(200);
       const { txId } = (await write.json()) as { txId: string };
       // Proven by the devnet's callback: polling would only ask after ARC_CALLBACK_GRACE_MS (30 s).
-      const confirmed = await eventually(async () => {
-        const res = await fetch(`${api}/api/v1/records/${txId}/status`, { headers: { 'x-api-key': key } });
-        const body = (await res.json()) as { confirmation: { merkleProof?: unknown } | null };
-        return body.confirmation?.merkleProof ? body : undefined;
-      }, 20_000, 100);
+      const confirmed = await eventually(
+        async () => {
+          const res = await fetch(`${api}/api/v1/records/${txId}/status`, { headers: { 'x-api-key': key } });
+          const body = (await res.json()) as { confirmation: { merkleProof?: unknown } | null };
+          return body.confirmation?.merkleProof ? body : undefined;
+        },
+        20_000,
+        100,
+      );
       expect(confirmed.confirmation?.merkleProof).toBeTruthy();
       // The compiled CLI runs too (`node dist/apps/cli/main.js`): its key authorizes a read.
       const cliKey = execFileSync(process.execPath, [path.join(DIST, 'apps', 'cli', 'main.js'), 'keys', 'bootstrap'], {
@@ -220,7 +284,9 @@ describe('npm start (compiled launcher)', () => {
         stdio: ['ignore', 'pipe', 'pipe'],
       }).trim();
       expect(cliKey).toMatch(/^idty_[A-Za-z0-9]{32}$/);
-      expect((await fetch(`${api}/api/v1/records/${txId}/status`, { headers: { 'x-api-key': cliKey } })).status).toBe(200);
+      expect((await fetch(`${api}/api/v1/records/${txId}/status`, { headers: { 'x-api-key': cliKey } })).status).toBe(
+        200,
+      );
       // Swagger UI assets come from swagger-ui-dist in node_modules.
       const css = await fetch(`${api}/api/v1/docs/swagger-ui.css`);
       expect(css.status).toBe(200);
@@ -240,12 +306,18 @@ describe('npm start (compiled launcher)', () => {
       // A SIGKILLed API is replaced by a new process that becomes ready.
       const apiPid = nodes.find((c) => c.argv[1]?.endsWith('apps/api/main.js'))?.pid ?? 0;
       process.kill(apiPid, 'SIGKILL');
-      const replaced = await eventually(async () => childrenOf(pid).find((c) => c.argv[1]?.endsWith('apps/api/main.js') && c.pid !== apiPid), 10_000, 50);
+      const replaced = await eventually(
+        async () => childrenOf(pid).find((c) => c.argv[1]?.endsWith('apps/api/main.js') && c.pid !== apiPid),
+        10_000,
+        50,
+      );
       await eventually(async () => (await fetch(`${api}/readiness`)).status === 200, 20_000, 50);
       expect(alive(replaced.pid)).toBe(true);
       expect(run.output()).toMatch(/"msg":"api exited \(SIGKILL\); restarting in 0 ms"/);
     } finally {
-      const redisPids = childrenOf(pid).filter((c) => c.argv[0]?.startsWith('redis-server')).map((c) => c.pid);
+      const redisPids = childrenOf(pid)
+        .filter((c) => c.argv[0]?.startsWith('redis-server'))
+        .map((c) => c.pid);
       const devnetChild = childrenOf(pid).find((c) => c.argv[1]?.endsWith('apps/devnet/main.js'))?.pid;
       process.kill(-pid, 'SIGINT'); // Ctrl-C: the launcher and every app of its group
 
@@ -264,7 +336,9 @@ describe('npm start (compiled launcher)', () => {
       expect(alive(devnetChild ?? 0)).toBe(false);
       expect(output).toContain('"msg":"devnet node stopping"');
       expect(fs.readdirSync(path.join(BUILD, '.data', 'redis')).some((f) => f.startsWith('appendonly'))).toBe(true);
-      expect(fs.readdirSync(path.join(BUILD, '.data', 'devnet-redis')).some((f) => f.startsWith('appendonly'))).toBe(true);
+      expect(fs.readdirSync(path.join(BUILD, '.data', 'devnet-redis')).some((f) => f.startsWith('appendonly'))).toBe(
+        true,
+      );
       // Stopped by the launcher's SIGTERM after the apps, not by the terminal's SIGINT under them.
       const redisLog = fs.readFileSync(path.join(BUILD, '.data', 'redis', 'redis.log'), 'utf8');
       expect(redisLog).toContain('Received SIGTERM');
@@ -273,7 +347,11 @@ describe('npm start (compiled launcher)', () => {
   });
 
   it('a SIGKILLed launcher: every app and the devnet node stop by themselves; the next start stops the redis-server it left and starts clean', async () => {
-    const { env, redisPort, apiPort, devnetPort } = await productionStart({ API_PROCESSES: '1', BLOCK_INTERVAL_MS: '500', SHUTDOWN_GRACE_MS: '3000' });
+    const { env, redisPort, apiPort, devnetPort } = await productionStart({
+      API_PROCESSES: '1',
+      BLOCK_INTERVAL_MS: '500',
+      SHUTDOWN_GRACE_MS: '3000',
+    });
     const ready = async (run: Launched) => {
       await eventually(async () => run.output().includes('"msg":"ready:'), 60_000, 100);
       await eventually(async () => (await fetch(`http://127.0.0.1:${apiPort}/readiness`)).status === 200, 30_000, 100);
@@ -286,7 +364,9 @@ describe('npm start (compiled launcher)', () => {
       await ready(first);
       const children = childrenOf(firstPid);
       const nodes = children.filter((c) => c.argv[0] === process.execPath).map((c) => c.pid);
-      const redisServers = children.filter((c) => c.argv[0]?.startsWith('redis-server')).map((c) => ({ pid: c.pid, port: Number(c.argv[0]?.split(':').pop()) }));
+      const redisServers = children
+        .filter((c) => c.argv[0]?.startsWith('redis-server'))
+        .map((c) => ({ pid: c.pid, port: Number(c.argv[0]?.split(':').pop()) }));
       expect(nodes).toHaveLength(4);
       expect(redisServers).toHaveLength(2);
       leftovers.push(...redisServers.map((r) => r.pid));
@@ -306,7 +386,9 @@ describe('npm start (compiled launcher)', () => {
       second = launch(env);
       await ready(second);
       expect(running(devnetRedis?.pid ?? 0)).toBe(false);
-      expect(fs.readFileSync(path.join(BUILD, '.data', 'devnet-redis', 'redis.log'), 'utf8')).toContain('Received SIGTERM');
+      expect(fs.readFileSync(path.join(BUILD, '.data', 'devnet-redis', 'redis.log'), 'utf8')).toContain(
+        'Received SIGTERM',
+      );
       const write = await fetch(`http://127.0.0.1:${apiPort}/api/v1/openapi.json`);
       expect(write.status).toBe(200);
     } finally {

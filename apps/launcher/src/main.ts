@@ -20,7 +20,14 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { CONFIG_ERROR_EXIT, loadConfigOrExit } from '@proofline/shared-config';
-import { hasRedisServer, holdsNothingUnder, isLocalUrl, redisAnswers, startLocalRedis, stopOrphanedRedisIn } from './redis-local';
+import {
+  hasRedisServer,
+  holdsNothingUnder,
+  isLocalUrl,
+  redisAnswers,
+  startLocalRedis,
+  stopOrphanedRedisIn,
+} from './redis-local';
 import { bundlePath, copyEnv, plannedApps, profileArgs, restartDelayMs } from './services';
 
 /** dist/ (this file is dist/apps/launcher/main.js; `__dirname` compiles to dist/apps/launcher/src). */
@@ -43,7 +50,9 @@ let quiet = false;
 
 function log(message: string, fields: Record<string, unknown> = {}): void {
   if (quiet) return;
-  console.log(JSON.stringify({ level: 'info', time: new Date().toISOString(), name: 'launcher', msg: message, ...fields }));
+  console.log(
+    JSON.stringify({ level: 'info', time: new Date().toISOString(), name: 'launcher', msg: message, ...fields }),
+  );
 }
 
 async function main(): Promise<void> {
@@ -59,12 +68,16 @@ async function main(): Promise<void> {
     log(`using Redis at ${redact(config.redisUrl)}`);
   } else if (isLocalUrl(config.redisUrl) && hasRedisServer()) {
     const dataDir = path.join(ROOT, '.data', 'redis');
-    log(`no Redis at ${redact(config.redisUrl)}; starting redis-server with AOF in ${path.relative(ROOT, dataDir) || dataDir}`);
+    log(
+      `no Redis at ${redact(config.redisUrl)}; starting redis-server with AOF in ${path.relative(ROOT, dataDir) || dataDir}`,
+    );
     redis = await startLocalRedis(config.redisUrl, dataDir);
     // Not reached on SIGKILL; on any other exit of the launcher the redis-server goes with it.
     process.on('exit', () => redis?.kill('SIGTERM'));
   } else {
-    console.error(`proofline: Redis is not reachable at ${redact(config.redisUrl)} and no redis-server is on PATH to start one (install redis-server or set REDIS_URL).`);
+    console.error(
+      `proofline: Redis is not reachable at ${redact(config.redisUrl)} and no redis-server is on PATH to start one (install redis-server or set REDIS_URL).`,
+    );
     process.exit(1);
   }
 
@@ -91,7 +104,9 @@ async function main(): Promise<void> {
     // under REDIS_PREFIX (first start, a benchmark's private server) gets a new chain: an old one
     // would only make its wallet scan thousands of spent coinbases from height 0.
     if (fs.existsSync(dataDir) && (await holdsNothingUnder(config.redisUrl, config.redisPrefix))) {
-      log(`the service's Redis holds nothing under ${config.redisPrefix}: the devnet starts a new chain (${path.relative(ROOT, dataDir)} cleared)`);
+      log(
+        `the service's Redis holds nothing under ${config.redisPrefix}: the devnet starts a new chain (${path.relative(ROOT, dataDir)} cleared)`,
+      );
       // A server a killed launcher left on this directory goes first: its pid file goes with the directory.
       await stopOrphanedRedisIn(dataDir);
       fs.rmSync(dataDir, { recursive: true, force: true });
@@ -140,13 +155,20 @@ async function main(): Promise<void> {
   const stop = async (reason: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
-    log(`stopping (${reason}): apps first, then the devnet if it runs here, then ${redis || devnetRedis ? 'the redis-servers started here' : 'nothing else'}`);
+    log(
+      `stopping (${reason}): apps first, then the devnet if it runs here, then ${redis || devnetRedis ? 'the redis-servers started here' : 'nothing else'}`,
+    );
     // The apps, then the infrastructure they use (the devnet node), then Redis.
     for (const stage of ['app', 'infrastructure'] as const) {
-      const running = procs.filter((p) => p.stage === stage).map((p) => p.child).filter((c): c is ChildProcess => c !== undefined);
+      const running = procs
+        .filter((p) => p.stage === stage)
+        .map((p) => p.child)
+        .filter((c): c is ChildProcess => c !== undefined);
       await Promise.all(running.map((child) => stopChild(child, config.shutdownGraceMs + 2000)));
     }
-    await Promise.all([redis, devnetRedis].filter((r): r is ChildProcess => r !== undefined).map((r) => stopChild(r, 10_000)));
+    await Promise.all(
+      [redis, devnetRedis].filter((r): r is ChildProcess => r !== undefined).map((r) => stopChild(r, 10_000)),
+    );
     log('stopped');
     process.exit(exitCode);
   };
@@ -156,7 +178,8 @@ async function main(): Promise<void> {
   // The devnet node first: the apps publish to it from their first write.
   for (const p of procs.filter((x) => x.stage === 'infrastructure')) run(p);
   for (const p of procs.filter((x) => x.stage === 'infrastructure' && x.readyUrl)) {
-    if (!(await answers(p.readyUrl ?? '', 30_000, () => stopping))) log(`${p.name} did not answer ${p.readyUrl} within 30 s; starting the apps anyway`);
+    if (!(await answers(p.readyUrl ?? '', 30_000, () => stopping)))
+      log(`${p.name} did not answer ${p.readyUrl} within 30 s; starting the apps anyway`);
   }
   if (stopping) return;
   for (const p of procs.filter((x) => x.stage === 'app')) run(p);
@@ -210,9 +233,12 @@ async function announceWhenReady(api: string, graphqlPort: number, stopping: () 
     try {
       const res = await fetch(`${api}/readiness`);
       if (res.ok) {
-        log(`ready: REST ${api}/api/v1 (docs ${api}/api/v1/docs), GraphQL http://127.0.0.1:${graphqlPort}/graphql; an admin key: npm run cli -- keys bootstrap`, {
-          readyAfterMs: Date.now() - started,
-        });
+        log(
+          `ready: REST ${api}/api/v1 (docs ${api}/api/v1/docs), GraphQL http://127.0.0.1:${graphqlPort}/graphql; an admin key: npm run cli -- keys bootstrap`,
+          {
+            readyAfterMs: Date.now() - started,
+          },
+        );
         return;
       }
     } catch {
@@ -220,7 +246,15 @@ async function announceWhenReady(api: string, graphqlPort: number, stopping: () 
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  if (!stopping()) console.log(JSON.stringify({ level: 'warn', time: new Date().toISOString(), name: 'launcher', msg: 'not ready after 60 s: check the lines above' }));
+  if (!stopping())
+    console.log(
+      JSON.stringify({
+        level: 'warn',
+        time: new Date().toISOString(),
+        name: 'launcher',
+        msg: 'not ready after 60 s: check the lines above',
+      }),
+    );
 }
 
 function redact(url: string): string {

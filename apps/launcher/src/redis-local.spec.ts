@@ -4,7 +4,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
-import { holdsNothingUnder, redisAnswers, startLocalRedis, stopOrphanedRedis, stopOrphanedRedisIn } from './redis-local';
+import {
+  holdsNothingUnder,
+  redisAnswers,
+  startLocalRedis,
+  stopOrphanedRedis,
+  stopOrphanedRedisIn,
+} from './redis-local';
 
 describe('holdsNothingUnder (a fresh service Redis gets a new devnet chain)', () => {
   const prefix = uniquePrefix('fresh');
@@ -18,7 +24,6 @@ describe('holdsNothingUnder (a fresh service Redis gets a new devnet chain)', ()
     expect(await holdsNothingUnder(testRedisUrl(), prefix)).toBe(false);
     await redis.del(`${prefix}-other:x`);
   });
-
 });
 
 describe('startLocalRedis after a launcher that was SIGKILLed (its redis-server left running)', () => {
@@ -33,7 +38,10 @@ describe('startLocalRedis after a launcher that was SIGKILLed (its redis-server 
     dirs.push(d);
     return d;
   };
-  const gone = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+  const gone = (child: ChildProcess) =>
+    new Promise<void>((resolve) =>
+      child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+    );
 
   it('stops the orphan (SIGTERM: its AOF is flushed) before a new server opens the same directory', async () => {
     const dir = dataDir();
@@ -78,6 +86,8 @@ describe('startLocalRedis after a launcher that was SIGKILLed (its redis-server 
     fs.writeFileSync(path.join(dir, 'launcher.pid'), String(launcher.pid));
     expect(await stopOrphanedRedis(path.join(dir, 'redis-server.pid'), path.join(dir, 'launcher.pid'))).toBe(false);
     expect(server.exitCode).toBeNull();
-    expect(await stopOrphanedRedis(path.join(dataDir(), 'redis-server.pid'), path.join(dir, 'launcher.pid'))).toBe(false);
+    expect(await stopOrphanedRedis(path.join(dataDir(), 'redis-server.pid'), path.join(dir, 'launcher.pid'))).toBe(
+      false,
+    );
   });
 });

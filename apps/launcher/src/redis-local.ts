@@ -56,15 +56,24 @@ export async function startLocalRedis(url: string, dataDir: string): Promise<Chi
   const child = spawn(
     'redis-server',
     [
-      '--port', String(port),
-      '--bind', '127.0.0.1',
-      '--dir', path.resolve(dataDir),
-      '--appendonly', 'yes',
-      '--appendfsync', 'everysec',
-      '--save', '',
-      '--maxmemory-policy', 'noeviction',
-      '--logfile', 'redis.log',
-      '--pidfile', pidFile,
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      path.resolve(dataDir),
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'everysec',
+      '--save',
+      '',
+      '--maxmemory-policy',
+      'noeviction',
+      '--logfile',
+      'redis.log',
+      '--pidfile',
+      pidFile,
     ],
     // Its own process group: a terminal's Ctrl-C reaches the apps and the launcher, not this
     // server, which the launcher stops only after the apps have closed their connections.
@@ -72,7 +81,8 @@ export async function startLocalRedis(url: string, dataDir: string): Promise<Chi
   );
   fs.writeFileSync(ownerFile, String(process.pid));
   for (let i = 0; i < 100; i += 1) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode} (see ${path.join(dataDir, 'redis.log')})`);
+    if (child.exitCode !== null)
+      throw new Error(`redis-server exited with code ${child.exitCode} (see ${path.join(dataDir, 'redis.log')})`);
     if (await redisAnswers(url, 200)) return child;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -82,7 +92,12 @@ export async function startLocalRedis(url: string, dataDir: string): Promise<Chi
 
 /** True when no key starts with `${prefix}:` (SCAN, bounded: a huge shared Redis, or one that does not answer, counts as not empty). */
 export async function holdsNothingUnder(url: string, prefix: string): Promise<boolean> {
-  const redis = createRedis(url, { maxRetriesPerRequest: 0, enableAutoPipelining: false, retryStrategy: () => null, connectTimeout: 2000 });
+  const redis = createRedis(url, {
+    maxRetriesPerRequest: 0,
+    enableAutoPipelining: false,
+    retryStrategy: () => null,
+    connectTimeout: 2000,
+  });
   redis.on('error', () => undefined);
   try {
     let cursor = '0';

@@ -20,7 +20,9 @@ describe('plannedApps: the GraphQL process young generation', () => {
     expect(withGraphQLHeap('--enable-source-maps')).toBe('--max-semi-space-size=64 --enable-source-maps');
     expect(withGraphQLHeap('--max-semi-space-size=32')).toBe('--max-semi-space-size=32');
     expect(withGraphQLHeap('')).toBe(GRAPHQL_SEMI_SPACE);
-    expect(plan({ NODE_OPTIONS: '--enable-source-maps' }).find((p) => p.app === 'graphql')?.env?.['NODE_OPTIONS']).toBe('--max-semi-space-size=64 --enable-source-maps');
+    expect(plan({ NODE_OPTIONS: '--enable-source-maps' }).find((p) => p.app === 'graphql')?.env?.['NODE_OPTIONS']).toBe(
+      '--max-semi-space-size=64 --enable-source-maps',
+    );
   });
 
   it('is a flag node accepts in NODE_OPTIONS (some V8 flags are refused there)', () => {
@@ -30,7 +32,10 @@ describe('plannedApps: the GraphQL process young generation', () => {
     });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
-    const refused = spawnSync(process.execPath, ['-e', '0'], { env: { PATH: process.env['PATH'] ?? '', NODE_OPTIONS: '--cpu-prof' }, encoding: 'utf8' });
+    const refused = spawnSync(process.execPath, ['-e', '0'], {
+      env: { PATH: process.env['PATH'] ?? '', NODE_OPTIONS: '--cpu-prof' },
+      encoding: 'utf8',
+    });
     expect(refused.status).not.toBe(0); // the check above can fail
   });
 });
@@ -86,8 +91,14 @@ describe('plannedApps: ARC callbacks with the launcher’s own devnet', () => {
 describe('profileArgs: PROFILE_APPS runs named processes under --cpu-prof', () => {
   it('names processes one by one, or all; nothing by default', () => {
     expect(profileArgs('api', {})).toEqual([]);
-    expect(profileArgs('api', { PROFILE_APPS: 'devnet, api' })).toEqual(['--cpu-prof', `--cpu-prof-dir=${path.join('.data', 'profiles')}`]);
+    expect(profileArgs('api', { PROFILE_APPS: 'devnet, api' })).toEqual([
+      '--cpu-prof',
+      `--cpu-prof-dir=${path.join('.data', 'profiles')}`,
+    ]);
     expect(profileArgs('worker-1', { PROFILE_APPS: 'api' })).toEqual([]);
-    expect(profileArgs('worker-2', { PROFILE_APPS: 'all', PROFILE_DIR: '/tmp/p' })).toEqual(['--cpu-prof', '--cpu-prof-dir=/tmp/p']);
+    expect(profileArgs('worker-2', { PROFILE_APPS: 'all', PROFILE_DIR: '/tmp/p' })).toEqual([
+      '--cpu-prof',
+      '--cpu-prof-dir=/tmp/p',
+    ]);
   });
 });

@@ -28,13 +28,19 @@ export interface AppPlan {
  * The apps `npm start` runs, in start order. `callbackToken` is the ARC callback token the
  * launcher hands its own devnet and apps (default: 24 random bytes, new on every start).
  */
-export function plannedApps(config: Config, env: Record<string, string | undefined>, distDir: string, callbackToken: string = randomBytes(24).toString('hex')): AppPlan[] {
+export function plannedApps(
+  config: Config,
+  env: Record<string, string | undefined>,
+  distDir: string,
+  callbackToken: string = randomBytes(24).toString('hex'),
+): AppPlan[] {
   // The local ARC-compatible devnet (apps/devnet) on NETWORK=devnet, unless ARC_URL names an
   // external ARC: then every other app publishes to it and checks proofs against its headers.
   const devnet = config.network === 'devnet' && !env['ARC_URL'] && hasBundle(distDir, 'devnet');
   const devnetUrl = `http://127.0.0.1:${config.devnet.port}`;
   const chainEnv: Record<string, string> = devnet ? { ARC_URL: devnetUrl, HEADERS_URL: devnetUrl } : {};
-  if (devnet && config.devnet.apiKey !== undefined && !env['ARC_API_KEY']) chainEnv['ARC_API_KEY'] = config.devnet.apiKey;
+  if (devnet && config.devnet.apiKey !== undefined && !env['ARC_API_KEY'])
+    chainEnv['ARC_API_KEY'] = config.devnet.apiKey;
   // ARC callbacks on by default with the launcher's own devnet: the node reports MINED (with the
   // BUMP) to the API's POST /arc/callback, so the confirmation pass polls only what a callback did
   // not prove within ARC_CALLBACK_GRACE_MS. Callbacks configured by the user are kept as they are.
@@ -43,9 +49,20 @@ export function plannedApps(config: Config, env: Record<string, string | undefin
     chainEnv['ARC_CALLBACK_TOKEN'] = callbackToken;
   }
   const plans: AppPlan[] = [
-    { name: 'devnet', app: 'devnet', copies: devnet ? 1 : 0, stage: 'infrastructure', readyUrl: `${devnetUrl}/liveness` },
+    {
+      name: 'devnet',
+      app: 'devnet',
+      copies: devnet ? 1 : 0,
+      stage: 'infrastructure',
+      readyUrl: `${devnetUrl}/liveness`,
+    },
     { name: 'api', app: 'api', copies: 1, env: chainEnv },
-    { name: 'graphql', app: 'graphql', copies: 1, env: { ...chainEnv, NODE_OPTIONS: withGraphQLHeap(env['NODE_OPTIONS']) } },
+    {
+      name: 'graphql',
+      app: 'graphql',
+      copies: 1,
+      env: { ...chainEnv, NODE_OPTIONS: withGraphQLHeap(env['NODE_OPTIONS']) },
+    },
     { name: 'worker', app: 'worker', copies: config.workers, env: chainEnv },
   ];
   return plans.filter((p) => p.copies > 0);
@@ -70,7 +87,8 @@ export function withGraphQLHeap(inherited: string | undefined): string {
  */
 export function copyEnv(plan: AppPlan, index: number, env: Record<string, string | undefined>): Record<string, string> {
   const base = Number(env['WORKER_METRICS_PORT']);
-  if (plan.app === 'worker' && env['WORKER_METRICS_PORT'] && Number.isInteger(base) && base > 0) return { WORKER_METRICS_PORT: String(base + index) };
+  if (plan.app === 'worker' && env['WORKER_METRICS_PORT'] && Number.isInteger(base) && base > 0)
+    return { WORKER_METRICS_PORT: String(base + index) };
   return {};
 }
 
@@ -96,7 +114,10 @@ function hasBundle(distDir: string, app: string): boolean {
  * API's node:cluster workers inherit the flags, so each writes its own profile.
  */
 export function profileArgs(name: string, env: Record<string, string | undefined>): string[] {
-  const wanted = (env['PROFILE_APPS'] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const wanted = (env['PROFILE_APPS'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!wanted.includes('all') && !wanted.includes(name)) return [];
   return ['--cpu-prof', `--cpu-prof-dir=${env['PROFILE_DIR'] || path.join('.data', 'profiles')}`];
 }

@@ -6,7 +6,13 @@ import { createArcChain } from '@proofline/chain-arc';
 import { createFundingWallet } from '@proofline/chain-wallet';
 import { serveMetrics } from '@proofline/shared-http';
 import type { MetricsListener } from '@proofline/shared-http';
-import { coalesceWrites, createBullRedis, createRedis, requestPathOptions, startHeartbeat } from '@proofline/shared-redis';
+import {
+  coalesceWrites,
+  createBullRedis,
+  createRedis,
+  requestPathOptions,
+  startHeartbeat,
+} from '@proofline/shared-redis';
 import type { RunningRole, WorkerContext } from './context';
 import { createWorkerMetrics } from './metrics';
 import { ROLES } from './roles';
@@ -29,11 +35,15 @@ async function main(): Promise<void> {
   // Job counts are read at scrape time on a bounded connection of their own: a scrape while Redis
   // is away answers 503 within about a second instead of waiting on the workers' connection
   // (which retries forever, as BullMQ workers require).
-  const metricsRedis = createRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }));
+  const metricsRedis = createRedis(
+    config.redisUrl,
+    requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }),
+  );
   metricsRedis.on('error', () => undefined);
   const metrics = createWorkerMetrics({ bull: metricsRedis, redisPrefix: config.redisPrefix });
   let metricsListener: MetricsListener | undefined;
-  if (config.metrics.workerPort !== undefined) metricsListener = await serveMetrics(metrics.registry, config.metrics.host, config.metrics.workerPort, logger);
+  if (config.metrics.workerPort !== undefined)
+    metricsListener = await serveMetrics(metrics.registry, config.metrics.host, config.metrics.workerPort, logger);
 
   const running: RunningRole[] = [];
   for (const start of ROLES) running.push(await start(ctx));

@@ -30,12 +30,15 @@ let observed: ((queue: string, event: string, job: unknown) => void) | undefined
 
 function observeWorkers(): void {
   if (observed !== undefined) return;
-  const proto = Worker.prototype as unknown as { emit(this: Worker, event: string | symbol, ...args: unknown[]): boolean };
+  const proto = Worker.prototype as unknown as {
+    emit(this: Worker, event: string | symbol, ...args: unknown[]): boolean;
+  };
   const emit = proto.emit;
   // Only the events BullMQ emits itself; the original emit runs unchanged first.
   proto.emit = function (this: Worker, event: string | symbol, ...args: unknown[]): boolean {
     const handled = emit.call(this, event, ...args);
-    if (typeof event === 'string' && (event === 'active' || event === 'completed' || event === 'failed')) observed?.(this.name, event, args[0]);
+    if (typeof event === 'string' && (event === 'active' || event === 'completed' || event === 'failed'))
+      observed?.(this.name, event, args[0]);
     return handled;
   };
   observed = () => undefined;
@@ -46,7 +49,12 @@ export function createWorkerMetrics(o: { readonly bull: Redis; readonly redisPre
   const registry = new Registry();
   registry.setDefaultLabels({ app: 'proofline-worker' });
   collectDefaultMetrics({ register: registry, prefix: 'proofline_' });
-  const jobs = new Counter({ name: 'proofline_worker_jobs_total', help: 'Jobs this worker process finished, by queue and outcome.', labelNames: ['queue', 'outcome'] as const, registers: [registry] });
+  const jobs = new Counter({
+    name: 'proofline_worker_jobs_total',
+    help: 'Jobs this worker process finished, by queue and outcome.',
+    labelNames: ['queue', 'outcome'] as const,
+    registers: [registry],
+  });
   const duration = new Histogram({
     name: 'proofline_worker_job_duration_seconds',
     help: 'Processing time of each job attempt in this worker process, by queue and outcome.',
@@ -54,9 +62,16 @@ export function createWorkerMetrics(o: { readonly bull: Redis; readonly redisPre
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
-  const active = new Gauge({ name: 'proofline_worker_jobs_active', help: 'Job attempts running now in this worker process, by queue.', labelNames: ['queue'] as const, registers: [registry] });
+  const active = new Gauge({
+    name: 'proofline_worker_jobs_active',
+    help: 'Job attempts running now in this worker process, by queue.',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+  });
   // Observers only: skipMetasUpdate keeps each queue's meta (its event-stream cap) as its owner set it.
-  const queues = Object.values(QUEUES).map((name) => new Queue(name, { connection: o.bull, prefix: bullPrefix(o.redisPrefix), skipMetasUpdate: true }));
+  const queues = Object.values(QUEUES).map(
+    (name) => new Queue(name, { connection: o.bull, prefix: bullPrefix(o.redisPrefix), skipMetasUpdate: true }),
+  );
   for (const q of queues) q.on('error', () => undefined);
   new Gauge({
     name: 'proofline_queue_jobs',
@@ -65,8 +80,11 @@ export function createWorkerMetrics(o: { readonly bull: Redis; readonly redisPre
     registers: [registry],
     async collect() {
       this.reset();
-      const counts = await Promise.all(queues.map(async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed')] as const));
-      for (const [queue, byState] of counts) for (const [state, n] of Object.entries(byState)) this.set({ queue, state }, n);
+      const counts = await Promise.all(
+        queues.map(async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed')] as const),
+      );
+      for (const [queue, byState] of counts)
+        for (const [state, n] of Object.entries(byState)) this.set({ queue, state }, n);
     },
   });
   for (const queue of Object.values(QUEUES)) active.set({ queue }, 0);

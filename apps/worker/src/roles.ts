@@ -6,4 +6,10 @@ import { walletRole } from './roles/wallet';
 import { webhooksRole } from './roles/webhooks';
 
 /** Every worker role this process runs. Features register their starters here. */
-export const ROLES: readonly RoleStarter[] = [identityKeysRole, recordsPublishRole, chainConfirmationsRole, walletRole, webhooksRole];
+export const ROLES: readonly RoleStarter[] = [
+  identityKeysRole,
+  recordsPublishRole,
+  chainConfirmationsRole,
+  walletRole,
+  webhooksRole,
+];

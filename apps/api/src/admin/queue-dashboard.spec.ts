@@ -58,7 +58,10 @@ describe('queue dashboard /admin/queues', () => {
   });
 
   it('a valid key without an admin permission: 403 (no challenge)', async () => {
-    for (const headers of [{ authorization: basic(issuerUser.rawKey) }, { 'x-api-key': issuerUser.rawKey }] as Record<string, string>[]) {
+    for (const headers of [{ authorization: basic(issuerUser.rawKey) }, { 'x-api-key': issuerUser.rawKey }] as Record<
+      string,
+      string
+    >[]) {
       const res = await get(PATH, headers);
       expect(res.status).toBe(403);
       expect(res.headers.get('www-authenticate')).toBeNull();
@@ -71,7 +74,9 @@ describe('queue dashboard /admin/queues', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.headers.get('cache-control')).toBe('no-store');
-    const listed = await get(`${PATH}/api/queues?activeQueue=&page=1&jobsPerPage=10`, { 'x-api-key': verifierAdmin.rawKey });
+    const listed = await get(`${PATH}/api/queues?activeQueue=&page=1&jobsPerPage=10`, {
+      'x-api-key': verifierAdmin.rawKey,
+    });
     expect(listed.status).toBe(200);
     const body = (await listed.json()) as { queues: { name: string; readOnlyMode: boolean }[] };
     expect(body.queues.map((q) => q.name).sort()).toEqual(Object.values(QUEUES).sort());
@@ -79,7 +84,9 @@ describe('queue dashboard /admin/queues', () => {
   });
 
   it('is read-only: a pause from the browser changes nothing', async () => {
-    const res = await send(api, 'PUT', `${PATH}/api/queues/${QUEUES.recordsPublish}/pause`, { headers: { authorization: basic(issuerAdmin.rawKey) } });
+    const res = await send(api, 'PUT', `${PATH}/api/queues/${QUEUES.recordsPublish}/pause`, {
+      headers: { authorization: basic(issuerAdmin.rawKey) },
+    });
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
     const q = api.deps.queues?.find((x) => x.name === QUEUES.recordsPublish);
@@ -111,7 +118,13 @@ describe('queue dashboard /admin/queues', () => {
         executablePath: CHROMIUM,
         headless: true,
         httpCredentials: { username: 'admin', password: verifierAdmin.rawKey },
-        args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--no-first-run',
+        ],
       });
       const external: string[] = [];
       const failed: string[] = [];
@@ -130,7 +143,8 @@ describe('queue dashboard /admin/queues', () => {
           if (r.url().startsWith(api.baseUrl) && r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
         });
         await page.goto(`${api.baseUrl}${PATH}`, { waitUntil: 'load', timeout: 60_000 });
-        for (const name of Object.values(QUEUES)) await page.getByText(name, { exact: false }).first().waitFor({ timeout: 60_000 });
+        for (const name of Object.values(QUEUES))
+          await page.getByText(name, { exact: false }).first().waitFor({ timeout: 60_000 });
         await page.screenshot({ path: path.join(os.tmpdir(), 'proofline-queue-dashboard.png') });
         expect(external).toEqual([]);
         expect(failed).toEqual([]);

@@ -29,7 +29,10 @@ export const DASHBOARD_CHALLENGE = 'Basic realm="Proofline queues", charset="UTF
  * Served with no internet: bull-board serves its UI bundle itself; the one external reference of
  * its page (a Google Fonts stylesheet) is removed, so the page falls back to system fonts.
  */
-export function queueDashboard(authenticator: Pick<Authenticator, 'authenticate' | 'admission'>, queues: readonly Queue[]): Router {
+export function queueDashboard(
+  authenticator: Pick<Authenticator, 'authenticate' | 'admission'>,
+  queues: readonly Queue[],
+): Router {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(QUEUE_DASHBOARD_PATH);
   createBullBoard({
@@ -41,7 +44,14 @@ export function queueDashboard(authenticator: Pick<Authenticator, 'authenticate'
   board.disable?.('x-powered-by');
 
   const router = Router();
-  router.use(QUEUE_DASHBOARD_PATH, basicToApiKey, challengeOn401(requireKey(authenticator, ...KEY_ADMIN_PERMISSIONS)), noExternalFonts, noStore, board);
+  router.use(
+    QUEUE_DASHBOARD_PATH,
+    basicToApiKey,
+    challengeOn401(requireKey(authenticator, ...KEY_ADMIN_PERMISSIONS)),
+    noExternalFonts,
+    noStore,
+    board,
+  );
   return router;
 }
 
@@ -74,7 +84,10 @@ const GOOGLE_FONTS = /<link[^>]+href="https:\/\/fonts\.googleapis\.com[^"]*"[^>]
 /** Drops the Google Fonts stylesheet from bull-board's page: the dashboard needs no internet. */
 const noExternalFonts: RequestHandler = (_req, res, next) => {
   const send = res.send.bind(res) as (body?: unknown) => Response;
-  res.send = ((body?: unknown) => send(typeof body === 'string' && body.includes('fonts.googleapis.com') ? body.replace(GOOGLE_FONTS, '') : body)) as Response['send'];
+  res.send = ((body?: unknown) =>
+    send(
+      typeof body === 'string' && body.includes('fonts.googleapis.com') ? body.replace(GOOGLE_FONTS, '') : body,
+    )) as Response['send'];
   next();
 };
 

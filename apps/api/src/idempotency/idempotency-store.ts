@@ -80,7 +80,10 @@ export class IdempotencyStore {
 
   /** The Redis key of `idempotencyKey` for `tenant` (tests inspect it). */
   entryKey(tenant: string, idempotencyKey: string): string {
-    return this.keys.entry(tenant, createHash('sha256').update(`proofline-idempotency-lookup\0${idempotencyKey}`).digest('hex'));
+    return this.keys.entry(
+      tenant,
+      createHash('sha256').update(`proofline-idempotency-lookup\0${idempotencyKey}`).digest('hex'),
+    );
   }
 
   /**
@@ -90,7 +93,15 @@ export class IdempotencyStore {
   async claim(tenant: string, idempotencyKey: string, fingerprint: string): Promise<ClaimOutcome> {
     const owner = randomBytes(12).toString('base64url');
     const pending: PendingEntry = { v: 1, state: 'pending', fp: fingerprint, owner };
-    const previous = (await this.redis.call('SET', this.entryKey(tenant, idempotencyKey), JSON.stringify(pending), 'PX', String(this.claimTtlMs), 'NX', 'GET')) as string | null;
+    const previous = (await this.redis.call(
+      'SET',
+      this.entryKey(tenant, idempotencyKey),
+      JSON.stringify(pending),
+      'PX',
+      String(this.claimTtlMs),
+      'NX',
+      'GET',
+    )) as string | null;
     if (previous === null) return { kind: 'claimed', owner };
     const entry = JSON.parse(previous) as Entry;
     if (entry.state === 'pending') return { kind: 'pending', fingerprint: entry.fp };
@@ -120,7 +131,9 @@ function answerKey(tenant: string, idempotencyKey: string): Buffer {
 function encrypt(answer: RecordedAnswer, tenant: string, idempotencyKey: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', answerKey(tenant, idempotencyKey), iv);
-  const plain = Buffer.from(JSON.stringify({ status: answer.status, headers: answer.headers, body: answer.body.toString('base64') }));
+  const plain = Buffer.from(
+    JSON.stringify({ status: answer.status, headers: answer.headers, body: answer.body.toString('base64') }),
+  );
   const sealed = Buffer.concat([cipher.update(plain), cipher.final()]);
   return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64');
 }
@@ -129,6 +142,10 @@ function decrypt(blob: string, tenant: string, idempotencyKey: string): Recorded
   const raw = Buffer.from(blob, 'base64');
   const decipher = createDecipheriv('aes-256-gcm', answerKey(tenant, idempotencyKey), raw.subarray(0, 12));
   decipher.setAuthTag(raw.subarray(12, 28));
-  const plain = JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')) as { status: number; headers: Record<string, string>; body: string };
+  const plain = JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')) as {
+    status: number;
+    headers: Record<string, string>;
+    body: string;
+  };
   return { status: plain.status, headers: plain.headers, body: Buffer.from(plain.body, 'base64') };
 }

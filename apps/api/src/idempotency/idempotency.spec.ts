@@ -1,7 +1,7 @@
 import { eventually } from '@proofline/shared-testing';
 import { recordsKeys } from '@proofline/records-data-access';
 import { startRecordsFixture } from '../testing/records-fixture';
-import type { RecordsFixture , KEYS} from '../testing/records-fixture';
+import type { RecordsFixture, KEYS } from '../testing/records-fixture';
 import { IdempotencyStore } from './idempotency-store';
 import { requestFingerprint } from './middleware';
 
@@ -20,7 +20,11 @@ describe('Idempotency-Key on record writes', () => {
   const post = (path: string, body: string | undefined, key: string | undefined, role: keyof typeof KEYS = 'writerA') =>
     fetch(`${f.base}${path}`, {
       method: 'POST',
-      headers: { 'x-api-key': f.keys[role], ...(body !== undefined ? { 'content-type': 'application/octet-stream' } : {}), ...(key !== undefined ? { 'idempotency-key': key } : {}) },
+      headers: {
+        'x-api-key': f.keys[role],
+        ...(body !== undefined ? { 'content-type': 'application/octet-stream' } : {}),
+        ...(key !== undefined ? { 'idempotency-key': key } : {}),
+      },
       ...(body !== undefined ? { body } : {}),
     });
   const outboxSize = () => f.redis.zcard(recordsKeys(f.prefix).outbox);
@@ -44,10 +48,17 @@ describe('Idempotency-Key on record writes', () => {
     const key = fresh();
     const before = await outboxSize();
     const answers = await Promise.all(Array.from({ length: 20 }, () => post(`${R}?encode=SHA256`, 'same body', key)));
-    const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, body: (await r.json()) as { txId?: string; errorCode?: string }, retryAfter: r.headers.get('retry-after') })));
+    const bodies = await Promise.all(
+      answers.map(async (r) => ({
+        status: r.status,
+        body: (await r.json()) as { txId?: string; errorCode?: string },
+        retryAfter: r.headers.get('retry-after'),
+      })),
+    );
     const ok = bodies.filter((b) => b.status === 200);
     expect(ok.length).toBeGreaterThan(0);
-    for (const b of bodies.filter((x) => x.status !== 200)) expect(b).toMatchObject({ status: 409, body: { errorCode: 'IDEMPOTENCY_KEY_IN_PROGRESS' }, retryAfter: '1' });
+    for (const b of bodies.filter((x) => x.status !== 200))
+      expect(b).toMatchObject({ status: 409, body: { errorCode: 'IDEMPOTENCY_KEY_IN_PROGRESS' }, retryAfter: '1' });
     const txIds = new Set(ok.map((b) => b.body.txId));
     expect(txIds.size).toBe(1);
     // exactly one record stored and queued
@@ -82,7 +93,11 @@ describe('Idempotency-Key on record writes', () => {
     const key = fresh();
     expect((await post(R, 'body one', key)).status).toBe(200);
     const before = await outboxSize();
-    for (const [path, body] of [[R, 'body two'], [`${R}?encode=SHA256`, 'body one'], [L, 'body one']] as const) {
+    for (const [path, body] of [
+      [R, 'body two'],
+      [`${R}?encode=SHA256`, 'body one'],
+      [L, 'body one'],
+    ] as const) {
       const res = await post(path, body, key);
       expect(res.status).toBe(422);
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -103,7 +118,9 @@ describe('Idempotency-Key on record writes', () => {
     const root = (await (await post(L, 'root', undefined)).json()) as { txId: string };
     const key = fresh();
     const updates = await Promise.all(Array.from({ length: 10 }, () => post(`${L}/${root.txId}/update`, 'v2', key)));
-    const ok = await Promise.all(updates.filter((r) => r.status === 200).map(async (r) => ((await r.json()) as { txId: string }).txId));
+    const ok = await Promise.all(
+      updates.filter((r) => r.status === 200).map(async (r) => ((await r.json()) as { txId: string }).txId),
+    );
     expect(new Set(ok).size).toBe(1);
     expect(updates.every((r) => r.status === 200 || r.status === 409)).toBe(true);
     // the chain has exactly two versions
@@ -121,7 +138,10 @@ describe('Idempotency-Key on record writes', () => {
     expect(await replayed.text()).toBe(staleBody);
 
     const delKey = fresh();
-    const del = await Promise.all([post(`${L}/${ok[0]}/delete`, undefined, delKey), post(`${L}/${ok[0]}/delete`, undefined, delKey)]);
+    const del = await Promise.all([
+      post(`${L}/${ok[0]}/delete`, undefined, delKey),
+      post(`${L}/${ok[0]}/delete`, undefined, delKey),
+    ]);
     const delIds = await Promise.all(del.map(async (r) => ((await r.json()) as { txId?: string }).txId));
     expect(del.map((r) => r.status)).toEqual([200, 200]);
     expect(delIds[0]).toBe(delIds[1]);
@@ -172,7 +192,12 @@ describe('Idempotency-Key on record writes', () => {
     expect(res.headers.get('retry-after')).toBe('1');
     expect(await res.json()).toMatchObject({ errorCode: 'IDEMPOTENCY_KEY_IN_PROGRESS' });
     // the owner answers: the retry gets that answer
-    if (claim.kind === 'claimed') await slow.complete('tenant-a', key, fp, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from('{"txId":"x"}') });
+    if (claim.kind === 'claimed')
+      await slow.complete('tenant-a', key, fp, {
+        status: 200,
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+        body: Buffer.from('{"txId":"x"}'),
+      });
     const retry = await post(R, 'slow body', key);
     expect(retry.status).toBe(200);
     expect(await retry.text()).toBe('{"txId":"x"}');

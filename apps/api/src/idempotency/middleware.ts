@@ -42,7 +42,13 @@ export function idempotent(store: IdempotencyStore, tenantOf: (req: Request) => 
       return;
     }
     if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
-      next(new AppError({ errorCode: 'IDEMPOTENCY_KEY_INVALID', httpStatus: 400, detail: 'Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces), sent once.' }));
+      next(
+        new AppError({
+          errorCode: 'IDEMPOTENCY_KEY_INVALID',
+          httpStatus: 400,
+          detail: 'Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces), sent once.',
+        }),
+      );
       return;
     }
     const tenant = tenantOf(req);
@@ -58,9 +64,15 @@ export function idempotent(store: IdempotencyStore, tenantOf: (req: Request) => 
   };
 }
 
-type Decision = { readonly kind: 'work'; readonly owner: string } | { readonly kind: 'answer'; readonly answer: RecordedAnswer };
+type Decision =
+  { readonly kind: 'work'; readonly owner: string } | { readonly kind: 'answer'; readonly answer: RecordedAnswer };
 
-async function claimOrWait(store: IdempotencyStore, tenant: string, key: string, fingerprint: string): Promise<Decision> {
+async function claimOrWait(
+  store: IdempotencyStore,
+  tenant: string,
+  key: string,
+  fingerprint: string,
+): Promise<Decision> {
   const deadline = Date.now() + store.waitMs;
   for (let pause = 10; ; pause = Math.min(pause * 2, 100)) {
     const outcome = await store.claim(tenant, key, fingerprint);
@@ -69,7 +81,8 @@ async function claimOrWait(store: IdempotencyStore, tenant: string, key: string,
       throw new AppError({
         errorCode: 'IDEMPOTENCY_KEY_REUSED',
         httpStatus: 422,
-        detail: 'This Idempotency-Key was already used with another request (method, path, query or body differ). Use a new key for a new request.',
+        detail:
+          'This Idempotency-Key was already used with another request (method, path, query or body differ). Use a new key for a new request.',
       });
     }
     if (outcome.kind === 'done') return { kind: 'answer', answer: outcome.answer };
@@ -78,7 +91,8 @@ async function claimOrWait(store: IdempotencyStore, tenant: string, key: string,
       throw new AppError({
         errorCode: 'IDEMPOTENCY_KEY_IN_PROGRESS',
         httpStatus: 409,
-        detail: 'A request with this Idempotency-Key is still being processed. Retry after Retry-After seconds to get its answer.',
+        detail:
+          'A request with this Idempotency-Key is still being processed. Retry after Retry-After seconds to get its answer.',
         headers: { 'Retry-After': '1' },
       });
     }
@@ -99,12 +113,24 @@ function replay(res: Response, answer: RecordedAnswer): void {
  * The Redis command is issued before the bytes go out, not awaited: the write path pays the claim
  * only, and a process that dies after answering has already handed the record to Redis.
  */
-function recordOnEnd(res: Response, store: IdempotencyStore, tenant: string, key: string, fingerprint: string, owner: string): void {
+function recordOnEnd(
+  res: Response,
+  store: IdempotencyStore,
+  tenant: string,
+  key: string,
+  fingerprint: string,
+  owner: string,
+): void {
   const end = res.end.bind(res) as (...args: unknown[]) => Response;
   res.end = ((...args: unknown[]) => {
     const [chunk, encoding] = args;
-    const body = Buffer.isBuffer(chunk) ? chunk : typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8') : Buffer.alloc(0);
-    const log = (err: unknown) => res.req.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'idempotency record failed');
+    const body = Buffer.isBuffer(chunk)
+      ? chunk
+      : typeof chunk === 'string'
+        ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+        : Buffer.alloc(0);
+    const log = (err: unknown) =>
+      res.req.log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'idempotency record failed');
     if (res.statusCode < 500) {
       const headers: Record<string, string> = {};
       for (const name of REPLAYED_HEADERS) {

@@ -21,7 +21,6 @@ import { eventually, freePort, testRedis, testRedisUrl, uniquePrefix } from '@pr
 
 const ROOT = path.resolve(__dirname, '../../../..');
 
-
 describe('races, crashes and shutdown across real processes', () => {
   const prefix = uniquePrefix('mp');
   const { redis, cleanup } = testRedis(prefix);
@@ -39,7 +38,19 @@ describe('races, crashes and shutdown across real processes', () => {
   const start = (entry: string, env: Record<string, string>) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
       cwd: ROOT,
-      env: { ...process.env, REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', BOOTSTRAP_API_KEY: bootstrap, KEY_LIMIT: '2', API_PROCESSES: '1', POOL_LOW_WATER: '0', POOL_TARGET: '1', ...dev.env, ...env },
+      env: {
+        ...process.env,
+        REDIS_URL: testRedisUrl(),
+        REDIS_PREFIX: prefix,
+        LOG_LEVEL: 'silent',
+        BOOTSTRAP_API_KEY: bootstrap,
+        KEY_LIMIT: '2',
+        API_PROCESSES: '1',
+        POOL_LOW_WATER: '0',
+        POOL_TARGET: '1',
+        ...dev.env,
+        ...env,
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     // A process that refuses its configuration exits at once: keep its stderr for the failure message.
@@ -55,7 +66,10 @@ describe('races, crashes and shutdown across real processes', () => {
   const funded = new Map<string, number>();
   /** The node's view: MINED in exactly one main-chain block, the same the record's status names. */
   const minedOnce = async (txId: string, blockHash: string) => {
-    const arc = (await (await fetch(`${dev.node.url}/v1/tx/${txId}`)).json()) as { txStatus: string; blockHash: string };
+    const arc = (await (await fetch(`${dev.node.url}/v1/tx/${txId}`)).json()) as {
+      txStatus: string;
+      blockHash: string;
+    };
     expect(arc).toMatchObject({ txStatus: 'MINED', blockHash });
   };
 
@@ -72,7 +86,14 @@ describe('races, crashes and shutdown across real processes', () => {
     }
     workers.push(start('apps/worker/src/main.ts', {}), start('apps/worker/src/main.ts', {}));
     for (const base of bases) {
-      const state = await eventually(async () => (children.some((c) => c.exitCode !== null) ? 'exited' : (await fetch(`${base}/readiness`)).status === 200 && 'ready'), 60_000, 200);
+      const state = await eventually(
+        async () =>
+          children.some((c) => c.exitCode !== null)
+            ? 'exited'
+            : (await fetch(`${base}/readiness`)).status === 200 && 'ready',
+        60_000,
+        200,
+      );
       if (state === 'exited') throw new Error(`a process exited while starting: ${stderr}`);
     }
   }, 90_000);
@@ -105,16 +126,24 @@ describe('races, crashes and shutdown across real processes', () => {
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     const losers = results.filter((r) => r.status !== 201);
     expect(losers.every((r) => r.status === 403 && r.body.errorCode === 'identity_api_key_limit_exceeded')).toBe(true);
-    const usage = (await (await fetch(`${bases[1]}/api/v1/auth/identity-api-keys/usage`, { headers: { 'x-api-key': bootstrap } })).json()) as { used: number; limit: number };
+    const usage = (await (
+      await fetch(`${bases[1]}/api/v1/auth/identity-api-keys/usage`, { headers: { 'x-api-key': bootstrap } })
+    ).json()) as { used: number; limit: number };
     expect(usage).toEqual({ used: 2, limit: 2 });
   });
 
   it('exactly one of 50 concurrent updates of one record over two API processes wins, and it is mined once', async () => {
     const octet = { 'x-api-key': bootstrap, 'content-type': 'application/octet-stream' };
-    const created = (await (await fetch(`${bases[0]}/api/v1/linkedrecords`, { method: 'POST', headers: octet, body: 'root' })).json()) as { txId: string };
+    const created = (await (
+      await fetch(`${bases[0]}/api/v1/linkedrecords`, { method: 'POST', headers: octet, body: 'root' })
+    ).json()) as { txId: string };
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        fetch(`${bases[i % 2]}/api/v1/linkedrecords/${created.txId}/update`, { method: 'POST', headers: octet, body: `v${i}` }).then(async (r) => ({
+        fetch(`${bases[i % 2]}/api/v1/linkedrecords/${created.txId}/update`, {
+          method: 'POST',
+          headers: octet,
+          body: `v${i}`,
+        }).then(async (r) => ({
           status: r.status,
           body: (await r.json()) as { txId?: string; errorCode?: string },
         })),
@@ -125,12 +154,20 @@ describe('races, crashes and shutdown across real processes', () => {
     expect(results.filter((r) => r.status === 409 && r.body.errorCode === 'NOT_LINKED_RECORDS_END')).toHaveLength(49);
 
     const winner = winners[0]?.body.txId as string;
-    const nav = (await (await fetch(`${bases[1]}/api/v1/linkedrecords/${created.txId}/navigate?links=10`, { headers: octet })).json()) as { txIds: string[] };
+    const nav = (await (
+      await fetch(`${bases[1]}/api/v1/linkedrecords/${created.txId}/navigate?links=10`, { headers: octet })
+    ).json()) as { txIds: string[] };
     expect(nav.txIds).toEqual([winner]);
-    const status = await eventually(async () => {
-      const s = (await (await fetch(`${bases[0]}/api/v1/linkedrecords/${winner}/status`, { headers: octet })).json()) as { confirmation: { blockHash: string } | null };
-      return s.confirmation;
-    }, 20_000, 100);
+    const status = await eventually(
+      async () => {
+        const s = (await (
+          await fetch(`${bases[0]}/api/v1/linkedrecords/${winner}/status`, { headers: octet })
+        ).json()) as { confirmation: { blockHash: string } | null };
+        return s.confirmation;
+      },
+      20_000,
+      100,
+    );
     // the winning transaction is mined, in the block its status names
     expect(status.blockHash).toMatch(/^[0-9a-f]{64}$/);
     await minedOnce(winner, status.blockHash);
@@ -140,13 +177,24 @@ describe('races, crashes and shutdown across real processes', () => {
     const octet = { 'x-api-key': bootstrap, 'content-type': 'application/octet-stream' };
     const results = await Promise.all(
       Array.from({ length: 50 }, async (_, i) => {
-        const r = await fetch(`${bases[i % 2]}/api/v1/${i % 5 === 0 ? 'linkedrecords' : 'records'}`, { method: 'POST', headers: octet, body: `funded-${i}` });
+        const r = await fetch(`${bases[i % 2]}/api/v1/${i % 5 === 0 ? 'linkedrecords' : 'records'}`, {
+          method: 'POST',
+          headers: octet,
+          body: `funded-${i}`,
+        });
         expect(r.status).toBe(200);
         return ((await r.json()) as { txId: string }).txId;
       }),
     );
-    const txs = await Promise.all(results.map(async (txId) => ({ txId, tx: Transaction.fromBinary([...((await redis.getBuffer(`${prefix}:records:tx:${txId}`)) as Buffer)]) })));
-    const spentOutpoints = txs.flatMap(({ tx }) => tx.inputs.map((input) => `${input.sourceTXID}:${input.sourceOutputIndex}`));
+    const txs = await Promise.all(
+      results.map(async (txId) => ({
+        txId,
+        tx: Transaction.fromBinary([...((await redis.getBuffer(`${prefix}:records:tx:${txId}`)) as Buffer)]),
+      })),
+    );
+    const spentOutpoints = txs.flatMap(({ tx }) =>
+      tx.inputs.map((input) => `${input.sourceTXID}:${input.sourceOutputIndex}`),
+    );
     expect(spentOutpoints).toHaveLength(50);
     expect(new Set(spentOutpoints).size).toBe(50);
     for (const { txId, tx } of txs) {
@@ -158,7 +206,9 @@ describe('races, crashes and shutdown across real processes', () => {
       let satoshis = funded.get(outpoint);
       if (satoshis === undefined) {
         const parentRaw = await redis.getBuffer(`${prefix}:records:tx:${input!.sourceTXID}`);
-        const parentOut = parentRaw ? Transaction.fromBinary([...parentRaw]).outputs[input!.sourceOutputIndex] : undefined;
+        const parentOut = parentRaw
+          ? Transaction.fromBinary([...parentRaw]).outputs[input!.sourceOutputIndex]
+          : undefined;
         expect(parentOut?.lockingScript.toHex()).toBe(dev.funding.lockingScriptHex);
         satoshis = parentOut?.satoshis;
       }
@@ -188,22 +238,45 @@ describe('races, crashes and shutdown across real processes', () => {
   });
 
   it('accepted writes survive killed workers: SIGKILL both, write, start a new one, all are mined once', async () => {
-    await Promise.all(workers.map((w) => new Promise<void>((resolve) => { w.once('exit', () => resolve()); w.kill('SIGKILL'); })));
+    await Promise.all(
+      workers.map(
+        (w) =>
+          new Promise<void>((resolve) => {
+            w.once('exit', () => resolve());
+            w.kill('SIGKILL');
+          }),
+      ),
+    );
     const octet = { 'x-api-key': bootstrap, 'content-type': 'application/octet-stream' };
     const txIds = await Promise.all(
       Array.from({ length: 20 }, async (_, i) => {
-        const r = await fetch(`${bases[i % 2]}/api/v1/records?encode=SHA256`, { method: 'POST', headers: octet, body: `survivor-${i}` });
+        const r = await fetch(`${bases[i % 2]}/api/v1/records?encode=SHA256`, {
+          method: 'POST',
+          headers: octet,
+          body: `survivor-${i}`,
+        });
         expect(r.status).toBe(200);
         return ((await r.json()) as { txId: string }).txId;
       }),
     );
     start('apps/worker/src/main.ts', {});
-    const confirmations = await eventually(async () => {
-      const statuses = await Promise.all(
-        txIds.map(async (tx) => ((await (await fetch(`${bases[0]}/api/v1/records/${tx}/status`, { headers: octet })).json()) as { confirmation: { blockHash: string } | null }).confirmation),
-      );
-      return statuses.every((c) => c !== null) ? statuses : null;
-    }, 30_000, 200);
+    const confirmations = await eventually(
+      async () => {
+        const statuses = await Promise.all(
+          txIds.map(
+            async (tx) =>
+              (
+                (await (await fetch(`${bases[0]}/api/v1/records/${tx}/status`, { headers: octet })).json()) as {
+                  confirmation: { blockHash: string } | null;
+                }
+              ).confirmation,
+          ),
+        );
+        return statuses.every((c) => c !== null) ? statuses : null;
+      },
+      30_000,
+      200,
+    );
     for (const [i, tx] of txIds.entries()) await minedOnce(tx, confirmations[i]?.blockHash ?? '');
   }, 60_000);
 
@@ -212,11 +285,23 @@ describe('races, crashes and shutdown across real processes', () => {
     const url = new URL(`${bases[1]}/api/v1/records?encode=SHA256`);
     const body = Buffer.from('a record whose upload straddles the shutdown');
     const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = http.request(url, { method: 'POST', agent: false, headers: { 'x-api-key': bootstrap, 'content-type': 'application/octet-stream', 'content-length': body.length } }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      });
+      const req = http.request(
+        url,
+        {
+          method: 'POST',
+          agent: false,
+          headers: {
+            'x-api-key': bootstrap,
+            'content-type': 'application/octet-stream',
+            'content-length': body.length,
+          },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
       req.on('error', reject);
       req.write(body.subarray(0, 10));
       // the request is in flight (headers and part of the body sent): stop the process now

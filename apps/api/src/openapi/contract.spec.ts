@@ -29,7 +29,8 @@ const doc = openApiDocument();
 const paths = doc['paths'] as Record<string, Record<string, OperationDoc>>;
 // Literal paths before templated ones: /identity-api-keys/usage is not /identity-api-keys/{id}.
 const templates = Object.keys(paths).sort((a, b) => (a.match(/\{/g)?.length ?? 0) - (b.match(/\{/g)?.length ?? 0));
-const templateOf = (path: string) => templates.find((t) => new RegExp(`^${t.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path));
+const templateOf = (path: string) =>
+  templates.find((t) => new RegExp(`^${t.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path));
 const validator = new OpenApiValidator(doc);
 
 /** Every `METHOD template status` a real response was checked for. */
@@ -47,11 +48,21 @@ interface Req {
  * the content type is one the response documents, the body validates against its schema, required
  * headers are present. Returns the parsed JSON (or text).
  */
-async function hit(base: string, method: string, pathAndQuery: string, expected: number, req: Req = {}): Promise<unknown> {
+async function hit(
+  base: string,
+  method: string,
+  pathAndQuery: string,
+  expected: number,
+  req: Req = {},
+): Promise<unknown> {
   const headers: Record<string, string> = { ...(req.headers ?? {}) };
   if (req.key !== undefined) headers['x-api-key'] = req.key;
   if (req.body !== undefined) headers['content-type'] = req.type ?? 'application/octet-stream';
-  const res = await fetch(`${base}${pathAndQuery}`, { method, headers, ...(req.body !== undefined ? { body: req.body as unknown as string } : {}) });
+  const res = await fetch(`${base}${pathAndQuery}`, {
+    method,
+    headers,
+    ...(req.body !== undefined ? { body: req.body as unknown as string } : {}),
+  });
   const bytes = Buffer.from(await res.arrayBuffer());
   const path = pathAndQuery.split('?')[0] ?? '';
   const where = `${method} ${path} → ${res.status} ${bytes.toString('utf8').slice(0, 300)}`;
@@ -74,7 +85,9 @@ async function hit(base: string, method: string, pathAndQuery: string, expected:
   }
   const content = response.content ?? {};
   const media = content[type] ?? content['*/*'];
-  expect(`${where}: content type ${type} ${media ? 'documented' : `not in ${Object.keys(content).join(', ')}`}`).toMatch(/documented$/);
+  expect(
+    `${where}: content type ${type} ${media ? 'documented' : `not in ${Object.keys(content).join(', ')}`}`,
+  ).toMatch(/documented$/);
   if (type.endsWith('json')) {
     const body = JSON.parse(bytes.toString('utf8')) as unknown;
     expect(`${where}: ${validator.errors((media as MediaDoc).schema, body).join('; ')}`).toBe(`${where}: `);
@@ -90,7 +103,8 @@ async function hit(base: string, method: string, pathAndQuery: string, expected:
  * neither provoked nor listed here fails the coverage test.
  */
 function notProvokedBecause(_method: string, _template: string, status: string): string | undefined {
-  if (status === '503') return 'needs Redis down, a starting or draining process, a stalled key worker or a full publication backlog (health.spec, records-backpressure.spec, identity-keys.race.spec, multiprocess specs)';
+  if (status === '503')
+    return 'needs Redis down, a starting or draining process, a stalled key worker or a full publication backlog (health.spec, records-backpressure.spec, identity-keys.race.spec, multiprocess specs)';
   return undefined;
 }
 
@@ -105,7 +119,10 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
 
   beforeAll(async () => {
     f = await startRecordsFixture(FUTURE);
-    keyWorker = await startKeyWorker({ prefix: f.prefix, env: { MAX_LINKS: '5', MAX_RECORD_BYTES: '1024', ...FUTURE } });
+    keyWorker = await startKeyWorker({
+      prefix: f.prefix,
+      env: { MAX_LINKS: '5', MAX_RECORD_BYTES: '1024', ...FUTURE },
+    });
   }, 60_000);
   afterAll(async () => {
     await restricted?.close();
@@ -123,7 +140,10 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
     f.startPublisher();
 
     // linked create
-    const created = (await hit(b, 'POST', `${L}?encode=SHA256`, 200, { key: A, body: 'v1' })) as { txId: string; updateToken: string };
+    const created = (await hit(b, 'POST', `${L}?encode=SHA256`, 200, { key: A, body: 'v1' })) as {
+      txId: string;
+      updateToken: string;
+    };
     await hit(b, 'POST', L, 401, { body: 'v1' });
     await hit(b, 'POST', L, 403, { key: f.keys.auditorA, body: 'v1' });
     await hit(b, 'POST', `${L}?encode=Nope`, 400, { key: A, body: 'v1' });
@@ -136,7 +156,10 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
     await hit(b, 'POST', L, 422, { key: A, body: 'other', headers: { 'idempotency-key': 'contract-1' } });
 
     // update
-    const updated = (await hit(b, 'POST', `${L}/${created.txId}/update?updateToken=${created.updateToken}`, 200, { key: A, body: 'v2' })) as { txId: string; updateToken: string };
+    const updated = (await hit(b, 'POST', `${L}/${created.txId}/update?updateToken=${created.updateToken}`, 200, {
+      key: A,
+      body: 'v2',
+    })) as { txId: string; updateToken: string };
     await hit(b, 'POST', `${L}/${created.txId}/update`, 409, { key: A, body: 'v2b' });
     await hit(b, 'POST', `${L}/${updated.txId}/update?updateToken=utk_wrong`, 400, { key: A, body: 'v3' });
     await hit(b, 'POST', `${L}/${updated.txId}/update`, 403, { key: f.keys.writerB, body: 'v3' });
@@ -146,10 +169,17 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
     await hit(b, 'POST', `${L}/${updated.txId}/update`, 415, { key: A, body: 'v3', type: 'application/json' });
     await hit(b, 'POST', `${L}/${updated.txId}/update`, 401, { body: 'v3' });
     await hit(b, 'POST', `${L}/${updated.txId}/update`, 403, { key: f.keys.auditorA, body: 'v3' });
-    await hit(b, 'POST', `${L}/${updated.txId}/update`, 422, { key: A, body: 'idem', headers: { 'idempotency-key': 'contract-1' } });
+    await hit(b, 'POST', `${L}/${updated.txId}/update`, 422, {
+      key: A,
+      body: 'idem',
+      headers: { 'idempotency-key': 'contract-1' },
+    });
 
     // independent
-    const independent = (await hit(b, 'POST', `${R}?encode=Base64`, 200, { key: f.keys.writerA2, body: 'an invoice' })) as { txId: string };
+    const independent = (await hit(b, 'POST', `${R}?encode=Base64`, 200, {
+      key: f.keys.writerA2,
+      body: 'an invoice',
+    })) as { txId: string };
     await hit(b, 'POST', `${L}/${independent.txId}/update`, 400, { key: A, body: 'v3' });
     await hit(b, 'POST', R, 401, { body: 'x' });
     await hit(b, 'POST', R, 403, { key: f.keys.auditorA, body: 'x' });
@@ -162,14 +192,31 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
     // concurrent Idempotency-Key: a claim held by a request that never answers (409 after the bounded wait), on each write route
     const holder = new IdempotencyStore(f.redis, f.prefix, { claimTtlMs: 60_000 });
     const held = async (path: string, body: string | undefined, key: string) => {
-      const fp = requestFingerprint({ method: 'POST', originalUrl: path, body: body === undefined ? undefined : Buffer.from(body) } as never);
+      const fp = requestFingerprint({
+        method: 'POST',
+        originalUrl: path,
+        body: body === undefined ? undefined : Buffer.from(body),
+      } as never);
       await holder.claim('tenant-a', key, fp);
-      await hit(b, 'POST', path, 409, { key: A, ...(body !== undefined ? { body } : {}), headers: { 'idempotency-key': key } });
+      await hit(b, 'POST', path, 409, {
+        key: A,
+        ...(body !== undefined ? { body } : {}),
+        headers: { 'idempotency-key': key },
+      });
     };
-    await Promise.all([held(L, 'held', 'held-1'), held(R, 'held', 'held-2'), held(`${L}/${updated.txId}/update`, 'held', 'held-3'), held(`${L}/${updated.txId}/delete`, undefined, 'held-4')]);
+    await Promise.all([
+      held(L, 'held', 'held-1'),
+      held(R, 'held', 'held-2'),
+      held(`${L}/${updated.txId}/update`, 'held', 'held-3'),
+      held(`${L}/${updated.txId}/delete`, undefined, 'held-4'),
+    ]);
 
     // confirmation: published, then mined
-    await eventually(async () => (await f.store.state(updated.txId)) === 'published' && (await f.store.state(independent.txId)) === 'published', 15_000);
+    await eventually(
+      async () =>
+        (await f.store.state(updated.txId)) === 'published' && (await f.store.state(independent.txId)) === 'published',
+      15_000,
+    );
     await f.produceBlock();
     // The other instances start after the publications above: composing an API on the fixture's
     // prefix since the ARC path merge makes the fixture's old-devnet publications fail.
@@ -183,7 +230,10 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
     const pendingLinked = (await hit(b, 'POST', L, 200, { key: A, body: 'not mined yet' })) as { txId: string };
     await hit(b, 'GET', `${R}/${pending.txId}/receipt`, 409, { key: A });
     await hit(b, 'GET', `${L}/${pendingLinked.txId}/receipt`, 409, { key: A });
-    for (const [base, other] of [[L, independent.txId], [R, updated.txId]] as const) {
+    for (const [base, other] of [
+      [L, independent.txId],
+      [R, updated.txId],
+    ] as const) {
       await hit(b, 'GET', `${base}/${unknown}/receipt`, 404, { key: A });
       await hit(b, 'GET', `${base}/nope/receipt`, 400, { key: A });
       await hit(b, 'GET', `${base}/${other}/receipt`, 400, { key: A });
@@ -191,7 +241,9 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
     }
 
     // status
-    const status = (await hit(b, 'GET', `${L}/${updated.txId}/status`, 200, { key: f.keys.auditorA })) as { confirmation: unknown };
+    const status = (await hit(b, 'GET', `${L}/${updated.txId}/status`, 200, { key: f.keys.auditorA })) as {
+      confirmation: unknown;
+    };
     expect(status.confirmation).not.toBeNull();
     await hit(b, 'GET', `${L}/${unknown}/status`, 404, { key: A });
     await hit(b, 'GET', `${L}/zzz/status`, 400, { key: A });
@@ -203,7 +255,10 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
     await hit(b, 'GET', `${R}/${independent.txId}/status`, 401, {});
 
     // content
-    for (const [base, tx, other] of [[L, updated.txId, independent.txId], [R, independent.txId, updated.txId]] as const) {
+    for (const [base, tx, other] of [
+      [L, updated.txId, independent.txId],
+      [R, independent.txId, updated.txId],
+    ] as const) {
       await hit(b, 'GET', `${base}/${tx}/content`, 200, { key: A });
       await hit(b, 'GET', `${base}/${tx}/content`, 304, { key: A, headers: { 'if-none-match': `"${tx}"` } });
       await hit(b, 'HEAD', `${base}/${tx}/content`, 200, { key: A });
@@ -218,7 +273,10 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
     }
 
     // match
-    await hit(b, 'POST', `${L}/${updated.txId}/match?prevTxId=${created.txId}&encode=SHA256`, 200, { key: f.keys.auditorA, body: 'v2' });
+    await hit(b, 'POST', `${L}/${updated.txId}/match?prevTxId=${created.txId}&encode=SHA256`, 200, {
+      key: f.keys.auditorA,
+      body: 'v2',
+    });
     await hit(b, 'POST', `${L}/${updated.txId}/match`, 400, { key: A, body: 'v2' });
     await hit(b, 'POST', `${L}/${unknown}/match`, 404, { key: A, body: 'v2' });
     await hit(b, 'POST', `${L}/${updated.txId}/match`, 413, { key: A, body: 'x'.repeat(2000) });
@@ -271,13 +329,25 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
     const issuerOnly = await seedKey(f.api, { tenant: 'tenant-k', permissions: ['Issuer_Admin'] });
     const verifierAdmin = await seedKey(f.api, { tenant: 'tenant-k', permissions: ['Verifier_Admin'] });
 
-    const made = (await hit(b, 'POST', K, 201, { key: A, body: JSON.stringify({ name: 'contract key', issuerPermission: 'Issuer_User' }), type: J })) as { id: string };
+    const made = (await hit(b, 'POST', K, 201, {
+      key: A,
+      body: JSON.stringify({ name: 'contract key', issuerPermission: 'Issuer_User' }),
+      type: J,
+    })) as { id: string };
     await hit(b, 'POST', K, 400, { key: A, body: JSON.stringify({ name: 'x' }), type: J });
     await hit(b, 'POST', K, 400, { key: A, body: '{"name":', type: J });
     await hit(b, 'POST', K, 415, { key: A, body: 'name=x', type: 'text/plain' });
     await hit(b, 'POST', K, 413, { key: A, body: JSON.stringify({ name: 'x'.repeat(20_000) }), type: J });
-    await hit(b, 'POST', K, 403, { key: f.keys.writerA2, body: JSON.stringify({ name: 'nope', issuerPermission: 'Issuer_User' }), type: J });
-    await hit(b, 'POST', K, 403, { key: issuerOnly.rawKey, body: JSON.stringify({ name: 'escalate', verifierPermission: 'Verifier_Admin' }), type: J });
+    await hit(b, 'POST', K, 403, {
+      key: f.keys.writerA2,
+      body: JSON.stringify({ name: 'nope', issuerPermission: 'Issuer_User' }),
+      type: J,
+    });
+    await hit(b, 'POST', K, 403, {
+      key: issuerOnly.rawKey,
+      body: JSON.stringify({ name: 'escalate', verifierPermission: 'Verifier_Admin' }),
+      type: J,
+    });
     await hit(b, 'POST', K, 401, { body: '{}', type: J });
     await hit(b, 'GET', K, 200, { key: A });
     await hit(b, 'GET', K, 401, {});
@@ -286,12 +356,28 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
     await hit(b, 'GET', `${K}/usage`, 401, {});
     await hit(b, 'GET', `${K}/usage`, 403, { key: f.keys.auditorA });
     await hit(b, 'POST', `${K}/${made.id}/revoke`, 201, { key: A, body: JSON.stringify({ isRevoked: true }), type: J });
-    await hit(b, 'POST', `${K}/${made.id}/revoke`, 400, { key: A, body: JSON.stringify({ isRevoked: 'yes' }), type: J });
+    await hit(b, 'POST', `${K}/${made.id}/revoke`, 400, {
+      key: A,
+      body: JSON.stringify({ isRevoked: 'yes' }),
+      type: J,
+    });
     await hit(b, 'POST', `${K}/not-a-uuid/revoke`, 400, { key: A, body: JSON.stringify({ isRevoked: true }), type: J });
-    await hit(b, 'POST', `${K}/${randomUUID()}/revoke`, 404, { key: A, body: JSON.stringify({ isRevoked: true }), type: J });
+    await hit(b, 'POST', `${K}/${randomUUID()}/revoke`, 404, {
+      key: A,
+      body: JSON.stringify({ isRevoked: true }),
+      type: J,
+    });
     await hit(b, 'POST', `${K}/${made.id}/revoke`, 415, { key: A, body: 'x', type: 'text/plain' });
-    await hit(b, 'POST', `${K}/${made.id}/revoke`, 413, { key: A, body: JSON.stringify({ isRevoked: true, pad: 'x'.repeat(20_000) }), type: J });
-    await hit(b, 'POST', `${K}/${verifierAdmin.id}/revoke`, 403, { key: issuerOnly.rawKey, body: JSON.stringify({ isRevoked: true }), type: J });
+    await hit(b, 'POST', `${K}/${made.id}/revoke`, 413, {
+      key: A,
+      body: JSON.stringify({ isRevoked: true, pad: 'x'.repeat(20_000) }),
+      type: J,
+    });
+    await hit(b, 'POST', `${K}/${verifierAdmin.id}/revoke`, 403, {
+      key: issuerOnly.rawKey,
+      body: JSON.stringify({ isRevoked: true }),
+      type: J,
+    });
     await hit(b, 'POST', `${K}/${made.id}/revoke`, 401, { body: '{}', type: J });
     await hit(b, 'DELETE', `${K}/${verifierAdmin.id}`, 403, { key: issuerOnly.rawKey });
     await hit(b, 'DELETE', `${K}/not-a-uuid`, 400, { key: A });
@@ -301,14 +387,42 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
 
     // the key limit (KEY_LIMIT 5) in a tenant of its own
     const admin = await seedKey(f.api, { tenant: 'tenant-limit', permissions: ['Issuer_Admin', 'Verifier_Admin'] });
-    for (let i = 0; i < 4; i++) await hit(b, 'POST', K, 201, { key: admin.rawKey, body: JSON.stringify({ name: `key ${i}`, issuerPermission: 'Issuer_User' }), type: J });
-    await hit(b, 'POST', K, 403, { key: admin.rawKey, body: JSON.stringify({ name: 'one too many', issuerPermission: 'Issuer_User' }), type: J });
+    for (let i = 0; i < 4; i++)
+      await hit(b, 'POST', K, 201, {
+        key: admin.rawKey,
+        body: JSON.stringify({ name: `key ${i}`, issuerPermission: 'Issuer_User' }),
+        type: J,
+      });
+    await hit(b, 'POST', K, 403, {
+      key: admin.rawKey,
+      body: JSON.stringify({ name: 'one too many', issuerPermission: 'Issuer_User' }),
+      type: J,
+    });
     await hit(b, 'POST', LK, 403, { key: admin.rawKey, body: JSON.stringify({ name: 'one too many' }), type: J });
 
     // legacy
     await hit(b, 'POST', LK, 201, { key: A, body: JSON.stringify({ name: 'legacy made' }), type: J });
     const { redis, config, clock } = f.api.deps;
-    await importLegacyKeys({ redis, config, clock }, [{ id: 101, name: 'legacy one', status: 'Active', createdAt: clock.now().toISOString(), rawKey: 'legacy-contract-key-0001' }, { id: 102, name: 'legacy two', status: 'Active', createdAt: clock.now().toISOString(), rawKey: 'legacy-contract-key-0002' }], { tenant: 'tenant-k' });
+    await importLegacyKeys(
+      { redis, config, clock },
+      [
+        {
+          id: 101,
+          name: 'legacy one',
+          status: 'Active',
+          createdAt: clock.now().toISOString(),
+          rawKey: 'legacy-contract-key-0001',
+        },
+        {
+          id: 102,
+          name: 'legacy two',
+          status: 'Active',
+          createdAt: clock.now().toISOString(),
+          rawKey: 'legacy-contract-key-0002',
+        },
+      ],
+      { tenant: 'tenant-k' },
+    );
     await hit(b, 'GET', LK, 200, { key: A });
     await hit(b, 'GET', LK, 401, {});
     await hit(b, 'GET', LK, 403, { key: f.keys.writerA2 });
@@ -322,12 +436,20 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
     await hit(b, 'POST', LK, 403, { key: f.keys.writerA2, body: JSON.stringify({ name: 'legacy made' }), type: J });
     await hit(b, 'PATCH', `${LK}/101`, 200, { key: A, body: JSON.stringify({ status: 'Disabled' }), type: J });
     await hit(b, 'PATCH', `${LK}/101`, 400, { key: A, body: JSON.stringify({ status: 'Paused' }), type: J });
-    await hit(b, 'PATCH', `${LK}/${randomUUID()}`, 400, { key: A, body: JSON.stringify({ status: 'Disabled' }), type: J });
+    await hit(b, 'PATCH', `${LK}/${randomUUID()}`, 400, {
+      key: A,
+      body: JSON.stringify({ status: 'Disabled' }),
+      type: J,
+    });
     await hit(b, 'PATCH', `${LK}/999`, 404, { key: A, body: JSON.stringify({ status: 'Disabled' }), type: J });
     await hit(b, 'PATCH', `${LK}/101`, 415, { key: A, body: 'x', type: 'text/plain' });
     await hit(b, 'PATCH', `${LK}/101`, 413, { key: A, body: JSON.stringify({ status: 'x'.repeat(20_000) }), type: J });
     await hit(b, 'PATCH', `${LK}/101`, 401, { body: '{}', type: J });
-    await hit(b, 'PATCH', `${LK}/101`, 403, { key: f.keys.writerA2, body: JSON.stringify({ status: 'Active' }), type: J });
+    await hit(b, 'PATCH', `${LK}/101`, 403, {
+      key: f.keys.writerA2,
+      body: JSON.stringify({ status: 'Active' }),
+      type: J,
+    });
     await hit(b, 'DELETE', `${LK}/abc`, 400, { key: A });
     await hit(b, 'DELETE', `${LK}/999`, 404, { key: A });
     await hit(b, 'DELETE', `${LK}/102`, 401, {});
@@ -344,8 +466,14 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
     // webhooks (WEBHOOK_ALLOW_PRIVATE=true on the fixture: a loopback receiver is allowed there)
     const W = '/api/v1/webhooks';
     const hookBody = (url: string) => JSON.stringify({ url, events: ['record.confirmed'] });
-    const hook = (await hit(b, 'POST', W, 201, { key: A, body: hookBody('http://127.0.0.1:9/hook'), type: J })) as { id: string };
-    await hit(b, 'POST', W, 400, { key: A, body: JSON.stringify({ url: 'http://127.0.0.1:9/hook', events: ['record.minted'] }), type: J });
+    const hook = (await hit(b, 'POST', W, 201, { key: A, body: hookBody('http://127.0.0.1:9/hook'), type: J })) as {
+      id: string;
+    };
+    await hit(b, 'POST', W, 400, {
+      key: A,
+      body: JSON.stringify({ url: 'http://127.0.0.1:9/hook', events: ['record.minted'] }),
+      type: J,
+    });
     await hit(b, 'POST', W, 400, { key: A, body: hookBody('ftp://127.0.0.1/hook'), type: J });
     await hit(b, 'POST', W, 400, { key: A, body: '{"url":', type: J });
     await hit(b, 'POST', W, 415, { key: A, body: 'x', type: 'text/plain' });
@@ -354,7 +482,11 @@ describe('contract: the real app answers what the OpenAPI document says', () => 
     await hit(b, 'POST', W, 403, { key: verifierAdmin.rawKey, body: hookBody('http://127.0.0.1:9/hook'), type: J });
     await hit(restricted.baseUrl, 'POST', W, 400, { key: A, body: hookBody('http://127.0.0.1:9/hook'), type: J });
     for (let i = 0; i < 20; i++) {
-      const res = await fetch(`${b}${W}`, { method: 'POST', headers: { 'x-api-key': A, 'content-type': J }, body: hookBody(`http://127.0.0.1:9/h${i}`) });
+      const res = await fetch(`${b}${W}`, {
+        method: 'POST',
+        headers: { 'x-api-key': A, 'content-type': J },
+        body: hookBody(`http://127.0.0.1:9/h${i}`),
+      });
       await res.arrayBuffer();
       if (res.status === 409) break;
     }

@@ -11,7 +11,10 @@ interface Operation {
   deprecated?: boolean;
   parameters?: { name: string; in: string; schema: unknown; example?: unknown }[];
   requestBody?: { content: Record<string, { schema: unknown; example?: unknown }> };
-  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: Json; example?: unknown }> }>;
+  responses: Record<
+    string,
+    { headers?: Record<string, unknown>; content?: Record<string, { schema: Json; example?: unknown }> }
+  >;
 }
 const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete'];
 function operationsOf(doc: Json): { path: string; method: string; op: Operation }[] {
@@ -31,7 +34,11 @@ function redoclyLint(doc: unknown): { ruleId: string; severity: string; message:
     const config = await createConfig({ extends: ['recommended'] });
     const problems = await lintFromString({ source: input, absoluteRef: '/openapi.json', config });
     process.stdout.write(JSON.stringify(problems.map((p) => ({ ruleId: p.ruleId, severity: p.severity, message: p.message, pointer: p.location?.[0]?.pointer }))));`;
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, input: JSON.stringify(doc), encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: ROOT,
+    input: JSON.stringify(doc),
+    encoding: 'utf8',
+  });
   return JSON.parse(out) as { ruleId: string; severity: string; message: string; pointer?: string }[];
 }
 
@@ -48,7 +55,11 @@ function validate(doc: unknown): { valid: boolean; errors?: unknown } {
     for await (const chunk of process.stdin) input += chunk;
     const result = await new Validator().validate(JSON.parse(input));
     process.stdout.write(JSON.stringify(result));`;
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, input: JSON.stringify(doc), encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: ROOT,
+    input: JSON.stringify(doc),
+    encoding: 'utf8',
+  });
   return JSON.parse(out) as { valid: boolean; errors?: unknown };
 }
 
@@ -66,7 +77,10 @@ describe('OpenAPI document', () => {
   });
 
   it('every operation has an operationId, a summary or description, and documented responses', () => {
-    const paths = openApiDocument()['paths'] as Record<string, Record<string, { operationId?: string; responses?: object }>>;
+    const paths = openApiDocument()['paths'] as Record<
+      string,
+      Record<string, { operationId?: string; responses?: object }>
+    >;
     const ids = new Set<string>();
     for (const [p, item] of Object.entries(paths)) {
       for (const [method, op] of Object.entries(item)) {
@@ -88,7 +102,12 @@ describe('OpenAPI document', () => {
     delete op['security'];
     delete op['summary'];
     (broken as Json)['security'] = undefined;
-    expect(redoclyLint(JSON.parse(JSON.stringify(broken))).filter((p) => p.severity === 'error').map((p) => p.ruleId).sort()).toEqual(['operation-summary', 'security-defined']);
+    expect(
+      redoclyLint(JSON.parse(JSON.stringify(broken)))
+        .filter((p) => p.severity === 'error')
+        .map((p) => p.ruleId)
+        .sort(),
+    ).toEqual(['operation-summary', 'security-defined']);
   }, 60_000);
 
   it('every operation has a summary and its own security; keyed operations document 401, 429 and 503', () => {
@@ -97,8 +116,12 @@ describe('OpenAPI document', () => {
       expect(`${where}: ${op.summary ?? 'missing'}`).not.toMatch(/: missing$/);
       expect(Array.isArray(op.security)).toBe(true);
       const keyed = JSON.stringify(op.security).includes('ApiKey');
-      if (keyed) expect(`${where} ${['401', '429', '503'].filter((s) => !op.responses[s]).join(',')}`).toBe(`${where} `);
-      if (keyed) expect(Object.keys(op.responses['429']?.headers ?? {})).toEqual(expect.arrayContaining(['RateLimit', 'RateLimit-Policy', 'Retry-After']));
+      if (keyed)
+        expect(`${where} ${['401', '429', '503'].filter((s) => !op.responses[s]).join(',')}`).toBe(`${where} `);
+      if (keyed)
+        expect(Object.keys(op.responses['429']?.headers ?? {})).toEqual(
+          expect.arrayContaining(['RateLimit', 'RateLimit-Policy', 'Retry-After']),
+        );
     }
   });
 
@@ -110,22 +133,30 @@ describe('OpenAPI document', () => {
       const where = `${method} ${path}`;
       for (const [status, response] of Object.entries(op.responses)) {
         for (const [type, media] of Object.entries(response.content ?? {})) {
-          expect(`${where} ${status} ${type} example: ${media.example === undefined ? 'missing' : 'ok'}`).toMatch(/ok$/);
+          expect(`${where} ${status} ${type} example: ${media.example === undefined ? 'missing' : 'ok'}`).toMatch(
+            /ok$/,
+          );
           expect(`${where} ${status} ${v.errors(media.schema, media.example).join('; ')}`).toBe(`${where} ${status} `);
           checked++;
           if (type === 'application/problem+json') {
             const codes = ((media.schema['properties'] as Json)['errorCode'] as { enum: string[] }).enum;
             expect(codes.length).toBeGreaterThan(0);
-            expect(v.errors(media.schema, { ...(media.example as Json), errorCode: 'SOMETHING_ELSE' }).length).toBeGreaterThan(0);
+            expect(
+              v.errors(media.schema, { ...(media.example as Json), errorCode: 'SOMETHING_ELSE' }).length,
+            ).toBeGreaterThan(0);
           }
         }
       }
       for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) {
-        expect(`${where} request ${type} ${v.errors(media.schema, media.example).join('; ')}`).toBe(`${where} request ${type} `);
+        expect(`${where} request ${type} ${v.errors(media.schema, media.example).join('; ')}`).toBe(
+          `${where} request ${type} `,
+        );
         checked++;
       }
       for (const p of op.parameters ?? []) {
-        expect(`${where} ${p.name} ${p.example === undefined ? 'no example' : v.errors(p.schema, p.example).join('; ')}`).toBe(`${where} ${p.name} `);
+        expect(
+          `${where} ${p.name} ${p.example === undefined ? 'no example' : v.errors(p.schema, p.example).join('; ')}`,
+        ).toBe(`${where} ${p.name} `);
       }
     }
     expect(checked).toBeGreaterThan(100);
@@ -138,7 +169,9 @@ describe('OpenAPI document', () => {
         const names = Object.keys(response.headers ?? {});
         const legacyNames = names.filter((n) => ['Deprecation', 'Sunset', 'Link'].includes(n));
         if (op.deprecated) {
-          expect(`${method} ${path} ${status} ${legacyNames.sort().join(',')}`).toBe(`${method} ${path} ${status} Deprecation,Link,Sunset`);
+          expect(`${method} ${path} ${status} ${legacyNames.sort().join(',')}`).toBe(
+            `${method} ${path} ${status} Deprecation,Link,Sunset`,
+          );
           legacyResponses++;
         } else {
           expect(`${method} ${path} ${status} ${legacyNames.join(',')}`).toBe(`${method} ${path} ${status} `);
@@ -152,7 +185,9 @@ describe('OpenAPI document', () => {
     const schemas = (openApiDocument()['components'] as Json)['schemas'] as Record<string, Json>;
     const v = new OpenApiValidator(openApiDocument());
     expect(v.errors(schemas['CreateKeyRequest'], { name: 'ok name', issuerPermission: 'Issuer_User' })).toEqual([]);
-    expect(v.errors(schemas['CreateKeyRequest'], { name: 'ok name', issuerPermissions: 'Issuer_User' }).length).toBeGreaterThan(0);
+    expect(
+      v.errors(schemas['CreateKeyRequest'], { name: 'ok name', issuerPermissions: 'Issuer_User' }).length,
+    ).toBeGreaterThan(0);
     expect(v.errors(schemas['CreateKeyRequest'], { name: 'ab' }).length).toBeGreaterThan(0);
     expect(v.errors(schemas['RevokeRequest'], { isRevoked: 'yes' }).length).toBeGreaterThan(0);
     expect(v.errors(schemas['LegacyPatchRequest'], { status: 'Paused' }).length).toBeGreaterThan(0);

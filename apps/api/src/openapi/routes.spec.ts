@@ -23,7 +23,10 @@ function appOperations(app: Express): Set<string> {
     for (const layer of stack) {
       if (layer.route) {
         for (const [method, on] of Object.entries(layer.route.methods)) {
-          if (on && method !== '_all') found.add(`${method.toUpperCase()} ${(prefix + layer.route.path).replace(/(.)\/$/, '$1').replace(/:(\w+)/g, '{$1}')}`);
+          if (on && method !== '_all')
+            found.add(
+              `${method.toUpperCase()} ${(prefix + layer.route.path).replace(/(.)\/$/, '$1').replace(/:(\w+)/g, '{$1}')}`,
+            );
         }
       } else if (layer.name === 'router' && layer.handle.stack) {
         walk(layer.handle.stack, prefix + (layer.rawPath && layer.rawPath !== '/' ? layer.rawPath : ''));
@@ -40,7 +43,8 @@ function appOperations(app: Express): Set<string> {
 function documentedOperations(): Set<string> {
   const paths = openApiDocument()['paths'] as Record<string, Record<string, unknown>>;
   const ops = new Set<string>();
-  for (const [p, item] of Object.entries(paths)) for (const method of Object.keys(item)) ops.add(`${method.toUpperCase()} ${p}`);
+  for (const [p, item] of Object.entries(paths))
+    for (const method of Object.keys(item)) ops.add(`${method.toUpperCase()} ${p}`);
   return ops;
 }
 
@@ -63,7 +67,8 @@ describe('OpenAPI document vs the routes the production composition really has',
     const documented = documentedOperations();
     expect([...routed].filter((op) => !documented.has(op)).sort()).toEqual([]);
     // Express answers HEAD with the GET route (headers, no body), so a documented HEAD needs a GET.
-    const routes = (op: string) => routed.has(op) || (op.startsWith('HEAD ') && routed.has(op.replace(/^HEAD /, 'GET ')));
+    const routes = (op: string) =>
+      routed.has(op) || (op.startsWith('HEAD ') && routed.has(op.replace(/^HEAD /, 'GET ')));
     expect([...documented].filter((op) => !routes(op)).sort()).toEqual([]);
   });
 });

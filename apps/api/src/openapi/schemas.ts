@@ -8,7 +8,15 @@
 import { z } from 'zod';
 import { Receipt as ReceiptBody } from '@proofline/records-domain';
 import { CreateWebhookRequest as CreateWebhookBody, WEBHOOK_EVENTS } from '@proofline/webhooks-domain';
-import { ISSUER_PERMISSIONS, PERMISSIONS, VERIFIER_PERMISSIONS, createKeyBody, legacyCreateBody, legacyPatchBody, revokeKeyBody } from '@proofline/identity-domain';
+import {
+  ISSUER_PERMISSIONS,
+  PERMISSIONS,
+  VERIFIER_PERMISSIONS,
+  createKeyBody,
+  legacyCreateBody,
+  legacyPatchBody,
+  revokeKeyBody,
+} from '@proofline/identity-domain';
 
 /** Components registry: every schema added here becomes `#/components/schemas/<id>`. */
 export const components = z.registry<{ id: string }>();
@@ -18,7 +26,11 @@ const component = <S extends z.ZodType>(id: string, schema: S, description?: str
   return described;
 };
 
-export const TxId = component('TxId', z.string().regex(/^[0-9a-fA-F]{64}$/), 'Transaction id: 64 hex characters (lowercase in responses).');
+export const TxId = component(
+  'TxId',
+  z.string().regex(/^[0-9a-fA-F]{64}$/),
+  'Transaction id: 64 hex characters (lowercase in responses).',
+);
 const isoDateTime = z.iso.datetime({ offset: true });
 
 export const Encoding = component(
@@ -31,15 +43,28 @@ export const LinkedWriteResult = component(
   z.object({ txId: TxId, updateToken: z.string().regex(/^utk_[A-Za-z0-9_-]{43}$/), encoding: z.array(Encoding) }),
   'An accepted linked create or update: the txId at once, a fresh updateToken for the next version (shown only here), and the encoding steps.',
 );
-export const RecordWriteResult = component('RecordWriteResult', z.object({ txId: TxId, encoding: z.array(Encoding) }), 'An accepted independent record.');
-export const DeleteResult = component('DeleteResult', z.object({ txId: TxId }), 'The accepted delete (terminating) transaction.');
+export const RecordWriteResult = component(
+  'RecordWriteResult',
+  z.object({ txId: TxId, encoding: z.array(Encoding) }),
+  'An accepted independent record.',
+);
+export const DeleteResult = component(
+  'DeleteResult',
+  z.object({ txId: TxId }),
+  'The accepted delete (terminating) transaction.',
+);
 export const MerkleProof = component(
   'MerkleProof',
   z.object({
     index: z.int().min(0),
     txOrId: TxId,
-    target: z.string().regex(/^[0-9a-f]{160}$/).describe('The 80-byte block header, hex.'),
-    nodes: z.array(z.string().regex(/^([0-9a-f]{64}|\*)$/)).describe('Sibling hashes from the leaf up; "*" for a duplicated node.'),
+    target: z
+      .string()
+      .regex(/^[0-9a-f]{160}$/)
+      .describe('The 80-byte block header, hex.'),
+    nodes: z
+      .array(z.string().regex(/^([0-9a-f]{64}|\*)$/))
+      .describe('Sibling hashes from the leaf up; "*" for a duplicated node.'),
     targetType: z.literal('header'),
     proofType: z.literal('branch'),
     composite: z.literal(false),
@@ -48,7 +73,12 @@ export const MerkleProof = component(
 );
 export const Confirmation = component(
   'Confirmation',
-  z.object({ confirmedBlocks: z.int().min(1), blockHash: z.string().regex(/^[0-9a-f]{64}$/), blockTimestamp: isoDateTime, merkleProof: MerkleProof }),
+  z.object({
+    confirmedBlocks: z.int().min(1),
+    blockHash: z.string().regex(/^[0-9a-f]{64}$/),
+    blockTimestamp: isoDateTime,
+    merkleProof: MerkleProof,
+  }),
   'Where the record was mined: depth (tip height − block height + 1), block hash, header time and the proof.',
 );
 export const Publication = component(
@@ -56,9 +86,21 @@ export const Publication = component(
   z.enum(['pending', 'published', 'failed']),
   'Where the transaction is: accepted and queued, in the mempool or mined, or permanently rejected by the chain.',
 );
-export const LinkedStatus = component('LinkedStatus', z.object({ confirmation: Confirmation.nullable(), updatable: z.boolean(), publication: Publication }), 'Status of a linked record.');
-export const RecordStatus = component('RecordStatus', z.object({ confirmation: Confirmation.nullable(), publication: Publication }), 'Status of an independent record.');
-export const MatchResult = component('MatchResult', z.object({ match: z.boolean(), confirmation: Confirmation.nullable() }), 'Whether the content (and link) match the record.');
+export const LinkedStatus = component(
+  'LinkedStatus',
+  z.object({ confirmation: Confirmation.nullable(), updatable: z.boolean(), publication: Publication }),
+  'Status of a linked record.',
+);
+export const RecordStatus = component(
+  'RecordStatus',
+  z.object({ confirmation: Confirmation.nullable(), publication: Publication }),
+  'Status of an independent record.',
+);
+export const MatchResult = component(
+  'MatchResult',
+  z.object({ match: z.boolean(), confirmation: Confirmation.nullable() }),
+  'Whether the content (and link) match the record.',
+);
 export const NavigateResult = component(
   'NavigateResult',
   z.object({ txIds: z.array(TxId), endOfLinks: z.boolean(), maxLinksRequestable: z.int().min(1) }),
@@ -76,7 +118,11 @@ const keyFields = {
   createdAt: isoDateTime,
   updatedAt: isoDateTime,
 };
-export const IdentityApiKey = component('IdentityApiKey', z.object(keyFields), 'An identity API key (never its raw value).');
+export const IdentityApiKey = component(
+  'IdentityApiKey',
+  z.object(keyFields),
+  'An identity API key (never its raw value).',
+);
 export const IdentityApiKeyWithRawKey = component(
   'IdentityApiKeyWithRawKey',
   z.object({ ...keyFields, rawKey: z.string().regex(/^idty_[A-Za-z0-9]{32}$/) }),
@@ -92,8 +138,16 @@ const legacyFields = {
   permissions: z.array(Permission),
 };
 export const LegacyKey = component('LegacyKey', z.object(legacyFields), 'A key in the legacy shape.');
-export const LegacyKeyWithRawKey = component('LegacyKeyWithRawKey', z.object({ ...legacyFields, rawKey: z.string() }), 'A new key in the legacy shape with its raw value.');
-export const Usage = component('Usage', z.object({ used: z.int().min(0), limit: z.int().min(1) }), 'Keys counted against the shared per-tenant limit.');
+export const LegacyKeyWithRawKey = component(
+  'LegacyKeyWithRawKey',
+  z.object({ ...legacyFields, rawKey: z.string() }),
+  'A new key in the legacy shape with its raw value.',
+);
+export const Usage = component(
+  'Usage',
+  z.object({ used: z.int().min(0), limit: z.int().min(1) }),
+  'Keys counted against the shared per-tenant limit.',
+);
 export const GrantedClaims = component('GrantedClaims', z.object({ grantedClaims: z.array(z.string()) }));
 export const Readiness = component(
   'Readiness',
@@ -136,18 +190,37 @@ export const DeliveryAttempt = component(
   }),
   'One delivery attempt (newest first).',
 );
-export const CreateWebhookRequest = component('CreateWebhookRequest', CreateWebhookBody, 'Where to POST which events (Standard Webhooks signatures).');
+export const CreateWebhookRequest = component(
+  'CreateWebhookRequest',
+  CreateWebhookBody,
+  'Where to POST which events (Standard Webhooks signatures).',
+);
 export const Problem = component(
   'Problem',
-  z.object({ type: z.string(), title: z.string(), status: z.int().min(400).max(599), detail: z.string(), errorCode: z.string(), instance: z.string().optional() }),
+  z.object({
+    type: z.string(),
+    title: z.string(),
+    status: z.int().min(400).max(599),
+    detail: z.string(),
+    errorCode: z.string(),
+    instance: z.string().optional(),
+  }),
   'RFC 7807 problem details; `errorCode` is the stable, machine-readable reason (each response lists its codes).',
 );
 
 // Request bodies: the very schemas the routes parse with (`parseOr400`).
-export const CreateKeyRequest = component('CreateKeyRequest', createKeyBody, `At least one of issuerPermission (${ISSUER_PERMISSIONS.join(', ')}) and verifierPermission (${VERIFIER_PERMISSIONS.join(', ')}).`);
+export const CreateKeyRequest = component(
+  'CreateKeyRequest',
+  createKeyBody,
+  `At least one of issuerPermission (${ISSUER_PERMISSIONS.join(', ')}) and verifierPermission (${VERIFIER_PERMISSIONS.join(', ')}).`,
+);
 export const RevokeRequest = component('RevokeRequest', revokeKeyBody, 'true revokes, false re-activates.');
 export const LegacyCreateRequest = component('LegacyCreateRequest', legacyCreateBody);
-export const LegacyPatchRequest = component('LegacyPatchRequest', legacyPatchBody, '`Disabled` revokes, `Active` re-activates.');
+export const LegacyPatchRequest = component(
+  'LegacyPatchRequest',
+  legacyPatchBody,
+  '`Disabled` revokes, `Active` re-activates.',
+);
 
 // Parameters (documented with the same patterns the domain checks).
 export const EncodeParam = z.string().max(512);

@@ -7,7 +7,11 @@ const USAGE = '/api/v1/auth/identity-api-keys/usage';
 
 /** Fires `n` requests at once, alternating between the instances; returns the responses. */
 async function burst(apis: readonly RunningApi[], keys: readonly string[], n: number): Promise<Response[]> {
-  return Promise.all(Array.from({ length: n }, (_, i) => send(apis[i % apis.length] as RunningApi, 'GET', USAGE, { key: keys[i % keys.length] as string })));
+  return Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      send(apis[i % apis.length] as RunningApi, 'GET', USAGE, { key: keys[i % keys.length] as string }),
+    ),
+  );
 }
 
 /**

@@ -12,7 +12,14 @@ export interface RateLimits {
   readonly perTenant: RatePolicy | undefined;
 }
 
-type RateLimitScript = (keyBucket: string, tenantBucket: string, keyInterval: number, keyBurst: number, tenantInterval: number, tenantBurst: number) => Promise<number[]>;
+type RateLimitScript = (
+  keyBucket: string,
+  tenantBucket: string,
+  keyInterval: number,
+  keyBurst: number,
+  tenantInterval: number,
+  tenantBurst: number,
+) => Promise<number[]>;
 
 /** Policy names in the RateLimit-Policy / RateLimit fields. */
 const POLICY = { key: 'per-key', tenant: 'per-tenant' } as const;
@@ -42,7 +49,9 @@ export class RateLimiter {
     const bound = (redis as unknown as { rateLimit: RateLimitScript }).rateLimit;
     this.script = bound.bind(redis);
     this.keys = rateLimitKeys(prefix);
-    this.policyHeader = [policyMember(POLICY.key, limits.perKey), policyMember(POLICY.tenant, limits.perTenant)].filter((m) => m !== undefined).join(', ');
+    this.policyHeader = [policyMember(POLICY.key, limits.perKey), policyMember(POLICY.tenant, limits.perTenant)]
+      .filter((m) => m !== undefined)
+      .join(', ');
   }
 
   /** An Admission for the identity feature, or undefined when no limit is configured (no cost at all). */
@@ -57,11 +66,25 @@ export class RateLimiter {
     const { perKey, perTenant } = this.limits;
     let reply: number[];
     try {
-      reply = await this.script(this.keys.key(principal.keyId), this.keys.tenant(principal.tenant), interval(perKey), perKey?.burst ?? 0, interval(perTenant), perTenant?.burst ?? 0);
+      reply = await this.script(
+        this.keys.key(principal.keyId),
+        this.keys.tenant(principal.tenant),
+        interval(perKey),
+        perKey?.burst ?? 0,
+        interval(perTenant),
+        perTenant?.burst ?? 0,
+      );
     } catch (err) {
       throw redisUnavailable(err);
     }
-    const [admitted, waitUs, keyRemaining, keyFullUs, tenantRemaining, tenantFullUs] = reply.map(Number) as [number, number, number, number, number, number];
+    const [admitted, waitUs, keyRemaining, keyFullUs, tenantRemaining, tenantFullUs] = reply.map(Number) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     const state = [
       stateMember(POLICY.key, perKey, keyRemaining, keyFullUs),
       stateMember(POLICY.tenant, perTenant, tenantRemaining, tenantFullUs),

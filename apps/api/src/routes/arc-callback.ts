@@ -33,12 +33,18 @@ export function arcCallbackRoutes(deps: ArcCallbackDeps): Router {
   const headers = cachingHeaders(deps.chain.headers, HEADER_CACHE_MS);
   const authorize = (req: Request, _res: Response, next: NextFunction) => {
     const outcome = parseArcCallback({}, req.header('authorization'), deps.token);
-    if (outcome.httpStatus === 401) next(new AppError({ errorCode: outcome.errorCode, httpStatus: 401, detail: outcome.detail }));
+    if (outcome.httpStatus === 401)
+      next(new AppError({ errorCode: outcome.errorCode, httpStatus: 401, detail: outcome.detail }));
     else next();
   };
   router.post('/arc/callback', authorize, ...jsonBody('1mb'), async (req: Request, res: Response) => {
-    const outcome = await handleArcCallback({ headers, store: deps.chain.store, token: deps.token, logger: deps.logger }, req.body, req.header('authorization'));
-    if (outcome.httpStatus !== 200) throw new AppError({ errorCode: outcome.errorCode, httpStatus: outcome.httpStatus, detail: outcome.detail });
+    const outcome = await handleArcCallback(
+      { headers, store: deps.chain.store, token: deps.token, logger: deps.logger },
+      req.body,
+      req.header('authorization'),
+    );
+    if (outcome.httpStatus !== 200)
+      throw new AppError({ errorCode: outcome.errorCode, httpStatus: outcome.httpStatus, detail: outcome.detail });
     if (outcome.blocks.length > 0) {
       // Wake confirmation subscriptions now rather than at the next poll.
       for (const { hash, height } of outcome.blocks) {
@@ -47,7 +53,12 @@ export function arcCallbackRoutes(deps: ArcCallbackDeps): Router {
         await publishBlockEvent(deps.redis, deps.prefix, deps.chain.store, hash).catch(() => null);
       }
     }
-    res.json({ received: true, proven: outcome.proven.length, refused: outcome.failed.length, hints: outcome.hints.length });
+    res.json({
+      received: true,
+      proven: outcome.proven.length,
+      refused: outcome.failed.length,
+      hints: outcome.hints.length,
+    });
   });
   return router;
 }

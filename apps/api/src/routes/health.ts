@@ -22,7 +22,10 @@ export function healthRoutes(deps: ApiDeps): Router {
       // A connection known to be down (refused, reconnecting, closed) is not-ready at once, without
       // a round trip; a first connection still being made gets its bounded ping.
       if (DOWN.has(deps.redis.status)) throw new Error(`redis connection ${deps.redis.status}`);
-      const [pong, live] = await Promise.all([withTimeout(deps.redis.ping(), 1000), withTimeout(liveWorkers(deps.redis, deps.config.redisPrefix), 1000).catch(() => null)]);
+      const [pong, live] = await Promise.all([
+        withTimeout(deps.redis.ping(), 1000),
+        withTimeout(liveWorkers(deps.redis, deps.config.redisPrefix), 1000).catch(() => null),
+      ]);
       redisOk = pong === 'PONG';
       workers = live;
     } catch {

@@ -32,9 +32,15 @@ describe('identity API key endpoints: revoke, delete, expiry, cross-instance rev
       const again = await call(api, 'POST', `${BASE}/${target.id}/revoke`, { key: t.admin, body: { isRevoked: true } });
       expect(again.status).toBe(201);
       expect(again.body).toEqual(first.body);
-      expect((await call(api, 'GET', `${BASE}/usage`, { key: target.rawKey })).body).toMatchObject({ status: 401, errorCode: 'API_KEY_REVOKED' });
+      expect((await call(api, 'GET', `${BASE}/usage`, { key: target.rawKey })).body).toMatchObject({
+        status: 401,
+        errorCode: 'API_KEY_REVOKED',
+      });
 
-      const back = await call(api, 'POST', `${BASE}/${target.id.toUpperCase()}/revoke`, { key: t.admin, body: { isRevoked: false } });
+      const back = await call(api, 'POST', `${BASE}/${target.id.toUpperCase()}/revoke`, {
+        key: t.admin,
+        body: { isRevoked: false },
+      });
       expect(back.status).toBe(201);
       expect(back.body).toMatchObject({ id: target.id, revokedAt: null, updatedAt: clock.now().toISOString() });
       expect(await redis.hexists(keys.keyEntity(target.id), 'revokedAt')).toBe(0);
@@ -53,15 +59,29 @@ describe('identity API key endpoints: revoke, delete, expiry, cross-instance rev
       expect(await redis.hexists(keys.keyEntity(t.adminId), 'revokedAt')).toBe(0);
     });
 
-    it('400 API_KEY_ID_INVALID for a malformed id, 404 for an unknown id or another tenant\'s key, 403 for a key that outranks the caller', async () => {
+    it("400 API_KEY_ID_INVALID for a malformed id, 404 for an unknown id or another tenant's key, 403 for a key that outranks the caller", async () => {
       const t = await freshTenant('rev404');
       const other = await freshTenant('rev404-other');
-      expect((await call(api, 'POST', `${BASE}/123/revoke`, { key: t.admin, body: { isRevoked: true } })).body).toMatchObject({ status: 400, errorCode: 'API_KEY_ID_INVALID' });
-      expect((await call(api, 'POST', `${BASE}/7a0e7e8c-0000-4000-8000-000000000000/revoke`, { key: t.admin, body: { isRevoked: true } })).body).toMatchObject({ status: 404, errorCode: 'API_KEY_NOT_FOUND' });
-      expect((await call(api, 'POST', `${BASE}/${other.adminId}/revoke`, { key: t.admin, body: { isRevoked: true } })).body).toMatchObject({ status: 404, errorCode: 'API_KEY_NOT_FOUND' });
+      expect(
+        (await call(api, 'POST', `${BASE}/123/revoke`, { key: t.admin, body: { isRevoked: true } })).body,
+      ).toMatchObject({ status: 400, errorCode: 'API_KEY_ID_INVALID' });
+      expect(
+        (
+          await call(api, 'POST', `${BASE}/7a0e7e8c-0000-4000-8000-000000000000/revoke`, {
+            key: t.admin,
+            body: { isRevoked: true },
+          })
+        ).body,
+      ).toMatchObject({ status: 404, errorCode: 'API_KEY_NOT_FOUND' });
+      expect(
+        (await call(api, 'POST', `${BASE}/${other.adminId}/revoke`, { key: t.admin, body: { isRevoked: true } })).body,
+      ).toMatchObject({ status: 404, errorCode: 'API_KEY_NOT_FOUND' });
       expect(await redis.hexists(keys.keyEntity(other.adminId), 'revokedAt')).toBe(0);
       const issuerAdmin = await seedKey(api, { tenant: t.tenant, permissions: ['Issuer_Admin'] });
-      const res = await call(api, 'POST', `${BASE}/${t.adminId}/revoke`, { key: issuerAdmin.rawKey, body: { isRevoked: true } });
+      const res = await call(api, 'POST', `${BASE}/${t.adminId}/revoke`, {
+        key: issuerAdmin.rawKey,
+        body: { isRevoked: true },
+      });
       expect(res.body).toMatchObject({ status: 403, errorCode: 'identity_api_key_privilege_escalation' });
       expect(await redis.hexists(keys.keyEntity(t.adminId), 'revokedAt')).toBe(0);
     });
@@ -70,7 +90,8 @@ describe('identity API key endpoints: revoke, delete, expiry, cross-instance rev
   describe('DELETE /{id}', () => {
     it('204, removes the entity and its indexes, the key stops authenticating; then 404', async () => {
       const t = await freshTenant('del');
-      const target = (await create(t.admin, { name: 'to delete', verifierPermission: 'Verifier_Admin' })).body as Created;
+      const target = (await create(t.admin, { name: 'to delete', verifierPermission: 'Verifier_Admin' }))
+        .body as Created;
       expect((await call(api, 'GET', `${BASE}/usage`, { key: target.rawKey })).status).toBe(200);
       const res = await call(api, 'DELETE', `${BASE}/${target.id}`, { key: t.admin });
       expect(res.status).toBe(204);
@@ -78,17 +99,32 @@ describe('identity API key endpoints: revoke, delete, expiry, cross-instance rev
       expect(await redis.exists(keys.keyEntity(target.id))).toBe(0);
       expect(await redis.hget(keys.keyByHash, hashKey(target.rawKey))).toBeNull();
       expect(await redis.zscore(keys.tenantKeys(t.tenant), target.id)).toBeNull();
-      expect((await call(api, 'GET', `${BASE}/usage`, { key: target.rawKey })).body).toMatchObject({ status: 401, errorCode: 'API_KEY_INVALID' });
-      expect((await call(api, 'DELETE', `${BASE}/${target.id}`, { key: t.admin })).body).toMatchObject({ status: 404, errorCode: 'API_KEY_NOT_FOUND' });
+      expect((await call(api, 'GET', `${BASE}/usage`, { key: target.rawKey })).body).toMatchObject({
+        status: 401,
+        errorCode: 'API_KEY_INVALID',
+      });
+      expect((await call(api, 'DELETE', `${BASE}/${target.id}`, { key: t.admin })).body).toMatchObject({
+        status: 404,
+        errorCode: 'API_KEY_NOT_FOUND',
+      });
     });
 
-    it('400 for a malformed id, 404 for another tenant\'s key, 403 for a key that outranks the caller; nothing removed', async () => {
+    it("400 for a malformed id, 404 for another tenant's key, 403 for a key that outranks the caller; nothing removed", async () => {
       const t = await freshTenant('del4');
       const other = await freshTenant('del4-other');
-      expect((await call(api, 'DELETE', `${BASE}/not-a-uuid`, { key: t.admin })).body).toMatchObject({ status: 400, errorCode: 'API_KEY_ID_INVALID' });
-      expect((await call(api, 'DELETE', `${BASE}/${other.adminId}`, { key: t.admin })).body).toMatchObject({ status: 404, errorCode: 'API_KEY_NOT_FOUND' });
+      expect((await call(api, 'DELETE', `${BASE}/not-a-uuid`, { key: t.admin })).body).toMatchObject({
+        status: 400,
+        errorCode: 'API_KEY_ID_INVALID',
+      });
+      expect((await call(api, 'DELETE', `${BASE}/${other.adminId}`, { key: t.admin })).body).toMatchObject({
+        status: 404,
+        errorCode: 'API_KEY_NOT_FOUND',
+      });
       const verifierAdmin = await seedKey(api, { tenant: t.tenant, permissions: ['Verifier_Admin'] });
-      expect((await call(api, 'DELETE', `${BASE}/${t.adminId}`, { key: verifierAdmin.rawKey })).body).toMatchObject({ status: 403, errorCode: 'identity_api_key_privilege_escalation' });
+      expect((await call(api, 'DELETE', `${BASE}/${t.adminId}`, { key: verifierAdmin.rawKey })).body).toMatchObject({
+        status: 403,
+        errorCode: 'identity_api_key_privilege_escalation',
+      });
       expect(await count(other.tenant)).toBe(1);
       expect(await count(t.tenant)).toBe(2);
     });
@@ -102,7 +138,10 @@ describe('identity API key endpoints: revoke, delete, expiry, cross-instance rev
       clock.set(Date.parse(key.expiresAt) - 1);
       expect((await call(api, 'GET', `${BASE}/usage`, { key: key.rawKey })).status).toBe(200);
       clock.set(Date.parse(key.expiresAt));
-      expect((await call(api, 'GET', `${BASE}/usage`, { key: key.rawKey })).body).toMatchObject({ status: 401, errorCode: 'API_KEY_EXPIRED' });
+      expect((await call(api, 'GET', `${BASE}/usage`, { key: key.rawKey })).body).toMatchObject({
+        status: 401,
+        errorCode: 'API_KEY_EXPIRED',
+      });
       // Expired keys still count and stay listed until deleted: stored, indexed, counted, listed.
       expect(await count(t.tenant)).toBe(2);
       expect(await redis.zscore(keys.tenantKeys(t.tenant), key.id)).not.toBeNull();
@@ -111,7 +150,11 @@ describe('identity API key endpoints: revoke, delete, expiry, cross-instance rev
       issued.push(lister.rawKey);
       expect((await call(api, 'GET', `${BASE}/usage`, { key: lister.rawKey })).body).toEqual({ used: 3, limit: 5 });
       const listed = (await call(api, 'GET', BASE, { key: lister.rawKey })).body as IdentityApiKey[];
-      expect(listed.find((k) => k.id === key.id)).toMatchObject({ id: key.id, expiresAt: key.expiresAt, revokedAt: null });
+      expect(listed.find((k) => k.id === key.id)).toMatchObject({
+        id: key.id,
+        expiresAt: key.expiresAt,
+        revokedAt: null,
+      });
       expect(listed.map((k) => k.id).sort()).toEqual([t.adminId, key.id, lister.id].sort());
     });
 
@@ -120,22 +163,35 @@ describe('identity API key endpoints: revoke, delete, expiry, cross-instance rev
       const key = (await create(t.admin, { name: 'shared', issuerPermission: 'Issuer_Admin' })).body as Created;
       expect((await call(apiB, 'GET', `${BASE}/usage`, { key: key.rawKey })).status).toBe(200);
       expect(apiB.deps.identity.authenticator.cache.get(hashKey(key.rawKey))).toBeDefined();
-      expect((await call(api, 'POST', `${BASE}/${key.id}/revoke`, { key: t.admin, body: { isRevoked: true } })).status).toBe(201);
-      await eventually(async () => (await call(apiB, 'GET', `${BASE}/usage`, { key: key.rawKey })).status === 401, 1000, 10);
+      expect(
+        (await call(api, 'POST', `${BASE}/${key.id}/revoke`, { key: t.admin, body: { isRevoked: true } })).status,
+      ).toBe(201);
+      await eventually(
+        async () => (await call(apiB, 'GET', `${BASE}/usage`, { key: key.rawKey })).status === 401,
+        1000,
+        10,
+      );
 
       const other = (await create(t.admin, { name: 'shared 2', issuerPermission: 'Issuer_Admin' })).body as Created;
       expect((await call(apiB, 'GET', `${BASE}/usage`, { key: other.rawKey })).status).toBe(200);
       expect((await call(api, 'DELETE', `${BASE}/${other.id}`, { key: t.admin })).status).toBe(204);
-      await eventually(async () => (await call(apiB, 'GET', `${BASE}/usage`, { key: other.rawKey })).status === 401, 1000, 10);
+      await eventually(
+        async () => (await call(apiB, 'GET', `${BASE}/usage`, { key: other.rawKey })).status === 401,
+        1000,
+        10,
+      );
     });
   });
 
   it('stores no raw key anywhere under the prefix (strings, hashes, zsets, lists, streams, BullMQ jobs)', async () => {
     const t = await freshTenant('raw');
     const made: Created[] = [];
-    for (const target of [api, apiB, api]) made.push((await create(t.admin, { name: 'raw scan', issuerPermission: 'Issuer_User' }, target)).body as Created);
+    for (const target of [api, apiB, api])
+      made.push((await create(t.admin, { name: 'raw scan', issuerPermission: 'Issuer_User' }, target)).body as Created);
     expect(made.every((k) => typeof k.rawKey === 'string' && k.rawKey.startsWith('idty_'))).toBe(true);
-    expect((await call(api, 'POST', `${BASE}/${made[0]!.id}/revoke`, { key: t.admin, body: { isRevoked: true } })).status).toBe(201);
+    expect(
+      (await call(api, 'POST', `${BASE}/${made[0]!.id}/revoke`, { key: t.admin, body: { isRevoked: true } })).status,
+    ).toBe(201);
     expect((await call(apiB, 'DELETE', `${BASE}/${made[1]!.id}`, { key: t.admin })).status).toBe(204);
     expect(issued).toHaveLength(4);
     await assertNoRawKeysStored(redis, s.prefix, issued);

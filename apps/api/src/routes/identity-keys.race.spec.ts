@@ -39,11 +39,14 @@ describe('key limit under concurrency (two API instances, two key workers)', () 
     expect(await redis.zcard(keys.tenantKeys(tenant))).toBe(4);
 
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => call(apis[i % 2]!, 'POST', BASE, { key: admin, body: { name: `racer ${i}`, issuerPermission: 'Issuer_User' } })),
+      Array.from({ length: 20 }, (_, i) =>
+        call(apis[i % 2]!, 'POST', BASE, { key: admin, body: { name: `racer ${i}`, issuerPermission: 'Issuer_User' } }),
+      ),
     );
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([201, ...Array<number>(19).fill(403)]);
-    for (const r of results.filter((x) => x.status === 403)) expect(r.body).toMatchObject({ errorCode: 'identity_api_key_limit_exceeded' });
+    for (const r of results.filter((x) => x.status === 403))
+      expect(r.body).toMatchObject({ errorCode: 'identity_api_key_limit_exceeded' });
     expect((await call(apis[1]!, 'GET', `${BASE}/usage`, { key: admin })).body).toEqual({ used: 5, limit: 5 });
     expect(await redis.zcard(keys.tenantKeys(tenant))).toBe(5);
     const winner = results.find((r) => r.status === 201)!.body as { id: string; rawKey: string };
@@ -67,7 +70,10 @@ describe('key worker failures: a worker dies after writing', () => {
     const api = await startApi({ prefix, env: { KEY_LIMIT: '5', KEY_CREATE_TIMEOUT_MS: '15000' } });
     const tenant = 'crash';
     const admin = await createBootstrapKey({ redis, config: api.deps.config }, tenant);
-    const pending = call(api, 'POST', BASE, { key: admin, body: { name: 'survivor', verifierPermission: 'Verifier_User' } });
+    const pending = call(api, 'POST', BASE, {
+      key: admin,
+      body: { name: 'survivor', verifierPermission: 'Verifier_User' },
+    });
 
     // A "worker" takes the job, performs the atomic write, then dies without completing it.
     const doomed = new Worker(QUEUES.identityKeys, null, { connection, prefix: bullPrefix(prefix), lockDuration: 600 });
@@ -77,13 +83,20 @@ describe('key worker failures: a worker dies after writing', () => {
     expect(job).toBeDefined();
     const d = createKeyJob.parse(job!.data);
     const writer = new KeyWriter(redis, prefix);
-    const written = await writer.create(keyRecord({ ...d, secret: { keyHash: d.keyHash, last4: d.last4 } }), { limit: 5, deadlineMs: d.deadlineMs });
+    const written = await writer.create(keyRecord({ ...d, secret: { keyHash: d.keyHash, last4: d.last4 } }), {
+      limit: 5,
+      deadlineMs: d.deadlineMs,
+    });
     expect(written.outcome).toBe('created');
     await doomed.close(true);
     expect(JSON.stringify(job!.data)).not.toContain('idty_');
 
     // A healthy worker recovers the stalled job; the idempotent script sees the key already there.
-    const healthy = await startKeyWorker({ prefix, env: { KEY_LIMIT: '5' }, worker: { stalledInterval: 200, lockDuration: 1000 } });
+    const healthy = await startKeyWorker({
+      prefix,
+      env: { KEY_LIMIT: '5' },
+      worker: { stalledInterval: 200, lockDuration: 1000 },
+    });
     const res = await pending;
     expect(res.status).toBe(201);
     const created = res.body as { id: string; rawKey: string };
@@ -103,7 +116,10 @@ describe('key worker failures: no worker answers in time', () => {
     const api = await startApi({ prefix, env: { KEY_LIMIT: '5', KEY_CREATE_TIMEOUT_MS: '300' } });
     const tenant = 'late';
     const admin = await createBootstrapKey({ redis, config: api.deps.config }, tenant);
-    const res = await call(api, 'POST', BASE, { key: admin, body: { name: 'too slow', issuerPermission: 'Issuer_User' } });
+    const res = await call(api, 'POST', BASE, {
+      key: admin,
+      body: { name: 'too slow', issuerPermission: 'Issuer_User' },
+    });
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('2');
     expect(res.body).toMatchObject({ errorCode: 'KEY_SERVICE_UNAVAILABLE' });
@@ -113,7 +129,8 @@ describe('key worker failures: no worker answers in time', () => {
     // Wait until the late worker has nothing left to take (the abandoned job was removed, or it
     // has run and refused it as too late), then read the stored state.
     const queue = new Queue(QUEUES.identityKeys, { connection, prefix: bullPrefix(prefix) });
-    const pending = async () => Object.values(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).reduce((a, b) => a + b, 0);
+    const pending = async () =>
+      Object.values(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).reduce((a, b) => a + b, 0);
     await eventually(async () => (await pending()) === 0 && late.worker.isRunning());
     expect(await redis.zcard(keys.tenantKeys(tenant))).toBe(1);
     expect(await redis.hlen(keys.keyByHash)).toBe(1); // the bootstrap admin only

@@ -33,7 +33,11 @@ describe('identity API key endpoints: auth, create, list and usage', () => {
   describe('POST (create)', () => {
     it('issues a key: 201 with rawKey once, only the hash stored, expiry by the clock, counted', async () => {
       const t = await freshTenant('create');
-      const res = await create(t.admin, { name: '  ci deploy key ', issuerPermission: 'Issuer_User', verifierPermission: 'Verifier_Auditor' });
+      const res = await create(t.admin, {
+        name: '  ci deploy key ',
+        issuerPermission: 'Issuer_User',
+        verifierPermission: 'Verifier_Auditor',
+      });
       expect(res.status).toBe(201);
       const key = res.body as Created;
       expect(key).toEqual({
@@ -49,28 +53,73 @@ describe('identity API key endpoints: auth, create, list and usage', () => {
         rawKey: expect.stringMatching(/^idty_[A-Za-z0-9]{32}$/),
       });
       const stored = await redis.hgetall(keys.keyEntity(key.id));
-      expect(stored).toMatchObject({ id: key.id, tenant: t.tenant, keyHash: hashKey(key.rawKey), last4: key.rawKey.slice(-4), permissions: 'Issuer_User|Verifier_Auditor', source: 'identity' });
+      expect(stored).toMatchObject({
+        id: key.id,
+        tenant: t.tenant,
+        keyHash: hashKey(key.rawKey),
+        last4: key.rawKey.slice(-4),
+        permissions: 'Issuer_User|Verifier_Auditor',
+        source: 'identity',
+      });
       expect(JSON.stringify(stored)).not.toContain(key.rawKey);
       expect(await redis.hget(keys.keyByHash, hashKey(key.rawKey))).toBe(key.id);
       expect(await redis.zscore(keys.tenantKeys(t.tenant), key.id)).toBe(String(clock.now().getTime()));
       expect(await count(t.tenant)).toBe(2);
 
       // The new key authenticates (it lacks admin rights, so listing is 403, not 401).
-      expect((await call(api, 'GET', BASE, { key: key.rawKey })).body).toMatchObject({ status: 403, errorCode: 'PERMISSION_DENIED' });
+      expect((await call(api, 'GET', BASE, { key: key.rawKey })).body).toMatchObject({
+        status: 403,
+        errorCode: 'PERMISSION_DENIED',
+      });
       // The raw key is never shown again.
       const list = await call(api, 'GET', BASE, { key: t.admin });
       expect(JSON.stringify(list.body)).not.toContain(key.rawKey);
     });
 
     it.each([
-      ['neither side', { name: 'abc' }, 'VALIDATION_FAILED', 'at least one of issuerPermission and verifierPermission is required'],
-      ['short name', { name: 'ab', issuerPermission: 'Issuer_User' }, 'VALIDATION_FAILED', 'name: must be 3 to 32 characters'],
-      ['blank padded name', { name: '  a  ', issuerPermission: 'Issuer_User' }, 'VALIDATION_FAILED', 'name: must be 3 to 32 characters'],
-      ['long name', { name: 'x'.repeat(33), issuerPermission: 'Issuer_User' }, 'VALIDATION_FAILED', 'name: must be 3 to 32 characters'],
+      [
+        'neither side',
+        { name: 'abc' },
+        'VALIDATION_FAILED',
+        'at least one of issuerPermission and verifierPermission is required',
+      ],
+      [
+        'short name',
+        { name: 'ab', issuerPermission: 'Issuer_User' },
+        'VALIDATION_FAILED',
+        'name: must be 3 to 32 characters',
+      ],
+      [
+        'blank padded name',
+        { name: '  a  ', issuerPermission: 'Issuer_User' },
+        'VALIDATION_FAILED',
+        'name: must be 3 to 32 characters',
+      ],
+      [
+        'long name',
+        { name: 'x'.repeat(33), issuerPermission: 'Issuer_User' },
+        'VALIDATION_FAILED',
+        'name: must be 3 to 32 characters',
+      ],
       ['non-string name', { name: 42, issuerPermission: 'Issuer_User' }, 'VALIDATION_FAILED', 'name: must be a string'],
-      ['wrong case', { name: 'abc', issuerPermission: 'issuer_admin' }, 'VALIDATION_FAILED', 'issuerPermission: must be one of Issuer_Admin, Issuer_User, Issuer_Auditor'],
-      ['wrong side', { name: 'abc', verifierPermission: 'Issuer_User' }, 'VALIDATION_FAILED', 'verifierPermission: must be one of Verifier_Admin, Verifier_User, Verifier_Auditor'],
-      ['typo field', { name: 'abc', issuerPermissions: 'Issuer_User' }, 'VALIDATION_FAILED', 'unknown field "issuerPermissions"'],
+      [
+        'wrong case',
+        { name: 'abc', issuerPermission: 'issuer_admin' },
+        'VALIDATION_FAILED',
+        'issuerPermission: must be one of Issuer_Admin, Issuer_User, Issuer_Auditor',
+      ],
+      [
+        'wrong side',
+        { name: 'abc', verifierPermission: 'Issuer_User' },
+        'VALIDATION_FAILED',
+        'verifierPermission: must be one of Verifier_Admin, Verifier_User, Verifier_Auditor',
+      ],
+      [
+        'typo field',
+        { name: 'abc', issuerPermissions: 'Issuer_User' },
+        'VALIDATION_FAILED',
+        'unknown field "issuerPermissions"',
+      ],
       ['array body', [{ name: 'abc' }], 'VALIDATION_FAILED', 'the body must be a JSON object'],
       ['scalar body (strict JSON parser)', '"abc"', 'BODY_INVALID_JSON', 'not valid JSON'],
       ['no body', undefined, 'VALIDATION_FAILED', 'a JSON object body is required'],
@@ -89,7 +138,10 @@ describe('identity API key endpoints: auth, create, list and usage', () => {
       const text = await call(api, 'POST', BASE, { key: t.admin, body: 'name=abc', contentType: 'text/plain' });
       expect(text.status).toBe(415);
       expect(text.body).toMatchObject({ errorCode: 'UNSUPPORTED_MEDIA_TYPE' });
-      const big = await call(api, 'POST', BASE, { key: t.admin, body: { name: 'abc', issuerPermission: 'Issuer_User', pad: 'x'.repeat(17_000) } });
+      const big = await call(api, 'POST', BASE, {
+        key: t.admin,
+        body: { name: 'abc', issuerPermission: 'Issuer_User', pad: 'x'.repeat(17_000) },
+      });
       expect(big.status).toBe(413);
       expect(big.body).toMatchObject({ errorCode: 'CONTENT_LENGTH_LIMIT_EXCEEDED' });
       expect(await count(t.tenant)).toBe(1);
@@ -110,7 +162,15 @@ describe('identity API key endpoints: auth, create, list and usage', () => {
       }
       expect(await count(t.tenant)).toBe(3);
       // Equal rank and lower ranks are fine.
-      expect((await create(mixed.rawKey, { name: 'abc', issuerPermission: 'Issuer_User', verifierPermission: 'Verifier_Admin' })).status).toBe(201);
+      expect(
+        (
+          await create(mixed.rawKey, {
+            name: 'abc',
+            issuerPermission: 'Issuer_User',
+            verifierPermission: 'Verifier_Admin',
+          })
+        ).status,
+      ).toBe(201);
       expect((await create(issuerAdmin.rawKey, { name: 'abc', issuerPermission: 'Issuer_Auditor' })).status).toBe(201);
     });
 
@@ -149,9 +209,18 @@ describe('identity API key endpoints: auth, create, list and usage', () => {
       const list = res.body as (IdentityApiKey & { rawKey?: string })[];
       expect(list.map((k) => k.id)).toEqual([...ids.reverse(), t.adminId]);
       expect(list.every((k) => k.rawKey === undefined && !('keyHash' in k) && !('tenant' in k))).toBe(true);
-      expect(Object.keys(list[0]!).sort()).toEqual(['createdAt', 'createdBy', 'expiresAt', 'id', 'keyMask', 'name', 'permissions', 'revokedAt', 'updatedAt']);
+      expect(Object.keys(list[0]!).sort()).toEqual([
+        'createdAt',
+        'createdBy',
+        'expiresAt',
+        'id',
+        'keyMask',
+        'name',
+        'permissions',
+        'revokedAt',
+        'updatedAt',
+      ]);
       expect((await call(api, 'GET', `${BASE}/usage`, { key: t.admin })).body).toEqual({ used: 4, limit: 5 });
     });
   });
-
 });

@@ -15,7 +15,11 @@ const SUNSET = '2026-12-01T00:00:00Z';
 const SUNSET_HTTP = 'Tue, 01 Dec 2026 00:00:00 GMT';
 
 function expectLegacyHeaders(res: CallResult, successor: string): void {
-  expect({ deprecation: res.headers.get('deprecation'), sunset: res.headers.get('sunset'), link: res.headers.get('link') }).toEqual({
+  expect({
+    deprecation: res.headers.get('deprecation'),
+    sunset: res.headers.get('sunset'),
+    link: res.headers.get('link'),
+  }).toEqual({
     deprecation: 'true',
     sunset: SUNSET_HTTP,
     link: `<${successor}>; rel="successor-version"`,
@@ -41,10 +45,27 @@ describe('legacy customer user API key endpoints', () => {
     const admin = await createBootstrapKey({ redis, config: api.deps.config, clock }, tenant);
     const legacyRaw = `legacy-${label}-0123456789abcdef`;
     issued.push(admin, legacyRaw);
-    const report = await importLegacyKeys({ redis, config: api.deps.config, clock }, [
-      { id: a, name: 'old active', status: 'Active', createdAt: '2026-01-01T00:00:00Z', rawKey: legacyRaw, permissions: ['Issuer_Admin'] },
-      { id: String(b), name: 'old disabled', status: 'Disabled', createdAt: '2026-02-01T00:00:00Z', keyHash: hashKey(`never-seen-${label}-raw-key`) },
-    ], { tenant });
+    const report = await importLegacyKeys(
+      { redis, config: api.deps.config, clock },
+      [
+        {
+          id: a,
+          name: 'old active',
+          status: 'Active',
+          createdAt: '2026-01-01T00:00:00Z',
+          rawKey: legacyRaw,
+          permissions: ['Issuer_Admin'],
+        },
+        {
+          id: String(b),
+          name: 'old disabled',
+          status: 'Disabled',
+          createdAt: '2026-02-01T00:00:00Z',
+          keyHash: hashKey(`never-seen-${label}-raw-key`),
+        },
+      ],
+      { tenant },
+    );
     expect(report).toEqual({ total: 2, imported: 2, skipped: 0, conflicts: [] });
     return { tenant, admin, legacyRaw, a, b };
   }
@@ -95,8 +116,17 @@ describe('legacy customer user API key endpoints', () => {
       keyMask: `idty_${'*'.repeat(32)}`,
       permissions: ['Issuer_User'],
     });
-    expect(list[2]).toMatchObject({ id: t.a, status: 'Active', keyMask: `idty_${'*'.repeat(28)}cdef`, permissions: ['Issuer_Admin'] });
-    expect(list[0]).toMatchObject({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'bootstrap', status: 'Active' });
+    expect(list[2]).toMatchObject({
+      id: t.a,
+      status: 'Active',
+      keyMask: `idty_${'*'.repeat(28)}cdef`,
+      permissions: ['Issuer_Admin'],
+    });
+    expect(list[0]).toMatchObject({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: 'bootstrap',
+      status: 'Active',
+    });
     const usage = await call(api, 'GET', `${LEGACY}/usage`, { key: t.admin });
     expect(usage.body).toEqual({ used: 3, limit: 5 });
     expectLegacyHeaders(usage, `${IDENTITY}/usage`);
@@ -105,12 +135,24 @@ describe('legacy customer user API key endpoints', () => {
   it('imported legacy keys authenticate while Active and unexpired, and appear in the identity list under their stable UUID', async () => {
     const t = await tenantWithLegacy('auth');
     expect((await call(api, 'GET', `${IDENTITY}/usage`, { key: t.legacyRaw })).body).toEqual({ used: 3, limit: 5 });
-    const list = (await call(api, 'GET', IDENTITY, { key: t.admin })).body as { id: string; name: string; revokedAt: string | null; createdBy: string }[];
-    expect(list.find((k) => k.id === legacyKeyUuid(t.a))).toMatchObject({ name: 'old active', revokedAt: null, createdBy: 'legacy-import' });
-    expect(list.find((k) => k.id === legacyKeyUuid(t.b))).toMatchObject({ name: 'old disabled', revokedAt: clock.now().toISOString() });
+    const list = (await call(api, 'GET', IDENTITY, { key: t.admin })).body as {
+      id: string;
+      name: string;
+      revokedAt: string | null;
+      createdBy: string;
+    }[];
+    expect(list.find((k) => k.id === legacyKeyUuid(t.a))).toMatchObject({
+      name: 'old active',
+      revokedAt: null,
+      createdBy: 'legacy-import',
+    });
+    expect(list.find((k) => k.id === legacyKeyUuid(t.b))).toMatchObject({
+      name: 'old disabled',
+      revokedAt: clock.now().toISOString(),
+    });
   });
 
-  it('POST issues an identity key (UUID) with the caller\'s own permissions, 201 + rawKey, counted toward the limit', async () => {
+  it("POST issues an identity key (UUID) with the caller's own permissions, 201 + rawKey, counted toward the limit", async () => {
     const t = await tenantWithLegacy('create');
     const res = await call(api, 'POST', LEGACY, { key: t.legacyRaw, body: { name: 'from legacy' } });
     expect(res.status).toBe(201);
@@ -132,7 +174,10 @@ describe('legacy customer user API key endpoints', () => {
     const bad = await call(api, 'POST', LEGACY, { key: t.admin, body: { name: 'x' } });
     expect(bad.status).toBe(400);
     expectLegacyHeaders(bad, IDENTITY);
-    const unknown = await call(api, 'POST', LEGACY, { key: t.admin, body: { name: 'abc', permissions: ['Issuer_Admin'] } });
+    const unknown = await call(api, 'POST', LEGACY, {
+      key: t.admin,
+      body: { name: 'abc', permissions: ['Issuer_Admin'] },
+    });
     expect(unknown.body).toMatchObject({ status: 400, detail: expect.stringContaining('unknown field "permissions"') });
     expect(await redis.zcard(keys.tenantKeys(t.tenant))).toBe(4);
   });
@@ -144,7 +189,9 @@ describe('legacy customer user API key endpoints', () => {
     expectLegacyHeaders(off, `${IDENTITY}/${legacyKeyUuid(t.a)}/revoke`);
     expect(off.body).toMatchObject({ id: t.a, status: 'Disabled' });
     expect(await redis.hget(keys.keyEntity(legacyKeyUuid(t.a)), 'revokedAt')).toBe(clock.now().toISOString());
-    expect((await call(api, 'GET', `${IDENTITY}/usage`, { key: t.legacyRaw })).body).toMatchObject({ errorCode: 'API_KEY_REVOKED' });
+    expect((await call(api, 'GET', `${IDENTITY}/usage`, { key: t.legacyRaw })).body).toMatchObject({
+      errorCode: 'API_KEY_REVOKED',
+    });
     const on = await call(api, 'PATCH', `${LEGACY}/${t.a}`, { key: t.admin, body: { status: 'Active' } });
     expect(on.body).toMatchObject({ id: t.a, status: 'Active' });
     expect((await call(api, 'GET', `${IDENTITY}/usage`, { key: t.legacyRaw })).status).toBe(200);
@@ -173,12 +220,18 @@ describe('legacy customer user API key endpoints', () => {
     ] as const) {
       const res = await call(api, method, `${LEGACY}/${uuid}`, { key: t.admin, ...(body ? { body } : {}) });
       expect(res.status).toBe(400);
-      expect((res.body as { detail: string }).detail).toMatch(/managed by the identity API key system and must be managed through the identity API key endpoints/);
+      expect((res.body as { detail: string }).detail).toMatch(
+        /managed by the identity API key system and must be managed through the identity API key endpoints/,
+      );
       expectLegacyHeaders(res, successor);
     }
     for (const id of ['abc', '0', '-1', '1.5', '12345678901234567']) {
       const res = await call(api, 'DELETE', `${LEGACY}/${id}`, { key: t.admin });
-      expect({ id, status: res.status, code: (res.body as { errorCode: string }).errorCode }).toEqual({ id, status: 400, code: 'API_KEY_ID_INVALID' });
+      expect({ id, status: res.status, code: (res.body as { errorCode: string }).errorCode }).toEqual({
+        id,
+        status: 400,
+        code: 'API_KEY_ID_INVALID',
+      });
       expectLegacyHeaders(res, `${IDENTITY}/{id}`);
     }
     expect(await redis.zcard(keys.tenantKeys(t.tenant))).toBe(3);
@@ -214,7 +267,10 @@ describe('legacy customer user API key endpoints', () => {
       ['PATCH', `${LEGACY}/${t.a}`, `${IDENTITY}/${legacyKeyUuid(t.a)}/revoke`],
     ] as const) {
       for (const key of [t.admin, undefined]) {
-        const res = await call(api, method, path, { ...(key ? { key } : {}), ...(method === 'POST' ? { body: { name: 'late' } } : {}) });
+        const res = await call(api, method, path, {
+          ...(key ? { key } : {}),
+          ...(method === 'POST' ? { body: { name: 'late' } } : {}),
+        });
         expect({ method, path, status: res.status }).toEqual({ method, path, status: 410 });
         expect(res.body).toMatchObject({ errorCode: 'LEGACY_ENDPOINT_REMOVED' });
         expectLegacyHeaders(res, successor);
@@ -222,7 +278,10 @@ describe('legacy customer user API key endpoints', () => {
     }
     expect(await redis.zcard(keys.tenantKeys(t.tenant))).toBe(3);
     // After the sunset the identity endpoints manage the legacy keys by their stable UUIDs.
-    const revoke = await call(api, 'POST', `${IDENTITY}/${legacyKeyUuid(t.a)}/revoke`, { key: t.admin, body: { isRevoked: true } });
+    const revoke = await call(api, 'POST', `${IDENTITY}/${legacyKeyUuid(t.a)}/revoke`, {
+      key: t.admin,
+      body: { isRevoked: true },
+    });
     expect(revoke.body).toMatchObject({ id: legacyKeyUuid(t.a), revokedAt: clock.now().toISOString() });
     expect((await call(api, 'DELETE', `${IDENTITY}/${legacyKeyUuid(t.b)}`, { key: t.admin })).status).toBe(204);
     expect(await redis.zcard(keys.tenantKeys(t.tenant))).toBe(2);

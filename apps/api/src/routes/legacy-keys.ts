@@ -1,6 +1,13 @@
 import { Router } from 'express';
 import type { RequestHandler } from 'express';
-import { KEY_ADMIN_PERMISSIONS, isLegacyId, isUuid, legacyCreateBody, legacyKeyUuid, legacyPatchBody } from '@proofline/identity-domain';
+import {
+  KEY_ADMIN_PERMISSIONS,
+  isLegacyId,
+  isUuid,
+  legacyCreateBody,
+  legacyKeyUuid,
+  legacyPatchBody,
+} from '@proofline/identity-domain';
 import { principalOf, requireKey } from '@proofline/identity-feature';
 import { AppError } from '@proofline/shared-errors';
 import { jsonBody, parseOr400 } from '@proofline/shared-http';

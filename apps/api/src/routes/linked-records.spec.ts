@@ -30,7 +30,8 @@ describe('linked records over HTTP', () => {
     return json;
   }
   const failure = async (txId: string) => (await f.store.meta(txId))?.failure;
-  const status = async (txId: string) => (await (await f.request('GET', `${LR}/${txId}/status`, { key: KEYS.auditorA })).json()) as Record<string, unknown>;
+  const status = async (txId: string) =>
+    (await (await f.request('GET', `${LR}/${txId}/status`, { key: KEYS.auditorA })).json()) as Record<string, unknown>;
   const navigate = async (txId: string, links: number) => {
     const res = await f.request('GET', `${LR}/${txId}/navigate?links=${links}`, { key: KEYS.auditorA });
     expect(res.status).toBe(200);
@@ -38,7 +39,10 @@ describe('linked records over HTTP', () => {
   };
   const match = async (txId: string, body: string | Buffer, query = '') => {
     const res = await f.request('POST', `${LR}/${txId}/match${query}`, { body, key: KEYS.auditorA });
-    return { status: res.status, json: (await res.json()) as { match: boolean; confirmation: unknown; errorCode?: string } };
+    return {
+      status: res.status,
+      json: (await res.json()) as { match: boolean; confirmation: unknown; errorCode?: string },
+    };
   };
 
   it('create -> update -> update -> delete: tokens, updatable, content, match, navigate, confirmation', async () => {
@@ -48,7 +52,9 @@ describe('linked records over HTTP', () => {
     const d1 = sha(Buffer.concat([Buffer.from('s+1'), v1]));
     expect(created.txId).toMatch(/^[0-9a-f]{64}$/);
     expect(created.updateToken).toMatch(/^utk_/);
-    expect(created.encoding).toEqual([{ contentType: 'application/octet-stream; event-encoded=SHA256', output: d1.toString('hex') }]);
+    expect(created.encoding).toEqual([
+      { contentType: 'application/octet-stream; event-encoded=SHA256', output: d1.toString('hex') },
+    ]);
     expect(await status(created.txId)).toEqual({ confirmation: null, updatable: true, publication: 'pending' });
 
     let content = await f.request('GET', `${LR}/${created.txId}/content`, { key: KEYS.auditorA });
@@ -60,7 +66,11 @@ describe('linked records over HTTP', () => {
 
     // update 1 with its token: SHA256|Base64 (text), by another key of the same tenant
     const v2 = Buffer.from('version two');
-    const u1 = await write(`${LR}/${created.txId}/update?encode=SHA256|Base64&updateToken=${created.updateToken}`, v2, KEYS.writerA2);
+    const u1 = await write(
+      `${LR}/${created.txId}/update?encode=SHA256|Base64&updateToken=${created.updateToken}`,
+      v2,
+      KEYS.writerA2,
+    );
     const b2 = sha(v2).toString('base64');
     expect(u1.encoding[1]).toEqual({ contentType: 'text/plain; event-encoded=SHA256|Base64', output: b2 });
     expect(u1.updateToken).not.toBe(created.updateToken);
@@ -106,14 +116,25 @@ describe('linked records over HTTP', () => {
     expect((await match(u1.txId, v2, `?encode=SHA256&prevTxId=${created.txId}`)).json.match).toBe(false); // encoding differs
     expect((await match(u1.txId, v2, `?prevTxId=${u2.txId}`)).json.match).toBe(false); // wrong link
     expect(await match(u1.txId, v2)).toMatchObject({ status: 400, json: { errorCode: 'PREV_TX_ID_PARAM_MISSING' } });
-    expect(await match(u1.txId, v2, '?prevTxId=xyz')).toMatchObject({ status: 400, json: { errorCode: 'TX_ID_PARAM_INVALID' } });
+    expect(await match(u1.txId, v2, '?prevTxId=xyz')).toMatchObject({
+      status: 400,
+      json: { errorCode: 'TX_ID_PARAM_INVALID' },
+    });
     expect((await match(u2.txId, v3, `?prevTxId=${u1.txId}`)).json).toEqual({ match: true, confirmation: null });
     const delMatch = await f.request('POST', `${LR}/${del.txId}/match?prevTxId=${u2.txId}`, { key: KEYS.auditorA });
     expect(await delMatch.json()).toEqual({ match: true, confirmation: null });
 
     // navigate (MAX_LINKS = 5)
-    expect(await navigate(created.txId, 2)).toEqual({ txIds: [u1.txId, u2.txId], endOfLinks: false, maxLinksRequestable: 5 });
-    expect(await navigate(created.txId, 3)).toEqual({ txIds: [u1.txId, u2.txId, del.txId], endOfLinks: true, maxLinksRequestable: 5 });
+    expect(await navigate(created.txId, 2)).toEqual({
+      txIds: [u1.txId, u2.txId],
+      endOfLinks: false,
+      maxLinksRequestable: 5,
+    });
+    expect(await navigate(created.txId, 3)).toEqual({
+      txIds: [u1.txId, u2.txId, del.txId],
+      endOfLinks: true,
+      maxLinksRequestable: 5,
+    });
     expect(await navigate(created.txId, 5)).toMatchObject({ txIds: [u1.txId, u2.txId, del.txId], endOfLinks: true });
     expect(await navigate(del.txId, -2)).toMatchObject({ txIds: [u2.txId, u1.txId], endOfLinks: false });
     expect(await navigate(del.txId, -5)).toMatchObject({ txIds: [u2.txId, u1.txId, created.txId], endOfLinks: true });
@@ -130,34 +151,58 @@ describe('linked records over HTTP', () => {
     // blocks, and check the confirmation and proof
     f.startPublisher();
     const all = [created.txId, u1.txId, u2.txId, del.txId];
-    await eventually(async () => (await Promise.all(all.map((t) => f.store.state(t)))).every((s) => s === 'published'), 15_000);
+    await eventually(
+      async () => (await Promise.all(all.map((t) => f.store.state(t)))).every((s) => s === 'published'),
+      15_000,
+    );
     expect(await f.store.outboxSize()).toBe(0);
     for (const t of all) expect((await f.arcStatus(t))?.txStatus).toBe('SEEN_ON_NETWORK');
     // each successor really spends its previous record's link output (input 0), and the node accepted it
-    for (const [prev, next] of [[created.txId, u1.txId], [u1.txId, u2.txId], [u2.txId, del.txId]] as const) {
+    for (const [prev, next] of [
+      [created.txId, u1.txId],
+      [u1.txId, u2.txId],
+      [u2.txId, del.txId],
+    ] as const) {
       const input = Transaction.fromHex((await f.store.publication(next))?.rawTx ?? '').inputs[0];
       expect([input?.sourceTXID, input?.sourceOutputIndex]).toEqual([prev, 2]);
     }
     const mined = await f.produceBlock();
     expect(mined.txIds.filter((t) => all.includes(t))).toEqual(all); // in chain order
     await f.produceBlock();
-    const st = (await status(u1.txId)) as { confirmation: { confirmedBlocks: number; blockHash: string; blockTimestamp: string; merkleProof: { index: number; txOrId: string; target: string; nodes: string[] } } };
+    const st = (await status(u1.txId)) as {
+      confirmation: {
+        confirmedBlocks: number;
+        blockHash: string;
+        blockTimestamp: string;
+        merkleProof: { index: number; txOrId: string; target: string; nodes: string[] };
+      };
+    };
     expect(st).toMatchObject({ updatable: false, publication: 'published' });
     const c = st.confirmation;
     expect(c.confirmedBlocks).toBe(2);
     expect(c.blockHash).toBe(mined.hash);
     expect(c.blockTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    expect(c.merkleProof).toMatchObject({ txOrId: u1.txId, targetType: 'header', proofType: 'branch', composite: false });
+    expect(c.merkleProof).toMatchObject({
+      txOrId: u1.txId,
+      targetType: 'header',
+      proofType: 'branch',
+      composite: false,
+    });
     // independent check: block hash = reversed sha256d(header); fold the nodes to the header's root
     const header = Buffer.from(c.merkleProof.target, 'hex');
     expect(header.length).toBe(80);
-    expect(c.blockHash).toBe(Buffer.from(sha(sha(header))).reverse().toString('hex'));
+    expect(c.blockHash).toBe(
+      Buffer.from(sha(sha(header)))
+        .reverse()
+        .toString('hex'),
+    );
     expect(blockHash(c.merkleProof.target)).toBe(c.blockHash);
     let running = Buffer.from(u1.txId, 'hex').reverse();
     let index = c.merkleProof.index;
     for (const node of c.merkleProof.nodes) {
       const sibling = node === '*' ? running : Buffer.from(node, 'hex').reverse();
-      running = index % 2 === 1 ? sha(sha(Buffer.concat([sibling, running]))) : sha(sha(Buffer.concat([running, sibling])));
+      running =
+        index % 2 === 1 ? sha(sha(Buffer.concat([sibling, running]))) : sha(sha(Buffer.concat([running, sibling])));
       index = Math.floor(index / 2);
     }
     expect(Buffer.from(running).reverse().toString('hex')).toBe(parseHeader(header).merkleRoot);
@@ -168,7 +213,9 @@ describe('linked records over HTTP', () => {
   it('50 concurrent updates of one record: exactly one wins, the chain has exactly one next', async () => {
     const root = await write(LR, 'race');
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => f.request('POST', `${LR}/${root.txId}/update?updateToken=${root.updateToken}`, { body: `u${i}` })),
+      Array.from({ length: 50 }, (_, i) =>
+        f.request('POST', `${LR}/${root.txId}/update?updateToken=${root.updateToken}`, { body: `u${i}` }),
+      ),
     );
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
@@ -212,7 +259,11 @@ describe('linked records over HTTP', () => {
     expect(await failure(lost.txId)).toMatch(/^DOUBLE_SPEND: ARC DOUBLE_SPEND_ATTEMPTED: /);
     expect(await failure(lost.txId)).toContain(rival.txId);
     // status says why: ARC's code and reason
-    expect(await status(lost.txId)).toMatchObject({ confirmation: null, publication: 'failed', failure: expect.stringMatching(/DOUBLE_SPEND_ATTEMPTED/) });
+    expect(await status(lost.txId)).toMatchObject({
+      confirmation: null,
+      publication: 'failed',
+      failure: expect.stringMatching(/DOUBLE_SPEND_ATTEMPTED/),
+    });
 
     // a record linking to the rejected one can never be published either
     const next = await write(`${LR}/${lost.txId}/update?updateToken=${lost.updateToken}`, 'after');
@@ -234,6 +285,8 @@ describe('linked records over HTTP', () => {
     const arc = await f.arcStatus(root.txId);
     expect(arc).toMatchObject({ txStatus: 'MINED', blockHash: block.hash });
     const root2 = (await status(root.txId))['confirmation'] as { merkleProof: { target: string } };
-    expect(MerklePath.fromHex(arc?.merklePath ?? '').computeRoot(root.txId)).toBe(parseHeader(Buffer.from(root2.merkleProof.target, 'hex')).merkleRoot);
+    expect(MerklePath.fromHex(arc?.merklePath ?? '').computeRoot(root.txId)).toBe(
+      parseHeader(Buffer.from(root2.merkleProof.target, 'hex')).merkleRoot,
+    );
   });
 });

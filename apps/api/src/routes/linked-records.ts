@@ -11,7 +11,11 @@ import { mountReceiptRoute } from './receipts';
  * middleware in the app; a no-op by default).
  */
 export function linkedRecordsRoutes(
-  { reads, writes, receipts }: { readonly reads: RecordReads; readonly writes: RecordWrites; readonly receipts?: RecordReceipts },
+  {
+    reads,
+    writes,
+    receipts,
+  }: { readonly reads: RecordReads; readonly writes: RecordWrites; readonly receipts?: RecordReceipts },
   auth: RecordsAuth,
   maxRecordBytes: number,
   idempotent: RequestHandler = (_req, _res, next) => next(),
@@ -20,7 +24,10 @@ export function linkedRecordsRoutes(
   const body = recordBody(maxRecordBytes);
 
   router.post('/', auth.write, ...body, idempotent, async (req, res) => {
-    const result = await writes.createLinked(auth.caller(req), { body: bodyOf(req), encode: queryParam(req, 'encode', 'ENCODE_PARAM_INVALID') });
+    const result = await writes.createLinked(auth.caller(req), {
+      body: bodyOf(req),
+      encode: queryParam(req, 'encode', 'ENCODE_PARAM_INVALID'),
+    });
     res.status(200).json(result);
   });
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { MerklePath} from '@bsv/sdk';
+import type { MerklePath } from '@bsv/sdk';
 import { Transaction, Utils } from '@bsv/sdk';
 import { eventually } from '@proofline/shared-testing';
 import { KEYS, startRecordsFixture } from '../testing/records-fixture';
@@ -20,7 +20,15 @@ interface ReceiptJson {
   rawTx: string;
   encoding: string[];
   contentType: string;
-  merkleProof: { index: number; txOrId: string; target: string; nodes: string[]; targetType: string; proofType: string; composite: boolean };
+  merkleProof: {
+    index: number;
+    txOrId: string;
+    target: string;
+    nodes: string[];
+    targetType: string;
+    proofType: string;
+    composite: boolean;
+  };
   blockHeader: string;
   blockHash: string;
   blockHeight: number;
@@ -32,7 +40,10 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
   return new Promise((resolve, reject) => {
     // No REDIS_URL at all: `receipt verify` needs no service.
     const env = { PATH: process.env['PATH'] ?? '', HOME: os.tmpdir() };
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/cli/src/main.ts'), ...args], { cwd: ROOT, env });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/cli/src/main.ts'), ...args], {
+      cwd: ROOT,
+      env,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -97,7 +108,9 @@ describe('receipts: GET …/{txId}/receipt and `receipt verify` offline', () => 
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     receipt = (await res.json()) as ReceiptJson;
-    const status = (await (await f.request('GET', `/api/v1/records/${txId}/status`)).json()) as { confirmation: { blockHash: string; merkleProof: unknown } };
+    const status = (await (await f.request('GET', `/api/v1/records/${txId}/status`)).json()) as {
+      confirmation: { blockHash: string; merkleProof: unknown };
+    };
     const stored = await f.store.publication(txId);
     expect(receipt).toEqual({
       version: 1,
@@ -131,9 +144,13 @@ describe('receipts: GET …/{txId}/receipt and `receipt verify` offline', () => 
   });
 
   it('linked receipts carry prevTxId (null for a create); the other family, bad and unknown txIds are refused', async () => {
-    const create = (await (await f.request('GET', `/api/v1/linkedrecords/${linkedCreate}/receipt`)).json()) as ReceiptJson;
+    const create = (await (
+      await f.request('GET', `/api/v1/linkedrecords/${linkedCreate}/receipt`)
+    ).json()) as ReceiptJson;
     expect(create).toMatchObject({ family: 'linkedrecords', txId: linkedCreate, prevTxId: null, encoding: ['SHA256'] });
-    const update = (await (await f.request('GET', `/api/v1/linkedrecords/${linkedUpdate}/receipt`, { key: KEYS.writerB })).json()) as ReceiptJson;
+    const update = (await (
+      await f.request('GET', `/api/v1/linkedrecords/${linkedUpdate}/receipt`, { key: KEYS.writerB })
+    ).json()) as ReceiptJson;
     expect(update).toMatchObject({ family: 'linkedrecords', txId: linkedUpdate, prevTxId: linkedCreate });
     expect(Transaction.fromAtomicBEEF(Utils.toArray(update.beef, 'hex')).id('hex')).toBe(linkedUpdate);
 
@@ -172,14 +189,26 @@ describe('receipts: GET …/{txId}/receipt and `receipt verify` offline', () => 
           return;
         }
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({
-          hash: receipt.blockHash, height, confirmations: 2, version: h.readInt32LE(0), previousblockhash: rev(h.subarray(4, 36)),
-          merkleroot: rev(h.subarray(36, 68)), time: h.readUInt32LE(68), bits: h.readUInt32LE(72).toString(16).padStart(8, '0'), nonce: h.readUInt32LE(76),
-        }));
+        res.end(
+          JSON.stringify({
+            hash: receipt.blockHash,
+            height,
+            confirmations: 2,
+            version: h.readInt32LE(0),
+            previousblockhash: rev(h.subarray(4, 36)),
+            merkleroot: rev(h.subarray(36, 68)),
+            time: h.readUInt32LE(68),
+            bits: h.readUInt32LE(72).toString(16).padStart(8, '0'),
+            nonce: h.readUInt32LE(76),
+          }),
+        );
       });
       return new Promise<http.Server>((r) => server.listen(0, '127.0.0.1', () => r(server)));
     };
-    const [rightServer, wrongServer] = await Promise.all([headersServer(receipt.blockHeight), headersServer(receipt.blockHeight + 7)]);
+    const [rightServer, wrongServer] = await Promise.all([
+      headersServer(receipt.blockHeight),
+      headersServer(receipt.blockHeight + 7),
+    ]);
     const urlOf = (sv: http.Server) => `http://127.0.0.1:${(sv.address() as AddressInfo).port}`;
     const [ok, missing, known, elsewhere] = await Promise.all([
       cli(['receipt', 'verify', good, '--content', contentFile, '--encode', encode]),
@@ -190,8 +219,14 @@ describe('receipts: GET …/{txId}/receipt and `receipt verify` offline', () => 
     rightServer.close();
     wrongServer.close();
     expect(missing.code).toBe(2);
-    expect({ code: known.code, out: known.stdout }).toEqual({ code: 0, out: expect.stringContaining('headers service verified') });
-    expect({ code: elsewhere.code, err: elsewhere.stderr }).toEqual({ code: 1, err: expect.stringContaining('FAILED HEADERS_SOURCE:') });
+    expect({ code: known.code, out: known.stdout }).toEqual({
+      code: 0,
+      out: expect.stringContaining('headers service verified'),
+    });
+    expect({ code: elsewhere.code, err: elsewhere.stderr }).toEqual({
+      code: 1,
+      err: expect.stringContaining('FAILED HEADERS_SOURCE:'),
+    });
     expect(ok.stderr).toContain('does not prove that its block is on the longest chain');
     expect(ok.code).toBe(0);
     expect(ok.stdout.trim().split('\n')).toHaveLength(1);
@@ -202,21 +237,57 @@ describe('receipts: GET …/{txId}/receipt and `receipt verify` offline', () => 
     const rawTxLen = receipt.rawTx.length / 2;
     const cases: [string, ReceiptJson | string, string[], string][] = [
       ['tx', { ...receipt, rawTx: flipByte(receipt.rawTx, rawTxLen - 5) }, [], 'TX_ID'],
-      ['proof node', { ...receipt, merkleProof: { ...receipt.merkleProof, nodes: receipt.merkleProof.nodes.map((n, i) => (i === 0 && n !== '*' ? flipByte(n, 3) : n)) } }, [], 'MERKLE_PROOF'],
-      ['header', { ...receipt, blockHeader: flipByte(receipt.blockHeader, 40), merkleProof: { ...receipt.merkleProof, target: flipByte(receipt.blockHeader, 40) } }, [], 'BLOCK_HASH'],
+      [
+        'proof node',
+        {
+          ...receipt,
+          merkleProof: {
+            ...receipt.merkleProof,
+            nodes: receipt.merkleProof.nodes.map((n, i) => (i === 0 && n !== '*' ? flipByte(n, 3) : n)),
+          },
+        },
+        [],
+        'MERKLE_PROOF',
+      ],
+      [
+        'header',
+        {
+          ...receipt,
+          blockHeader: flipByte(receipt.blockHeader, 40),
+          merkleProof: { ...receipt.merkleProof, target: flipByte(receipt.blockHeader, 40) },
+        },
+        [],
+        'BLOCK_HASH',
+      ],
       ['beef', { ...receipt, beef: flipByte(receipt.beef, receipt.beef.length / 2 - 3) }, [], 'BEEF'],
-      ['content', receipt, ['--content', save('other.txt', 'the minutes of the 2026 board meetinG'), '--encode', encode], 'CONTENT'],
+      [
+        'content',
+        receipt,
+        ['--content', save('other.txt', 'the minutes of the 2026 board meetinG'), '--encode', encode],
+        'CONTENT',
+      ],
       ['salt', receipt, ['--content', contentFile, '--encode', 'SHA256(peppeR)|Base64'], 'CONTENT'],
     ];
     expect(receipt.merkleProof.nodes[0]).not.toBe('*');
     // The processes run side by side (each one loads tsx: seconds on a loaded machine).
-    const refused = await Promise.all(cases.map(async ([name, changed, extra]) => ({ name, out: await cli(['receipt', 'verify', save(`${name}.json`, changed), ...extra]) })));
+    const refused = await Promise.all(
+      cases.map(async ([name, changed, extra]) => ({
+        name,
+        out: await cli(['receipt', 'verify', save(`${name}.json`, changed), ...extra]),
+      })),
+    );
     refused.forEach(({ name, out }, i) => {
-      expect({ name, code: out.code, first: out.stderr.split('\n')[0] }).toEqual({ name, code: 1, first: expect.stringContaining(`FAILED ${cases[i]?.[3]}:`) });
+      expect({ name, code: out.code, first: out.stderr.split('\n')[0] }).toEqual({
+        name,
+        code: 1,
+        first: expect.stringContaining(`FAILED ${cases[i]?.[3]}:`),
+      });
     });
 
     const garbage = ['not json at all', '{"version":1}', JSON.stringify({ ...receipt, blockHeader: 'zz' })];
-    const malformed = await Promise.all(garbage.map((g, i) => cli(['receipt', 'verify', save(`garbage-${i}.json`, g)])));
+    const malformed = await Promise.all(
+      garbage.map((g, i) => cli(['receipt', 'verify', save(`garbage-${i}.json`, g)])),
+    );
     for (const out of malformed) {
       expect(out.code).toBe(2);
       expect(out.stderr).toContain('malformed receipt');

@@ -19,9 +19,13 @@ describe('write back-pressure', () => {
 
   it('refuses writes beyond the backlog limit with 503 + Retry-After, then accepts again once drained', async () => {
     const outbox = recordsKeys(f.prefix).outbox;
-    const created = (await (await f.request('POST', '/api/v1/linkedrecords', { body: 'root' })).json()) as { txId: string };
+    const created = (await (await f.request('POST', '/api/v1/linkedrecords', { body: 'root' })).json()) as {
+      txId: string;
+    };
     // 10 concurrent independent writes with 2 slots left: exactly 2 accepted
-    const writes = await Promise.all(Array.from({ length: 10 }, (_, i) => f.request('POST', '/api/v1/records', { body: `r${i}` })));
+    const writes = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => f.request('POST', '/api/v1/records', { body: `r${i}` })),
+    );
     expect(writes.filter((r) => r.status === 200)).toHaveLength(2);
     const refused = writes.filter((r) => r.status !== 200);
     expect(refused.every((r) => r.status === 503 && r.headers.get('retry-after') === '5')).toBe(true);
@@ -33,7 +37,9 @@ describe('write back-pressure', () => {
     const update = await f.request('POST', `/api/v1/linkedrecords/${created.txId}/update`, { body: 'v2' });
     expect(update.status).toBe(503);
     expect(await f.recordKeys()).toEqual(before);
-    expect(await (await f.request('GET', `/api/v1/linkedrecords/${created.txId}/status`)).json()).toMatchObject({ updatable: true });
+    expect(await (await f.request('GET', `/api/v1/linkedrecords/${created.txId}/status`)).json()).toMatchObject({
+      updatable: true,
+    });
 
     f.startPublisher();
     await eventually(async () => (await f.redis.zcard(outbox)) === 0, 15_000);

@@ -7,7 +7,12 @@ import { startArcDevnet } from '@proofline/chain-testing';
 import type { ArcDevnet } from '@proofline/chain-testing';
 import { inputsReleasable } from '@proofline/chain-wallet';
 import { RecordStore } from '@proofline/records-data-access';
-import { publicationSettlement, rawTxOf, refusedWhileConfirming, startRecordsPublisher } from '@proofline/records-feature';
+import {
+  publicationSettlement,
+  rawTxOf,
+  refusedWhileConfirming,
+  startRecordsPublisher,
+} from '@proofline/records-feature';
 import type { RunningPublisher } from '@proofline/records-feature';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
@@ -28,7 +33,15 @@ interface Confirmation {
   confirmedBlocks: number;
   blockHash: string;
   blockTimestamp: string;
-  merkleProof: { index: number; txOrId: string; target: string; nodes: string[]; targetType: string; proofType: string; composite: boolean };
+  merkleProof: {
+    index: number;
+    txOrId: string;
+    target: string;
+    nodes: string[];
+    targetType: string;
+    proofType: string;
+    composite: boolean;
+  };
 }
 interface Status {
   confirmation: Confirmation | null;
@@ -106,8 +119,14 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     expect(res.status).toBe(200);
     return res.body as { txId: string; updateToken?: string };
   };
-  const statusOf = async (txId: string, family = 'records'): Promise<Status> => (await call(api, 'GET', `/api/v1/${family}/${txId}/status`, { key: writerKey })).body as Status;
-  const arcStatus = async (txId: string) => (await (await fetch(`${dev.node.url}/v1/tx/${txId}`)).json()) as { txStatus: string; blockHash: string; merklePath: string };
+  const statusOf = async (txId: string, family = 'records'): Promise<Status> =>
+    (await call(api, 'GET', `/api/v1/${family}/${txId}/status`, { key: writerKey })).body as Status;
+  const arcStatus = async (txId: string) =>
+    (await (await fetch(`${dev.node.url}/v1/tx/${txId}`)).json()) as {
+      txStatus: string;
+      blockHash: string;
+      merklePath: string;
+    };
 
   beforeAll(async () => {
     dev = await startArcDevnet({ redis: nodeRedis, prefix });
@@ -121,13 +140,23 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     await dev.fund(200, 1000);
     writerKey = (await seedKey(api, { tenant: 'acme', permissions: ['Issuer_Admin'] })).rawKey;
     // The worker side, as apps/worker wires it: its own connections, ARC with the callback headers.
-    chain = createArcChain({ redis: workerRedis, prefix, config: api.deps.config.chain, seed: api.deps.config.wallet.seed });
+    chain = createArcChain({
+      redis: workerRedis,
+      prefix,
+      config: api.deps.config.chain,
+      seed: api.deps.config.wallet.seed,
+    });
     publisher = startRecordsPublisher({
       connection: workerBull,
       redis: workerRedis,
       prefix,
       chain: chain.publisher,
-      settlement: publicationSettlement({ pool: dev.pool, proofs: chain.store, clock: api.deps.clock, releasable: (code) => inputsReleasable({ code, reachedNetwork: false }) }),
+      settlement: publicationSettlement({
+        pool: dev.pool,
+        proofs: chain.store,
+        clock: api.deps.clock,
+        releasable: (code) => inputsReleasable({ code, reachedNetwork: false }),
+      }),
       clock: api.deps.clock,
       logger,
       concurrency: 8,
@@ -136,7 +165,13 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     });
   });
   afterEach(() => {
-    Object.assign(dev.node.faults, { arcStatus: undefined, dropCallbacks: false, duplicateCallbacks: false, corruptBump: false, rejectAll: undefined });
+    Object.assign(dev.node.faults, {
+      arcStatus: undefined,
+      dropCallbacks: false,
+      duplicateCallbacks: false,
+      corruptBump: false,
+      rejectAll: undefined,
+    });
   });
   afterAll(async () => {
     await stopPolling();
@@ -159,12 +194,26 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     expect(s.confirmation).toMatchObject({ blockHash: block.hash, confirmedBlocks: 1 });
     verifyIndependently(rec.txId, s.confirmation as Confirmation);
 
-    const forged = { txid: rec.txId, txStatus: 'MINED', blockHash: block.hash, blockHeight: block.height, merklePath: (await arcStatus(rec.txId)).merklePath };
-    const wrong = await fetch(`${api.baseUrl}/arc/callback`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer not-the-token' }, body: JSON.stringify(forged) });
+    const forged = {
+      txid: rec.txId,
+      txStatus: 'MINED',
+      blockHash: block.hash,
+      blockHeight: block.height,
+      merklePath: (await arcStatus(rec.txId)).merklePath,
+    };
+    const wrong = await fetch(`${api.baseUrl}/arc/callback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer not-the-token' },
+      body: JSON.stringify(forged),
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect(await wrong.json()).toMatchObject({ errorCode: 'ARC_CALLBACK_UNAUTHORIZED', status: 401 });
-    const bad = await fetch(`${api.baseUrl}/arc/callback`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: '{"txid":"nope"}' });
+    const bad = await fetch(`${api.baseUrl}/arc/callback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: '{"txid":"nope"}',
+    });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ errorCode: 'ARC_CALLBACK_INVALID' });
   });
@@ -200,7 +249,13 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
 
   it('ARC_CALLBACK_GRACE_MS: polling leaves a young transaction to its callback and asks for it once the grace is over', async () => {
     await stopPolling();
-    await startPolling(confirmationOptions({ arcCallbackUrl: 'http://127.0.0.1/arc/callback', arcCallbackToken: TOKEN, callbackGraceMs: 2500 }));
+    await startPolling(
+      confirmationOptions({
+        arcCallbackUrl: 'http://127.0.0.1/arc/callback',
+        arcCallbackToken: TOKEN,
+        callbackGraceMs: 2500,
+      }),
+    );
     try {
       // Its callback is lost: within the grace no poll asks for it, after it one does.
       dev.node.faults.dropCallbacks = true;
@@ -235,10 +290,19 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   it('a linked chain and independent records, published in batches, confirm with proofs that match the node; every input verifies with the sdk interpreter', async () => {
     await startPolling();
     const created = await write('/api/v1/linkedrecords?encode=SHA256', 'v1');
-    const updated = await write(`/api/v1/linkedrecords/${created.txId}/update?updateToken=${created.updateToken}`, 'v2');
-    const independents = await Promise.all(Array.from({ length: 20 }, (_, i) => write('/api/v1/records?encode=Base64', `alone ${i}`)));
+    const updated = await write(
+      `/api/v1/linkedrecords/${created.txId}/update?updateToken=${created.updateToken}`,
+      'v2',
+    );
+    const independents = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => write('/api/v1/records?encode=Base64', `alone ${i}`)),
+    );
     const all = [created.txId, updated.txId, ...independents.map((r) => r.txId)];
-    await eventually(async () => (await Promise.all(all.map((t) => store.state(t)))).every((s) => s === 'published'), 20_000, 50);
+    await eventually(
+      async () => (await Promise.all(all.map((t) => store.state(t)))).every((s) => s === 'published'),
+      20_000,
+      50,
+    );
     expect(chain.publisher.sent.some((n) => n > 1)).toBe(true); // concurrent jobs went out as POST /v1/txs
 
     // every input of every published transaction, checked by the sdk's interpreter against the output it spends
@@ -249,7 +313,10 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
       expect(tx.id('hex')).toBe(t);
       for (const [i, input] of tx.inputs.entries()) {
         // the parent: a record (its link output, or change that went back to the pool) or a funding split
-        const parentHex = known.get(input.sourceTXID ?? '') ?? (await store.publication(input.sourceTXID ?? ''))?.rawTx ?? dev.splitHex(input.sourceTXID ?? '');
+        const parentHex =
+          known.get(input.sourceTXID ?? '') ??
+          (await store.publication(input.sourceTXID ?? ''))?.rawTx ??
+          dev.splitHex(input.sourceTXID ?? '');
         const source = Transaction.fromHex(parentHex).outputs[input.sourceOutputIndex]!;
         const spend = new Spend({
           sourceTXID: input.sourceTXID!,
@@ -269,7 +336,16 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     }
 
     const block = await dev.node.mineBlock();
-    await eventually(async () => (await Promise.all(all.map((t) => statusOf(t, t === created.txId || t === updated.txId ? 'linkedrecords' : 'records')))).every((s) => s.confirmation !== null), 20_000, 100);
+    await eventually(
+      async () =>
+        (
+          await Promise.all(
+            all.map((t) => statusOf(t, t === created.txId || t === updated.txId ? 'linkedrecords' : 'records')),
+          )
+        ).every((s) => s.confirmation !== null),
+      20_000,
+      100,
+    );
     for (const t of all) {
       const s = await statusOf(t, t === created.txId || t === updated.txId ? 'linkedrecords' : 'records');
       expect(s.publication).toBe('published');
@@ -284,7 +360,11 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     // confirmations grow as the node mines
     const before = (await statusOf(updated.txId, 'linkedrecords')).confirmation?.confirmedBlocks ?? 0;
     await dev.node.mineBlock();
-    await eventually(async () => ((await statusOf(updated.txId, 'linkedrecords')).confirmation?.confirmedBlocks ?? 0) === before + 1, 10_000, 50);
+    await eventually(
+      async () => ((await statusOf(updated.txId, 'linkedrecords')).confirmation?.confirmedBlocks ?? 0) === before + 1,
+      10_000,
+      50,
+    );
   });
 
   it('ARC down for a while (503): records wait (status pending), nothing is lost, all are published and proven after recovery', async () => {
@@ -294,9 +374,18 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     await new Promise((r) => setTimeout(r, 1500)); // several attempts fail meanwhile
     for (const r of recs) expect(await statusOf(r.txId)).toMatchObject({ publication: 'pending', confirmation: null });
     dev.node.faults.arcStatus = undefined;
-    await eventually(async () => (await Promise.all(recs.map((r) => store.state(r.txId)))).every((s) => s === 'published'), 30_000, 100);
+    await eventually(
+      async () => (await Promise.all(recs.map((r) => store.state(r.txId)))).every((s) => s === 'published'),
+      30_000,
+      100,
+    );
     const block = await dev.node.mineBlock();
-    await eventually(async () => (await Promise.all(recs.map((r) => statusOf(r.txId)))).every((s) => s.confirmation?.blockHash === block.hash), 15_000, 100);
+    await eventually(
+      async () =>
+        (await Promise.all(recs.map((r) => statusOf(r.txId)))).every((s) => s.confirmation?.blockHash === block.hash),
+      15_000,
+      100,
+    );
   });
 
   it('a rejected transaction: the record fails with ARC’s code and reason, in status and in /metrics; its funding input goes back to the pool', async () => {

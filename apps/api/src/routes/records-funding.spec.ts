@@ -61,15 +61,23 @@ describe('records funded from the wallet pool', () => {
     const created = await f.request('POST', '/api/v1/linkedrecords', { body: 'v1' });
     expect(created.status).toBe(200);
     const { txId, updateToken } = (await created.json()) as { txId: string; updateToken: string };
-    const updated = await f.request('POST', `/api/v1/linkedrecords/${txId}/update?updateToken=${updateToken}`, { body: 'v2' });
+    const updated = await f.request('POST', `/api/v1/linkedrecords/${txId}/update?updateToken=${updateToken}`, {
+      body: 'v2',
+    });
     expect(updated.status).toBe(200);
     const status = await pool.status();
-    expect({ free: status.free.count, leased: status.leased.count, spent: status.spentUnconfirmed.count }).toEqual({ free: 1, leased: 0, spent: 2 });
+    expect({ free: status.free.count, leased: status.leased.count, spent: status.spentUnconfirmed.count }).toEqual({
+      free: 1,
+      leased: 0,
+      spent: 2,
+    });
     // The writes answered before their publication job was added (it defers their outbox entries).
     await f.queue.idle();
     const before = await dumpState();
 
-    const late = await f.request('POST', `/api/v1/linkedrecords/${txId}/update?updateToken=${updateToken}`, { body: 'late' });
+    const late = await f.request('POST', `/api/v1/linkedrecords/${txId}/update?updateToken=${updateToken}`, {
+      body: 'late',
+    });
     expect(late.status).toBe(409);
     expect(await late.json()).toMatchObject({ errorCode: 'NOT_LINKED_RECORDS_END' });
     const forbidden = await f.request('POST', `/api/v1/linkedrecords/${txId}/delete`, { key: 'writerB' });

@@ -40,11 +40,23 @@ export function recordBody(maxBytes: number): RequestHandler[] {
         return;
       }
       if (!req.is('application/octet-stream')) {
-        next(new AppError({ errorCode: 'UNSUPPORTED_MEDIA_TYPE', httpStatus: 415, detail: 'Send the record as raw bytes with Content-Type: application/octet-stream.' }));
+        next(
+          new AppError({
+            errorCode: 'UNSUPPORTED_MEDIA_TYPE',
+            httpStatus: 415,
+            detail: 'Send the record as raw bytes with Content-Type: application/octet-stream.',
+          }),
+        );
         return;
       }
       if (length > maxBytes) {
-        next(new AppError({ errorCode: 'CONTENT_LENGTH_LIMIT_EXCEEDED', httpStatus: 413, detail: `A record may be at most ${maxBytes} bytes.` }));
+        next(
+          new AppError({
+            errorCode: 'CONTENT_LENGTH_LIMIT_EXCEEDED',
+            httpStatus: 413,
+            detail: `A record may be at most ${maxBytes} bytes.`,
+          }),
+        );
         return;
       }
       next();
@@ -62,7 +74,8 @@ export function bodyOf(req: Request): Buffer | undefined {
 export function queryParam(req: Request, name: string, errorCode: string): string | undefined {
   const value: unknown = (req.query as Record<string, unknown>)[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw new AppError({ errorCode, httpStatus: 400, detail: `Query parameter ${name} may be given once.` });
+  if (typeof value !== 'string')
+    throw new AppError({ errorCode, httpStatus: 400, detail: `Query parameter ${name} may be given once.` });
   return value;
 }
 

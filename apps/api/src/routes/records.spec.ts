@@ -20,11 +20,20 @@ describe('independent records over HTTP', () => {
     expect(res.status).toBe(200);
     const written = (await res.json()) as { txId: string; encoding: { contentType: string; output: string }[] };
     const expected = Buffer.concat([Buffer.from('inv:2024-01'), record]).toString('base64');
-    expect(written).toEqual({ txId: expect.stringMatching(/^[0-9a-f]{64}$/), encoding: [{ contentType: 'text/plain; event-encoded=Base64', output: expected }] });
+    expect(written).toEqual({
+      txId: expect.stringMatching(/^[0-9a-f]{64}$/),
+      encoding: [{ contentType: 'text/plain; event-encoded=Base64', output: expected }],
+    });
 
     // stored atomically with its raw tx and an outbox entry
     const meta = await f.store.meta(written.txId);
-    expect(meta).toMatchObject({ family: 'independent', kind: 'independent', tenant: 'tenant-a', state: 'pending', byteLength: expected.length });
+    expect(meta).toMatchObject({
+      family: 'independent',
+      kind: 'independent',
+      tenant: 'tenant-a',
+      state: 'pending',
+      byteLength: expected.length,
+    });
     expect(await f.redis.zscore(`${f.prefix}:records:outbox`, written.txId)).not.toBeNull();
     expect((await f.store.publication(written.txId))?.rawTx).toMatch(/^[0-9a-f]+$/);
 
@@ -39,7 +48,10 @@ describe('independent records over HTTP', () => {
     expect(head.headers.get('content-length')).toBe(String(expected.length));
     expect(head.headers.get('content-type')).toBe('text/plain; event-encoded=Base64');
     // a txId names its bytes for ever: a client holding them revalidates with If-None-Match
-    const revalidate = (tag: string) => fetch(`${f.base}${R}/${written.txId}/content`, { headers: { 'x-api-key': f.keys[KEYS.auditorA], 'if-none-match': tag } });
+    const revalidate = (tag: string) =>
+      fetch(`${f.base}${R}/${written.txId}/content`, {
+        headers: { 'x-api-key': f.keys[KEYS.auditorA], 'if-none-match': tag },
+      });
     const unchanged = await revalidate(`W/"x", "${written.txId}"`);
     expect(unchanged.status).toBe(304);
     expect(unchanged.headers.get('etag')).toBe(`"${written.txId}"`);
@@ -47,14 +59,21 @@ describe('independent records over HTTP', () => {
     expect((await revalidate('"another"')).status).toBe(200);
 
     const match = async (q: string, body: Buffer | string) =>
-      ((await (await f.request('POST', `${R}/${written.txId}/match${q}`, { body, key: KEYS.auditorA })).json()) as { match: boolean }).match;
+      (
+        (await (await f.request('POST', `${R}/${written.txId}/match${q}`, { body, key: KEYS.auditorA })).json()) as {
+          match: boolean;
+        }
+      ).match;
     expect(await match('?encode=Base64(inv:2024-01)', record)).toBe(true);
     expect(await match('?encode=Base64(inv:2024-02)', record)).toBe(false);
     expect(await match('', record)).toBe(false); // salt omitted
     expect(await match('?encode=Base64(inv:2024-01)', 'another')).toBe(false);
 
     // an unsalted SHA256 record matches with encode omitted
-    const hashed = (await (await f.request('POST', `${R}?encode=SHA256`, { body: 'doc' })).json()) as { txId: string; encoding: { output: string }[] };
+    const hashed = (await (await f.request('POST', `${R}?encode=SHA256`, { body: 'doc' })).json()) as {
+      txId: string;
+      encoding: { output: string }[];
+    };
     expect(hashed.encoding[0]?.output).toBe(createHash('sha256').update('doc').digest('hex'));
     const m = await f.request('POST', `${R}/${hashed.txId}/match`, { body: 'doc', key: KEYS.auditorA });
     expect(await m.json()).toEqual({ match: true, confirmation: null });
@@ -63,7 +82,9 @@ describe('independent records over HTTP', () => {
     await eventually(async () => (await f.store.state(written.txId)) === 'published', 10_000);
     const block = await f.produceBlock();
     expect(block.txIds.filter((t) => t === written.txId)).toHaveLength(1);
-    const confirmed = (await (await f.request('GET', `${R}/${written.txId}/status`, { key: KEYS.auditorA })).json()) as {
+    const confirmed = (await (
+      await f.request('GET', `${R}/${written.txId}/status`, { key: KEYS.auditorA })
+    ).json()) as {
       confirmation: { confirmedBlocks: number; blockHash: string };
     };
     expect(confirmed.confirmation).toMatchObject({ confirmedBlocks: 1, blockHash: block.hash });

@@ -7,7 +7,11 @@ import { mountReceiptRoute } from './receipts';
 
 /** /api/v1/records: independent records (spec §4.2, DESIGN §3). */
 export function recordsRoutes(
-  { reads, writes, receipts }: { readonly reads: RecordReads; readonly writes: RecordWrites; readonly receipts?: RecordReceipts },
+  {
+    reads,
+    writes,
+    receipts,
+  }: { readonly reads: RecordReads; readonly writes: RecordWrites; readonly receipts?: RecordReceipts },
   auth: RecordsAuth,
   maxRecordBytes: number,
   idempotent: RequestHandler = (_req, _res, next) => next(),
@@ -16,7 +20,10 @@ export function recordsRoutes(
   const body = recordBody(maxRecordBytes);
 
   router.post('/', auth.write, ...body, idempotent, async (req, res) => {
-    const result = await writes.writeIndependent(auth.caller(req), { body: bodyOf(req), encode: queryParam(req, 'encode', 'ENCODE_PARAM_INVALID') });
+    const result = await writes.writeIndependent(auth.caller(req), {
+      body: bodyOf(req),
+      encode: queryParam(req, 'encode', 'ENCODE_PARAM_INVALID'),
+    });
     res.status(200).json(result);
   });
 

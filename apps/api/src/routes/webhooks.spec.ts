@@ -6,7 +6,13 @@ import type { RunningPublisher } from '@proofline/records-feature';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis, createRedis } from '@proofline/shared-redis';
 import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
-import { createWebhooks, deliverWebhook, startWebhookDelivery, startWebhookWatcher, watchPublications } from '@proofline/webhooks-feature';
+import {
+  createWebhooks,
+  deliverWebhook,
+  startWebhookDelivery,
+  startWebhookWatcher,
+  watchPublications,
+} from '@proofline/webhooks-feature';
 import type { RunningWebhookDelivery, RunningWebhookWatcher, Webhooks } from '@proofline/webhooks-feature';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
@@ -51,7 +57,9 @@ function verifySignature(secret: string, r: Received): boolean {
   const id = String(r.headers['webhook-id']);
   const timestamp = String(r.headers['webhook-timestamp']);
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-  const expected = Buffer.from(`v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${r.body}`).digest('base64')}`);
+  const expected = Buffer.from(
+    `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${r.body}`).digest('base64')}`,
+  );
   return String(r.headers['webhook-signature'])
     .split(' ')
     .some((sig) => sig.length === expected.length && timingSafeEqual(Buffer.from(sig), expected));
@@ -95,7 +103,16 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
       retry: { attempts: 6, baseDelayMs: 100 },
       logger,
     });
-    delivery = startWebhookDelivery({ connection: workerBull, prefix: f.prefix, store: webhooks.store, box: webhooks.box, clock, allowPrivate: true, concurrency: 4, logger });
+    delivery = startWebhookDelivery({
+      connection: workerBull,
+      prefix: f.prefix,
+      store: webhooks.store,
+      box: webhooks.box,
+      clock,
+      allowPrivate: true,
+      concurrency: 4,
+      logger,
+    });
   });
   afterAll(async () => {
     await delivery.close();
@@ -115,11 +132,19 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
       const created = await api('POST', W, 'writerA', { url: receiver.url, events: ['record.confirmed'] });
       expect(created.status).toBe(201);
       const hook = created.body as { id: string; url: string; events: string[]; secret: string; createdAt: string };
-      expect(hook).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), url: receiver.url, events: ['record.confirmed'], secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/), createdAt: expect.any(String) });
+      expect(hook).toEqual({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        url: receiver.url,
+        events: ['record.confirmed'],
+        secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+        createdAt: expect.any(String),
+      });
       expect(Buffer.from(hook.secret.slice(6), 'base64')).toHaveLength(32);
       // Shown once: never listed, never stored raw.
       const listed = await api('GET', W);
-      expect(listed.body).toEqual([{ id: hook.id, url: receiver.url, events: ['record.confirmed'], createdAt: hook.createdAt }]);
+      expect(listed.body).toEqual([
+        { id: hook.id, url: receiver.url, events: ['record.confirmed'], createdAt: hook.createdAt },
+      ]);
       const stored = await f.redis.hgetall(`${f.prefix}:webhooks:hook:${hook.id}`);
       expect(JSON.stringify(stored)).not.toContain(hook.secret.slice(6));
       expect(stored['secret']).toMatch(/^v1\./);
@@ -127,9 +152,15 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
       // tenant-a's record is watched; tenant-b (no webhooks) writes too and is not.
       const res = await f.request('POST', '/api/v1/records?encode=SHA256', { body: Buffer.from('watched record') });
       const { txId } = (await res.json()) as { txId: string };
-      const other = await f.request('POST', '/api/v1/records?encode=SHA256', { key: 'writerB', body: Buffer.from('tenant b record') });
+      const other = await f.request('POST', '/api/v1/records?encode=SHA256', {
+        key: 'writerB',
+        body: Buffer.from('tenant b record'),
+      });
       const otherTxId = ((await other.json()) as { txId: string }).txId;
-      await eventually(async () => (await f.store.state(txId)) === 'published' && (await f.store.state(otherTxId)) === 'published', 15_000);
+      await eventually(
+        async () => (await f.store.state(txId)) === 'published' && (await f.store.state(otherTxId)) === 'published',
+        15_000,
+      );
       expect(await f.redis.zrange(`${f.prefix}:webhooks:watch`, 0, -1)).toEqual([txId]);
       expect(receiver.received).toHaveLength(0); // not confirmed yet: nothing sent
 
@@ -148,20 +179,47 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
         expect(r.headers['content-type']).toBe('application/json');
         expect(Math.abs(Number(r.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
       }
-      expect(verifySignature(hook.secret, { ...(receiver.received[2] as Received), body: (receiver.received[2] as Received).body.replace('records', 'recordz') })).toBe(false);
-      const event = JSON.parse((receiver.received[2] as Received).body) as { type: string; timestamp: string; data: { txId: string; family: string; confirmation: { blockHash: string } } };
+      expect(
+        verifySignature(hook.secret, {
+          ...(receiver.received[2] as Received),
+          body: (receiver.received[2] as Received).body.replace('records', 'recordz'),
+        }),
+      ).toBe(false);
+      const event = JSON.parse((receiver.received[2] as Received).body) as {
+        type: string;
+        timestamp: string;
+        data: { txId: string; family: string; confirmation: { blockHash: string } };
+      };
       const status = (await api('GET', `/api/v1/records/${txId}/status`)).body as { confirmation: unknown };
-      expect(event).toEqual({ type: 'record.confirmed', timestamp: expect.any(String), data: { txId, family: 'records', confirmation: status.confirmation } });
+      expect(event).toEqual({
+        type: 'record.confirmed',
+        timestamp: expect.any(String),
+        data: { txId, family: 'records', confirmation: status.confirmation },
+      });
 
       const deliveries = await api('GET', `${W}/${hook.id}/deliveries`);
       expect(deliveries.status).toBe(200);
-      const attempts = deliveries.body as { statusCode: number; attempt: number; durationMs: number; error: string | null; delivered: boolean; txId: string; event: string; messageId: string }[];
+      const attempts = deliveries.body as {
+        statusCode: number;
+        attempt: number;
+        durationMs: number;
+        error: string | null;
+        delivered: boolean;
+        txId: string;
+        event: string;
+        messageId: string;
+      }[];
       expect(attempts.map((a) => [a.attempt, a.statusCode, a.delivered])).toEqual([
         [3, 200, true],
         [2, 500, false],
         [1, 500, false],
       ]);
-      expect(attempts[1]).toMatchObject({ txId, event: 'record.confirmed', error: 'receiver answered 500', messageId: ids.values().next().value });
+      expect(attempts[1]).toMatchObject({
+        txId,
+        event: 'record.confirmed',
+        error: 'receiver answered 500',
+        messageId: ids.values().next().value,
+      });
       expect(typeof attempts[0]?.durationMs).toBe('number');
 
       // The secret is nowhere in Redis: not in the webhook, the job payloads or the delivery log.
@@ -176,34 +234,52 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
   it('record.failed for a record the chain rejected for good, and deletion stops deliveries', async () => {
     const receiver = await startReceiver([]);
     try {
-      const hook = (await api('POST', W, 'writerA', { url: receiver.url, events: ['record.failed'] })).body as { id: string; secret: string };
+      const hook = (await api('POST', W, 'writerA', { url: receiver.url, events: ['record.failed'] })).body as {
+        id: string;
+        secret: string;
+      };
       // A record whose publication failed for good (as the publisher records a DOUBLE_SPEND), watched.
       const res = await f.request('POST', '/api/v1/records?encode=SHA256', { body: Buffer.from('rejected record') });
       const { txId } = (await res.json()) as { txId: string };
       await f.store.settle(txId, new Date(), 'DOUBLE_SPEND: rejected in this test');
       expect(await webhooks.store.watchRecord(`${f.prefix}:records:rec:${txId}`, txId, new Date())).toBe(true);
-      const got = await eventually(async () => receiver.received.find((r) => JSON.parse(r.body).data.txId === txId), 15_000);
+      const got = await eventually(
+        async () => receiver.received.find((r) => JSON.parse(r.body).data.txId === txId),
+        15_000,
+      );
       expect(verifySignature(hook.secret, got)).toBe(true);
-      expect(JSON.parse(got.body)).toMatchObject({ type: 'record.failed', data: { txId, family: 'records', confirmation: null } });
+      expect(JSON.parse(got.body)).toMatchObject({
+        type: 'record.failed',
+        data: { txId, family: 'records', confirmation: null },
+      });
 
       const deleted = await api('DELETE', `${W}/${hook.id}`);
       expect(deleted.status).toBe(204);
       expect((await api('GET', `${W}/${hook.id}/deliveries`)).status).toBe(404);
-      expect(await f.redis.exists(`${f.prefix}:webhooks:hook:${hook.id}`, `${f.prefix}:webhooks:deliveries:${hook.id}`)).toBe(0);
+      expect(
+        await f.redis.exists(`${f.prefix}:webhooks:hook:${hook.id}`, `${f.prefix}:webhooks:deliveries:${hook.id}`),
+      ).toBe(0);
     } finally {
       await receiver.close();
     }
   }, 30_000);
 
   it('tenant isolation and permissions: Issuer_Admin of the tenant only', async () => {
-    const hook = (await api('POST', W, 'writerA', { url: 'http://127.0.0.1:9/x', events: ['record.confirmed', 'record.failed'] })).body as { id: string };
+    const hook = (
+      await api('POST', W, 'writerA', { url: 'http://127.0.0.1:9/x', events: ['record.confirmed', 'record.failed'] })
+    ).body as { id: string };
     expect((await api('GET', W, 'writerB')).body).toEqual([]);
-    expect((await api('GET', `${W}/${hook.id}/deliveries`, 'writerB')).body).toMatchObject({ status: 404, errorCode: 'WEBHOOK_NOT_FOUND' });
+    expect((await api('GET', `${W}/${hook.id}/deliveries`, 'writerB')).body).toMatchObject({
+      status: 404,
+      errorCode: 'WEBHOOK_NOT_FOUND',
+    });
     expect((await api('DELETE', `${W}/${hook.id}`, 'writerB')).status).toBe(404);
     expect((await api('GET', `${W}/${hook.id}/deliveries`)).status).toBe(200);
     for (const key of ['writerA2', 'auditorA'] as const) {
       expect((await api('GET', W, key)).body).toMatchObject({ status: 403, errorCode: 'PERMISSION_DENIED' });
-      expect((await api('POST', W, key, { url: 'http://127.0.0.1:9/x', events: ['record.confirmed'] })).status).toBe(403);
+      expect((await api('POST', W, key, { url: 'http://127.0.0.1:9/x', events: ['record.confirmed'] })).status).toBe(
+        403,
+      );
     }
     expect((await api('GET', W, null)).status).toBe(401);
     expect((await api('DELETE', `${W}/${hook.id}`)).status).toBe(204);
@@ -225,15 +301,26 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
     ];
     for (const [body, status, errorCode] of cases) {
       const res = await api('POST', W, 'writerA', body);
-      expect({ body, status: res.status, type: res.headers.get('content-type'), errorCode: (res.body as { errorCode?: string }).errorCode }).toEqual({
+      expect({
+        body,
+        status: res.status,
+        type: res.headers.get('content-type'),
+        errorCode: (res.body as { errorCode?: string }).errorCode,
+      }).toEqual({
         body,
         status,
         type: expect.stringMatching(/^application\/problem\+json/),
         errorCode,
       });
     }
-    expect((await api('DELETE', `${W}/not-a-uuid`)).body).toMatchObject({ status: 400, errorCode: 'WEBHOOK_ID_INVALID' });
-    expect((await api('GET', `${W}/00000000-0000-4000-8000-000000000000/deliveries`)).body).toMatchObject({ status: 404, errorCode: 'WEBHOOK_NOT_FOUND' });
+    expect((await api('DELETE', `${W}/not-a-uuid`)).body).toMatchObject({
+      status: 400,
+      errorCode: 'WEBHOOK_ID_INVALID',
+    });
+    expect((await api('GET', `${W}/00000000-0000-4000-8000-000000000000/deliveries`)).body).toMatchObject({
+      status: 404,
+      errorCode: 'WEBHOOK_NOT_FOUND',
+    });
     const wrongType = await call(f.api, 'POST', W, { key: f.keys.writerA, body: '{}', contentType: 'text/plain' });
     expect(wrongType.status).toBe(415);
   });
@@ -277,15 +364,35 @@ describe('webhooks: SSRF refusals without WEBHOOK_ALLOW_PRIVATE', () => {
     try {
       const prefix = api.deps.config.redisPrefix;
       // Stored while private delivery was allowed (as a public name would be before rebinding)...
-      const allowed = createWebhooks({ config: { webhooks: { allowPrivate: true, secretKey: undefined, limit: 10 } }, redis, prefix, clock: api.deps.clock });
+      const allowed = createWebhooks({
+        config: { webhooks: { allowPrivate: true, secretKey: undefined, limit: 10 } },
+        redis,
+        prefix,
+        clock: api.deps.clock,
+      });
       const url = receiver.url.replace('127.0.0.1', 'localhost');
       const hook = await allowed.admin.create('acme', { url, events: ['record.confirmed'] });
       // ...delivered by a worker that does not allow it.
-      const job = { attemptsMade: 0, data: { webhookId: hook.id, messageId: 'msg_test', event: 'record.confirmed', txId: 'ab'.repeat(32), body: '{}' } };
-      await expect(deliverWebhook({ store: allowed.store, box: allowed.box, clock: api.deps.clock, allowPrivate: false }, job)).rejects.toMatchObject({ name: 'UnrecoverableError' });
+      const job = {
+        attemptsMade: 0,
+        data: {
+          webhookId: hook.id,
+          messageId: 'msg_test',
+          event: 'record.confirmed',
+          txId: 'ab'.repeat(32),
+          body: '{}',
+        },
+      };
+      await expect(
+        deliverWebhook({ store: allowed.store, box: allowed.box, clock: api.deps.clock, allowPrivate: false }, job),
+      ).rejects.toMatchObject({ name: 'UnrecoverableError' });
       expect(receiver.received).toHaveLength(0);
       const [attempt] = await allowed.store.deliveries(hook.id);
-      expect(attempt).toMatchObject({ statusCode: null, delivered: false, error: 'the host resolves to a forbidden address' });
+      expect(attempt).toMatchObject({
+        statusCode: null,
+        delivered: false,
+        error: 'the host resolves to a forbidden address',
+      });
     } finally {
       await redis.quit();
       await receiver.close();

@@ -22,13 +22,20 @@ export interface AuthMatrixCase {
   readonly tenant?: string;
 }
 
-function expectProblem(res: CallResult, status: number, errorCode: string, what: string, expectHeaders?: Readonly<Record<string, string>>): void {
+function expectProblem(
+  res: CallResult,
+  status: number,
+  errorCode: string,
+  what: string,
+  expectHeaders?: Readonly<Record<string, string>>,
+): void {
   const body = res.body as { status?: unknown; errorCode?: unknown } | string;
   const got = { what, status: res.status, errorCode: typeof body === 'object' ? body.errorCode : body };
   expect(got).toEqual({ what, status, errorCode });
   expect(res.headers.get('content-type')).toContain('application/problem+json');
   expect(typeof body === 'object' && body.status).toBe(status);
-  for (const [name, value] of Object.entries(expectHeaders ?? {})) expect({ what, [name]: res.headers.get(name) }).toEqual({ what, [name]: value });
+  for (const [name, value] of Object.entries(expectHeaders ?? {}))
+    expect({ what, [name]: res.headers.get(name) }).toEqual({ what, [name]: value });
 }
 
 /** Single permissions that satisfy none of the allowed sets. */
@@ -41,8 +48,13 @@ export function deniedPermissions(allowed: AuthMatrixCase['allowed']): Permissio
 export async function assertAuthMatrix(api: RunningApi, c: AuthMatrixCase): Promise<void> {
   const tenant = c.tenant ?? 'auth-matrix';
   const send = (key: string | undefined) =>
-    call(api, c.method, c.path, { ...(key !== undefined ? { key } : {}), ...(c.body !== undefined ? { body: c.body } : {}), ...(c.contentType ? { contentType: c.contentType } : {}) });
-  const allowedPerms: readonly Permission[] = c.allowed === 'any-key' ? ['Issuer_Admin', 'Verifier_Admin'] : (c.allowed[0] ?? []);
+    call(api, c.method, c.path, {
+      ...(key !== undefined ? { key } : {}),
+      ...(c.body !== undefined ? { body: c.body } : {}),
+      ...(c.contentType ? { contentType: c.contentType } : {}),
+    });
+  const allowedPerms: readonly Permission[] =
+    c.allowed === 'any-key' ? ['Issuer_Admin', 'Verifier_Admin'] : (c.allowed[0] ?? []);
   const { keyLifetimeDays } = api.deps.config;
   const longAgo = new Date(api.deps.clock.now().getTime() - (keyLifetimeDays + 1) * 86_400_000);
 

@@ -39,7 +39,9 @@ export interface StartApiOptions {
   /** Port to listen on (default 0: any free port); the ARC callback specs need it before start. */
   readonly port?: number;
   /** Overrides or adds deps on top of the production composition; `close` runs before ours. */
-  readonly extend?: (base: ApiDeps & { identity: Identity }) => Promise<{ deps?: Partial<ApiDeps>; close?: () => Promise<void> }>;
+  readonly extend?: (
+    base: ApiDeps & { identity: Identity },
+  ) => Promise<{ deps?: Partial<ApiDeps>; close?: () => Promise<void> }>;
 }
 
 export interface RunningApi {
@@ -79,7 +81,11 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
 }
 
 /** Starts a key worker in-process (own connection) on the same prefix and environment. */
-export async function startKeyWorker(opts: { prefix: string; env?: Record<string, string>; worker?: KeyWorkerOptions['worker'] }): Promise<RunningKeyWorker> {
+export async function startKeyWorker(opts: {
+  prefix: string;
+  env?: Record<string, string>;
+  worker?: KeyWorkerOptions['worker'];
+}): Promise<RunningKeyWorker> {
   return startTestKeyWorker({
     config: testConfig(opts.prefix, opts.env),
     logger: createLogger({ level: 'silent', name: 'test-key-worker' }),
@@ -98,7 +104,11 @@ export function seedKey(
   opts: { tenant?: string; permissions: readonly Permission[]; createdAt?: Date; revoked?: boolean; name?: string },
 ): Promise<SeededKey> {
   const { config, redis, clock } = api.deps;
-  return seedStoredKey(redis, { prefix: config.redisPrefix, lifetimeDays: config.keyLifetimeDays }, { ...opts, createdAt: opts.createdAt ?? clock.now() });
+  return seedStoredKey(
+    redis,
+    { prefix: config.redisPrefix, lifetimeDays: config.keyLifetimeDays },
+    { ...opts, createdAt: opts.createdAt ?? clock.now() },
+  );
 }
 
 export { call, send } from './rest-client';

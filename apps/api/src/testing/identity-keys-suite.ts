@@ -37,7 +37,10 @@ export interface IdentityKeysSuite {
 }
 
 /** Registers the suite's hooks in the calling `describe` and returns its handles. */
-export function identityKeysSuite(label: string, env: Record<string, string> = { KEY_LIMIT: '5', KEY_LIFETIME_DAYS: '60' }): IdentityKeysSuite {
+export function identityKeysSuite(
+  label: string,
+  env: Record<string, string> = { KEY_LIMIT: '5', KEY_LIFETIME_DAYS: '60' },
+): IdentityKeysSuite {
   const prefix = uniquePrefix(label);
   const { redis, cleanup } = testRedis(prefix);
   const keys = identityKeys(prefix);

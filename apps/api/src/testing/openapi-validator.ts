@@ -29,6 +29,8 @@ export class OpenApiValidator {
       this.cache.set(key, validate);
     }
     if (validate(value)) return [];
-    return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
+    return (validate.errors ?? []).map(
+      (e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`,
+    );
   }
 }

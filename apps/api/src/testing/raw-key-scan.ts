@@ -28,6 +28,8 @@ export async function dumpPrefix(redis: Redis, prefix: string): Promise<{ key: s
 export async function assertNoRawKeysStored(redis: Redis, prefix: string, rawKeys: readonly string[]): Promise<void> {
   const dump = await dumpPrefix(redis, prefix);
   expect(dump.length).toBeGreaterThan(0);
-  const leaks = dump.filter((d) => rawKeys.some((k) => d.text.includes(k) || d.text.includes(k.slice(5)))).map((d) => d.key);
+  const leaks = dump
+    .filter((d) => rawKeys.some((k) => d.text.includes(k) || d.text.includes(k.slice(5))))
+    .map((d) => d.key);
   expect(leaks).toEqual([]);
 }

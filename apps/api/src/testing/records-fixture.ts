@@ -10,7 +10,12 @@ import { startArcDevnet } from '@proofline/chain-testing';
 import type { ArcDevnet } from '@proofline/chain-testing';
 import { createBootstrapKey } from '@proofline/identity-feature';
 import { RecordStore } from '@proofline/records-data-access';
-import { publicationSettlement, rawTxOf, refusedWhileConfirming, startRecordsPublisher } from '@proofline/records-feature';
+import {
+  publicationSettlement,
+  rawTxOf,
+  refusedWhileConfirming,
+  startRecordsPublisher,
+} from '@proofline/records-feature';
 import type { BullPublishQueue, PublicationSettlement, RunningPublisher } from '@proofline/records-feature';
 import type { Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
@@ -71,12 +76,19 @@ export interface RecordsFixture {
   /** Every key of the chain side (node, proofs) under the prefix (to assert "nothing reached the chain"). */
   chainKeys(): Promise<string[]>;
   /** One HTTP call; `key` is a caller role (default writerA) or null for no x-api-key header. */
-  request(method: string, path: string, opts?: { key?: KeyRole | null; body?: Uint8Array | string; type?: string | null }): Promise<Response>;
+  request(
+    method: string,
+    path: string,
+    opts?: { key?: KeyRole | null; body?: Uint8Array | string; type?: string | null },
+  ): Promise<Response>;
   close(): Promise<void>;
 }
 
 /** `fund`: funding UTXOs put in the wallet's pool before the first write (default 200; 0 = empty pool). */
-export async function startRecordsFixture(env: Record<string, string> = {}, options: { fund?: number } = {}): Promise<RecordsFixture> {
+export async function startRecordsFixture(
+  env: Record<string, string> = {},
+  options: { fund?: number } = {},
+): Promise<RecordsFixture> {
   const prefix = uniquePrefix('rec');
   const logger = createLogger({ level: 'silent', name: 'test' });
   // The node first: the API's configuration points ARC_URL/HEADERS_URL at it.
@@ -112,7 +124,12 @@ export async function startRecordsFixture(env: Record<string, string> = {}, opti
   const keys: Record<KeyRole, string> = { writerA, writerA2, writerB, auditorA };
 
   const store = scope.records.store;
-  const settlement = publicationSettlement({ pool: dev.pool, proofs: dev.chain.store, clock, releasable: (code) => inputsReleasable({ code, reachedNetwork: false }) });
+  const settlement = publicationSettlement({
+    pool: dev.pool,
+    proofs: dev.chain.store,
+    clock,
+    releasable: (code) => inputsReleasable({ code, reachedNetwork: false }),
+  });
   let publisher: RunningPublisher | undefined;
   let confirmations: ReturnType<ArcDevnet['startConfirmations']> | undefined;
   return {
@@ -140,7 +157,10 @@ export async function startRecordsFixture(env: Record<string, string> = {}, opti
           concurrency: 4,
           sweepEveryMs: 0,
         });
-        confirmations = dev.startConfirmations(workerBull, { rawTxOf: rawTxOf(records), onRefused: refusedWhileConfirming({ records, pool: dev.pool, clock }) });
+        confirmations = dev.startConfirmations(workerBull, {
+          rawTxOf: rawTxOf(records),
+          onRefused: refusedWhileConfirming({ records, pool: dev.pool, clock }),
+        });
       }
       return publisher;
     },
@@ -150,11 +170,15 @@ export async function startRecordsFixture(env: Record<string, string> = {}, opti
       if (res.status !== 200) throw new Error(`records fixture: block ${mined.hash} has no header`);
       // The confirmation pass (started with the publisher) stores the proofs and the tip.
       if (confirmations) {
-        await eventually(async () => {
-          if ((await dev.chain.store.tip())?.hash !== mined.hash) return false;
-          const watched = new Set(await dev.chain.store.watched(100_000));
-          return mined.txIds.every((t) => !watched.has(t));
-        }, 10_000, 20);
+        await eventually(
+          async () => {
+            if ((await dev.chain.store.tip())?.hash !== mined.hash) return false;
+            const watched = new Set(await dev.chain.store.watched(100_000));
+            return mined.txIds.every((t) => !watched.has(t));
+          },
+          10_000,
+          20,
+        );
       } else {
         await dev.confirmOnce({ rawTxOf: rawTxOf(store), onRefused: async () => undefined });
       }

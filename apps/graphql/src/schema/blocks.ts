@@ -32,12 +32,24 @@ export function windowOf(page: PageArgs, total: number): { start: number; end: n
   return { start, end: Math.max(start, Math.min(start + (page.first ?? 0), upper)) };
 }
 
-export function addBlockTypes(builder: Builder, limits: SchemaLimits, common: ReturnType<typeof addCommonTypes>, records: ReturnType<typeof addRecordTypes>) {
+export function addBlockTypes(
+  builder: Builder,
+  limits: SchemaLimits,
+  common: ReturnType<typeof addCommonTypes>,
+  records: ReturnType<typeof addRecordTypes>,
+) {
   const BlockTransaction = builder.objectRef<BlockTxShape>('BlockTransaction').implement({
     fields: (t) => ({
       txId: t.exposeString('txId'),
-      index: t.exposeInt('index', { description: 'Position in this list: the transactions of the block this service published and proved, in block order.' }),
-      coinbase: t.boolean({ description: 'Always false over ARC (the service lists only the transactions it proved); kept for compatibility.', resolve: () => false }),
+      index: t.exposeInt('index', {
+        description:
+          'Position in this list: the transactions of the block this service published and proved, in block order.',
+      }),
+      coinbase: t.boolean({
+        description:
+          'Always false over ARC (the service lists only the transactions it proved); kept for compatibility.',
+        resolve: () => false,
+      }),
       record: t.loadable({
         type: records.RecordInterface,
         nullable: true,
@@ -63,7 +75,8 @@ export function addBlockTypes(builder: Builder, limits: SchemaLimits, common: Re
 
   const Block = builder.objectRef<ChainBlock>('Block');
   Block.implement({
-    description: 'A block as this service verified it (its header checked against HEADERS_URL): header fields and the transactions it proved in it.',
+    description:
+      'A block as this service verified it (its header checked against HEADERS_URL): header fields and the transactions it proved in it.',
     fields: (t) => ({
       hash: t.exposeString('hash'),
       height: t.exposeInt('height'),
@@ -71,7 +84,10 @@ export function addBlockTypes(builder: Builder, limits: SchemaLimits, common: Re
       previousHash: t.string({ description: 'All zeros for the genesis block.', resolve: (b) => b.header.prevHash }),
       merkleRoot: t.string({ resolve: (b) => b.header.merkleRoot }),
       time: t.string({ description: 'Header time, ISO 8601 UTC.', resolve: (b) => b.time.toISOString() }),
-      bits: t.string({ description: 'Compact difficulty target, 8 hex digits.', resolve: (b) => b.header.bits.toString(16).padStart(8, '0') }),
+      bits: t.string({
+        description: 'Compact difficulty target, 8 hex digits.',
+        resolve: (b) => b.header.bits.toString(16).padStart(8, '0'),
+      }),
       nonce: t.float({ description: 'uint32.', resolve: (b) => b.header.nonce }),
       header: t.exposeString('headerHex', { description: 'The 80-byte header, hex (the `target` of TSC proofs).' }),
       txCount: t.exposeInt('txCount'),
@@ -83,7 +99,8 @@ export function addBlockTypes(builder: Builder, limits: SchemaLimits, common: Re
       transactions: t.field({
         type: Connection,
         nullable: true,
-        description: "The transactions this service proved in the block, in block order (ARC serves no block bodies). Page size 1..MAX_LINKS (default 1000); 50 when neither first nor last is given.",
+        description:
+          'The transactions this service proved in the block, in block order (ARC serves no block bodies). Page size 1..MAX_LINKS (default 1000); 50 when neither first nor last is given.',
         args: { first: t.arg.int(), after: t.arg.string(), last: t.arg.int(), before: t.arg.string() },
         validate: pageArgsSchema(limits, 'tx'),
         complexity: connectionComplexity(limits),
@@ -106,7 +123,11 @@ export function addBlockTypes(builder: Builder, limits: SchemaLimits, common: Re
       hash: t.exposeString('hash'),
       height: t.exposeInt('height'),
       time: t.string({ resolve: (tip) => tip.time.toISOString() }),
-      block: t.field({ type: Block, nullable: true, resolve: (tip, _args, ctx) => ctx.deps.chain.blockByHash(tip.hash) }),
+      block: t.field({
+        type: Block,
+        nullable: true,
+        resolve: (tip, _args, ctx) => ctx.deps.chain.blockByHash(tip.hash),
+      }),
     }),
   });
 
@@ -121,15 +142,27 @@ export function addBlockTypes(builder: Builder, limits: SchemaLimits, common: Re
       },
       validate: z
         .object({ hash: z.string().nullish(), height: z.number().nullish() })
-        .refine((a) => (a.hash == null) !== (a.height == null), { message: 'Give exactly one of hash or height.', path: ['block'] }),
+        .refine((a) => (a.hash == null) !== (a.height == null), {
+          message: 'Give exactly one of hash or height.',
+          path: ['block'],
+        }),
       errors: { types: [NotFoundError, InvalidArgumentError], directResult: true },
       resolve: async (_root, args, ctx) => {
         await ctx.caller();
         return typed(async () => {
-          const block = args.hash != null ? await ctx.deps.chain.blockByHash(args.hash.toLowerCase()) : await ctx.deps.chain.blockByHeight(args.height ?? -1);
+          const block =
+            args.hash != null
+              ? await ctx.deps.chain.blockByHash(args.hash.toLowerCase())
+              : await ctx.deps.chain.blockByHeight(args.height ?? -1);
           if (!block) {
-            if (args.hash == null && args.height == null) throw badRequest('BLOCK_SELECTOR_INVALID', 'Give exactly one of hash or height.');
-            throw notFound('BLOCK_NOT_FOUND', args.hash != null ? `No block with hash ${args.hash.toLowerCase()}.` : `No block at height ${String(args.height)}.`);
+            if (args.hash == null && args.height == null)
+              throw badRequest('BLOCK_SELECTOR_INVALID', 'Give exactly one of hash or height.');
+            throw notFound(
+              'BLOCK_NOT_FOUND',
+              args.hash != null
+                ? `No block with hash ${args.hash.toLowerCase()}.`
+                : `No block at height ${String(args.height)}.`,
+            );
           }
           return block;
         });

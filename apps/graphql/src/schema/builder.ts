@@ -42,7 +42,11 @@ export function schemaLimits(maxPageSize: number): SchemaLimits {
 /** Page size when neither first nor last is given (also in the schema's descriptions). */
 export const DEFAULT_PAGE_SIZE = 50;
 
-const COMPLEXITY_CODES = { depth: 'QUERY_TOO_DEEP', breadth: 'QUERY_TOO_BROAD', complexity: 'QUERY_TOO_COMPLEX' } as const;
+const COMPLEXITY_CODES = {
+  depth: 'QUERY_TOO_DEEP',
+  breadth: 'QUERY_TOO_BROAD',
+  complexity: 'QUERY_TOO_COMPLEX',
+} as const;
 
 export function createBuilder(limits: SchemaLimits): Builder {
   return new SchemaBuilder<BuilderTypes>({

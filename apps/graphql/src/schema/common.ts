@@ -42,15 +42,26 @@ export function pageSizeSchema(limits: SchemaLimits) {
 export function cursorSchema(kind: CursorKind) {
   return z
     .string()
-    .refine((c) => positionOf(kind, c) !== null, 'is not a cursor of this connection (use the cursors this API returned)')
+    .refine(
+      (c) => positionOf(kind, c) !== null,
+      'is not a cursor of this connection (use the cursors this API returned)',
+    )
     .nullish();
 }
 
 /** Validates connection arguments together: at most one of first/last. */
 export function pageArgsSchema(limits: SchemaLimits, kind: CursorKind) {
   return z
-    .object({ first: pageSizeSchema(limits), last: pageSizeSchema(limits), after: cursorSchema(kind), before: cursorSchema(kind) })
-    .refine((a) => a.first == null || a.last == null, { message: 'and last may not be given together.', path: ['first'] });
+    .object({
+      first: pageSizeSchema(limits),
+      last: pageSizeSchema(limits),
+      after: cursorSchema(kind),
+      before: cursorSchema(kind),
+    })
+    .refine((a) => a.first == null || a.last == null, {
+      message: 'and last may not be given together.',
+      path: ['first'],
+    });
 }
 
 /** Decoded page arguments (cursors already validated), with the default page size. */
@@ -91,7 +102,11 @@ export function addCommonTypes(builder: Builder) {
       message: t.exposeString('message'),
     }),
   });
-  builder.objectType(NotFoundError, { name: 'NotFoundError', interfaces: [UserError], description: 'Nothing exists with that id (TX_NOT_FOUND, BLOCK_NOT_FOUND).' });
+  builder.objectType(NotFoundError, {
+    name: 'NotFoundError',
+    interfaces: [UserError],
+    description: 'Nothing exists with that id (TX_NOT_FOUND, BLOCK_NOT_FOUND).',
+  });
   builder.objectType(InvalidArgumentError, {
     name: 'InvalidArgumentError',
     interfaces: [UserError],
@@ -101,7 +116,13 @@ export function addCommonTypes(builder: Builder) {
 }
 
 /** Page info of a window [start, start + count) of `total` items. */
-export function pageInfo(kind: CursorKind, start: number, count: number, total: number, cursor: (kind: CursorKind, n: number) => string): PageInfoShape {
+export function pageInfo(
+  kind: CursorKind,
+  start: number,
+  count: number,
+  total: number,
+  cursor: (kind: CursorKind, n: number) => string,
+): PageInfoShape {
   return {
     hasPreviousPage: start > 0 && total > 0,
     hasNextPage: start + count < total,

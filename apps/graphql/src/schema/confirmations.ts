@@ -33,7 +33,12 @@ function pause(ms: number, until: Promise<unknown>): Promise<boolean> {
  * every `pollMs`, it re-reads the status through the records use case, so a missed event only
  * delays an update. Emits the first status at once, then only changes.
  */
-export async function* watchConfirmation(deps: GraphQLDeps, meta: RecordMeta, depth: number, pollMs: number): AsyncGenerator<ConfirmationUpdate> {
+export async function* watchConfirmation(
+  deps: GraphQLDeps,
+  meta: RecordMeta,
+  depth: number,
+  pollMs: number,
+): AsyncGenerator<ConfirmationUpdate> {
   const events = deps.chain.blockEvents();
   let wake = events.next(); // starts listening before the first read: no block falls in between
   let last = '';
@@ -45,7 +50,14 @@ export async function* watchConfirmation(deps: GraphQLDeps, meta: RecordMeta, de
       const key = `${status.publication}|${confirmedBlocks}`;
       if (key !== last) {
         last = key;
-        yield { txId: meta.txId, publication: status.publication, confirmedBlocks, depth, reached, confirmation: status.confirmation };
+        yield {
+          txId: meta.txId,
+          publication: status.publication,
+          confirmedBlocks,
+          depth,
+          reached,
+          confirmation: status.confirmation,
+        };
       }
       if (reached || status.publication === 'failed') return;
       if (await pause(pollMs, wake)) wake = events.next();
@@ -55,7 +67,11 @@ export async function* watchConfirmation(deps: GraphQLDeps, meta: RecordMeta, de
   }
 }
 
-export function addConfirmationSubscription(builder: Builder, limits: SchemaLimits, records: ReturnType<typeof addRecordTypes>) {
+export function addConfirmationSubscription(
+  builder: Builder,
+  limits: SchemaLimits,
+  records: ReturnType<typeof addRecordTypes>,
+) {
   const Update = builder.objectRef<ConfirmationUpdate>('ConfirmationUpdate').implement({
     description: 'Where a record stands on its way to `depth` confirmations.',
     fields: (t) => ({
@@ -70,7 +86,11 @@ export function addConfirmationSubscription(builder: Builder, limits: SchemaLimi
 
   const argsSchema = z.object({
     txId: txIdSchema,
-    depth: z.number().int().min(1, `must be between 1 and ${limits.maxDepth}.`).max(limits.maxDepth, `must be between 1 and ${limits.maxDepth}.`),
+    depth: z
+      .number()
+      .int()
+      .min(1, `must be between 1 and ${limits.maxDepth}.`)
+      .max(limits.maxDepth, `must be between 1 and ${limits.maxDepth}.`),
   });
 
   builder.subscriptionType({

@@ -12,7 +12,10 @@ interface MeShape {
 export function addKeyTypes(builder: Builder) {
   const Permission = builder.enumType('Permission', { values: PERMISSIONS });
   const KeySource = builder.enumType('KeySource', {
-    values: { IDENTITY: { value: 'identity' }, LEGACY: { value: 'legacy', description: 'Imported from the legacy key system.' } } as const,
+    values: {
+      IDENTITY: { value: 'identity' },
+      LEGACY: { value: 'legacy', description: 'Imported from the legacy key system.' },
+    } as const,
   });
 
   const ApiKey = builder.objectRef<IdentityApiKey>('ApiKey').implement({
@@ -32,7 +35,9 @@ export function addKeyTypes(builder: Builder) {
 
   const ApiKeyUsage = builder.objectRef<Usage>('ApiKeyUsage').implement({
     fields: (t) => ({
-      used: t.exposeInt('used', { description: 'Identity keys plus remaining legacy keys of the tenant, revoked and expired included.' }),
+      used: t.exposeInt('used', {
+        description: 'Identity keys plus remaining legacy keys of the tenant, revoked and expired included.',
+      }),
       limit: t.exposeInt('limit'),
     }),
   });
@@ -51,7 +56,8 @@ export function addKeyTypes(builder: Builder) {
     apiKeys: t.field({
       type: [ApiKey],
       nullable: true,
-      description: "The tenant's keys (identity and legacy), newest first. Needs Issuer_Admin or Verifier_Admin, as REST.",
+      description:
+        "The tenant's keys (identity and legacy), newest first. Needs Issuer_Admin or Verifier_Admin, as REST.",
       resolve: async (_root, _args, ctx) => ctx.deps.identity.keys.listKeys(await ctx.caller(...KEY_ADMIN_PERMISSIONS)),
     }),
     apiKeyUsage: t.field({

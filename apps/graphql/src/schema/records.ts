@@ -48,7 +48,9 @@ function loadersOf(ctx: GraphQLContext): RecordLoaders {
   let loaders = loadersByContext.get(ctx);
   if (!loaders) {
     loaders = {
-      content: new DataLoader(async (txIds: readonly string[]) => orMissing(txIds, await ctx.deps.records.contentMany(txIds), 'content of')),
+      content: new DataLoader(async (txIds: readonly string[]) =>
+        orMissing(txIds, await ctx.deps.records.contentMany(txIds), 'content of'),
+      ),
       confirmation: new DataLoader((txIds: readonly string[]) => ctx.deps.records.confirmationMany(txIds)),
     };
     loadersByContext.set(ctx, loaders);
@@ -60,13 +62,25 @@ function loadersOf(ctx: GraphQLContext): RecordLoaders {
  * Names of the fields selected under `path` (e.g. edges → node) of the current field, through
  * inline fragments and fragment spreads; empty when the path is not selected.
  */
-export function selectedUnder(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>, path: readonly string[]): Set<string> {
+export function selectedUnder(
+  info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>,
+  path: readonly string[],
+): Set<string> {
   let sets: SelectionSetNode[] = info.fieldNodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : []));
-  for (const name of path) sets = sets.flatMap((set) => fieldsOf(set, info.fragments).filter((f) => f.name === name && f.set).map((f) => f.set as SelectionSetNode));
+  for (const name of path)
+    sets = sets.flatMap((set) =>
+      fieldsOf(set, info.fragments)
+        .filter((f) => f.name === name && f.set)
+        .map((f) => f.set as SelectionSetNode),
+    );
   return new Set(sets.flatMap((set) => fieldsOf(set, info.fragments).map((f) => f.name)));
 }
 
-function fieldsOf(set: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, seen = new Set<string>()): { name: string; set: SelectionSetNode | undefined }[] {
+function fieldsOf(
+  set: SelectionSetNode,
+  fragments: Record<string, FragmentDefinitionNode>,
+  seen = new Set<string>(),
+): { name: string; set: SelectionSetNode | undefined }[] {
   return set.selections.flatMap((sel) => {
     if (sel.kind === GraphQLKind.FIELD) return [{ name: sel.name.value, set: sel.selectionSet }];
     if (sel.kind === GraphQLKind.INLINE_FRAGMENT) return fieldsOf(sel.selectionSet, fragments, seen);
@@ -83,7 +97,11 @@ function fieldsOf(set: SelectionSetNode, fragments: Record<string, FragmentDefin
  * query selects, and keeps it in the request's context: the nodes and their content,
  * confirmation, previous and next then resolve synchronously (~5 promises per node fewer).
  */
-async function prefetchPage(ctx: GraphQLContext, txIds: readonly string[], info: GraphQLResolveInfo): Promise<(RecordMeta | null)[] | null> {
+async function prefetchPage(
+  ctx: GraphQLContext,
+  txIds: readonly string[],
+  info: GraphQLResolveInfo,
+): Promise<(RecordMeta | null)[] | null> {
   const selected = selectedUnder(info, ['edges', 'node']);
   if (selected.size === 0 || txIds.length === 0) return null;
   const { records } = ctx.deps;
@@ -130,7 +148,8 @@ export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: R
   const Encoder = builder.enumType('Encoder', { values: ['SHA256', 'Base64'] as const });
 
   const MerkleProof = builder.objectRef<TscMerkleProof>('MerkleProof').implement({
-    description: 'TSC Merkle proof (JSON form): fold `nodes` from the transaction up to the root in `target` (the 80-byte header).',
+    description:
+      'TSC Merkle proof (JSON form): fold `nodes` from the transaction up to the root in `target` (the 80-byte header).',
     fields: (t) => ({
       index: t.exposeInt('index'),
       txOrId: t.exposeString('txOrId'),
@@ -160,22 +179,36 @@ export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: R
       version: t.exposeInt('version'),
       txId: t.exposeString('txId'),
       family: t.exposeString('family', { description: '`records` or `linkedrecords`.' }),
-      prevTxId: t.string({ nullable: true, description: 'Linked records: the record this one links to (null for a create and for independent records).', resolve: (r) => r.prevTxId ?? null }),
+      prevTxId: t.string({
+        nullable: true,
+        description: 'Linked records: the record this one links to (null for a create and for independent records).',
+        resolve: (r) => r.prevTxId ?? null,
+      }),
       rawTx: t.exposeString('rawTx', { description: 'The serialized transaction, hex.' }),
-      encoding: t.field({ type: [Encoder], description: 'The encoder steps, in order; salts are never included.', resolve: (r) => [...r.encoding] }),
+      encoding: t.field({
+        type: [Encoder],
+        description: 'The encoder steps, in order; salts are never included.',
+        resolve: (r) => [...r.encoding],
+      }),
       contentType: t.exposeString('contentType'),
       merkleProof: t.field({ type: MerkleProof, resolve: (r) => r.merkleProof }),
       blockHeader: t.exposeString('blockHeader', { description: 'The 80-byte block header, hex.' }),
       blockHash: t.exposeString('blockHash'),
       blockHeight: t.exposeInt('blockHeight'),
-      beef: t.exposeString('beef', { description: 'Atomic BEEF (BRC-95) of the transaction with its Merkle path, hex.' }),
+      beef: t.exposeString('beef', {
+        description: 'Atomic BEEF (BRC-95) of the transaction with its Merkle path, hex.',
+      }),
     }),
   });
 
   const Content = builder.objectRef<Buffer>('RecordContent').implement({
     description: 'The exact bytes on chain.',
     fields: (t) => ({
-      text: t.string({ nullable: true, description: 'The bytes as UTF-8 text; null when they are not valid UTF-8.', resolve: (b) => textOf(b) }),
+      text: t.string({
+        nullable: true,
+        description: 'The bytes as UTF-8 text; null when they are not valid UTF-8.',
+        resolve: (b) => textOf(b),
+      }),
       base64: t.string({ resolve: (b) => b.toString('base64') }),
       byteLength: t.int({ resolve: (b) => b.length }),
     }),
@@ -187,8 +220,14 @@ export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: R
     fields: (t) => ({
       txId: t.exposeString('txId'),
       kind: t.field({ type: Kind, resolve: (r) => r.kind }),
-      contentType: t.exposeString('contentType', { description: 'As the final encoding step; unencoded: application/octet-stream.' }),
-      encoding: t.field({ type: [Encoder], description: 'The encoder steps applied, in order (salts are never stored).', resolve: (r) => r.encoders }),
+      contentType: t.exposeString('contentType', {
+        description: 'As the final encoding step; unencoded: application/octet-stream.',
+      }),
+      encoding: t.field({
+        type: [Encoder],
+        description: 'The encoder steps applied, in order (salts are never stored).',
+        resolve: (r) => r.encoders,
+      }),
       byteLength: t.exposeInt('byteLength'),
       acceptedAt: t.exposeString('acceptedAt'),
       publication: t.field({ type: Publication, resolve: (r) => r.state }),
@@ -203,7 +242,9 @@ export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: R
         description: 'null until mined with its proof.',
         resolve: (r, _args, ctx) => {
           const { confirmation } = ctx.prefetched;
-          return confirmation.has(r.txId) ? (confirmation.get(r.txId) ?? null) : loadersOf(ctx).confirmation.load(r.txId);
+          return confirmation.has(r.txId)
+            ? (confirmation.get(r.txId) ?? null)
+            : loadersOf(ctx).confirmation.load(r.txId);
         },
       }),
       receipt: t.loadable({
@@ -219,7 +260,9 @@ export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: R
   const LinkedRecord = builder.loadableObjectRef<RecordMeta, string>('LinkedRecord', {
     load: async (txIds: string[], ctx: GraphQLContext) => {
       const metas = await ctx.deps.records.metaMany(txIds);
-      return metas.map((m, i) => (m && m.family === 'linked' ? m : new Error(`linked record ${txIds[i] ?? '?'} missing`)));
+      return metas.map((m, i) =>
+        m && m.family === 'linked' ? m : new Error(`linked record ${txIds[i] ?? '?'} missing`),
+      );
     },
   });
   LinkedRecord.implement({
@@ -229,8 +272,14 @@ export function addRecordTypes(builder: Builder, limits: SchemaLimits, common: R
     fields: (t) => ({
       chainId: t.exposeString('chainId', { description: 'txId of the chain’s create.' }),
       position: t.exposeInt('position', { description: '0 for the create, +1 per link.' }),
-      cursor: t.string({ description: 'This record’s cursor in `chain` (walk from here with `chain(first: n, after: cursor)`).', resolve: (r) => toCursor('chain', r.position) }),
-      updatable: t.boolean({ description: 'No accepted record links to this one yet (and it is not a delete).', resolve: (r) => isUpdatable(r) }),
+      cursor: t.string({
+        description: 'This record’s cursor in `chain` (walk from here with `chain(first: n, after: cursor)`).',
+        resolve: (r) => toCursor('chain', r.position),
+      }),
+      updatable: t.boolean({
+        description: 'No accepted record links to this one yet (and it is not a delete).',
+        resolve: (r) => isUpdatable(r),
+      }),
     }),
   });
 

@@ -6,16 +6,24 @@ import { selectedUnder } from './records';
 function chainInfo(source: string): { fieldNodes: FieldNode[]; fragments: Record<string, FragmentDefinitionNode> } {
   const doc = parse(source);
   const fragments = Object.fromEntries(
-    doc.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
+    doc.definitions
+      .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+      .map((d) => [d.name.value, d]),
   );
   const found: FieldNode[] = [];
   const walk = (node: { selectionSet?: { selections: readonly unknown[] } }) => {
-    for (const sel of (node.selectionSet?.selections ?? []) as (FieldNode | { kind: string; selectionSet?: { selections: readonly unknown[] } })[]) {
+    for (const sel of (node.selectionSet?.selections ?? []) as (
+      FieldNode | { kind: string; selectionSet?: { selections: readonly unknown[] } }
+    )[]) {
       if (sel.kind === Kind.FIELD && (sel as FieldNode).name.value === 'chain') found.push(sel as FieldNode);
       walk(sel as { selectionSet?: { selections: readonly unknown[] } });
     }
   };
-  walk(doc.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION) as OperationDefinitionNode);
+  walk(
+    doc.definitions.find(
+      (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+    ) as OperationDefinitionNode,
+  );
   return { fieldNodes: found, fragments };
 }
 
@@ -30,7 +38,17 @@ describe('selectedUnder (what a chain page prefetches)', () => {
   });
 
   it('is empty when the path is not selected', () => {
-    expect(selectedUnder(chainInfo(`{ linkedRecord(txId: "x") { ... on LinkedRecord { chain { totalCount } } } }`), ['edges', 'node']).size).toBe(0);
-    expect(selectedUnder(chainInfo(`{ linkedRecord(txId: "x") { ... on LinkedRecord { chain { edges { cursor } } } } }`), ['edges', 'node']).size).toBe(0);
+    expect(
+      selectedUnder(chainInfo(`{ linkedRecord(txId: "x") { ... on LinkedRecord { chain { totalCount } } } }`), [
+        'edges',
+        'node',
+      ]).size,
+    ).toBe(0);
+    expect(
+      selectedUnder(chainInfo(`{ linkedRecord(txId: "x") { ... on LinkedRecord { chain { edges { cursor } } } } }`), [
+        'edges',
+        'node',
+      ]).size,
+    ).toBe(0);
   });
 });

@@ -13,7 +13,14 @@ import { inputsReleasable } from '@proofline/chain-wallet';
 import { RecordStore } from '@proofline/records-data-access';
 import { fundPool } from '@proofline/records-testing';
 import type { Permission } from '@proofline/identity-domain';
-import { BullPublishQueue, createRecords, publicationSettlement, rawTxOf, refusedWhileConfirming, startRecordsPublisher } from '@proofline/records-feature';
+import {
+  BullPublishQueue,
+  createRecords,
+  publicationSettlement,
+  rawTxOf,
+  refusedWhileConfirming,
+  startRecordsPublisher,
+} from '@proofline/records-feature';
 import type { RecordWrites, RunningPublisher } from '@proofline/records-feature';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import type { Clock, Config } from '@proofline/shared-config';
@@ -42,8 +49,18 @@ export interface GraphQLFixture {
   readonly writer: RecordWrites;
   /** Test-side Redis connection (seeding, assertions). */
   readonly redis: Redis;
-  gql<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, key?: string): Promise<GqlResult<T>>;
-  seedKey(opts: { permissions: readonly Permission[]; tenant?: string; revoked?: boolean; createdAt?: Date; name?: string }): Promise<{ id: string; rawKey: string }>;
+  gql<T = Record<string, unknown>>(
+    query: string,
+    variables?: Record<string, unknown>,
+    key?: string,
+  ): Promise<GqlResult<T>>;
+  seedKey(opts: {
+    permissions: readonly Permission[];
+    tenant?: string;
+    revoked?: boolean;
+    createdAt?: Date;
+    name?: string;
+  }): Promise<{ id: string; rawKey: string }>;
   /** The devnet node the deployment talks to (it mines every BLOCK_INTERVAL_MS), and the funded pool. */
   readonly dev: ArcDevnet;
   /** Starts the real publisher and confirmation workers (own connections). */
@@ -58,12 +75,23 @@ export interface GraphQLFixture {
  * its publication confirms the change). `publish`: the specs that call `startChain()` need UTXOs
  * the node knows (a real coinbase split); the others get fast fake ones (`fundPool`).
  */
-export async function startGraphQL(env: Record<string, string> = {}, clock: Clock = systemClock, options: { fund?: number; publish?: boolean } = {}): Promise<GraphQLFixture> {
+export async function startGraphQL(
+  env: Record<string, string> = {},
+  clock: Clock = systemClock,
+  options: { fund?: number; publish?: boolean } = {},
+): Promise<GraphQLFixture> {
   const prefix = uniquePrefix('gql');
   const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
   const blockIntervalMs = Number(env['BLOCK_INTERVAL_MS'] ?? 200);
   const dev = await startArcDevnet({ redis: nodeRedis, prefix, blockIntervalMs, pollMs: 100 });
-  const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', BLOCK_INTERVAL_MS: String(blockIntervalMs), ...dev.env, ...env });
+  const config = loadConfig({
+    REDIS_URL: testRedisUrl(),
+    REDIS_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+    BLOCK_INTERVAL_MS: String(blockIntervalMs),
+    ...dev.env,
+    ...env,
+  });
   const logger = createLogger({ level: 'silent', name: 'test-graphql' });
   const deps = await createGraphQLDeps(config, logger, clock);
   const yoga = createGraphQL(deps);
@@ -76,7 +104,17 @@ export async function startGraphQL(env: Record<string, string> = {}, clock: Cloc
   if (options.publish) await dev.fund(options.fund ?? 300, 1000);
   else await fundPool(pool, options.fund ?? 300, 1000);
   const funding = { pool, feeRate: () => config.wallet.feeFloorSatsPerKb };
-  const writer = createRecords({ config, clock, logger, redis, prefix, builder: chain.builder, funding, reader: chain.reader, queue: publishQueue }).writes;
+  const writer = createRecords({
+    config,
+    clock,
+    logger,
+    redis,
+    prefix,
+    builder: chain.builder,
+    funding,
+    reader: chain.reader,
+    queue: publishQueue,
+  }).writes;
   const closers: (() => Promise<unknown>)[] = [];
 
   const fixture: GraphQLFixture = {
@@ -90,30 +128,51 @@ export async function startGraphQL(env: Record<string, string> = {}, clock: Cloc
     async gql(query, variables, key) {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (key !== undefined) headers['x-api-key'] = key;
-      const res = await yoga.fetch('http://localhost/graphql', { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+      const res = await yoga.fetch('http://localhost/graphql', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ query, variables }),
+      });
       return { status: res.status, ...((await res.json()) as object) };
     },
     async seedKey(opts) {
-      const { id, rawKey } = await seedStoredKey(redis, { prefix, lifetimeDays: config.keyLifetimeDays }, { ...opts, createdAt: opts.createdAt ?? clock.now() });
+      const { id, rawKey } = await seedStoredKey(
+        redis,
+        { prefix, lifetimeDays: config.keyLifetimeDays },
+        { ...opts, createdAt: opts.createdAt ?? clock.now() },
+      );
       return { id, rawKey };
     },
     async startChain() {
       const workerRedis = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
       const workerBull = createBullRedis(config.redisUrl);
-      const workerChain = createArcChain({ redis: workerRedis, prefix, config: config.chain, seed: config.wallet.seed });
+      const workerChain = createArcChain({
+        redis: workerRedis,
+        prefix,
+        config: config.chain,
+        seed: config.wallet.seed,
+      });
       const records = new RecordStore(workerRedis, prefix);
       const publisher: RunningPublisher = startRecordsPublisher({
         connection: workerBull,
         redis: workerRedis,
         prefix,
         chain: workerChain.publisher,
-        settlement: publicationSettlement({ pool, proofs: workerChain.store, clock, releasable: (code) => inputsReleasable({ code, reachedNetwork: false }) }),
+        settlement: publicationSettlement({
+          pool,
+          proofs: workerChain.store,
+          clock,
+          releasable: (code) => inputsReleasable({ code, reachedNetwork: false }),
+        }),
         clock,
         logger,
         concurrency: 8,
         sweepEveryMs: 0,
       });
-      const confirmations = await dev.startConfirmations(workerBull, { rawTxOf: rawTxOf(records), onRefused: refusedWhileConfirming({ records, pool, clock }) });
+      const confirmations = await dev.startConfirmations(workerBull, {
+        rawTxOf: rawTxOf(records),
+        onRefused: refusedWhileConfirming({ records, pool, clock }),
+      });
       closers.push(async () => {
         await confirmations.close();
         await publisher.close();
@@ -150,13 +209,25 @@ export async function startGraphQL(env: Record<string, string> = {}, clock: Cloc
 }
 
 /** Writes a linked chain of `length` records (create + updates) through the real write path. */
-export async function writeChain(writer: RecordWrites, length: number, opts: { tenant?: string; encode?: string; body?: (i: number) => string } = {}): Promise<string[]> {
+export async function writeChain(
+  writer: RecordWrites,
+  length: number,
+  opts: { tenant?: string; encode?: string; body?: (i: number) => string } = {},
+): Promise<string[]> {
   const caller = { tenant: opts.tenant ?? 'default' };
   const body = opts.body ?? ((i: number) => `version ${i}`);
   const txIds = [(await writer.createLinked(caller, { body: Buffer.from(body(0)), encode: opts.encode })).txId];
   for (let i = 1; i < length; i++) {
     const prev = txIds[txIds.length - 1] ?? '';
-    txIds.push((await writer.updateLinked(caller, prev, { body: Buffer.from(body(i)), encode: opts.encode, updateToken: undefined })).txId);
+    txIds.push(
+      (
+        await writer.updateLinked(caller, prev, {
+          body: Buffer.from(body(i)),
+          encode: opts.encode,
+          updateToken: undefined,
+        })
+      ).txId,
+    );
   }
   return txIds;
 }

@@ -15,7 +15,11 @@ export const recordsPublishRole: RoleStarter = async (ctx) => {
     redis: ctx.redis,
     prefix: ctx.config.redisPrefix,
     // Records of tenants with webhooks enter the watch set before submission (libs/webhooks).
-    chain: watchPublications(ctx.chain.publisher, { store: new WebhookStore(ctx.redis, ctx.config.redisPrefix), prefix: ctx.config.redisPrefix, clock: ctx.clock }),
+    chain: watchPublications(ctx.chain.publisher, {
+      store: new WebhookStore(ctx.redis, ctx.config.redisPrefix),
+      prefix: ctx.config.redisPrefix,
+      clock: ctx.clock,
+    }),
     settlement: publicationSettlement({
       pool: ctx.wallet.pool,
       proofs: ctx.chain.store,

@@ -17,9 +17,21 @@ const height = 812;
 /** A fresh block of `n` random txIds, each claimed with its plain BUMP (each round verifies a new block, as a verifier does). */
 function block() {
   const txIds = Array.from({ length: n }, () => randomBytes(32).toString('hex'));
-  const mined = mineHeader({ version: 1, prevHash: randomBytes(32).toString('hex'), merkleRoot: merkleRoot(txIds), time: 1_700_000_000, bits: REGTEST_BITS, nonce: 0 });
+  const mined = mineHeader({
+    version: 1,
+    prevHash: randomBytes(32).toString('hex'),
+    merkleRoot: merkleRoot(txIds),
+    time: 1_700_000_000,
+    bits: REGTEST_BITS,
+    nonce: 0,
+  });
   const proofs = buildBranchProofs(txIds, mined.hex);
-  const claims: MinedClaim[] = txIds.map((txId, i) => ({ txId, blockHash: mined.hash, blockHeight: height, merklePath: tscToBumpHex(proofs[i]!, height) }));
+  const claims: MinedClaim[] = txIds.map((txId, i) => ({
+    txId,
+    blockHash: mined.hash,
+    blockHeight: height,
+    merklePath: tscToBumpHex(proofs[i]!, height),
+  }));
   return { claims, header: { hash: mined.hash, height, headerHex: mined.hex, confirmations: 1 } };
 }
 
@@ -35,4 +47,6 @@ for (let r = 0; r < 5; r++) {
   rounds.push((used.user + used.system) / n);
 }
 rounds.sort((a, b) => a - b);
-process.stdout.write(`verifyBump, a new block of ${n} txs per round, every tx claimed once: best ${rounds[0]!.toFixed(1)} µs, median ${rounds[2]!.toFixed(1)} µs of CPU a proof (5 rounds)\n`);
+process.stdout.write(
+  `verifyBump, a new block of ${n} txs per round, every tx claimed once: best ${rounds[0]!.toFixed(1)} µs, median ${rounds[2]!.toFixed(1)} µs of CPU a proof (5 rounds)\n`,
+);

@@ -123,15 +123,32 @@ export class ArcBlocks implements BlockReader {
 
   private async toBlock(stored: StoredBlock): Promise<Block> {
     const txIds = await this.store.txIdsOfBlock(stored.hash);
-    return { hash: stored.hash, height: stored.height, header: parseHeader(stored.headerHex), headerHex: stored.headerHex, time: stored.time, txCount: txIds.length };
+    return {
+      hash: stored.hash,
+      height: stored.height,
+      header: parseHeader(stored.headerHex),
+      headerHex: stored.headerHex,
+      time: stored.time,
+      txCount: txIds.length,
+    };
   }
 }
 
 /** Announces a block on the ARC block-event channel (`BlockEvent` JSON), so subscriptions re-read at once. */
-export async function publishBlockEvent(redis: Redis, prefix: string, store: ArcProofStore, hash: string): Promise<BlockEvent | null> {
+export async function publishBlockEvent(
+  redis: Redis,
+  prefix: string,
+  store: ArcProofStore,
+  hash: string,
+): Promise<BlockEvent | null> {
   const block = await store.blockByHash(hash);
   if (!block) return null;
-  const event: BlockEvent = { hash, height: block.height, time: Math.floor(block.time.getTime() / 1000), txCount: (await store.txIdsOfBlock(hash)).length };
+  const event: BlockEvent = {
+    hash,
+    height: block.height,
+    time: Math.floor(block.time.getTime() / 1000),
+    txCount: (await store.txIdsOfBlock(hash)).length,
+  };
   await redis.publish(arcKeys(prefix).blockEvents, JSON.stringify(event));
   return event;
 }

@@ -12,10 +12,37 @@ const TX = { txId: id(1), hex: '0100000000' };
 const BLOCK = 'ab'.repeat(32);
 
 function ok(txid: string, txStatus: string, extra: Record<string, unknown> = {}): FixtureReply {
-  return { status: 200, body: { timestamp: '2026-11-22T00:00:00Z', txid, txStatus, blockHash: '', blockHeight: 0, merklePath: '', extraInfo: '', competingTxs: null, status: 200, title: 'OK', ...extra } };
+  return {
+    status: 200,
+    body: {
+      timestamp: '2026-11-22T00:00:00Z',
+      txid,
+      txStatus,
+      blockHash: '',
+      blockHeight: 0,
+      merklePath: '',
+      extraInfo: '',
+      competingTxs: null,
+      status: 200,
+      title: 'OK',
+      ...extra,
+    },
+  };
 }
 function problem(status: number, txid: string, detail: string, extraInfo = ''): FixtureReply {
-  return { status, headers: { 'Content-Type': 'application/problem+json' }, body: { type: `https://arc.bitcoinsv.com/errors/${status}`, title: 'error', status, detail, instance: null, txid, extraInfo } };
+  return {
+    status,
+    headers: { 'Content-Type': 'application/problem+json' },
+    body: {
+      type: `https://arc.bitcoinsv.com/errors/${status}`,
+      title: 'error',
+      status,
+      detail,
+      instance: null,
+      txid,
+      extraInfo,
+    },
+  };
 }
 
 async function outcome<T>(p: Promise<T>): Promise<T | Error> {
@@ -47,7 +74,12 @@ describe('ArcClient against an ARC protocol fixture', () => {
 
   it('POSTs {rawTx} to /v1/tx with the auth, callback and wait headers', async () => {
     fx.handle(() => ok(TX.txId, 'SEEN_ON_NETWORK'));
-    await expect(client.submit(TX)).resolves.toEqual({ kind: 'accepted', txId: TX.txId, status: 'SEEN_ON_NETWORK', extraInfo: '' });
+    await expect(client.submit(TX)).resolves.toEqual({
+      kind: 'accepted',
+      txId: TX.txId,
+      status: 'SEEN_ON_NETWORK',
+      extraInfo: '',
+    });
     const [req] = fx.requests;
     expect(req).toMatchObject({ method: 'POST', path: '/v1/tx' });
     expect(JSON.parse(req!.body)).toEqual({ rawTx: TX.hex });
@@ -63,12 +95,25 @@ describe('ArcClient against an ARC protocol fixture', () => {
   });
 
   const expected: Record<ArcStatus, string> = {
-    UNKNOWN: 'pending', QUEUED: 'pending', RECEIVED: 'pending', STORED: 'pending', ANNOUNCED_TO_NETWORK: 'pending',
-    REQUESTED_BY_NETWORK: 'pending', SENT_TO_NETWORK: 'pending', ACCEPTED_BY_NETWORK: 'pending', SEEN_IN_ORPHAN_MEMPOOL: 'pending',
-    SEEN_ON_NETWORK: 'accepted', DOUBLE_SPEND_ATTEMPTED: 'double-spend', REJECTED: 'rejected', MINED_IN_STALE_BLOCK: 'pending', MINED: 'mined',
+    UNKNOWN: 'pending',
+    QUEUED: 'pending',
+    RECEIVED: 'pending',
+    STORED: 'pending',
+    ANNOUNCED_TO_NETWORK: 'pending',
+    REQUESTED_BY_NETWORK: 'pending',
+    SENT_TO_NETWORK: 'pending',
+    ACCEPTED_BY_NETWORK: 'pending',
+    SEEN_IN_ORPHAN_MEMPOOL: 'pending',
+    SEEN_ON_NETWORK: 'accepted',
+    DOUBLE_SPEND_ATTEMPTED: 'double-spend',
+    REJECTED: 'rejected',
+    MINED_IN_STALE_BLOCK: 'pending',
+    MINED: 'mined',
   };
   it.each(Object.keys(ARC_STATUSES) as ArcStatus[])('maps status %s', async (status) => {
-    fx.handle(() => ok(TX.txId, status, status === 'MINED' ? { blockHash: BLOCK, blockHeight: 7, merklePath: 'fe07' } : {}));
+    fx.handle(() =>
+      ok(TX.txId, status, status === 'MINED' ? { blockHash: BLOCK, blockHeight: 7, merklePath: 'fe07' } : {}),
+    );
     const r = await client.status(TX.txId);
     expect(r.kind).toBe(expected[status]);
     expect(fx.requests[0]).toMatchObject({ method: 'GET', path: `/v1/tx/${TX.txId}` });
@@ -76,25 +121,47 @@ describe('ArcClient against an ARC protocol fixture', () => {
 
   it('reads MINED with block data, and MINED without a merklePath as not proven yet', async () => {
     fx.handle(() => ok(TX.txId, 'MINED', { blockHash: BLOCK.toUpperCase(), blockHeight: 12, merklePath: 'abcd' }));
-    await expect(client.status(TX.txId)).resolves.toEqual({ kind: 'mined', txId: TX.txId, status: 'MINED', blockHash: BLOCK, blockHeight: 12, merklePath: 'abcd' });
+    await expect(client.status(TX.txId)).resolves.toEqual({
+      kind: 'mined',
+      txId: TX.txId,
+      status: 'MINED',
+      blockHash: BLOCK,
+      blockHeight: 12,
+      merklePath: 'abcd',
+    });
     fx.handle(() => ok(TX.txId, 'MINED', { blockHash: BLOCK, blockHeight: 12, merklePath: '' }));
     await expect(client.status(TX.txId)).resolves.toMatchObject({ kind: 'accepted', status: 'MINED' });
   });
 
   it('reads double spends with the competing txs, and late rejections', async () => {
-    fx.handle(() => ok(TX.txId, 'DOUBLE_SPEND_ATTEMPTED', { competingTxs: [id(9).toUpperCase()], extraInfo: 'spent twice' }));
-    await expect(client.submit(TX)).resolves.toEqual({ kind: 'double-spend', txId: TX.txId, competingTxs: [id(9)], detail: 'spent twice' });
+    fx.handle(() =>
+      ok(TX.txId, 'DOUBLE_SPEND_ATTEMPTED', { competingTxs: [id(9).toUpperCase()], extraInfo: 'spent twice' }),
+    );
+    await expect(client.submit(TX)).resolves.toEqual({
+      kind: 'double-spend',
+      txId: TX.txId,
+      competingTxs: [id(9)],
+      detail: 'spent twice',
+    });
     fx.handle(() => ok(TX.txId, 'REJECTED', { extraInfo: 'arc error 461: script failed' }));
-    await expect(client.submit(TX)).resolves.toEqual({ kind: 'rejected', txId: TX.txId, code: 'REJECTED', detail: 'arc error 461: script failed' });
+    await expect(client.submit(TX)).resolves.toEqual({
+      kind: 'rejected',
+      txId: TX.txId,
+      code: 'REJECTED',
+      detail: 'arc error 461: script failed',
+    });
   });
 
-  it.each([400, 460, 461, 462, 463, 464, 465, 466, 467, 468, 469, 471, 472, 473, 474, 475])('reads HTTP %d as a rejection with its code and meaning', async (code) => {
-    fx.handle(() => problem(code, TX.txId, 'refused', 'details here'));
-    const r = await client.submit(TX);
-    expect(r).toMatchObject({ kind: 'rejected', txId: TX.txId, code });
-    expect(r.kind === 'rejected' && r.detail).toMatch(/refused: details here$/);
-    expect(isRejectionCode(code)).toBe(true);
-  });
+  it.each([400, 460, 461, 462, 463, 464, 465, 466, 467, 468, 469, 471, 472, 473, 474, 475])(
+    'reads HTTP %d as a rejection with its code and meaning',
+    async (code) => {
+      fx.handle(() => problem(code, TX.txId, 'refused', 'details here'));
+      const r = await client.submit(TX);
+      expect(r).toMatchObject({ kind: 'rejected', txId: TX.txId, code });
+      expect(r.kind === 'rejected' && r.detail).toMatch(/refused: details here$/);
+      expect(isRejectionCode(code)).toBe(true);
+    },
+  );
 
   it.each([
     [500, 'server-error'],
@@ -158,7 +225,10 @@ describe('ArcClient against an ARC protocol fixture', () => {
     fx.handle(() => problem(404, TX.txId, 'Transaction could not be found'));
     await expect(client.status(TX.txId)).resolves.toEqual({ kind: 'not-found', txId: TX.txId });
     fx.handle(() => ({ status: 404, body: 'Not Found' }));
-    await expect(outcome(client.status(TX.txId))).resolves.toMatchObject({ reason: 'not-found-without-problem', retryable: true });
+    await expect(outcome(client.status(TX.txId))).resolves.toMatchObject({
+      reason: 'not-found-without-problem',
+      retryable: true,
+    });
     fx.handle(() => ({ status: 404, body: { message: 'no route' } }));
     await expect(outcome(client.status(TX.txId))).resolves.toMatchObject({ reason: 'not-found-without-problem' });
   });
@@ -167,7 +237,9 @@ describe('ArcClient against an ARC protocol fixture', () => {
     const txs = [1, 2, 3, 4].map((n) => ({ txId: id(n), hex: `0${n}` }));
     fx.handle(() => ({
       status: 200,
-      body: [ok(id(3), 'SEEN_ON_NETWORK'), ok(id(1), 'STORED'), problem(465, id(2), 'fee too low')].map((r) => (r as { body: unknown }).body),
+      body: [ok(id(3), 'SEEN_ON_NETWORK'), ok(id(1), 'STORED'), problem(465, id(2), 'fee too low')].map(
+        (r) => (r as { body: unknown }).body,
+      ),
     }));
     const results = await client.submitMany(txs);
     expect(fx.requests[0]).toMatchObject({ method: 'POST', path: '/v1/txs' });
@@ -185,8 +257,24 @@ describe('ArcClient against an ARC protocol fixture', () => {
   });
 
   it('policy: miningFee as satoshis per kB', async () => {
-    fx.handle(() => ({ status: 200, body: { timestamp: 'x', policy: { maxscriptsizepolicy: 1, maxtxsigopscountspolicy: 1, maxtxsizepolicy: 10_000_000, miningFee: { satoshis: 1, bytes: 1000 }, standardFormatSupported: true } } }));
-    await expect(client.policy()).resolves.toEqual({ satoshisPerKb: 1, maxTxSizePolicy: 10_000_000, standardFormatSupported: true });
+    fx.handle(() => ({
+      status: 200,
+      body: {
+        timestamp: 'x',
+        policy: {
+          maxscriptsizepolicy: 1,
+          maxtxsigopscountspolicy: 1,
+          maxtxsizepolicy: 10_000_000,
+          miningFee: { satoshis: 1, bytes: 1000 },
+          standardFormatSupported: true,
+        },
+      },
+    }));
+    await expect(client.policy()).resolves.toEqual({
+      satoshisPerKb: 1,
+      maxTxSizePolicy: 10_000_000,
+      standardFormatSupported: true,
+    });
     fx.handle(() => ({ status: 200, body: { policy: { miningFee: { satoshis: 50, bytes: 2000 } } } }));
     await expect(client.policy()).resolves.toMatchObject({ satoshisPerKb: 25 });
     expect(fx.requests.at(-1)).toMatchObject({ method: 'GET', path: '/v1/policy' });
@@ -220,7 +308,10 @@ describe('ArcChainPublisher mapping', () => {
     [ok(TX.txId, 'MINED_IN_STALE_BLOCK'), { status: 'accepted' }],
     [ok(TX.txId, 'MINED', { blockHash: BLOCK, blockHeight: 3, merklePath: 'ab' }), { status: 'already-known' }],
     [ok(TX.txId, 'SEEN_IN_ORPHAN_MEMPOOL'), { status: 'rejected', code: 'MISSING_INPUT' }],
-    [ok(TX.txId, 'DOUBLE_SPEND_ATTEMPTED', { competingTxs: [id(5)] }), { status: 'rejected', code: 'DOUBLE_SPEND', arcCode: 'DOUBLE_SPEND_ATTEMPTED' }],
+    [
+      ok(TX.txId, 'DOUBLE_SPEND_ATTEMPTED', { competingTxs: [id(5)] }),
+      { status: 'rejected', code: 'DOUBLE_SPEND', arcCode: 'DOUBLE_SPEND_ATTEMPTED' },
+    ],
     [problem(466, TX.txId, 'conflict'), { status: 'rejected', code: 'DOUBLE_SPEND', arcCode: 466 }],
     [problem(461, TX.txId, 'script'), { status: 'rejected', code: 'INVALID_TX', arcCode: 461 }],
     [problem(465, TX.txId, 'fee'), { status: 'rejected', code: 'INVALID_TX', arcCode: 465 }],

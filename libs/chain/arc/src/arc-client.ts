@@ -31,7 +31,12 @@ export type ArcTxResult =
       readonly code: number | 'REJECTED';
       readonly detail: string;
     }
-  | { readonly kind: 'double-spend'; readonly txId: string; readonly competingTxs: readonly string[]; readonly detail: string };
+  | {
+      readonly kind: 'double-spend';
+      readonly txId: string;
+      readonly competingTxs: readonly string[];
+      readonly detail: string;
+    };
 
 /** `status()` adds: ARC answered 404 with its problem JSON, i.e. it does not know the tx. */
 export type ArcStatusResult = ArcTxResult | { readonly kind: 'not-found'; readonly txId: string };
@@ -114,9 +119,12 @@ export class ArcClient {
   constructor(private readonly options: ArcClientOptions) {
     this.base = options.url.replace(/\/+$/, '');
     const max = options.maxTimeoutSeconds;
-    if (max !== undefined && (!Number.isInteger(max) || max < 1 || max > 30)) throw new Error('maxTimeoutSeconds must be an integer from 1 to 30');
-    if (max !== undefined && options.timeoutMs <= max * 1000) throw new Error('timeoutMs must exceed maxTimeoutSeconds');
-    if ((options.callbackUrl === undefined) !== (options.callbackToken === undefined)) throw new Error('callbackUrl and callbackToken go together');
+    if (max !== undefined && (!Number.isInteger(max) || max < 1 || max > 30))
+      throw new Error('maxTimeoutSeconds must be an integer from 1 to 30');
+    if (max !== undefined && options.timeoutMs <= max * 1000)
+      throw new Error('timeoutMs must exceed maxTimeoutSeconds');
+    if ((options.callbackUrl === undefined) !== (options.callbackToken === undefined))
+      throw new Error('callbackUrl and callbackToken go together');
   }
 
   /** POST /v1/tx. Re-submitting the same bytes is safe: ARC answers the stored status. */
@@ -147,7 +155,11 @@ export class ArcClient {
       this.throwIfTransientOrAuth(answer);
       if (isRejectionCode(answer.status)) {
         const problem = tryParse(answer.text, problemBody);
-        throw new ArcTransientError('batch-refused', `the batch was refused: ${rejectionDetail(answer.status, problem)}`, answer.status);
+        throw new ArcTransientError(
+          'batch-refused',
+          `the batch was refused: ${rejectionDetail(answer.status, problem)}`,
+          answer.status,
+        );
       }
       throw unexpected(answer);
     }
@@ -158,7 +170,9 @@ export class ArcClient {
       if (entry) byTxId.set(entry.txId, entry.result);
     }
     return ids.map(
-      (id) => byTxId.get(id) ?? new ArcTransientError('missing-in-batch', `the /v1/txs answer has no entry for ${id}`, answer.status),
+      (id) =>
+        byTxId.get(id) ??
+        new ArcTransientError('missing-in-batch', `the /v1/txs answer has no entry for ${id}`, answer.status),
     );
   }
 
@@ -170,10 +184,19 @@ export class ArcClient {
     if (answer.status === 404) {
       const problem = tryParse(answer.text, problemBody);
       // A proxy or a wrong base URL also answers 404; only ARC's own problem body means "unknown tx".
-      if (problem && problem.status === 404 && (problem.type || problem.title) && (!problem.txid || problem.txid === txId)) {
+      if (
+        problem &&
+        problem.status === 404 &&
+        (problem.type || problem.title) &&
+        (!problem.txid || problem.txid === txId)
+      ) {
         return { kind: 'not-found', txId };
       }
-      throw new ArcTransientError('not-found-without-problem', `GET /v1/tx/${txId} answered 404 without ARC's problem body`, 404);
+      throw new ArcTransientError(
+        'not-found-without-problem',
+        `GET /v1/tx/${txId} answered 404 without ARC's problem body`,
+        404,
+      );
     }
     this.throwIfTransientOrAuth(answer);
     throw unexpected(answer);
@@ -207,19 +230,39 @@ export class ArcClient {
     return h;
   }
 
-  private async request(method: 'GET' | 'POST', path: string, body?: string, extra: Record<string, string> = {}): Promise<HttpAnswer> {
+  private async request(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: string,
+    extra: Record<string, string> = {},
+  ): Promise<HttpAnswer> {
     const headers: Record<string, string> = { Accept: 'application/json', ...extra };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     if (this.options.apiKey) headers['Authorization'] = `Bearer ${this.options.apiKey}`;
     const what = `${method} ${path}`;
     try {
-      const res = await fetch(`${this.base}${path}`, { method, headers, body, signal: AbortSignal.timeout(this.options.timeoutMs) });
+      const res = await fetch(`${this.base}${path}`, {
+        method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
       const text = await res.text();
-      return { status: res.status, contentType: res.headers.get('content-type') ?? '', text, retryAfter: retryAfterSeconds(res.headers.get('retry-after')) };
+      return {
+        status: res.status,
+        contentType: res.headers.get('content-type') ?? '',
+        text,
+        retryAfter: retryAfterSeconds(res.headers.get('retry-after')),
+      };
     } catch (e) {
       const name = (e as { name?: string } | null)?.name;
       if (name === 'TimeoutError' || name === 'AbortError') {
-        throw new ArcTransientError('timeout', `${what} gave no answer within ${this.options.timeoutMs} ms`, undefined, e);
+        throw new ArcTransientError(
+          'timeout',
+          `${what} gave no answer within ${this.options.timeoutMs} ms`,
+          undefined,
+          e,
+        );
       }
       throw new ArcTransientError('network', `${what} failed: ${describeNetworkError(e)}`, undefined, e);
     }
@@ -228,8 +271,10 @@ export class ArcClient {
   private throwIfTransientOrAuth(answer: HttpAnswer): void {
     const s = answer.status;
     if (s === 401 || s === 403) throw new ArcAuthError(s, tryParse(answer.text, problemBody)?.detail ?? 'no detail');
-    const reason: ArcTransientReason | null = s === 429 ? 'rate-limited' : s === 409 ? 'conflict' : s >= 500 ? 'server-error' : null;
-    if (reason) throw new ArcTransientError(reason, `HTTP ${s}${problemSuffix(answer)}`, s, undefined, answer.retryAfter);
+    const reason: ArcTransientReason | null =
+      s === 429 ? 'rate-limited' : s === 409 ? 'conflict' : s >= 500 ? 'server-error' : null;
+    if (reason)
+      throw new ArcTransientError(reason, `HTTP ${s}${problemSuffix(answer)}`, s, undefined, answer.retryAfter);
   }
 
   /** One `/v1/txs` element: a success entry (has txStatus) or a failure entry (problem fields + txid). */
@@ -248,13 +293,23 @@ export class ArcClient {
     if (!failed.success || !failed.data.txid) return null;
     const txId = failed.data.txid.toLowerCase();
     const code = failed.data.status;
-    if (isRejectionCode(code)) return { txId, result: { kind: 'rejected', txId, code, detail: rejectionDetail(code, failed.data) } };
-    return { txId, result: new ArcTransientError(code === 429 ? 'rate-limited' : code >= 500 ? 'server-error' : code === 409 ? 'conflict' : 'unexpected-status', `entry for ${txId}: status ${code}`, code) };
+    if (isRejectionCode(code))
+      return { txId, result: { kind: 'rejected', txId, code, detail: rejectionDetail(code, failed.data) } };
+    return {
+      txId,
+      result: new ArcTransientError(
+        code === 429 ? 'rate-limited' : code >= 500 ? 'server-error' : code === 409 ? 'conflict' : 'unexpected-status',
+        `entry for ${txId}: status ${code}`,
+        code,
+      ),
+    };
   }
 
   private fromEntry(e: SuccessEntry, txId: string): ArcTxResult {
-    if (e.txid.toLowerCase() !== txId) throw new ArcTransientError('malformed-response', `ARC answered for ${e.txid}, not ${txId}`, 200);
-    if (!isArcStatus(e.txStatus)) throw new ArcTransientError('unknown-status', `unknown ARC status "${e.txStatus.slice(0, 60)}" for ${txId}`, 200);
+    if (e.txid.toLowerCase() !== txId)
+      throw new ArcTransientError('malformed-response', `ARC answered for ${e.txid}, not ${txId}`, 200);
+    if (!isArcStatus(e.txStatus))
+      throw new ArcTransientError('unknown-status', `unknown ARC status "${e.txStatus.slice(0, 60)}" for ${txId}`, 200);
     const status = e.txStatus;
     const extraInfo = e.extraInfo ?? '';
     switch (classifyStatus(status)) {
@@ -263,15 +318,28 @@ export class ArcClient {
       case 'accepted':
         return { kind: 'accepted', txId, status, extraInfo };
       case 'double-spend':
-        return { kind: 'double-spend', txId, competingTxs: (e.competingTxs ?? []).map((t) => t.toLowerCase()), detail: extraInfo || 'double spend attempted' };
+        return {
+          kind: 'double-spend',
+          txId,
+          competingTxs: (e.competingTxs ?? []).map((t) => t.toLowerCase()),
+          detail: extraInfo || 'double spend attempted',
+        };
       case 'rejected':
         return { kind: 'rejected', txId, code: 'REJECTED', detail: extraInfo || 'rejected by the network' };
       case 'mined': {
         const blockHash = (e.blockHash ?? '').toLowerCase();
         // An empty or partial MINED answer is known to happen (go-wallet-toolbox#1017): treat it as
         // "seen" and ask again later rather than guessing.
-        if (!isHashHex(blockHash) || e.blockHeight == null || !e.merklePath) return { kind: 'accepted', txId, status, extraInfo: 'MINED without block data' };
-        return { kind: 'mined', txId, status: 'MINED', blockHash, blockHeight: e.blockHeight, merklePath: e.merklePath };
+        if (!isHashHex(blockHash) || e.blockHeight == null || !e.merklePath)
+          return { kind: 'accepted', txId, status, extraInfo: 'MINED without block data' };
+        return {
+          kind: 'mined',
+          txId,
+          status: 'MINED',
+          blockHash,
+          blockHeight: e.blockHeight,
+          merklePath: e.merklePath,
+        };
       }
     }
   }
@@ -288,10 +356,19 @@ function parseJson<T>(answer: HttpAnswer, schema: z.ZodType<T>): T {
   try {
     value = JSON.parse(answer.text);
   } catch {
-    throw new ArcTransientError('malformed-response', `HTTP ${answer.status} with a body that is not JSON`, answer.status);
+    throw new ArcTransientError(
+      'malformed-response',
+      `HTTP ${answer.status} with a body that is not JSON`,
+      answer.status,
+    );
   }
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ArcTransientError('malformed-response', `HTTP ${answer.status} with an unexpected body: ${parsed.error.issues[0]?.message ?? ''}`, answer.status);
+  if (!parsed.success)
+    throw new ArcTransientError(
+      'malformed-response',
+      `HTTP ${answer.status} with an unexpected body: ${parsed.error.issues[0]?.message ?? ''}`,
+      answer.status,
+    );
   return parsed.data;
 }
 
@@ -315,7 +392,13 @@ function problemSuffix(answer: HttpAnswer): string {
 }
 
 function unexpected(answer: HttpAnswer): ArcTransientError {
-  return new ArcTransientError('unexpected-status', `unexpected HTTP ${answer.status}${problemSuffix(answer)}`, answer.status, undefined, answer.retryAfter);
+  return new ArcTransientError(
+    'unexpected-status',
+    `unexpected HTTP ${answer.status}${problemSuffix(answer)}`,
+    answer.status,
+    undefined,
+    answer.retryAfter,
+  );
 }
 
 function retryAfterSeconds(value: string | null): number | undefined {

@@ -29,13 +29,28 @@ export class ArcTransientError extends AppError {
     /** Seconds from a Retry-After header, when ARC sent one. */
     readonly retryAfterSeconds?: number,
   ) {
-    super({ errorCode: 'ARC_UNAVAILABLE', httpStatus: 503, detail: `ARC: ${detail}`, retryable: true, cause, headers: { 'Retry-After': String(retryAfterSeconds ?? 5) } });
+    super({
+      errorCode: 'ARC_UNAVAILABLE',
+      httpStatus: 503,
+      detail: `ARC: ${detail}`,
+      retryable: true,
+      cause,
+      headers: { 'Retry-After': String(retryAfterSeconds ?? 5) },
+    });
   }
 }
 
 /** ARC refused our credentials (401/403): not retryable until the operator fixes `ARC_API_KEY`. */
 export class ArcAuthError extends AppError {
-  constructor(readonly upstreamStatus: number, detail: string) {
-    super({ errorCode: 'ARC_AUTH_FAILED', httpStatus: 502, detail: `ARC refused the credentials (HTTP ${upstreamStatus}): ${detail}`, retryable: false });
+  constructor(
+    readonly upstreamStatus: number,
+    detail: string,
+  ) {
+    super({
+      errorCode: 'ARC_AUTH_FAILED',
+      httpStatus: 502,
+      detail: `ARC refused the credentials (HTTP ${upstreamStatus}): ${detail}`,
+      retryable: false,
+    });
   }
 }

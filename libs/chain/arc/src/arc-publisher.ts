@@ -71,7 +71,11 @@ export function toSubmitResult(r: ArcTxResult): ArcSubmitResult {
       return { status: 'accepted' };
     case 'pending':
       if (r.status === 'SEEN_IN_ORPHAN_MEMPOOL') {
-        return { status: 'rejected', code: 'MISSING_INPUT', detail: `ARC holds ${r.txId} as an orphan (a parent is missing)${r.extraInfo ? `: ${r.extraInfo}` : ''}` };
+        return {
+          status: 'rejected',
+          code: 'MISSING_INPUT',
+          detail: `ARC holds ${r.txId} as an orphan (a parent is missing)${r.extraInfo ? `: ${r.extraInfo}` : ''}`,
+        };
       }
       return { status: 'accepted' };
     case 'double-spend':
@@ -82,7 +86,8 @@ export function toSubmitResult(r: ArcTxResult): ArcSubmitResult {
         arcCode: 'DOUBLE_SPEND_ATTEMPTED',
       };
     case 'rejected':
-      if (r.code === 466) return { status: 'rejected', code: 'DOUBLE_SPEND', detail: `ARC 466: ${r.detail}`, arcCode: 466 };
+      if (r.code === 466)
+        return { status: 'rejected', code: 'DOUBLE_SPEND', detail: `ARC 466: ${r.detail}`, arcCode: 466 };
       return { status: 'rejected', code: 'INVALID_TX', detail: `ARC ${r.code}: ${r.detail}`, arcCode: r.code };
   }
 }

@@ -20,11 +20,14 @@ export interface ArcServices {
  * `ChainPublisher` on it, the headers client on `HEADERS_URL` and the proof store under `prefix`.
  */
 export function createArcServices(chain: Config['chain'], redis: Redis, prefix: string): ArcServices {
-  const maxTimeoutSeconds = chain.arcTimeoutMs >= 3000 ? Math.min(30, Math.floor(chain.arcTimeoutMs / 1000) - 2) : undefined;
+  const maxTimeoutSeconds =
+    chain.arcTimeoutMs >= 3000 ? Math.min(30, Math.floor(chain.arcTimeoutMs / 1000) - 2) : undefined;
   const client = new ArcClient({
     url: chain.arcUrl,
     ...(chain.arcApiKey ? { apiKey: chain.arcApiKey } : {}),
-    ...(chain.arcCallbackUrl && chain.arcCallbackToken ? { callbackUrl: chain.arcCallbackUrl, callbackToken: chain.arcCallbackToken, callbackBatch: true } : {}),
+    ...(chain.arcCallbackUrl && chain.arcCallbackToken
+      ? { callbackUrl: chain.arcCallbackUrl, callbackToken: chain.arcCallbackToken, callbackBatch: true }
+      : {}),
     timeoutMs: chain.arcTimeoutMs,
     ...(maxTimeoutSeconds === undefined ? {} : { maxTimeoutSeconds }),
   });

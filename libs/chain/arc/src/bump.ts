@@ -3,7 +3,8 @@ import { DUPLICATE_NODE, checkInclusion, isHashHex, parseHeader, tscProof } from
 import type { ChainHeader, InclusionFailure, TscMerkleProof } from '@proofline/chain-domain';
 
 /** Why a BUMP was refused. Never stored; the tracker asks again later. */
-export type ProofFailureReason = 'MALFORMED_BUMP' | 'TX_NOT_IN_BUMP' | 'HEADER_UNAVAILABLE' | 'NOT_ON_MAIN_CHAIN' | InclusionFailure;
+export type ProofFailureReason =
+  'MALFORMED_BUMP' | 'TX_NOT_IN_BUMP' | 'HEADER_UNAVAILABLE' | 'NOT_ON_MAIN_CHAIN' | InclusionFailure;
 
 export interface ProofFailure {
   readonly ok: false;
@@ -37,7 +38,8 @@ export function bumpToTsc(
   const fail = (reason: ProofFailureReason, detail: string): ProofFailure => ({ ok: false, txId, reason, detail });
   if (!/^(?:[0-9a-fA-F]{2})+$/.test(bumpHex)) return fail('MALFORMED_BUMP', 'the merklePath is not hex');
   const plain = readPlainBump(Buffer.from(bumpHex, 'hex'), txId);
-  if (plain) return { ok: true, proof: tscProof(plain.index, txId, headerHex.toLowerCase(), plain.nodes), height: plain.height };
+  if (plain)
+    return { ok: true, proof: tscProof(plain.index, txId, headerHex.toLowerCase(), plain.nodes), height: plain.height };
   let mp: MerklePath;
   try {
     mp = MerklePath.fromHex(bumpHex);
@@ -83,9 +85,15 @@ export interface MinedClaim {
  * fold of the converted nodes give the header's Merkle root. Pure; every failure is data.
  */
 export function verifyBump(claim: MinedClaim, header: ChainHeader | null): VerifiedProof | ProofFailure {
-  const fail = (reason: ProofFailureReason, detail: string): ProofFailure => ({ ok: false, txId: claim.txId, reason, detail });
+  const fail = (reason: ProofFailureReason, detail: string): ProofFailure => ({
+    ok: false,
+    txId: claim.txId,
+    reason,
+    detail,
+  });
   if (!header) return fail('HEADER_UNAVAILABLE', `the headers source does not know block ${claim.blockHash}`);
-  if (header.hash !== claim.blockHash) return fail('HEADER_HASH_MISMATCH', `asked for ${claim.blockHash}, got the header of ${header.hash}`);
+  if (header.hash !== claim.blockHash)
+    return fail('HEADER_HASH_MISMATCH', `asked for ${claim.blockHash}, got the header of ${header.hash}`);
   if (header.confirmations < 1) return fail('NOT_ON_MAIN_CHAIN', `block ${claim.blockHash} is not on the main chain`);
   const converted = bumpToTsc(claim.merklePath, claim.txId, header.headerHex);
   if (!converted.ok) return converted;
@@ -108,9 +116,17 @@ export function verifyBump(claim: MinedClaim, header: ChainHeader | null): Verif
       return fail('MALFORMED_BUMP', `the sdk cannot compute a root: ${(e as Error).message}`);
     }
     const merkleRoot = parseHeader(header.headerHex).merkleRoot;
-    if (sdkRoot !== merkleRoot) return fail('ROOT_MISMATCH', `the BUMP computes root ${sdkRoot}, the header has ${merkleRoot}`);
+    if (sdkRoot !== merkleRoot)
+      return fail('ROOT_MISMATCH', `the BUMP computes root ${sdkRoot}, the header has ${merkleRoot}`);
   }
-  return { ok: true, txId: claim.txId, blockHash: claim.blockHash, blockHeight: claim.blockHeight, headerHex: header.headerHex.toLowerCase(), proof: converted.proof };
+  return {
+    ok: true,
+    txId: claim.txId,
+    blockHash: claim.blockHash,
+    blockHeight: claim.blockHeight,
+    headerHex: header.headerHex.toLowerCase(),
+    proof: converted.proof,
+  };
 }
 
 /**
@@ -131,7 +147,8 @@ function readPlainBump(bytes: Buffer, txId: string): { height: number; index: nu
     if (first < 0xfd) return first;
     const size = first === 0xfd ? 2 : first === 0xfe ? 4 : 8;
     if (at + size > bytes.length) return null;
-    const value = size === 2 ? bytes.readUInt16LE(at) : size === 4 ? bytes.readUInt32LE(at) : Number(bytes.readBigUInt64LE(at));
+    const value =
+      size === 2 ? bytes.readUInt16LE(at) : size === 4 ? bytes.readUInt32LE(at) : Number(bytes.readBigUInt64LE(at));
     at += size;
     return Number.isSafeInteger(value) ? value : null;
   };
@@ -142,7 +159,9 @@ function readPlainBump(bytes: Buffer, txId: string): { height: number; index: nu
     at += 1;
     if (flags & 1) return flags === 1 ? { offset, hash: null } : null;
     if (flags > 2 || at + 32 > bytes.length) return null;
-    const hash = Buffer.from(bytes.subarray(at, at + 32)).reverse().toString('hex');
+    const hash = Buffer.from(bytes.subarray(at, at + 32))
+      .reverse()
+      .toString('hex');
     at += 32;
     return { offset, hash };
   };

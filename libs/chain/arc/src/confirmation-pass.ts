@@ -21,7 +21,9 @@ export interface ArcRefusal {
 export interface ConfirmationPassDeps {
   readonly client: StatusSource;
   /** Re-broadcasts the same bytes (ArcChainPublisher.submitMany fits). */
-  readonly rebroadcast: (txs: readonly { readonly txId: string; readonly rawHex: string }[]) => Promise<BatchSubmitOutcome[]>;
+  readonly rebroadcast: (
+    txs: readonly { readonly txId: string; readonly rawHex: string }[],
+  ) => Promise<BatchSubmitOutcome[]>;
   readonly headers: HeadersSource;
   readonly store: ArcProofStore;
   /** Command connection and prefix for block events. */
@@ -51,7 +53,9 @@ export interface ConfirmationPassOptions {
 }
 
 /** The pass options a chain configuration implies: the callback grace applies only when callbacks are configured. */
-export function confirmationOptions(chain: Pick<Config['chain'], 'arcCallbackUrl' | 'arcCallbackToken' | 'callbackGraceMs'>): Pick<ConfirmationPassOptions, 'pollAfterMs'> {
+export function confirmationOptions(
+  chain: Pick<Config['chain'], 'arcCallbackUrl' | 'arcCallbackToken' | 'callbackGraceMs'>,
+): Pick<ConfirmationPassOptions, 'pollAfterMs'> {
   return { pollAfterMs: chain.arcCallbackUrl && chain.arcCallbackToken ? chain.callbackGraceMs : 0 };
 }
 
@@ -82,20 +86,34 @@ const HEADER_BACKFILL = 16;
  * 5. a new tip: its header (and up to 16 missing ancestors) stored, and a block event published.
  * Faults of the headers source or ARC skip the affected step; the next pass retries it.
  */
-export async function runConfirmationPass(deps: ConfirmationPassDeps, options: ConfirmationPassOptions = {}): Promise<ConfirmationPassReport> {
+export async function runConfirmationPass(
+  deps: ConfirmationPassDeps,
+  options: ConfirmationPassOptions = {},
+): Promise<ConfirmationPassReport> {
   const { store } = deps;
   const before = await store.tip();
   let reorged: string[] = [];
   try {
     const report = await store.reconcile(deps.headers, options.reorgDepth ?? 6, options.now ?? new Date());
     reorged = report.dropped.flatMap((d) => d.txIds);
-    for (const d of report.dropped) deps.logger?.warn({ blockHash: d.blockHash, height: d.height, txIds: d.txIds.length }, 'block left the main chain: its proofs were dropped, the transactions wait for a new proof');
+    for (const d of report.dropped)
+      deps.logger?.warn(
+        { blockHash: d.blockHash, height: d.height, txIds: d.txIds.length },
+        'block left the main chain: its proofs were dropped, the transactions wait for a new proof',
+      );
   } catch (e) {
     deps.logger?.warn({ err: (e as Error).message }, 'reconcile skipped: the headers source did not answer');
   }
 
   const txIds = await store.watched(options.batch ?? 500, options.pollAfterMs ?? 0, options.now ?? new Date());
-  const track = await trackConfirmations({ client: deps.client, headers: deps.headers, store, txIds, ...(options.concurrency ? { concurrency: options.concurrency } : {}), ...(deps.logger ? { logger: deps.logger } : {}) });
+  const track = await trackConfirmations({
+    client: deps.client,
+    headers: deps.headers,
+    store,
+    txIds,
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(deps.logger ? { logger: deps.logger } : {}),
+  });
 
   let refused = 0;
   const refuse = async (r: ArcRefusal) => {
@@ -118,11 +136,19 @@ export async function runConfirmationPass(deps: ConfirmationPassDeps, options: C
         if ('retry' in outcome) continue;
         const result = outcome.result;
         if (result.status === 'rejected' && result.code !== 'MISSING_INPUT') {
-          await refuse({ txId: outcome.txId, code: String(result.arcCode ?? result.code), detail: result.detail, reachedNetwork: true });
+          await refuse({
+            txId: outcome.txId,
+            code: String(result.arcCode ?? result.code),
+            detail: result.detail,
+            reachedNetwork: true,
+          });
         } else rebroadcast++;
       }
     } catch (e) {
-      deps.logger?.warn({ err: (e as Error).message, txIds: txs.length }, 're-broadcast failed; the next pass tries again');
+      deps.logger?.warn(
+        { err: (e as Error).message, txIds: txs.length },
+        're-broadcast failed; the next pass tries again',
+      );
     }
   }
 

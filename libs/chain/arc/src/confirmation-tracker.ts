@@ -40,7 +40,9 @@ export async function proveMined(deps: ProofDeps, claims: readonly MinedClaim[])
   for (const claim of claims) {
     let pending = headerOf.get(claim.blockHash);
     if (!pending) {
-      pending = deps.headers.headerByHash(claim.blockHash).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+      pending = deps.headers
+        .headerByHash(claim.blockHash)
+        .catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
       headerOf.set(claim.blockHash, pending);
     }
     const header = await pending;
@@ -52,9 +54,17 @@ export async function proveMined(deps: ProofDeps, claims: readonly MinedClaim[])
     else failed.push(outcome);
   }
   await deps.store.storeProofs(verified);
-  for (const f of failed) deps.logger?.warn({ txId: f.txId, reason: f.reason, detail: f.detail }, 'ARC proof refused; the transaction stays waiting');
+  for (const f of failed)
+    deps.logger?.warn(
+      { txId: f.txId, reason: f.reason, detail: f.detail },
+      'ARC proof refused; the transaction stays waiting',
+    );
   const blocks = new Map(verified.map((v) => [v.blockHash, v.blockHeight]));
-  return { proven: verified.map((v) => v.txId), failed, blocks: [...blocks].map(([hash, height]) => ({ hash, height })) };
+  return {
+    proven: verified.map((v) => v.txId),
+    failed,
+    blocks: [...blocks].map(([hash, height]) => ({ hash, height })),
+  };
 }
 
 /** The status query the tracker needs (ArcClient fits). */
@@ -101,7 +111,8 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
       const txId = txIds[next++] as string;
       try {
         const r = await client.status(txId);
-        if (r.kind === 'mined') claims.push({ txId, blockHash: r.blockHash, blockHeight: r.blockHeight, merklePath: r.merklePath });
+        if (r.kind === 'mined')
+          claims.push({ txId, blockHash: r.blockHash, blockHeight: r.blockHeight, merklePath: r.merklePath });
         else if (r.kind === 'not-found') unknown.push(txId);
         else if (r.kind === 'rejected' || r.kind === 'double-spend') rejected.push(r);
         else waiting.push({ txId, status: r.status });
@@ -122,7 +133,10 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
   return { ...proved, waiting, unknown, rejected, errors, tipHeight: await tip };
 }
 
-const hashHex = z.string().transform((s) => s.toLowerCase()).refine(isHashHex, 'must be 64 hex characters');
+const hashHex = z
+  .string()
+  .transform((s) => s.toLowerCase())
+  .refine(isHashHex, 'must be 64 hex characters');
 const callbackItem = z.object({
   timestamp: z.string().nullish(),
   txid: hashHex,
@@ -133,7 +147,10 @@ const callbackItem = z.object({
   blockHash: z.string().nullish(),
   blockHeight: z.number().int().nonnegative().nullish(),
 });
-const callbackBody = z.union([z.object({ count: z.number().int().nonnegative(), callbacks: z.array(callbackItem).max(1000) }), callbackItem]);
+const callbackBody = z.union([
+  z.object({ count: z.number().int().nonnegative(), callbacks: z.array(callbackItem).max(1000) }),
+  callbackItem,
+]);
 export type ArcCallback = z.infer<typeof callbackItem>;
 
 /** What the callback route answers; a wrong token or a bad body is data, not a throw. */
@@ -155,13 +172,19 @@ export function parseArcCallback(body: unknown, authorization: string | undefine
   const parsed = callbackBody.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { httpStatus: 400, errorCode: 'ARC_CALLBACK_INVALID', detail: `not an ARC callback: ${issue ? `${issue.path.join('.')} ${issue.message}` : 'invalid'}` };
+    return {
+      httpStatus: 400,
+      errorCode: 'ARC_CALLBACK_INVALID',
+      detail: `not an ARC callback: ${issue ? `${issue.path.join('.')} ${issue.message}` : 'invalid'}`,
+    };
   }
   const callbacks = 'callbacks' in parsed.data ? parsed.data.callbacks : [parsed.data];
   return { httpStatus: 200, callbacks };
 }
 
-export type HandledCallback = Exclude<CallbackOutcome, { httpStatus: 200 }> | ({ readonly httpStatus: 200; readonly hints: readonly ArcCallback[] } & ProveReport);
+export type HandledCallback =
+  | Exclude<CallbackOutcome, { httpStatus: 200 }>
+  | ({ readonly httpStatus: 200; readonly hints: readonly ArcCallback[] } & ProveReport);
 
 /**
  * Handles an ARC callback end to end: {@link parseArcCallback}, then every MINED item with block
@@ -169,7 +192,11 @@ export type HandledCallback = Exclude<CallbackOutcome, { httpStatus: 200 }> | ({
  * (storing a proof again changes nothing). A callback is only a hint: the other statuses are
  * returned as `hints` for the caller to schedule a poll; polling stays the ground truth.
  */
-export async function handleArcCallback(deps: ProofDeps & { readonly token: string }, body: unknown, authorization: string | undefined): Promise<HandledCallback> {
+export async function handleArcCallback(
+  deps: ProofDeps & { readonly token: string },
+  body: unknown,
+  authorization: string | undefined,
+): Promise<HandledCallback> {
   const outcome = parseArcCallback(body, authorization, deps.token);
   if (outcome.httpStatus !== 200) return outcome;
   const claims: MinedClaim[] = [];

@@ -55,18 +55,25 @@ export async function startConfirmationWorker(o: ConfirmationWorkerOptions): Pro
     }
   };
   const queue = new Queue(QUEUES.chainConfirmations, { connection: o.connection, prefix });
-  await queue.upsertJobScheduler(ARC_CONFIRM_SCHEDULER_ID, { every: o.pollMs }, { name: ARC_CONFIRM_JOB, data: {}, opts: ARC_CONFIRM_JOB_OPTIONS });
+  await queue.upsertJobScheduler(
+    ARC_CONFIRM_SCHEDULER_ID,
+    { every: o.pollMs },
+    { name: ARC_CONFIRM_JOB, data: {}, opts: ARC_CONFIRM_JOB_OPTIONS },
+  );
   const worker = new Worker<unknown, ConfirmationPassReport | { skipped: true }>(
     QUEUES.chainConfirmations,
     async () => {
       const report = await runOnce();
       if (!report) return { skipped: true };
-      if (report.proven || report.refused || report.reorged.length || report.rebroadcast) o.logger?.debug({ ...report }, 'confirmation pass');
+      if (report.proven || report.refused || report.reorged.length || report.rebroadcast)
+        o.logger?.debug({ ...report }, 'confirmation pass');
       return report;
     },
     { connection: o.connection, prefix, concurrency: 1 },
   );
-  worker.on('failed', (job, err) => o.logger?.warn({ err: err.message, jobId: job?.id }, 'confirmation pass failed; the next tick retries'));
+  worker.on('failed', (job, err) =>
+    o.logger?.warn({ err: err.message, jobId: job?.id }, 'confirmation pass failed; the next tick retries'),
+  );
   worker.on('error', (err) => o.logger?.warn({ err: err.message }, 'confirmation worker error'));
   await worker.waitUntilReady();
   return {

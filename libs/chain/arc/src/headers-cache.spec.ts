@@ -16,7 +16,12 @@ function source() {
   return { s, headers, asked };
 }
 
-const header = (hash: string, confirmations: number): ChainHeader => ({ hash, height: 7, confirmations, headerHex: '00'.repeat(80) });
+const header = (hash: string, confirmations: number): ChainHeader => ({
+  hash,
+  height: 7,
+  confirmations,
+  headerHex: '00'.repeat(80),
+});
 
 describe('cachingHeaders', () => {
   it('answers a main-chain header from memory within the window, asks again after it', async () => {

@@ -5,8 +5,19 @@ import { AppError } from '@proofline/shared-errors';
 
 /** The headers source could not be reached or answered something unusable; retry later. */
 export class HeadersSourceError extends AppError {
-  constructor(detail: string, readonly upstreamStatus?: number, cause?: unknown) {
-    super({ errorCode: 'HEADERS_UNAVAILABLE', httpStatus: 503, detail: `headers source: ${detail}`, retryable: true, cause, headers: { 'Retry-After': '5' } });
+  constructor(
+    detail: string,
+    readonly upstreamStatus?: number,
+    cause?: unknown,
+  ) {
+    super({
+      errorCode: 'HEADERS_UNAVAILABLE',
+      httpStatus: 503,
+      detail: `headers source: ${detail}`,
+      retryable: true,
+      cause,
+      headers: { 'Retry-After': '5' },
+    });
   }
 }
 
@@ -84,7 +95,13 @@ export class WocHeadersClient implements HeadersSource {
       text = await res.text();
     } catch (e) {
       const name = (e as { name?: string } | null)?.name;
-      throw new HeadersSourceError(name === 'TimeoutError' ? `GET ${path} gave no answer within ${this.options.timeoutMs} ms` : `GET ${path} failed`, undefined, e);
+      throw new HeadersSourceError(
+        name === 'TimeoutError'
+          ? `GET ${path} gave no answer within ${this.options.timeoutMs} ms`
+          : `GET ${path} failed`,
+        undefined,
+        e,
+      );
     }
     if (res.status !== 200) return { status: res.status, body: null };
     try {

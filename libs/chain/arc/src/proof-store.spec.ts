@@ -12,7 +12,14 @@ import { ArcProofStore } from './proof-store';
 function syntheticBlock(n: number, height: number) {
   const txIds = Array.from({ length: n }, () => randomBytes(32).toString('hex'));
   const { root, branches } = merkleBranches(txIds);
-  const mined = mineHeader({ version: 0x20000000, prevHash: randomBytes(32).toString('hex'), merkleRoot: root, time: 1_790_000_000 + height, bits: 0x207fffff, nonce: 0 });
+  const mined = mineHeader({
+    version: 0x20000000,
+    prevHash: randomBytes(32).toString('hex'),
+    merkleRoot: root,
+    time: 1_790_000_000 + height,
+    bits: 0x207fffff,
+    nonce: 0,
+  });
   const proofs: VerifiedProof[] = txIds.map((txId, i) => ({
     ok: true,
     txId,
@@ -40,11 +47,19 @@ describe('ArcProofStore', () => {
     expect(send).toHaveBeenCalledTimes(1);
     send.mockRestore();
     expect(got[1001]).toBeNull();
-    expect(got.slice(0, 1001).every((inc, i) => inc?.proof !== null && inc?.blockHash === block.hash && inc.blockHeight === 500 && inc.index === i)).toBe(true);
+    expect(
+      got
+        .slice(0, 1001)
+        .every(
+          (inc, i) =>
+            inc?.proof !== null && inc?.blockHash === block.hash && inc.blockHeight === 500 && inc.index === i,
+        ),
+    ).toBe(true);
     expect(got[1000]!.proof!.nodes).toContain(DUPLICATE_NODE);
     expect(got[1000]!.proof).toEqual(block.proofs[1000]!.proof);
     expect(got[1000]!.blockTime).toEqual(new Date((1_790_000_000 + 500) * 1000));
-    for (const i of [0, 517, 1000]) expect(verifyTscProof(got[i]!.proof!, block.txIds[i]!)).toMatchObject({ valid: true });
+    for (const i of [0, 517, 1000])
+      expect(verifyTscProof(got[i]!.proof!, block.txIds[i]!)).toMatchObject({ valid: true });
     await expect(store.inclusions([])).resolves.toEqual([]);
   });
 
@@ -65,15 +80,25 @@ describe('ArcProofStore', () => {
     expect(await redis.hlen(k.blockTop(large.hash))).toBeLessThanOrEqual(126);
     const got = await store.inclusions(large.txIds);
     expect(got.map((inc) => inc?.proof)).toEqual(large.proofs.map((p) => p.proof));
-    for (const i of [0, 1, 748, 1499]) expect(verifyTscProof(got[i]!.proof!, large.txIds[i]!)).toMatchObject({ valid: true });
+    for (const i of [0, 1, 748, 1499])
+      expect(verifyTscProof(got[i]!.proof!, large.txIds[i]!)).toMatchObject({ valid: true });
   });
 
   it('reads a deep proof alone in its block, values stored before the shared top, and values with another number of shared levels', async () => {
     const k = arcKeys(prefix);
     // A mainnet-like proof: depth 20, the only record of its block, a duplicate among its top levels.
     const txId = randomBytes(32).toString('hex');
-    const nodes = Array.from({ length: 20 }, (_, level) => (level === 17 ? DUPLICATE_NODE : randomBytes(32).toString('hex')));
-    const deep: VerifiedProof = { ok: true, txId, blockHash: randomBytes(32).toString('hex'), blockHeight: 506, headerHex: syntheticBlock(1, 506).headerHex, proof: tscProof(786_431, txId, '', nodes) };
+    const nodes = Array.from({ length: 20 }, (_, level) =>
+      level === 17 ? DUPLICATE_NODE : randomBytes(32).toString('hex'),
+    );
+    const deep: VerifiedProof = {
+      ok: true,
+      txId,
+      blockHash: randomBytes(32).toString('hex'),
+      blockHeight: 506,
+      headerHex: syntheticBlock(1, 506).headerHex,
+      proof: tscProof(786_431, txId, '', nodes),
+    };
     await store.storeProofs([deep]);
     expect((await redis.hgetBuffer(k.inclusions, Buffer.from(txId, 'hex')))!.length).toBe(41 + 32 * 14);
     expect(await redis.hlen(k.blockTop(deep.blockHash))).toBe(5);
@@ -133,10 +158,12 @@ describe('ArcProofStore', () => {
     const block = syntheticBlock(100, 508);
     await store.storeProofs(block.proofs);
     await redis.del(arcKeys(prefix).blockTop(block.hash));
-    await expect(store.inclusions([block.txIds[42]!])).rejects.toThrow(`the stored proof of ${block.txIds[42]!} lacks its block's top node`);
+    await expect(store.inclusions([block.txIds[42]!])).rejects.toThrow(
+      `the stored proof of ${block.txIds[42]!} lacks its block's top node`,
+    );
   });
 
-  it('lists a block\'s txIds once in 32 bytes each, however often a proof is stored; a block stored as a SET still reads and drops', async () => {
+  it("lists a block's txIds once in 32 bytes each, however often a proof is stored; a block stored as a SET still reads and drops", async () => {
     const k = arcKeys(prefix);
     const block = syntheticBlock(40, 502);
     await store.storeProofs(block.proofs.slice(0, 25));
@@ -148,7 +175,11 @@ describe('ArcProofStore', () => {
 
     // A txId proven again in another block (a reorg) is listed there; the old block no longer claims it.
     const other = syntheticBlock(1, 503);
-    const moved = { ...other.proofs[0]!, txId: block.txIds[0]!, proof: { ...other.proofs[0]!.proof, txOrId: block.txIds[0]! } };
+    const moved = {
+      ...other.proofs[0]!,
+      txId: block.txIds[0]!,
+      proof: { ...other.proofs[0]!.proof, txOrId: block.txIds[0]! },
+    };
     await store.storeProofs([moved]);
     expect(await store.txIdsOfBlock(block.hash)).toEqual(block.txIds.slice(1));
     expect(await store.txIdsOfBlock(other.hash)).toEqual([block.txIds[0]]);

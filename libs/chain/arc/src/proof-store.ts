@@ -22,7 +22,11 @@ export interface ReconcileReport {
   /** Stored blocks that were checked (heights tip-depth+1 … tip, and any above the tip). */
   readonly checked: number;
   /** Blocks that left the main chain, and the txIds whose proofs were dropped with them. */
-  readonly dropped: readonly { readonly blockHash: string; readonly height: number; readonly txIds: readonly string[] }[];
+  readonly dropped: readonly {
+    readonly blockHash: string;
+    readonly height: number;
+    readonly txIds: readonly string[];
+  }[];
 }
 
 const MAX_LEVELS = 32;
@@ -50,7 +54,10 @@ export class ArcProofStore implements ChainReader {
   private readonly keys: ArcKeys;
   private readonly commands: ArcCommands;
 
-  constructor(private readonly redis: Redis, prefix: string) {
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+  ) {
     this.keys = arcKeys(prefix);
     this.commands = arcCommands(redis);
   }
@@ -78,9 +85,14 @@ export class ArcProofStore implements ChainReader {
     }
     // The shared top before the inclusions that need it, in the same MULTI: a reader never sees one without the other.
     for (const [hash, top] of tops) {
-      if (top.size > 0) m.hset(k.blockTop(hash), ...[...top].flatMap(([field, node]) => [Buffer.from(field, 'latin1'), node]));
+      if (top.size > 0)
+        m.hset(k.blockTop(hash), ...[...top].flatMap(([field, node]) => [Buffer.from(field, 'latin1'), node]));
     }
-    m.arcStoreProofs(k.inclusions, k.blockTxIds(''), ...proofs.flatMap((p) => [raw(p.txId), p.blockHash, inclusionValue(p)]));
+    m.arcStoreProofs(
+      k.inclusions,
+      k.blockTxIds(''),
+      ...proofs.flatMap((p) => [raw(p.txId), p.blockHash, inclusionValue(p)]),
+    );
     m.zrem(k.unproven, ...proofs.map((p) => p.txId));
     const replies = await m.exec();
     for (const [err] of replies ?? []) if (err) throw err;
@@ -121,7 +133,14 @@ export class ArcProofStore implements ChainReader {
   async watched(limit: number, waitedAtLeastMs = 0, now: Date = new Date()): Promise<string[]> {
     if (limit <= 0) return [];
     if (waitedAtLeastMs <= 0) return this.redis.zrange(this.keys.unproven, 0, limit - 1);
-    return this.redis.zrangebyscore(this.keys.unproven, '-inf', String(now.getTime() - waitedAtLeastMs), 'LIMIT', 0, limit);
+    return this.redis.zrangebyscore(
+      this.keys.unproven,
+      '-inf',
+      String(now.getTime() - waitedAtLeastMs),
+      'LIMIT',
+      0,
+      limit,
+    );
   }
 
   /** How many published transactions wait for a proof. */
@@ -160,7 +179,12 @@ export class ArcProofStore implements ChainReader {
   /** Where each txId is mined, with its verified TSC proof, in one round trip (null: no proof stored). */
   async inclusions(txIds: readonly string[]): Promise<(TxInclusion | null)[]> {
     if (txIds.length === 0) return [];
-    const flat = await this.commands.arcInclusionsBuffer(this.keys.inclusions, this.keys.blocks, this.keys.blockTop(''), ...txIds.map(raw));
+    const flat = await this.commands.arcInclusionsBuffer(
+      this.keys.inclusions,
+      this.keys.blocks,
+      this.keys.blockTop(''),
+      ...txIds.map(raw),
+    );
     return txIds.map((txId, i) => {
       const inc = flat[3 * i];
       const block = flat[3 * i + 1];
@@ -191,7 +215,8 @@ export class ArcProofStore implements ChainReader {
   async txIdsOfBlock(hash: string): Promise<string[]> {
     const flat = await this.commands.arcBlockTxidsBuffer(this.keys.blockTxIds(hash), this.keys.inclusions, raw(hash));
     const pairs: { txId: string; index: number }[] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) pairs.push({ txId: (flat[i] as Buffer).toString('hex'), index: (flat[i + 1] as Buffer).readUInt32LE(0) });
+    for (let i = 0; i + 1 < flat.length; i += 2)
+      pairs.push({ txId: (flat[i] as Buffer).toString('hex'), index: (flat[i + 1] as Buffer).readUInt32LE(0) });
     return pairs.sort((a, b) => a.index - b.index).map((p) => p.txId);
   }
 
@@ -210,8 +235,17 @@ export class ArcProofStore implements ChainReader {
   async dropBlock(hash: string, height: number, at: Date = new Date()): Promise<string[]> {
     const k = this.keys;
     const dropped = await this.commands.arcDropBlockBuffer(
-      k.blockTxIds(hash), k.inclusions, k.blocks, k.heights, k.byHeight, k.unproven, k.blockTop(hash),
-      raw(hash), hash, String(height), String(at.getTime()),
+      k.blockTxIds(hash),
+      k.inclusions,
+      k.blocks,
+      k.heights,
+      k.byHeight,
+      k.unproven,
+      k.blockTop(hash),
+      raw(hash),
+      hash,
+      String(height),
+      String(at.getTime()),
     );
     return dropped.map((b) => b.toString('hex'));
   }
@@ -231,7 +265,11 @@ export class ArcProofStore implements ChainReader {
     for (const block of stored) {
       const header = await headers.headerByHash(block.hash);
       if (header && header.confirmations >= 1 && header.height === block.height) continue;
-      dropped.push({ blockHash: block.hash, height: block.height, txIds: await this.dropBlock(block.hash, block.height, at) });
+      dropped.push({
+        blockHash: block.hash,
+        height: block.height,
+        txIds: await this.dropBlock(block.hash, block.height, at),
+      });
     }
     return { tip, checked: stored.length, dropped };
   }
@@ -250,7 +288,12 @@ function blockValue(headerHex: string, height: number): Buffer {
 
 function toStoredBlock(hash: string, value: Buffer): StoredBlock {
   const headerHex = value.subarray(0, HEADER_BYTES).toString('hex');
-  return { hash, height: value.readUInt32LE(HEADER_BYTES), headerHex, time: new Date(parseHeader(headerHex).time * 1000) };
+  return {
+    hash,
+    height: value.readUInt32LE(HEADER_BYTES),
+    headerHex,
+    time: new Date(parseHeader(headerHex).time * 1000),
+  };
 }
 
 /** How many levels of a `depth`-level proof are stored with the record (the rest is the block's shared top). */
@@ -321,7 +364,8 @@ function decodeInclusion(txId: string, v: Buffer, top: Buffer): { blockHash: str
     if ((mask >>> level) & 1) nodes.push(DUPLICATE_NODE);
     else if (level < inline) nodes.push(v.subarray(base + 32 * level, base + 32 * (level + 1)).toString('hex'));
     else {
-      if (top.length < 32 * (t + 1)) throw new Error(`the stored proof of ${txId} lacks its block's top node at level ${level}`);
+      if (top.length < 32 * (t + 1))
+        throw new Error(`the stored proof of ${txId} lacks its block's top node at level ${level}`);
       nodes.push(top.subarray(32 * t, 32 * (t + 1)).toString('hex'));
       t++;
     }

@@ -1,6 +1,17 @@
 import { createHash } from 'node:crypto';
 import { MerklePath } from '@bsv/sdk';
-import { DUPLICATE_NODE, REGTEST_BITS, blockHash as hashOfHeader, buildBranchProofs, merkleBranches, merkleRoot, mineHeader, parseHeader, serializeHeader, verifyTscProof } from '@proofline/chain-domain';
+import {
+  DUPLICATE_NODE,
+  REGTEST_BITS,
+  blockHash as hashOfHeader,
+  buildBranchProofs,
+  merkleBranches,
+  merkleRoot,
+  mineHeader,
+  parseHeader,
+  serializeHeader,
+  verifyTscProof,
+} from '@proofline/chain-domain';
 import type { ChainHeader, TxInclusion } from '@proofline/chain-domain';
 import { BsvTransactionBuilder, deriveChainKeys, tscToMerklePath } from '@proofline/chain-bsv';
 import { DevnetBlockProducer, DevnetPublisher, DevnetReader } from '@proofline/chain-devnet';
@@ -57,8 +68,20 @@ class ChainView {
 
   bump(txId: string, block: KnownBlock, index: number): string {
     const nodes = [...block.branches[index]!];
-    if (this.corrupt.has(txId)) nodes[0] = nodes[0] === DUPLICATE_NODE ? 'ee'.repeat(32) : `${nodes[0]!.slice(0, 62)}${nodes[0]!.endsWith('00') ? '01' : '00'}`;
-    const proof = { index, txOrId: txId, target: block.headerHex, nodes, targetType: 'header' as const, proofType: 'branch' as const, composite: false as const };
+    if (this.corrupt.has(txId))
+      nodes[0] =
+        nodes[0] === DUPLICATE_NODE
+          ? 'ee'.repeat(32)
+          : `${nodes[0]!.slice(0, 62)}${nodes[0]!.endsWith('00') ? '01' : '00'}`;
+    const proof = {
+      index,
+      txOrId: txId,
+      target: block.headerHex,
+      nodes,
+      targetType: 'header' as const,
+      proofType: 'branch' as const,
+      composite: false as const,
+    };
     return tscToMerklePath(proof, block.height).toHex();
   }
 
@@ -69,10 +92,31 @@ class ChainView {
     if (m) {
       const txId = m[1]!;
       const at = this.where(txId);
-      if (!at) return { status: 404, body: { type: 'https://arc.bitcoinsv.com/errors/404', title: 'Not found', status: 404, detail: 'Transaction could not be found', txid: txId } };
-      return { status: 200, body: { txid: txId, txStatus: 'MINED', blockHash: at.block.hash, blockHeight: at.block.height, merklePath: this.bump(txId, at.block, at.index), extraInfo: '' } };
+      if (!at)
+        return {
+          status: 404,
+          body: {
+            type: 'https://arc.bitcoinsv.com/errors/404',
+            title: 'Not found',
+            status: 404,
+            detail: 'Transaction could not be found',
+            txid: txId,
+          },
+        };
+      return {
+        status: 200,
+        body: {
+          txid: txId,
+          txStatus: 'MINED',
+          blockHash: at.block.hash,
+          blockHeight: at.block.height,
+          merklePath: this.bump(txId, at.block, at.index),
+          extraInfo: '',
+        },
+      };
     }
-    if (req.path === '/chain/info') return { status: 200, body: { chain: 'regtest', blocks: tip, bestblockhash: this.mainChain[tip] } };
+    if (req.path === '/chain/info')
+      return { status: 200, body: { chain: 'regtest', blocks: tip, bestblockhash: this.mainChain[tip] } };
     m = /^\/block\/([0-9a-f]{64})\/header$/.exec(req.path);
     const b = m && this.blocks.get(m[1]!);
     if (!b) return { status: 404, body: 'unknown block' };
@@ -123,7 +167,11 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
     headers = new WocHeadersClient({ url: fx.url, timeoutMs: 2000 });
     records = [];
     for (let i = 0; i < 6; i++) {
-      const tx = builder.build({ kind: 'independent', data: new Uint8Array(Buffer.from(`record ${i}`)), contentType: 'text/plain' });
+      const tx = builder.build({
+        kind: 'independent',
+        data: new Uint8Array(Buffer.from(`record ${i}`)),
+        contentType: 'text/plain',
+      });
       expect(await devPublisher.submit(tx)).toEqual({ status: 'accepted' });
       records.push(tx.txId);
     }
@@ -144,14 +192,19 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
     await cleanup();
   });
 
-  const chainHeader = (b: KnownBlock, confirmations = 1): ChainHeader => ({ hash: b.hash, height: b.height, confirmations, headerHex: b.headerHex });
+  const chainHeader = (b: KnownBlock, confirmations = 1): ChainHeader => ({
+    hash: b.hash,
+    height: b.height,
+    confirmations,
+    headerHex: b.headerHex,
+  });
 
   it('the test block has 7 transactions, so its tree has duplicated nodes', () => {
     expect(block.txIds).toHaveLength(7);
     expect(block.branches.flat()).toContain(DUPLICATE_NODE);
   });
 
-  it('converts each transaction\'s BUMP into the devnet\'s own TSC proof, which the sdk and the TSC fold both accept', () => {
+  it("converts each transaction's BUMP into the devnet's own TSC proof, which the sdk and the TSC fold both accept", () => {
     const root = parseHeader(block.headerHex).merkleRoot;
     block.txIds.forEach((txId, index) => {
       const bump = view.bump(txId, block, index);
@@ -161,11 +214,13 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
       expect(converted.height).toBe(block.height);
       expect(MerklePath.fromHex(bump).computeRoot(txId)).toBe(root);
       expect(verifyTscProof(converted.proof, txId)).toEqual({ valid: true, root });
-      expect(verifyBump({ txId, blockHash: block.hash, blockHeight: block.height, merklePath: bump }, chainHeader(block))).toMatchObject({ ok: true, proof: converted.proof });
+      expect(
+        verifyBump({ txId, blockHash: block.hash, blockHeight: block.height, merklePath: bump }, chainHeader(block)),
+      ).toMatchObject({ ok: true, proof: converted.proof });
     });
   });
 
-  it('reads plain single-transaction BUMPs with Buffers (no sdk) and gives the sdk\'s proof for every transaction of blocks of 1..300', () => {
+  it("reads plain single-transaction BUMPs with Buffers (no sdk) and gives the sdk's proof for every transaction of blocks of 1..300", () => {
     block.txIds.forEach((txId, index) => {
       const converted = bumpToTsc(view.bump(txId, block, index), txId, block.headerHex);
       expect(converted).toMatchObject({ ok: true, height: block.height });
@@ -173,7 +228,14 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
     });
     for (const n of [1, 2, 3, 6, 17, 64, 255, 300]) {
       const txIds = Array.from({ length: n }, (_, i) => createHash('sha256').update(`plain-${n}-${i}`).digest('hex'));
-      const header = serializeHeader({ version: 0x20000000, prevHash: '0'.repeat(64), merkleRoot: merkleRoot(txIds), time: 1_700_000_000, bits: REGTEST_BITS, nonce: 0 }).toString('hex');
+      const header = serializeHeader({
+        version: 0x20000000,
+        prevHash: '0'.repeat(64),
+        merkleRoot: merkleRoot(txIds),
+        time: 1_700_000_000,
+        bits: REGTEST_BITS,
+        nonce: 0,
+      }).toString('hex');
       for (const [i, proof] of buildBranchProofs(txIds, header).entries()) {
         const txId = txIds[i]!;
         const hex = tscToMerklePath(proof, 777).toHex();
@@ -188,7 +250,11 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
   });
 
   it('converts compound BUMPs (several txids, computed siblings) to the same proofs', () => {
-    for (const subset of [[0, 3, 6], [1, 2], [0, 1, 2, 3, 4, 5, 6]]) {
+    for (const subset of [
+      [0, 3, 6],
+      [1, 2],
+      [0, 1, 2, 3, 4, 5, 6],
+    ]) {
       const compound = MerklePath.fromHex(view.bump(block.txIds[subset[0]!]!, block, subset[0]!));
       for (const i of subset.slice(1)) compound.combine(MerklePath.fromHex(view.bump(block.txIds[i]!, block, i)));
       const hex = compound.toHex();
@@ -205,7 +271,10 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
   it('handles the single-transaction block (no nodes)', () => {
     const coinbase = emptyBlock.txIds[0]!;
     const bump = view.bump(coinbase, emptyBlock, 0);
-    const verified = verifyBump({ txId: coinbase, blockHash: emptyBlock.hash, blockHeight: emptyBlock.height, merklePath: bump }, chainHeader(emptyBlock));
+    const verified = verifyBump(
+      { txId: coinbase, blockHash: emptyBlock.hash, blockHeight: emptyBlock.height, merklePath: bump },
+      chainHeader(emptyBlock),
+    );
     expect(verified).toMatchObject({ ok: true, proof: { index: 0, nodes: [] } });
   });
 
@@ -216,23 +285,48 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
     const corrupted = { ...good, merklePath: view.bump(txId, block, 3) };
     view.corrupt.delete(txId);
     expect(verifyBump(corrupted, chainHeader(block))).toMatchObject({ ok: false, reason: 'ROOT_MISMATCH' });
-    expect(verifyBump({ ...good, txId: records[0] === txId ? records[1]! : 'cd'.repeat(32) }, chainHeader(block))).toMatchObject({ ok: false, reason: 'TX_NOT_IN_BUMP' });
-    expect(verifyBump({ ...good, merklePath: 'zz' }, chainHeader(block))).toMatchObject({ ok: false, reason: 'MALFORMED_BUMP' });
-    expect(verifyBump({ ...good, merklePath: good.merklePath.slice(0, 20) }, chainHeader(block))).toMatchObject({ ok: false, reason: 'MALFORMED_BUMP' });
-    expect(verifyBump({ ...good, blockHeight: block.height + 1 }, chainHeader(block))).toMatchObject({ ok: false, reason: 'HEIGHT_MISMATCH' });
-    expect(verifyBump(good, { ...chainHeader(block), height: block.height + 1 })).toMatchObject({ ok: false, reason: 'HEIGHT_MISMATCH' });
+    expect(
+      verifyBump({ ...good, txId: records[0] === txId ? records[1]! : 'cd'.repeat(32) }, chainHeader(block)),
+    ).toMatchObject({ ok: false, reason: 'TX_NOT_IN_BUMP' });
+    expect(verifyBump({ ...good, merklePath: 'zz' }, chainHeader(block))).toMatchObject({
+      ok: false,
+      reason: 'MALFORMED_BUMP',
+    });
+    expect(verifyBump({ ...good, merklePath: good.merklePath.slice(0, 20) }, chainHeader(block))).toMatchObject({
+      ok: false,
+      reason: 'MALFORMED_BUMP',
+    });
+    expect(verifyBump({ ...good, blockHeight: block.height + 1 }, chainHeader(block))).toMatchObject({
+      ok: false,
+      reason: 'HEIGHT_MISMATCH',
+    });
+    expect(verifyBump(good, { ...chainHeader(block), height: block.height + 1 })).toMatchObject({
+      ok: false,
+      reason: 'HEIGHT_MISMATCH',
+    });
     expect(verifyBump(good, chainHeader(block, -1))).toMatchObject({ ok: false, reason: 'NOT_ON_MAIN_CHAIN' });
     expect(verifyBump(good, null)).toMatchObject({ ok: false, reason: 'HEADER_UNAVAILABLE' });
     // A header for the claimed hash that does not hash to it.
-    expect(verifyBump(good, { ...chainHeader(block), headerHex: emptyBlock.headerHex })).toMatchObject({ ok: false, reason: 'HEADER_HASH_MISMATCH' });
+    expect(verifyBump(good, { ...chainHeader(block), headerHex: emptyBlock.headerHex })).toMatchObject({
+      ok: false,
+      reason: 'HEADER_HASH_MISMATCH',
+    });
     // A header that hashes to the claimed hash but misses its own (mainnet-like) target.
     const hard = serializeHeader({ ...parseHeader(block.headerHex), bits: 0x1d00ffff }).toString('hex');
     const hardHash = hashOfHeader(hard);
-    expect(verifyBump({ ...good, blockHash: hardHash }, { hash: hardHash, height: block.height, confirmations: 1, headerHex: hard })).toMatchObject({ ok: false, reason: 'HEADER_ABOVE_TARGET' });
+    expect(
+      verifyBump(
+        { ...good, blockHash: hardHash },
+        { hash: hardHash, height: block.height, confirmations: 1, headerHex: hard },
+      ),
+    ).toMatchObject({ ok: false, reason: 'HEADER_ABOVE_TARGET' });
     // The BUMP's own height differs from the block's.
     const wrongHeight = MerklePath.fromHex(good.merklePath);
     wrongHeight.blockHeight = block.height + 5;
-    expect(verifyBump({ ...good, merklePath: wrongHeight.toHex() }, chainHeader(block))).toMatchObject({ ok: false, reason: 'HEIGHT_MISMATCH' });
+    expect(verifyBump({ ...good, merklePath: wrongHeight.toHex() }, chainHeader(block))).toMatchObject({
+      ok: false,
+      reason: 'HEIGHT_MISMATCH',
+    });
   });
 
   it('headers client: rebuilds each header from the JSON fields and refuses one that does not hash to the block', async () => {
@@ -248,7 +342,13 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
   it('tracker: polls, verifies and stores; the stored proofs read back exactly as the devnet built them', async () => {
     const unknownTx = 'ab'.repeat(32);
     view.corrupt.add(block.txIds[5]!);
-    const report = await trackConfirmations({ client, headers, store, txIds: [...block.txIds, unknownTx], concurrency: 3 });
+    const report = await trackConfirmations({
+      client,
+      headers,
+      store,
+      txIds: [...block.txIds, unknownTx],
+      concurrency: 3,
+    });
     expect(new Set(report.proven)).toEqual(new Set(block.txIds.filter((_, i) => i !== 5)));
     expect(report.failed).toEqual([expect.objectContaining({ txId: block.txIds[5], reason: 'ROOT_MISMATCH' })]);
     expect(report.unknown).toEqual([unknownTx]);
@@ -266,25 +366,46 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
     expect((await store.inclusions([block.txIds[5]!]))[0]).toEqual(devnetInclusions[5]);
 
     expect(await store.txIdsOfBlock(block.hash)).toEqual(block.txIds);
-    await expect(store.blockByHash(block.hash)).resolves.toMatchObject({ hash: block.hash, height: block.height, headerHex: block.headerHex });
+    await expect(store.blockByHash(block.hash)).resolves.toMatchObject({
+      hash: block.hash,
+      height: block.height,
+      headerHex: block.headerHex,
+    });
     await expect(store.blockByHeight(block.height)).resolves.toMatchObject({ hash: block.hash });
     await expect(store.blockByHeight(99)).resolves.toBeNull();
   });
 
   it('callbacks: a wrong token is a 401 that stores nothing; single and batch payloads feed the same verified path, idempotently', async () => {
     const coinbase = emptyBlock.txIds[0]!;
-    const mined = { timestamp: '2026-11-22T00:00:00Z', txid: coinbase, txStatus: 'MINED', blockHash: emptyBlock.hash, blockHeight: emptyBlock.height, merklePath: view.bump(coinbase, emptyBlock, 0) };
+    const mined = {
+      timestamp: '2026-11-22T00:00:00Z',
+      txid: coinbase,
+      txStatus: 'MINED',
+      blockHash: emptyBlock.hash,
+      blockHeight: emptyBlock.height,
+      merklePath: view.bump(coinbase, emptyBlock, 0),
+    };
     const deps = { headers, store, token: TOKEN };
     for (const auth of [undefined, 'Bearer wrong-token', TOKEN, `Bearer ${TOKEN}x`]) {
-      await expect(handleArcCallback(deps, mined, auth)).resolves.toMatchObject({ httpStatus: 401, errorCode: 'ARC_CALLBACK_UNAUTHORIZED' });
+      await expect(handleArcCallback(deps, mined, auth)).resolves.toMatchObject({
+        httpStatus: 401,
+        errorCode: 'ARC_CALLBACK_UNAUTHORIZED',
+      });
     }
     expect(await store.inclusions([coinbase])).toEqual([null]);
-    await expect(handleArcCallback(deps, { txid: 'nope', txStatus: 'MINED' }, `Bearer ${TOKEN}`)).resolves.toMatchObject({ httpStatus: 400, errorCode: 'ARC_CALLBACK_INVALID' });
+    await expect(
+      handleArcCallback(deps, { txid: 'nope', txStatus: 'MINED' }, `Bearer ${TOKEN}`),
+    ).resolves.toMatchObject({ httpStatus: 400, errorCode: 'ARC_CALLBACK_INVALID' });
 
     const seen = { timestamp: 'x', txid: 'cd'.repeat(32), txStatus: 'SEEN_ON_NETWORK' };
     const batch = { count: 2, callbacks: [mined, seen] };
     const first = await handleArcCallback(deps, batch, `Bearer ${TOKEN}`);
-    expect(first).toMatchObject({ httpStatus: 200, proven: [coinbase], failed: [], hints: [expect.objectContaining({ txid: seen.txid })] });
+    expect(first).toMatchObject({
+      httpStatus: 200,
+      proven: [coinbase],
+      failed: [],
+      hints: [expect.objectContaining({ txid: seen.txid })],
+    });
     const before = await store.inclusions([coinbase]);
     expect(before[0]).toMatchObject({ blockHash: emptyBlock.hash, blockHeight: emptyBlock.height, index: 0 });
     const dup = await handleArcCallback(deps, mined, `Bearer ${TOKEN}`);
@@ -296,9 +417,23 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
     const other = block.txIds[0]!;
     await redis.hdel(arcKeys(prefix).inclusions, Buffer.from(other, 'hex'));
     view.corrupt.add(other);
-    const bad = await handleArcCallback(deps, { txid: other, txStatus: 'MINED', blockHash: block.hash, blockHeight: block.height, merklePath: view.bump(other, block, 0) }, `Bearer ${TOKEN}`);
+    const bad = await handleArcCallback(
+      deps,
+      {
+        txid: other,
+        txStatus: 'MINED',
+        blockHash: block.hash,
+        blockHeight: block.height,
+        merklePath: view.bump(other, block, 0),
+      },
+      `Bearer ${TOKEN}`,
+    );
     view.corrupt.delete(other);
-    expect(bad).toMatchObject({ httpStatus: 200, proven: [], failed: [expect.objectContaining({ txId: other, reason: 'ROOT_MISMATCH' })] });
+    expect(bad).toMatchObject({
+      httpStatus: 200,
+      proven: [],
+      failed: [expect.objectContaining({ txId: other, reason: 'ROOT_MISMATCH' })],
+    });
     expect(await store.inclusions([other])).toEqual([null]);
     expect(parseArcCallback(batch, `Bearer ${TOKEN}`, '')).toMatchObject({ httpStatus: 401 });
   });
@@ -311,7 +446,9 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
     view.down.add(`/block/${block.hash}/header`);
     view.down.add('/chain/info');
     const report = await trackConfirmations({ client, headers, store, txIds: [a, b] });
-    expect(report.errors).toEqual([{ txId: a, error: expect.objectContaining({ reason: 'server-error', retryable: true }) }]);
+    expect(report.errors).toEqual([
+      { txId: a, error: expect.objectContaining({ reason: 'server-error', retryable: true }) },
+    ]);
     expect(report.failed).toEqual([expect.objectContaining({ txId: b, reason: 'HEADER_UNAVAILABLE' })]);
     expect(report.proven).toEqual([]);
     expect(report.tipHeight).toBeNull();
@@ -330,11 +467,31 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
     const txIds = [otherCoinbase, ...block.txIds.slice(1).reverse()];
     const { root, branches } = merkleBranches(txIds);
     const prev = parseHeader(block.headerHex).prevHash;
-    const mined = mineHeader({ version: 0x20000000, prevHash: prev, merkleRoot: root, time: parseHeader(block.headerHex).time + 1, bits: 0x207fffff, nonce: 0 });
+    const mined = mineHeader({
+      version: 0x20000000,
+      prevHash: prev,
+      merkleRoot: root,
+      time: parseHeader(block.headerHex).time + 1,
+      bits: 0x207fffff,
+      nonce: 0,
+    });
     const replacement: KnownBlock = { hash: mined.hash, height: block.height, headerHex: mined.hex, txIds, branches };
     view.add(replacement);
-    const top = mineHeader({ version: 0x20000000, prevHash: mined.hash, merkleRoot: 'c1'.repeat(32), time: parseHeader(block.headerHex).time + 2, bits: 0x207fffff, nonce: 0 });
-    view.add({ hash: top.hash, height: block.height + 1, headerHex: top.hex, txIds: ['c1'.repeat(32)], branches: [[]] });
+    const top = mineHeader({
+      version: 0x20000000,
+      prevHash: mined.hash,
+      merkleRoot: 'c1'.repeat(32),
+      time: parseHeader(block.headerHex).time + 2,
+      bits: 0x207fffff,
+      nonce: 0,
+    });
+    view.add({
+      hash: top.hash,
+      height: block.height + 1,
+      headerHex: top.hex,
+      txIds: ['c1'.repeat(32)],
+      branches: [[]],
+    });
 
     const report = await store.reconcile(headers, 6);
     expect(report.tip).toEqual({ height: block.height + 1, hash: top.hash });
@@ -344,7 +501,9 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
     await expect(store.blockByHash(block.hash)).resolves.toBeNull();
     expect(await store.txIdsOfBlock(block.hash)).toEqual([]);
     const k = arcKeys(prefix);
-    expect(await redis.hmgetBuffer(k.inclusions, ...block.txIds.map((t) => Buffer.from(t, 'hex')))).toEqual(block.txIds.map(() => null));
+    expect(await redis.hmgetBuffer(k.inclusions, ...block.txIds.map((t) => Buffer.from(t, 'hex')))).toEqual(
+      block.txIds.map(() => null),
+    );
     expect(await redis.exists(k.blockTxIds(block.hash), k.blockTxIds(emptyBlock.hash))).toBe(0);
     expect(await redis.zscore(k.byHeight, block.hash)).toBeNull();
 

@@ -16,10 +16,14 @@ function run(label: string, n: number, make: () => void): void {
   process.stdout.write(`${label.padEnd(36)} ${n} txs in ${ms.toFixed(0)} ms = ${((n / ms) * 1000).toFixed(0)} tx/s\n`);
 }
 
-run('independent (small)', 2000, () => builder.build({ kind: 'independent', data: small, contentType: 'application/json' }));
+run('independent (small)', 2000, () =>
+  builder.build({ kind: 'independent', data: small, contentType: 'application/json' }),
+);
 const first = builder.build({ kind: 'create', data: small, contentType: 'application/json' });
 let link = first.linkOutput!;
 run('update (small, 2 signed inputs)', 2000, () => {
   link = builder.build({ kind: 'update', data: small, contentType: 'application/json', spends: link }).linkOutput!;
 });
-run('independent (1 MiB)', 30, () => builder.build({ kind: 'independent', data: big, contentType: 'application/octet-stream' }));
+run('independent (1 MiB)', 30, () =>
+  builder.build({ kind: 'independent', data: big, contentType: 'application/octet-stream' }),
+);

@@ -20,7 +20,11 @@ function scriptNum(n: number): Buffer {
  * The coinbase transaction of a devnet block at `height`: BIP34 height push (so it is unique per
  * height), a P2PKH output of the subsidy to the miner key.
  */
-export function buildCoinbase(height: number, keys: ChainKeys, tag = 'proofline devnet'): { txId: string; rawHex: string } {
+export function buildCoinbase(
+  height: number,
+  keys: ChainKeys,
+  tag = 'proofline devnet',
+): { txId: string; rawHex: string } {
   return buildCoinbaseTo(height, Buffer.from(p2pkhScriptBytes(keys.miner.pubKeyHash)).toString('hex'), tag);
 }
 
@@ -29,12 +33,28 @@ export function buildCoinbase(height: number, keys: ChainKeys, tag = 'proofline 
  * script (the devnet node pays the service wallet's funding P2PKH, regtest-style). A different
  * `tag` gives a different coinbase, hence a different Merkle root (a reorg sibling block).
  */
-export function buildCoinbaseTo(height: number, lockingScriptHex: string, tag = 'proofline devnet'): { txId: string; rawHex: string } {
+export function buildCoinbaseTo(
+  height: number,
+  lockingScriptHex: string,
+  tag = 'proofline devnet',
+): { txId: string; rawHex: string } {
   const unlock = Buffer.concat([pushData(scriptNum(height)), pushData(Buffer.from(tag, 'utf8'))]);
   const tx = new Transaction(
     1,
-    [{ sourceTXID: '0'.repeat(64), sourceOutputIndex: 0xffffffff, sequence: 0xffffffff, unlockingScript: new UnlockingScript([], Uint8Array.from(unlock), undefined, false) }],
-    [{ satoshis: DEVNET_SUBSIDY, lockingScript: lockingScriptOf(Uint8Array.from(Buffer.from(lockingScriptHex, 'hex'))) }],
+    [
+      {
+        sourceTXID: '0'.repeat(64),
+        sourceOutputIndex: 0xffffffff,
+        sequence: 0xffffffff,
+        unlockingScript: new UnlockingScript([], Uint8Array.from(unlock), undefined, false),
+      },
+    ],
+    [
+      {
+        satoshis: DEVNET_SUBSIDY,
+        lockingScript: lockingScriptOf(Uint8Array.from(Buffer.from(lockingScriptHex, 'hex'))),
+      },
+    ],
     0,
   );
   const raw = Buffer.from(tx.toUint8Array());

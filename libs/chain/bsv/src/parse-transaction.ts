@@ -40,7 +40,8 @@ const NULL_TXID = '0'.repeat(64);
  * @throws InvalidTransactionError on bad hex, truncated or trailing bytes, or no inputs/outputs.
  */
 export function parseTransaction(rawHex: string): ParsedTransaction {
-  if (rawHex.length === 0 || rawHex.length % 2 !== 0 || !/^[0-9a-fA-F]+$/.test(rawHex)) throw new InvalidTransactionError('not hex');
+  if (rawHex.length === 0 || rawHex.length % 2 !== 0 || !/^[0-9a-fA-F]+$/.test(rawHex))
+    throw new InvalidTransactionError('not hex');
   const bytes = Buffer.from(rawHex, 'hex');
   let tx: Transaction;
   const reader = new Utils.ReaderUint8Array(Uint8Array.from(bytes));
@@ -50,15 +51,23 @@ export function parseTransaction(rawHex: string): ParsedTransaction {
     throw new InvalidTransactionError(`unparseable transaction: ${(e as Error).message}`);
   }
   // The sdk's reader does not fail on a short read; the position tells truncation and trailing bytes.
-  if (reader.pos !== bytes.length) throw new InvalidTransactionError(reader.pos > bytes.length ? 'truncated transaction' : 'trailing bytes after the transaction');
-  if (tx.inputs.length === 0 || tx.outputs.length === 0) throw new InvalidTransactionError('a transaction needs inputs and outputs');
+  if (reader.pos !== bytes.length)
+    throw new InvalidTransactionError(
+      reader.pos > bytes.length ? 'truncated transaction' : 'trailing bytes after the transaction',
+    );
+  if (tx.inputs.length === 0 || tx.outputs.length === 0)
+    throw new InvalidTransactionError('a transaction needs inputs and outputs');
   const inputs = tx.inputs.map((i): ParsedInput => ({
     txId: i.sourceTXID ?? NULL_TXID,
     vout: i.sourceOutputIndex,
     sequence: i.sequence ?? 0xffffffff,
     unlockingScriptHex: i.unlockingScript?.toHex() ?? '',
   }));
-  const outputs = tx.outputs.map((o, vout): ParsedOutput => ({ vout, satoshis: o.satoshis ?? 0, scriptHex: o.lockingScript.toHex() }));
+  const outputs = tx.outputs.map((o, vout): ParsedOutput => ({
+    vout,
+    satoshis: o.satoshis ?? 0,
+    scriptHex: o.lockingScript.toHex(),
+  }));
   const first = tx.outputs[0];
   return {
     txId: toDisplayHex(sha256d(bytes)),

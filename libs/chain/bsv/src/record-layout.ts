@@ -49,7 +49,12 @@ export function decodeHeaderScript(script: Uint8Array): RecordHeader | null {
   const [tag, kind, version, contentType, nonce] = pushes as [Buffer, Buffer, Buffer, Buffer, Buffer];
   const k = kind.toString('utf8') as RecordTxKind;
   if (tag.toString('utf8') !== PROTOCOL_TAG || !KINDS.includes(k) || nonce.length !== FUNDING_NONCE_BYTES) return null;
-  return { kind: k, version: version.toString('utf8'), contentType: contentType.toString('utf8'), fundingNonce: nonce.toString('hex') };
+  return {
+    kind: k,
+    version: version.toString('utf8'),
+    contentType: contentType.toString('utf8'),
+    fundingNonce: nonce.toString('hex'),
+  };
 }
 
 /**

@@ -26,11 +26,16 @@ function expectedHeaderHex(kind: string, contentType: string, nonce: string): st
 }
 
 /** Runs the sdk's script interpreter on every input against the output it spends. */
-function expectSignaturesValid(built: BuiltRecordTransaction, previousLink?: { satoshis: number; scriptHex: string }): void {
+function expectSignaturesValid(
+  built: BuiltRecordTransaction,
+  previousLink?: { satoshis: number; scriptHex: string },
+): void {
   const tx = Transaction.fromHex(built.rawHex);
   tx.inputs.forEach((input, inputIndex) => {
     const isFunding = inputIndex === tx.inputs.length - 1;
-    const source = isFunding ? { satoshis: built.funding.satoshis, scriptHex: built.funding.lockingScriptHex } : previousLink;
+    const source = isFunding
+      ? { satoshis: built.funding.satoshis, scriptHex: built.funding.lockingScriptHex }
+      : previousLink;
     if (!source) throw new Error('no source for input');
     const spend = new Spend({
       sourceTXID: input.sourceTXID as string,
@@ -58,7 +63,9 @@ describe('BsvTransactionBuilder', () => {
     expect(tx.id('hex')).toBe(built.txId);
     expect(built.linkOutput).toBeNull();
     expect(tx.outputs).toHaveLength(2);
-    expect(tx.outputs[0]?.lockingScript.toHex()).toBe(expectedHeaderHex('independent', 'text/plain', built.fundingNonce));
+    expect(tx.outputs[0]?.lockingScript.toHex()).toBe(
+      expectedHeaderHex('independent', 'text/plain', built.fundingNonce),
+    );
     expect(tx.outputs[1]?.lockingScript.toHex()).toBe(`006a05${hexOf('hello')}`);
     expect(tx.outputs.map((o) => o.satoshis)).toEqual([0, 0]);
     expect(tx.inputs).toHaveLength(1);
@@ -77,7 +84,12 @@ describe('BsvTransactionBuilder', () => {
     expect(linkScript).toMatch(/^76a914[0-9a-f]{40}88ac$/);
     expectSignaturesValid(create);
 
-    const update = req({ kind: 'update', data: text('v2'), contentType: 'application/json', spends: create.linkOutput! });
+    const update = req({
+      kind: 'update',
+      data: text('v2'),
+      contentType: 'application/json',
+      spends: create.linkOutput!,
+    });
     const utx = Transaction.fromHex(update.rawHex);
     expect(utx.id('hex')).toBe(update.txId);
     expect(utx.inputs).toHaveLength(2);
@@ -97,7 +109,11 @@ describe('BsvTransactionBuilder', () => {
     expectSignaturesValid(del, { satoshis: 1, scriptHex: linkScript });
 
     // The fee the faucet pays covers the sdk's own SatoshisPerKilobyte computation of the signed tx.
-    for (const [built, tx] of [[create, ctx], [update, utx], [del, dtx]] as const) {
+    for (const [built, tx] of [
+      [create, ctx],
+      [update, utx],
+      [del, dtx],
+    ] as const) {
       const sdkFee = await new SatoshisPerKilobyte(100).computeFee(tx);
       expect(built.fee).toBeGreaterThanOrEqual(sdkFee);
       expect(built.fee - sdkFee).toBeLessThanOrEqual(1);
@@ -106,7 +122,9 @@ describe('BsvTransactionBuilder', () => {
 
   it('rejects a signature when the spent amount differs (the preimage commits to it)', () => {
     const built = req({ kind: 'independent', data: text('x'), contentType: 'text/plain' });
-    expect(() => expectSignaturesValid({ ...built, funding: { ...built.funding, satoshis: built.funding.satoshis + 1 } })).toThrow();
+    expect(() =>
+      expectSignaturesValid({ ...built, funding: { ...built.funding, satoshis: built.funding.satoshis + 1 } }),
+    ).toThrow();
   });
 
   it('uses large pushes for large records and a fee proportional to size', () => {
@@ -131,8 +149,12 @@ describe('BsvTransactionBuilder', () => {
   it('derives the same keys from the same seed in every process, other keys from another seed', () => {
     const again = new BsvTransactionBuilder({ seed: DEV_CHAIN_SEED });
     expect(again.linkLockingScriptHex()).toBe(builder.linkLockingScriptHex());
-    expect(new BsvTransactionBuilder({ seed: 'another' }).linkLockingScriptHex()).not.toBe(builder.linkLockingScriptHex());
-    expect(builder.build({ kind: 'independent', data: text('a') }).txId).not.toBe(builder.build({ kind: 'independent', data: text('a') }).txId);
+    expect(new BsvTransactionBuilder({ seed: 'another' }).linkLockingScriptHex()).not.toBe(
+      builder.linkLockingScriptHex(),
+    );
+    expect(builder.build({ kind: 'independent', data: text('a') }).txId).not.toBe(
+      builder.build({ kind: 'independent', data: text('a') }).txId,
+    );
   });
 });
 
@@ -173,7 +195,13 @@ describe('BsvTransactionBuilder with pool funding', () => {
 
   it('spends the pool UTXO after the link, returns change to the funding script and pays at least the rate', async () => {
     const rate = 250;
-    const create = builder.build({ kind: 'create', data: text('v1'), contentType: 'text/plain', funding: [utxo(1000, 1)], satoshisPerKilobyte: rate });
+    const create = builder.build({
+      kind: 'create',
+      data: text('v1'),
+      contentType: 'text/plain',
+      funding: [utxo(1000, 1)],
+      satoshisPerKilobyte: rate,
+    });
     const ctx = Transaction.fromHex(create.rawHex);
     expect(ctx.inputs.map((i) => [i.sourceTXID, i.sourceOutputIndex])).toEqual([[utxo(1, 1).txId, 1]]);
     expect(create.fundingSpent).toEqual([utxo(1000, 1)]);
@@ -181,11 +209,17 @@ describe('BsvTransactionBuilder with pool funding', () => {
     expect(ctx.outputs[3]?.lockingScript.toHex()).toBe(fundingScript);
     expect(create.change).toEqual({ txId: create.txId, vout: 3, satoshis: ctx.outputs[3]?.satoshis });
     expect(1000 - sumOut(create.rawHex)).toBe(create.fee);
-    expect(create.fee).toBeGreaterThanOrEqual(Math.ceil((create.rawHex.length / 2) * rate / 1000));
+    expect(create.fee).toBeGreaterThanOrEqual(Math.ceil(((create.rawHex.length / 2) * rate) / 1000));
     expect(create.fee).toBeGreaterThanOrEqual(await new SatoshisPerKilobyte(rate).computeFee(ctx));
     expectFundedInputsValid(create.rawHex, [{ satoshis: 1000, scriptHex: fundingScript }]);
 
-    const update = builder.build({ kind: 'update', data: text('v2'), spends: create.linkOutput!, funding: [create.change!], satoshisPerKilobyte: rate });
+    const update = builder.build({
+      kind: 'update',
+      data: text('v2'),
+      spends: create.linkOutput!,
+      funding: [create.change!],
+      satoshisPerKilobyte: rate,
+    });
     const utx = Transaction.fromHex(update.rawHex);
     expect(utx.inputs[0]).toMatchObject({ sourceTXID: create.txId, sourceOutputIndex: 2 });
     expect(utx.inputs[1]).toMatchObject({ sourceTXID: create.txId, sourceOutputIndex: 3 });
@@ -196,7 +230,12 @@ describe('BsvTransactionBuilder with pool funding', () => {
       { satoshis: create.change!.satoshis, scriptHex: fundingScript },
     ]);
 
-    const del = builder.build({ kind: 'delete', spends: update.linkOutput!, funding: [utxo(500, 2), utxo(700, 3)], satoshisPerKilobyte: rate });
+    const del = builder.build({
+      kind: 'delete',
+      spends: update.linkOutput!,
+      funding: [utxo(500, 2), utxo(700, 3)],
+      satoshisPerKilobyte: rate,
+    });
     const dtx = Transaction.fromHex(del.rawHex);
     expect(dtx.outputs).toHaveLength(2);
     expect(del.change).toEqual({ txId: del.txId, vout: 1, satoshis: 1201 - del.fee });
@@ -206,18 +245,35 @@ describe('BsvTransactionBuilder with pool funding', () => {
       { satoshis: 700, scriptHex: fundingScript },
     ]);
     // A wrong amount or a wrong script fails the interpreter (the check can fail).
-    expect(() => expectFundedInputsValid(del.rawHex, [{ satoshis: 1, scriptHex: linkScript }, { satoshis: 501, scriptHex: fundingScript }, { satoshis: 700, scriptHex: fundingScript }])).toThrow();
-    expect(() => expectFundedInputsValid(del.rawHex, [{ satoshis: 1, scriptHex: linkScript }, { satoshis: 500, scriptHex: linkScript }, { satoshis: 700, scriptHex: fundingScript }])).toThrow();
+    expect(() =>
+      expectFundedInputsValid(del.rawHex, [
+        { satoshis: 1, scriptHex: linkScript },
+        { satoshis: 501, scriptHex: fundingScript },
+        { satoshis: 700, scriptHex: fundingScript },
+      ]),
+    ).toThrow();
+    expect(() =>
+      expectFundedInputsValid(del.rawHex, [
+        { satoshis: 1, scriptHex: linkScript },
+        { satoshis: 500, scriptHex: linkScript },
+        { satoshis: 700, scriptHex: fundingScript },
+      ]),
+    ).toThrow();
   });
 
   it('fundingNeeded is exactly enough: that much builds without change, one satoshi less is refused', () => {
     for (const rate of [1, 100, 5000]) {
-      const request = { kind: 'independent' as const, data: new Uint8Array(2000).fill(1), contentType: 'x', satoshisPerKilobyte: rate };
+      const request = {
+        kind: 'independent' as const,
+        data: new Uint8Array(2000).fill(1),
+        contentType: 'x',
+        satoshisPerKilobyte: rate,
+      };
       const needed = builder.fundingNeeded(request);
       const exact = builder.build({ ...request, funding: [utxo(needed, 4)] });
       expect(exact.change).toBeNull();
       expect(exact.fee).toBe(needed);
-      expect(exact.fee).toBeGreaterThanOrEqual(Math.ceil((exact.rawHex.length / 2) * rate / 1000));
+      expect(exact.fee).toBeGreaterThanOrEqual(Math.ceil(((exact.rawHex.length / 2) * rate) / 1000));
       expect(() => builder.build({ ...request, funding: [utxo(needed - 1, 5)] })).toThrow(InsufficientFundingError);
     }
   });
@@ -236,35 +292,59 @@ describe('BsvTransactionBuilder with pool funding', () => {
 
 describe('BsvSplitBuilder', () => {
   it('splits pool UTXOs into denomination outputs plus change, in raw and Extended Format, every input valid', () => {
-    const split = new BsvSplitBuilder({ keys, satoshisPerKilobyte: 50 }).buildSplitTransaction({ inputs: [utxo(50_000, 8), utxo(30_000, 9)], count: 40, satoshisEach: 1000 });
+    const split = new BsvSplitBuilder({ keys, satoshisPerKilobyte: 50 }).buildSplitTransaction({
+      inputs: [utxo(50_000, 8), utxo(30_000, 9)],
+      count: 40,
+      satoshisEach: 1000,
+    });
     const tx = Transaction.fromHex(split.rawHex);
     expect(tx.id('hex')).toBe(split.txId);
     expect(split.outputs).toHaveLength(40);
     expect(split.outputs.every((o, i) => o.vout === i && o.satoshis === 1000 && o.txId === split.txId)).toBe(true);
     expect(split.change).toEqual({ txId: split.txId, vout: 40, satoshis: 80_000 - 40_000 - split.fee });
-    expect(split.fee).toBeGreaterThanOrEqual(Math.ceil((split.rawHex.length / 2) * 50 / 1000));
+    expect(split.fee).toBeGreaterThanOrEqual(Math.ceil(((split.rawHex.length / 2) * 50) / 1000));
     const ef = Transaction.fromHexEF(split.efHex);
     expect(ef.id('hex')).toBe(split.txId);
     expect(ef.toHex()).toBe(split.rawHex);
     const script = new BsvTransactionBuilder({ keys }).fundingLockingScriptHex();
     expect(tx.outputs.every((o) => o.lockingScript.toHex() === script)).toBe(true);
-    expectFundedInputsValid(split.rawHex, [{ satoshis: 50_000, scriptHex: script }, { satoshis: 30_000, scriptHex: script }]);
-    expect(() => new BsvSplitBuilder({ keys, satoshisPerKilobyte: 50 }).buildSplitTransaction({ inputs: [utxo(1000, 10)], count: 1, satoshisEach: 1000 })).toThrow(
-      expect.objectContaining({ name: 'InsufficientFundingError' }),
-    );
+    expectFundedInputsValid(split.rawHex, [
+      { satoshis: 50_000, scriptHex: script },
+      { satoshis: 30_000, scriptHex: script },
+    ]);
+    expect(() =>
+      new BsvSplitBuilder({ keys, satoshisPerKilobyte: 50 }).buildSplitTransaction({
+        inputs: [utxo(1000, 10)],
+        count: 1,
+        satoshisEach: 1000,
+      }),
+    ).toThrow(expect.objectContaining({ name: 'InsufficientFundingError' }));
   });
 });
 
 describe('parseTransaction', () => {
   it('returns txId, outpoints, outputs and the decoded header', () => {
     const create = builder.buildDetailed({ kind: 'create', data: text('v1'), contentType: 'text/plain' });
-    const update = builder.buildDetailed({ kind: 'update', data: text('v2'), contentType: 'text/plain', spends: create.linkOutput! });
+    const update = builder.buildDetailed({
+      kind: 'update',
+      data: text('v2'),
+      contentType: 'text/plain',
+      spends: create.linkOutput!,
+    });
     const p = parseTransaction(update.rawHex);
     expect(p.txId).toBe(update.txId);
     expect(p.isCoinbase).toBe(false);
-    expect(p.inputs.map((i) => [i.txId, i.vout])).toEqual([[create.txId, 2], [faucetTxId(update.fundingNonce), 0]]);
+    expect(p.inputs.map((i) => [i.txId, i.vout])).toEqual([
+      [create.txId, 2],
+      [faucetTxId(update.fundingNonce), 0],
+    ]);
     expect(p.outputs.map((o) => o.satoshis)).toEqual([0, 0, 1]);
-    expect(p.recordHeader).toEqual({ kind: 'update', version: '1', contentType: 'text/plain', fundingNonce: update.fundingNonce });
+    expect(p.recordHeader).toEqual({
+      kind: 'update',
+      version: '1',
+      contentType: 'text/plain',
+      fundingNonce: update.fundingNonce,
+    });
   });
 
   it('parses a coinbase', () => {

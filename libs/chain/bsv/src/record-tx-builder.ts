@@ -5,7 +5,14 @@ import { InsufficientFundingError, sha256d, toDisplayHex } from '@proofline/chai
 import type { BuiltTransaction, Outpoint, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
 import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
-import { FAUCET_VOUT, FUNDING_NONCE_BYTES, LAYOUT_VERSION, LINK_VOUT, faucetTxId, headerScriptBytes } from './record-layout';
+import {
+  FAUCET_VOUT,
+  FUNDING_NONCE_BYTES,
+  LAYOUT_VERSION,
+  LINK_VOUT,
+  faucetTxId,
+  headerScriptBytes,
+} from './record-layout';
 import { dataScriptBytes, lockingScriptOf, p2pkhScriptBytes } from './scripts';
 import { signP2pkhInputs } from './sign';
 import type { SpentOutput } from './sign';
@@ -99,7 +106,8 @@ export class BsvTransactionBuilder implements TransactionBuilder {
     this.linkSatoshis = options.linkSatoshis ?? 1;
     this.dustLimit = options.dustLimit ?? 1;
     this.random = options.randomBytes ?? pooledRandomBytes();
-    if (!(this.rate >= 0) || !Number.isSafeInteger(this.linkSatoshis) || this.linkSatoshis < 1) throw new Error('bad fee rate or link value');
+    if (!(this.rate >= 0) || !Number.isSafeInteger(this.linkSatoshis) || this.linkSatoshis < 1)
+      throw new Error('bad fee rate or link value');
     if (!Number.isSafeInteger(this.dustLimit) || this.dustLimit < 1) throw new Error('bad dust limit');
     this.linkScript = p2pkhScriptBytes(this.keys.link.pubKeyHash);
     this.fundingScript = p2pkhScriptBytes(this.keys.funding.pubKeyHash);
@@ -126,13 +134,16 @@ export class BsvTransactionBuilder implements TransactionBuilder {
     let fee: number;
     if (request.funding === undefined) {
       fee = this.feeOf(layout, 1, false);
-      funding = [{ txId: faucetTxId(layout.fundingNonce), vout: FAUCET_VOUT, satoshis: Math.max(1, fee + linkOut - spentLink) }];
+      funding = [
+        { txId: faucetTxId(layout.fundingNonce), vout: FAUCET_VOUT, satoshis: Math.max(1, fee + linkOut - spentLink) },
+      ];
       fee = (funding[0] as Outpoint).satoshis + spentLink - linkOut;
     } else {
       funding = [...request.funding];
       if (funding.length === 0) throw new Error('funding must name at least one UTXO');
       for (const u of funding) {
-        if (!Number.isSafeInteger(u.satoshis) || u.satoshis < 1) throw new Error(`bad funding UTXO ${u.txId}:${u.vout}`);
+        if (!Number.isSafeInteger(u.satoshis) || u.satoshis < 1)
+          throw new Error(`bad funding UTXO ${u.txId}:${u.vout}`);
       }
       const available = funding.reduce((n, u) => n + u.satoshis, 0) + spentLink;
       const feeWith = this.feeOf(layout, funding.length, true);
@@ -149,15 +160,36 @@ export class BsvTransactionBuilder implements TransactionBuilder {
 
     const spent: SpentOutput[] = [];
     if (request.spends) {
-      spent.push({ txId: request.spends.txId, vout: request.spends.vout, satoshis: spentLink, lockingScript: lockingScriptOf(this.linkScript), key: this.keys.link });
+      spent.push({
+        txId: request.spends.txId,
+        vout: request.spends.vout,
+        satoshis: spentLink,
+        lockingScript: lockingScriptOf(this.linkScript),
+        key: this.keys.link,
+      });
     }
     const fundingLock = lockingScriptOf(this.fundingScript);
-    for (const u of funding) spent.push({ txId: u.txId, vout: u.vout, satoshis: u.satoshis, lockingScript: fundingLock, key: this.keys.funding });
+    for (const u of funding)
+      spent.push({
+        txId: u.txId,
+        vout: u.vout,
+        satoshis: u.satoshis,
+        lockingScript: fundingLock,
+        key: this.keys.funding,
+      });
 
-    const outputs: TransactionOutput[] = layout.scripts.map((s) => ({ satoshis: s.satoshis, lockingScript: lockingScriptOf(s.bytes) }));
+    const outputs: TransactionOutput[] = layout.scripts.map((s) => ({
+      satoshis: s.satoshis,
+      lockingScript: lockingScriptOf(s.bytes),
+    }));
     if (change > 0) outputs.push({ satoshis: change, lockingScript: fundingLock });
     const unlocks = signP2pkhInputs(spent, outputs, VERSION, LOCK_TIME);
-    const inputs: TransactionInput[] = spent.map((s, i) => ({ sourceTXID: s.txId, sourceOutputIndex: s.vout, sequence: 0xffffffff, unlockingScript: unlocks[i] }));
+    const inputs: TransactionInput[] = spent.map((s, i) => ({
+      sourceTXID: s.txId,
+      sourceOutputIndex: s.vout,
+      sequence: 0xffffffff,
+      unlockingScript: unlocks[i],
+    }));
     const raw = Buffer.from(new Transaction(VERSION, inputs, outputs, LOCK_TIME).toUint8Array());
     const txId = toDisplayHex(sha256d(raw));
     const last = funding[funding.length - 1] as Outpoint;
@@ -190,11 +222,20 @@ export class BsvTransactionBuilder implements TransactionBuilder {
       throw new Error(kind === 'delete' ? 'a delete carries no data' : `a ${kind} needs data`);
     }
     const spends = kind === 'update' || kind === 'delete';
-    if (spends !== (request.spends !== undefined)) throw new Error(`a ${kind} ${spends ? 'must' : 'must not'} spend a link output`);
+    if (spends !== (request.spends !== undefined))
+      throw new Error(`a ${kind} ${spends ? 'must' : 'must not'} spend a link output`);
     const rate = request.satoshisPerKilobyte ?? this.rate;
     if (!(rate >= 0 && Number.isFinite(rate))) throw new Error(`bad fee rate ${rate}`);
     const scripts: { bytes: Buffer; satoshis: number }[] = [
-      { bytes: headerScriptBytes({ kind, version: LAYOUT_VERSION, contentType: request.contentType ?? '', fundingNonce }), satoshis: 0 },
+      {
+        bytes: headerScriptBytes({
+          kind,
+          version: LAYOUT_VERSION,
+          contentType: request.contentType ?? '',
+          fundingNonce,
+        }),
+        satoshis: 0,
+      },
     ];
     if (request.data !== undefined) scripts.push({ bytes: dataScriptBytes([request.data]), satoshis: 0 });
     if (linked) scripts.push({ bytes: this.linkScript, satoshis: this.linkSatoshis });

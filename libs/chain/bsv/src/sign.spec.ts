@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { BigNumber, LockingScript, Signature, Spend, TransactionSignature } from '@bsv/sdk';
-import type { TransactionInput, TransactionOutput , UnlockingScript } from '@bsv/sdk';
+import type { TransactionInput, TransactionOutput, UnlockingScript } from '@bsv/sdk';
 import { sha256d } from '@proofline/chain-domain';
 import { deriveChainKeys } from './keys';
 import type { SigningKey } from './keys';
@@ -11,7 +11,12 @@ import type { SpentOutput } from './sign';
 const HALF_N = new BigNumber('7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0', 16);
 
 /** A random P2PKH-spending transaction: 1–3 inputs of random keys, outputs of random sizes. */
-function randomTransaction(): { spent: SpentOutput[]; outputs: TransactionOutput[]; version: number; lockTime: number } {
+function randomTransaction(): {
+  spent: SpentOutput[];
+  outputs: TransactionOutput[];
+  version: number;
+  lockTime: number;
+} {
   const inputs = randomInt(1, 4);
   const spent: SpentOutput[] = [];
   for (let i = 0; i < inputs; i++) {
@@ -35,7 +40,12 @@ function randomTransaction(): { spent: SpentOutput[]; outputs: TransactionOutput
   return { spent, outputs, version: randomInt(1, 3), lockTime: randomInt(0, 2 ** 32) };
 }
 
-function spendOf(tx: ReturnType<typeof randomTransaction>, unlocks: UnlockingScript[], inputIndex: number, satoshis?: number): Spend {
+function spendOf(
+  tx: ReturnType<typeof randomTransaction>,
+  unlocks: UnlockingScript[],
+  inputIndex: number,
+  satoshis?: number,
+): Spend {
   const inputs: TransactionInput[] = tx.spent.map((s, i) => ({
     sourceTXID: s.txId,
     sourceOutputIndex: s.vout,
@@ -60,7 +70,11 @@ function spendOf(tx: ReturnType<typeof randomTransaction>, unlocks: UnlockingScr
 
 /** The sdk's own preimage for the same input (the reference the Buffer version must equal). */
 function sdkPreimage(tx: ReturnType<typeof randomTransaction>, inputIndex: number): Buffer {
-  const bare: TransactionInput[] = tx.spent.map((s) => ({ sourceTXID: s.txId, sourceOutputIndex: s.vout, sequence: 0xffffffff }));
+  const bare: TransactionInput[] = tx.spent.map((s) => ({
+    sourceTXID: s.txId,
+    sourceOutputIndex: s.vout,
+    sequence: 0xffffffff,
+  }));
   const s = tx.spent[inputIndex] as SpentOutput;
   return Buffer.from(
     TransactionSignature.formatBytes({
@@ -105,7 +119,9 @@ describe('signP2pkhInputs (libsecp256k1)', () => {
         const parts = {
           version: tx.version,
           lockTime: tx.lockTime,
-          hashPrevouts: sha256d(Buffer.concat(tx.spent.map((p) => Buffer.concat([Buffer.from(p.txId, 'hex').reverse(), u32(p.vout)])))),
+          hashPrevouts: sha256d(
+            Buffer.concat(tx.spent.map((p) => Buffer.concat([Buffer.from(p.txId, 'hex').reverse(), u32(p.vout)]))),
+          ),
           hashSequence: sha256d(Buffer.alloc(4 * tx.spent.length, 0xff)),
           hashOutputs: Buffer.from(preimage.subarray(preimage.length - 40, preimage.length - 8)),
         };
@@ -135,7 +151,12 @@ describe('signP2pkhInputs (libsecp256k1)', () => {
     const wrongKey = signP2pkhInputs([{ ...s, key: other }, ...tx.spent.slice(1)], tx.outputs, tx.version, tx.lockTime);
     expect(() => spendOf(tx, wrongKey, 0).validate()).toThrow();
 
-    const changed = signP2pkhInputs(tx.spent, [...tx.outputs, { satoshis: 1, lockingScript: lockingScriptOf(Buffer.from([0x51])) }], tx.version, tx.lockTime);
+    const changed = signP2pkhInputs(
+      tx.spent,
+      [...tx.outputs, { satoshis: 1, lockingScript: lockingScriptOf(Buffer.from([0x51])) }],
+      tx.version,
+      tx.lockTime,
+    );
     expect(() => spendOf(tx, changed, 0).validate()).toThrow();
   });
 

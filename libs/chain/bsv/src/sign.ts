@@ -27,7 +27,12 @@ const SEQUENCE_FINAL = 0xffffffff;
  * once, not once per input, and no BigNumber or number[] is built per write.
  * @returns the unlocking scripts, in input order.
  */
-export function signP2pkhInputs(spent: readonly SpentOutput[], outputs: TransactionOutput[], version: number, lockTime: number): UnlockingScript[] {
+export function signP2pkhInputs(
+  spent: readonly SpentOutput[],
+  outputs: TransactionOutput[],
+  version: number,
+  lockTime: number,
+): UnlockingScript[] {
   const hashPrevouts = sha256d(serializeOutpoints(spent));
   const hashSequence = sha256d(Buffer.alloc(4 * spent.length, 0xff));
   const hashOutputs = sha256d(serializeOutputs(outputs));
@@ -53,7 +58,10 @@ interface PreimageParts {
  * version | hashPrevouts | hashSequence | outpoint | scriptCode | value | sequence | hashOutputs |
  * lockTime | sighash type. Exported for the spec, which compares it with the sdk's.
  */
-export function sighashPreimage(s: Pick<SpentOutput, 'txId' | 'vout' | 'satoshis' | 'lockingScript'>, parts: PreimageParts): Buffer {
+export function sighashPreimage(
+  s: Pick<SpentOutput, 'txId' | 'vout' | 'satoshis' | 'lockingScript'>,
+  parts: PreimageParts,
+): Buffer {
   const script = s.lockingScript.toUint8Array();
   const lenSize = varIntSize(script.length);
   const out = Buffer.allocUnsafe(4 + 32 + 32 + 36 + lenSize + script.length + 8 + 4 + 32 + 4 + 4);

@@ -65,11 +65,13 @@ export class BsvSplitBuilder {
   buildSplitTransaction(request: SplitTxRequest): BuiltSplitTx {
     const { inputs, count, satoshisEach } = request;
     if (inputs.length === 0) throw new Error('a split spends at least one UTXO');
-    if (!Number.isSafeInteger(count) || count < 1 || !Number.isSafeInteger(satoshisEach) || satoshisEach < 1) throw new Error('bad split count or denomination');
+    if (!Number.isSafeInteger(count) || count < 1 || !Number.isSafeInteger(satoshisEach) || satoshisEach < 1)
+      throw new Error('bad split count or denomination');
     const available = inputs.reduce((n, u) => n + u.satoshis, 0);
     const fee = (withChange: boolean) => {
       const outs = count + (withChange ? 1 : 0);
-      const size = 4 + varIntSize(inputs.length) + inputs.length * P2PKH_INPUT_MAX + varIntSize(outs) + outs * P2PKH_OUTPUT + 4;
+      const size =
+        4 + varIntSize(inputs.length) + inputs.length * P2PKH_INPUT_MAX + varIntSize(outs) + outs * P2PKH_OUTPUT + 4;
       return Math.ceil((size * this.options.satoshisPerKilobyte) / 1000);
     };
     const paid = count * satoshisEach;
@@ -79,11 +81,25 @@ export class BsvSplitBuilder {
     if (!withChange && actualFee < fee(false)) throw new InsufficientFundingError(paid + fee(false), available);
 
     const lock = lockingScriptOf(this.fundingScript);
-    const outputs: TransactionOutput[] = Array.from({ length: count }, () => ({ satoshis: satoshisEach, lockingScript: lock }));
+    const outputs: TransactionOutput[] = Array.from({ length: count }, () => ({
+      satoshis: satoshisEach,
+      lockingScript: lock,
+    }));
     if (withChange) outputs.push({ satoshis: changeValue, lockingScript: lock });
-    const spent: SpentOutput[] = inputs.map((u) => ({ txId: u.txId, vout: u.vout, satoshis: u.satoshis, lockingScript: lock, key: this.keys.funding }));
+    const spent: SpentOutput[] = inputs.map((u) => ({
+      txId: u.txId,
+      vout: u.vout,
+      satoshis: u.satoshis,
+      lockingScript: lock,
+      key: this.keys.funding,
+    }));
     const unlocks = signP2pkhInputs(spent, outputs, VERSION, LOCK_TIME);
-    const txInputs: TransactionInput[] = spent.map((s, i) => ({ sourceTXID: s.txId, sourceOutputIndex: s.vout, sequence: 0xffffffff, unlockingScript: unlocks[i] }));
+    const txInputs: TransactionInput[] = spent.map((s, i) => ({
+      sourceTXID: s.txId,
+      sourceOutputIndex: s.vout,
+      sequence: 0xffffffff,
+      unlockingScript: unlocks[i],
+    }));
     const tx = new Transaction(VERSION, txInputs, outputs, LOCK_TIME);
     const raw = Buffer.from(tx.toUint8Array());
     const txId = toDisplayHex(sha256d(raw));
@@ -138,4 +154,3 @@ function u64(n: number): Buffer {
   b.writeBigUInt64LE(BigInt(n));
   return b;
 }
-

@@ -5,14 +5,26 @@ import { BsvSpvCodec, BsvTransactionBuilder, DEV_CHAIN_SEED, deriveChainKeys } f
 
 const codec = new BsvSpvCodec();
 const builder = new BsvTransactionBuilder({ keys: deriveChainKeys(DEV_CHAIN_SEED), satoshisPerKilobyte: 100 });
-const filler = (n: number) => Array.from({ length: n }, (_, i) => createHash('sha256').update(`filler-${i}`).digest('hex'));
+const filler = (n: number) =>
+  Array.from({ length: n }, (_, i) => createHash('sha256').update(`filler-${i}`).digest('hex'));
 
 describe('BsvSpvCodec (receipts: Atomic BEEF, record data)', () => {
   it.each([0, 1, 4, 6])('round-trips a record transaction at index %i of a block through the sdk', (index) => {
-    const tx = builder.build({ kind: 'independent', data: new Uint8Array(Buffer.from('receipt me')), contentType: 'text/plain' });
+    const tx = builder.build({
+      kind: 'independent',
+      data: new Uint8Array(Buffer.from('receipt me')),
+      contentType: 'text/plain',
+    });
     const txIds = filler(7);
     txIds.splice(index, 0, tx.txId);
-    const header = serializeHeader({ version: 0x20000000, prevHash: '0'.repeat(64), merkleRoot: merkleRoot(txIds), time: 1_800_000_000, bits: REGTEST_BITS, nonce: 0 }).toString('hex');
+    const header = serializeHeader({
+      version: 0x20000000,
+      prevHash: '0'.repeat(64),
+      merkleRoot: merkleRoot(txIds),
+      time: 1_800_000_000,
+      bits: REGTEST_BITS,
+      nonce: 0,
+    }).toString('hex');
     const proof = buildBranchProofs(txIds, header)[index];
     if (!proof) throw new Error('no proof');
     const beef = codec.toBeef({ rawTx: tx.rawHex, proof, blockHeight: 321 });
@@ -25,7 +37,12 @@ describe('BsvSpvCodec (receipts: Atomic BEEF, record data)', () => {
     expect(parsed.merklePath?.computeRoot(tx.txId)).toBe(parseHeader(header).merkleRoot);
     expect(Utils.toHex(parsed.toAtomicBEEF())).toBe(beef);
 
-    expect(codec.readBeef(beef)).toEqual({ txId: tx.txId, rawTx: tx.rawHex, blockHeight: 321, merkleRoot: parseHeader(header).merkleRoot });
+    expect(codec.readBeef(beef)).toEqual({
+      txId: tx.txId,
+      rawTx: tx.rawHex,
+      blockHeight: 321,
+      merkleRoot: parseHeader(header).merkleRoot,
+    });
     expect(codec.recordData(tx.rawHex)).toEqual({ data: Buffer.from('receipt me'), contentType: 'text/plain' });
   });
 

@@ -34,6 +34,9 @@ export class BsvSpvCodec implements SpvCodec {
     const parsed = parseTransaction(rawTx);
     const script = parsed.outputs[DATA_VOUT]?.scriptHex;
     const pushes = script === undefined ? null : readDataPushes(Buffer.from(script, 'hex'));
-    return { data: pushes && pushes.length === 1 ? (pushes[0] as Buffer) : null, contentType: parsed.recordHeader?.contentType ?? null };
+    return {
+      data: pushes && pushes.length === 1 ? (pushes[0] as Buffer) : null,
+      contentType: parsed.recordHeader?.contentType ?? null,
+    };
   }
 }

@@ -19,7 +19,9 @@ describe('block events', () => {
     const k = devnetKeys('p1');
     expect(k.blockEvents).toBe('p1:chain:events:blocks');
     expect(devnetKeys('p2').blockEvents).not.toBe(k.blockEvents);
-    const stored = Object.entries(k).filter(([name]) => name !== 'blockEvents').map(([, v]) => v);
+    const stored = Object.entries(k)
+      .filter(([name]) => name !== 'blockEvents')
+      .map(([, v]) => v);
     expect(stored).not.toContain(k.blockEvents);
   });
 

@@ -61,7 +61,9 @@ describe('block producer as a BullMQ job scheduler', () => {
     const queue = new Queue(QUEUES.chainBlocks, { connection: redis2, prefix: bullPrefix(prefix) });
     try {
       const completed = await queue.getCompleted(0, 1000);
-      const heights = completed.map((j) => chainBlockResult.parse(j.returnvalue)).map((r) => (r.status === 'produced' ? r.height : -1));
+      const heights = completed
+        .map((j) => chainBlockResult.parse(j.returnvalue))
+        .map((r) => (r.status === 'produced' ? r.height : -1));
       expect([...heights].sort((a, b) => a - b)).toEqual(Array.from({ length: tip }, (_, i) => i + 1));
       expect(await queue.getJobSchedulersCount()).toBe(1);
       expect((await queue.getJobScheduler(CHAIN_BLOCK_SCHEDULER_ID))?.every).toBe(300);

@@ -1,6 +1,11 @@
 import { Queue, Worker } from 'bullmq';
 import type { Clock } from '@proofline/shared-config';
-import { CHAIN_BLOCK_JOB, CHAIN_BLOCK_JOB_OPTIONS, CHAIN_BLOCK_SCHEDULER_ID, chainBlockJob } from '@proofline/chain-domain';
+import {
+  CHAIN_BLOCK_JOB,
+  CHAIN_BLOCK_JOB_OPTIONS,
+  CHAIN_BLOCK_SCHEDULER_ID,
+  chainBlockJob,
+} from '@proofline/chain-domain';
 import type { ChainBlockResult } from '@proofline/chain-domain';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
@@ -46,7 +51,8 @@ export async function startBlockProducerWorker(o: BlockProducerWorkerOptions): P
     async (job) => {
       chainBlockJob.parse(job.data);
       const result = await o.producer.produceBlock(o.clock.now());
-      if (result.status === 'produced') o.logger?.debug({ height: result.height, txCount: result.txCount }, 'block produced');
+      if (result.status === 'produced')
+        o.logger?.debug({ height: result.height, txCount: result.txCount }, 'block produced');
       else o.logger?.warn({ reason: result.reason }, 'block production lost every race this tick');
       return result;
     },

@@ -73,13 +73,18 @@ export class DevnetBlockProducer {
   private readonly coinbaseScriptHex: string;
   private readonly coinbaseTag: string;
 
-  constructor(private readonly redis: Redis, prefix: string, options: BlockProducerOptions = {}) {
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    options: BlockProducerOptions = {},
+  ) {
     this.keys = devnetKeys(prefix);
     this.commands = devnetCommands(redis);
     this.chainKeys = options.keys ?? deriveChainKeys(options.seed);
     this.maxTxs = options.maxTxsPerBlock ?? DEFAULT_MAX_TXS_PER_BLOCK;
     this.attempts = options.attempts ?? 5;
-    this.coinbaseScriptHex = options.coinbaseLockingScriptHex ?? `76a914${Buffer.from(this.chainKeys.miner.pubKeyHash).toString('hex')}88ac`;
+    this.coinbaseScriptHex =
+      options.coinbaseLockingScriptHex ?? `76a914${Buffer.from(this.chainKeys.miner.pubKeyHash).toString('hex')}88ac`;
     this.coinbaseTag = options.coinbaseTag ?? 'proofline devnet';
   }
 
@@ -115,9 +120,16 @@ export class DevnetBlockProducer {
 
   /** Reads the tip and the mempool head atomically. */
   async snapshot(): Promise<ChainSnapshot> {
-    const replies = await this.redis.multi().hgetall(this.keys.tip).zrange(this.keys.mempool, 0, this.maxTxs - 1).exec();
+    const replies = await this.redis
+      .multi()
+      .hgetall(this.keys.tip)
+      .zrange(this.keys.mempool, 0, this.maxTxs - 1)
+      .exec();
     if (!replies) throw new Error('snapshot transaction aborted');
-    const [[tipErr, tip], [memErr, mempool]] = replies as [[Error | null, Record<string, string>], [Error | null, string[]]];
+    const [[tipErr, tip], [memErr, mempool]] = replies as [
+      [Error | null, Record<string, string>],
+      [Error | null, string[]],
+    ];
     if (tipErr || memErr) throw tipErr ?? memErr;
     return {
       tip: tip['hash'] ? { hash: tip['hash'], height: Number(tip['height']), time: Number(tip['time']) } : null,
@@ -137,21 +149,58 @@ export class DevnetBlockProducer {
     const { root, branches } = merkleBranches(txIds);
     const time = Math.max(Math.floor(now.getTime() / 1000), snapshot.tip?.time ?? 0);
     const prevHash = snapshot.tip?.hash ?? ZERO_HASH;
-    const mined = mineHeader({ version: DEVNET_BLOCK_VERSION, prevHash, merkleRoot: root, time, bits: REGTEST_BITS, nonce: 0 });
-    return { prevHash: snapshot.tip?.hash ?? '', hash: mined.hash, height, header: mined.header, headerHex: mined.hex, txIds, coinbase, branches };
+    const mined = mineHeader({
+      version: DEVNET_BLOCK_VERSION,
+      prevHash,
+      merkleRoot: root,
+      time,
+      bits: REGTEST_BITS,
+      nonce: 0,
+    });
+    return {
+      prevHash: snapshot.tip?.hash ?? '',
+      hash: mined.hash,
+      height,
+      header: mined.header,
+      headerHex: mined.hex,
+      txIds,
+      coinbase,
+      branches,
+    };
   }
 
   /** The compare-and-set commit; refused (writing nothing) when the tip or mempool moved. */
   async commitBlock(b: CandidateBlock): Promise<CommitResult> {
     const k = this.keys;
-    const perTx = b.txIds.flatMap((txId, index) => [txId, `${b.hash}|${b.height}|${index}|${(b.branches[index] ?? []).join(',')}`]);
+    const perTx = b.txIds.flatMap((txId, index) => [
+      txId,
+      `${b.hash}|${b.height}|${index}|${(b.branches[index] ?? []).join(',')}`,
+    ]);
     const [status, detail] = await this.commands.commitBlock(
-      k.tip, k.mempool, k.raw, k.outputs, k.headers, k.heights, k.hashes, k.blockTxIds, k.mined,
-      b.prevHash, b.hash, String(b.height), String(b.header.time), b.headerHex,
-      b.coinbase.txId, b.coinbase.rawHex, outpointField(b.coinbase.txId, 0), String(DEVNET_SUBSIDY),
-      b.txIds.join(','), String(b.txIds.length), ...perTx,
+      k.tip,
+      k.mempool,
+      k.raw,
+      k.outputs,
+      k.headers,
+      k.heights,
+      k.hashes,
+      k.blockTxIds,
+      k.mined,
+      b.prevHash,
+      b.hash,
+      String(b.height),
+      String(b.header.time),
+      b.headerHex,
+      b.coinbase.txId,
+      b.coinbase.rawHex,
+      outpointField(b.coinbase.txId, 0),
+      String(DEVNET_SUBSIDY),
+      b.txIds.join(','),
+      String(b.txIds.length),
+      ...perTx,
     );
-    if (fromScriptReply('commit-block-9.lua', COMMIT_BLOCK_REPLIES, status) === 'committed') return { status: 'committed' };
+    if (fromScriptReply('commit-block-9.lua', COMMIT_BLOCK_REPLIES, status) === 'committed')
+      return { status: 'committed' };
     return { status: 'stale', reason: `${String(status)} ${String(detail ?? '')}`.trim() };
   }
 }

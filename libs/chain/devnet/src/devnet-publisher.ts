@@ -38,17 +38,34 @@ export class DevnetPublisher implements ChainPublisher {
       if (e instanceof InvalidTransactionError) return { status: 'rejected', code: 'INVALID_TX', detail: e.message };
       throw e;
     }
-    if (parsed.txId !== tx.txId) return { status: 'rejected', code: 'INVALID_TX', detail: `txId ${tx.txId} does not match the transaction (${parsed.txId})` };
+    if (parsed.txId !== tx.txId)
+      return {
+        status: 'rejected',
+        code: 'INVALID_TX',
+        detail: `txId ${tx.txId} does not match the transaction (${parsed.txId})`,
+      };
     if (parsed.isCoinbase) return { status: 'rejected', code: 'INVALID_TX', detail: 'a coinbase cannot be submitted' };
 
     const faucet = parsed.recordHeader ? faucetTxId(parsed.recordHeader.fundingNonce) : null;
-    const inputs = parsed.inputs.flatMap((i) => [outpointField(i.txId, i.vout), i.txId === faucet && i.vout === 0 ? '1' : '0']);
+    const inputs = parsed.inputs.flatMap((i) => [
+      outpointField(i.txId, i.vout),
+      i.txId === faucet && i.vout === 0 ? '1' : '0',
+    ]);
     const spendable = parsed.outputs.filter((o) => isSpendableScript(o.scriptHex));
     const outputs = spendable.flatMap((o) => [outpointField(parsed.txId, o.vout), String(o.satoshis)]);
     const k = this.keys;
     const [status, a, b] = await this.commands.submitTx(
-      k.raw, k.spent, k.outputs, k.mempool, k.seq,
-      parsed.txId, tx.rawHex, String(parsed.inputs.length), ...inputs, String(spendable.length), ...outputs,
+      k.raw,
+      k.spent,
+      k.outputs,
+      k.mempool,
+      k.seq,
+      parsed.txId,
+      tx.rawHex,
+      String(parsed.inputs.length),
+      ...inputs,
+      String(spendable.length),
+      ...outputs,
     );
     switch (fromScriptReply('submit-tx-5.lua', SUBMIT_TX_REPLIES, status)) {
       case 'accepted':

@@ -19,7 +19,10 @@ export class DevnetReader implements ChainReader {
   private readonly keys: DevnetKeys;
   private readonly commands: DevnetCommands;
 
-  constructor(private readonly redis: Redis, prefix: string) {
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+  ) {
     this.keys = devnetKeys(prefix);
     this.commands = devnetCommands(redis);
   }
@@ -32,7 +35,9 @@ export class DevnetReader implements ChainReader {
 
   async tip(): Promise<ChainTip | null> {
     const t = await this.redis.hgetall(this.keys.tip);
-    return t['hash'] ? { hash: t['hash'], height: Number(t['height']), time: new Date(Number(t['time']) * 1000) } : null;
+    return t['hash']
+      ? { hash: t['hash'], height: Number(t['height']), time: new Date(Number(t['time']) * 1000) }
+      : null;
   }
 
   /** Where each txId is mined, with its TSC proof, in one round trip (null: not mined). */
@@ -70,7 +75,15 @@ export class DevnetReader implements ChainReader {
     const header = parseHeader(headerHex);
     if (hashOfHeader(headerHex) !== hash) throw new Error(`stored header of ${hash} does not hash to it`);
     const ids = txIds.split(',');
-    return { hash, height: Number(height), header, headerHex, time: new Date(header.time * 1000), txCount: ids.length, txIds: ids };
+    return {
+      hash,
+      height: Number(height),
+      header,
+      headerHex,
+      time: new Date(header.time * 1000),
+      txCount: ids.length,
+      txIds: ids,
+    };
   }
 
   async blockByHeight(height: number): Promise<DevnetBlock | null> {

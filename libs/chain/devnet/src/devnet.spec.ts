@@ -1,7 +1,13 @@
 import { LockingScript, Transaction, UnlockingScript } from '@bsv/sdk';
 import { Redis } from 'ioredis';
 import { blockHash, merkleRoot, parseHeader, verifyTscProof } from '@proofline/chain-domain';
-import { BsvTransactionBuilder, deriveChainKeys, faucetTxId, parseTransaction, tscToMerklePath } from '@proofline/chain-bsv';
+import {
+  BsvTransactionBuilder,
+  deriveChainKeys,
+  faucetTxId,
+  parseTransaction,
+  tscToMerklePath,
+} from '@proofline/chain-bsv';
 import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { DevnetBlockProducer, DevnetPublisher, DevnetReader, devnetKeys } from './index';
 
@@ -38,20 +44,29 @@ describe('DevnetPublisher', () => {
 
   it('rejects an unparseable transaction and a txId that does not match', async () => {
     const tx = builder.build({ kind: 'independent', data: data('b') });
-    await expect(env.publisher.submit({ txId: tx.txId, rawHex: 'abcd' })).resolves.toMatchObject({ status: 'rejected', code: 'INVALID_TX' });
-    await expect(env.publisher.submit({ txId: 'f'.repeat(64), rawHex: tx.rawHex })).resolves.toMatchObject({ status: 'rejected', code: 'INVALID_TX' });
+    await expect(env.publisher.submit({ txId: tx.txId, rawHex: 'abcd' })).resolves.toMatchObject({
+      status: 'rejected',
+      code: 'INVALID_TX',
+    });
+    await expect(env.publisher.submit({ txId: 'f'.repeat(64), rawHex: tx.rawHex })).resolves.toMatchObject({
+      status: 'rejected',
+      code: 'INVALID_TX',
+    });
     expect(await env.redis.hexists(env.k.raw, tx.txId)).toBe(0);
   });
 
   it('accepts a spend of a link output once: a second spend is a DOUBLE_SPEND, even concurrently', async () => {
     const create = builder.build({ kind: 'create', data: data('v1'), contentType: 'text/plain' });
     await env.publisher.submit(create);
-    const updates = Array.from({ length: 8 }, (_, i) => builder.build({ kind: 'update', data: data(`v2-${i}`), spends: create.linkOutput! }));
+    const updates = Array.from({ length: 8 }, (_, i) =>
+      builder.build({ kind: 'update', data: data(`v2-${i}`), spends: create.linkOutput! }),
+    );
     const results = await Promise.all(updates.map((u) => env.publisher.submit(u)));
     const accepted = results.filter((r) => r.status === 'accepted');
     expect(accepted).toHaveLength(1);
     const winner = updates[results.findIndex((r) => r.status === 'accepted')]!;
-    for (const r of results.filter((x) => x.status !== 'accepted')) expect(r).toMatchObject({ status: 'rejected', code: 'DOUBLE_SPEND' });
+    for (const r of results.filter((x) => x.status !== 'accepted'))
+      expect(r).toMatchObject({ status: 'rejected', code: 'DOUBLE_SPEND' });
     expect(await env.redis.hget(env.k.spent, `${create.txId}:2`)).toBe(winner.txId);
     expect(await env.reader.spentBy([create.linkOutput!, winner.linkOutput!])).toEqual([winner.txId, null]);
     // The losers left nothing behind.
@@ -67,21 +82,38 @@ describe('DevnetPublisher', () => {
     // A transaction without a Proofline header naming the nonce cannot claim faucet money.
     const headerless = new Transaction(
       1,
-      [{ sourceTXID: faucetTxId('6b'.repeat(16)), sourceOutputIndex: 0, sequence: 0xffffffff, unlockingScript: UnlockingScript.fromHex('00') }],
+      [
+        {
+          sourceTXID: faucetTxId('6b'.repeat(16)),
+          sourceOutputIndex: 0,
+          sequence: 0xffffffff,
+          unlockingScript: UnlockingScript.fromHex('00'),
+        },
+      ],
       [{ satoshis: 1, lockingScript: LockingScript.fromHex(builder.linkLockingScriptHex()) }],
       0,
     );
     const raw = headerless.toHex();
-    expect(await env.publisher.submit({ txId: headerless.id('hex'), rawHex: raw })).toMatchObject({ status: 'rejected', code: 'MISSING_INPUT' });
+    expect(await env.publisher.submit({ txId: headerless.id('hex'), rawHex: raw })).toMatchObject({
+      status: 'rejected',
+      code: 'MISSING_INPUT',
+    });
   });
 
   it('rejects an input that spends an unknown output (MISSING_INPUT) and a data output', async () => {
-    const orphan = builder.build({ kind: 'update', data: data('x'), spends: { txId: 'ab'.repeat(32), vout: 2, satoshis: 1 } });
+    const orphan = builder.build({
+      kind: 'update',
+      data: data('x'),
+      spends: { txId: 'ab'.repeat(32), vout: 2, satoshis: 1 },
+    });
     await expect(env.publisher.submit(orphan)).resolves.toMatchObject({ status: 'rejected', code: 'MISSING_INPUT' });
     const ind = builder.build({ kind: 'independent', data: data('y') });
     await env.publisher.submit(ind);
     const spendsData = builder.build({ kind: 'delete', spends: { txId: ind.txId, vout: 1, satoshis: 0 } });
-    await expect(env.publisher.submit(spendsData)).resolves.toMatchObject({ status: 'rejected', code: 'MISSING_INPUT' });
+    await expect(env.publisher.submit(spendsData)).resolves.toMatchObject({
+      status: 'rejected',
+      code: 'MISSING_INPUT',
+    });
   });
 });
 
@@ -91,7 +123,9 @@ describe('DevnetBlockProducer and DevnetReader', () => {
 
   it('creates the genesis block on first use, then a block with the mempool', async () => {
     expect(await env.reader.tipHeight()).toBe(-1);
-    const txs = Array.from({ length: 5 }, (_, i) => builder.build({ kind: 'independent', data: data(`r${i}`), contentType: 'text/plain' }));
+    const txs = Array.from({ length: 5 }, (_, i) =>
+      builder.build({ kind: 'independent', data: data(`r${i}`), contentType: 'text/plain' }),
+    );
     for (const tx of txs) await env.publisher.submit(tx);
     const r = await env.producer.produceBlock(T0);
     expect(r).toMatchObject({ status: 'produced', height: 1, txCount: 6 });
@@ -119,7 +153,14 @@ describe('DevnetBlockProducer and DevnetReader', () => {
     txs.forEach((tx, i) => {
       const inc = incl[i]!;
       expect(inc).toMatchObject({ blockHash: block.hash, blockHeight: 1, index: i + 1, blockTime: T0 });
-      expect(inc.proof).toMatchObject({ index: i + 1, txOrId: tx.txId, target: block.headerHex, targetType: 'header', proofType: 'branch', composite: false });
+      expect(inc.proof).toMatchObject({
+        index: i + 1,
+        txOrId: tx.txId,
+        target: block.headerHex,
+        targetType: 'header',
+        proofType: 'branch',
+        composite: false,
+      });
       expect(verifyTscProof(inc.proof!, tx.txId)).toEqual({ valid: true, root: block.header.merkleRoot });
       expect(tscToMerklePath(inc.proof!, 1).computeRoot(tx.txId)).toBe(block.header.merkleRoot);
     });
@@ -171,7 +212,10 @@ describe('DevnetBlockProducer and DevnetReader', () => {
     // A stale mempool read combined with a fresh tip must not put tx in a second block.
     const fresh = await env.producer.snapshot();
     const bad = env.producer.buildCandidate({ tip: fresh.tip, mempool: snap.mempool }, new Date(T0.getTime() + 60_000));
-    await expect(env.producer.commitBlock(bad)).resolves.toMatchObject({ status: 'stale', reason: expect.stringMatching(/NOT_IN_MEMPOOL/) });
+    await expect(env.producer.commitBlock(bad)).resolves.toMatchObject({
+      status: 'stale',
+      reason: expect.stringMatching(/NOT_IN_MEMPOOL/),
+    });
   });
 });
 
@@ -216,6 +260,8 @@ describe('racing producers', () => {
     expect(await env.redis.zcard(env.k.mempool)).toBe(0);
     const incl = await reader.inclusions(txs.map((t) => t.txId));
     incl.forEach((inc, i) => expect(inc?.blockHeight).toBe(seen.get(txs[i]!.txId)));
-    expect(parseHeader((await reader.blockByHeight(tip))!.headerHex).prevHash).toBe((await reader.blockByHeight(tip - 1))!.hash);
+    expect(parseHeader((await reader.blockByHeight(tip))!.headerHex).prevHash).toBe(
+      (await reader.blockByHeight(tip - 1))!.hash,
+    );
   });
 });

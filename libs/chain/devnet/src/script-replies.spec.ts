@@ -21,6 +21,8 @@ describe('devnet Lua reply tables', () => {
     }
     expect(fromScriptReply('reorg-tip-8.lua', REORG_TIP_REPLIES, 'OK')).toBe('committed');
     expect(fromScriptReply('reorg-tip-8.lua', REORG_TIP_REPLIES, 'STALE_TIP')).toBe('stale');
-    expect(() => fromScriptReply('node-accept-7.lua', NODE_ACCEPT_REPLIES, 'NOPE')).toThrow(expect.objectContaining({ script: 'node-accept-7.lua' }));
+    expect(() => fromScriptReply('node-accept-7.lua', NODE_ACCEPT_REPLIES, 'NOPE')).toThrow(
+      expect.objectContaining({ script: 'node-accept-7.lua' }),
+    );
   });
 });

@@ -18,7 +18,9 @@ export const COMMIT_BLOCK_REPLIES: ReplyTable<'committed' | 'stale'> = {
 };
 
 /** `node-accept-7.lua` (the devnet node's mempool door). */
-export const NODE_ACCEPT_REPLIES: ReplyTable<'accepted' | 'known' | 'DOUBLE_SPEND' | 'SPENT_IN_BLOCK' | 'MISSING_INPUT' | 'IMMATURE'> = {
+export const NODE_ACCEPT_REPLIES: ReplyTable<
+  'accepted' | 'known' | 'DOUBLE_SPEND' | 'SPENT_IN_BLOCK' | 'MISSING_INPUT' | 'IMMATURE'
+> = {
   accepted: 'accepted',
   known: 'known',
   DOUBLE_SPEND: 'DOUBLE_SPEND',

@@ -51,7 +51,8 @@ function hexBytes(hex: string): Buffer {
 
 /** Block hash (display hex) = reversed sha256d of the 80 header bytes. */
 export function blockHash(header: BlockHeader | string | Uint8Array): string {
-  const bytes = typeof header === 'string' ? hexBytes(header) : header instanceof Uint8Array ? header : serializeHeader(header);
+  const bytes =
+    typeof header === 'string' ? hexBytes(header) : header instanceof Uint8Array ? header : serializeHeader(header);
   return toDisplayHex(sha256d(bytes));
 }
 
@@ -132,12 +133,14 @@ export interface HeaderFields {
  * @throws Error when a field is out of range or not hex.
  */
 export function headerFromFields(f: HeaderFields): BlockHeader {
-  if (!/^[0-9a-fA-F]{8}$/.test(f.bits)) throw new Error(`bits must be 8 hex digits, got ${String(f.bits).slice(0, 20)}`);
+  if (!/^[0-9a-fA-F]{8}$/.test(f.bits))
+    throw new Error(`bits must be 8 hex digits, got ${String(f.bits).slice(0, 20)}`);
   const u32 = (name: string, v: number) => {
     if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new Error(`${name} is not a 32-bit unsigned integer`);
     return v;
   };
-  if (!Number.isInteger(f.version) || f.version < -0x80000000 || f.version > 0xffffffff) throw new Error('version is not a 32-bit integer');
+  if (!Number.isInteger(f.version) || f.version < -0x80000000 || f.version > 0xffffffff)
+    throw new Error('version is not a 32-bit integer');
   const header: BlockHeader = {
     // Some services show the version unsigned; the header stores the same 4 bytes either way.
     version: f.version > 0x7fffffff ? f.version - 0x100000000 : f.version,

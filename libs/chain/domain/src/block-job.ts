@@ -15,7 +15,12 @@ export type ChainBlockJob = z.output<typeof chainBlockJob>;
 
 /** What a producer tick returns (BullMQ's returnvalue). */
 export const chainBlockResult = z.union([
-  z.strictObject({ status: z.literal('produced'), hash: z.string(), height: z.number().int().nonnegative(), txCount: z.number().int().positive() }),
+  z.strictObject({
+    status: z.literal('produced'),
+    hash: z.string(),
+    height: z.number().int().nonnegative(),
+    txCount: z.number().int().positive(),
+  }),
   z.strictObject({ status: z.literal('stale'), reason: z.string() }),
 ]);
 export type ChainBlockResult = z.output<typeof chainBlockResult>;

@@ -12,8 +12,7 @@ export type InclusionFailure =
   | 'ROOT_MISMATCH';
 
 export type InclusionVerdict =
-  | { readonly valid: true }
-  | { readonly valid: false; readonly reason: InclusionFailure; readonly detail: string };
+  { readonly valid: true } | { readonly valid: false; readonly reason: InclusionFailure; readonly detail: string };
 
 /** What a chain service claims about a transaction, and the header it is checked against. */
 export interface InclusionClaim {
@@ -47,12 +46,19 @@ export function checkInclusion(claim: InclusionClaim): InclusionVerdict {
   const { header, hash } = facts;
   if (hex.length !== HEADER_BYTES * 2) return fail('MALFORMED_HEADER', 'header is not 80 bytes');
   if (hash !== claim.blockHash) return fail('HEADER_HASH_MISMATCH', `header hashes to ${hash}, not ${claim.blockHash}`);
-  if (!facts.meetsTarget) return fail('HEADER_ABOVE_TARGET', `header ${hash} does not meet its target (bits ${header.bits.toString(16)})`);
-  if (claim.header.height !== claim.blockHeight) return fail('HEIGHT_MISMATCH', `block ${hash} is at height ${claim.header.height}, not ${claim.blockHeight}`);
-  if (claim.proofHeight !== claim.blockHeight) return fail('HEIGHT_MISMATCH', `the proof is for height ${claim.proofHeight}, not ${claim.blockHeight}`);
-  if (claim.proof.target.toLowerCase() !== hex) return fail('TARGET_MISMATCH', 'the proof does not target the block header');
+  if (!facts.meetsTarget)
+    return fail('HEADER_ABOVE_TARGET', `header ${hash} does not meet its target (bits ${header.bits.toString(16)})`);
+  if (claim.header.height !== claim.blockHeight)
+    return fail('HEIGHT_MISMATCH', `block ${hash} is at height ${claim.header.height}, not ${claim.blockHeight}`);
+  if (claim.proofHeight !== claim.blockHeight)
+    return fail('HEIGHT_MISMATCH', `the proof is for height ${claim.proofHeight}, not ${claim.blockHeight}`);
+  if (claim.proof.target.toLowerCase() !== hex)
+    return fail('TARGET_MISMATCH', 'the proof does not target the block header');
   const verdict = verifyTscProof(claim.proof, claim.txId);
-  if (!verdict.valid) return fail('ROOT_MISMATCH', `${verdict.reason}${verdict.root ? ` (computed ${verdict.root}, header has ${header.merkleRoot})` : ''}`);
+  if (!verdict.valid)
+    return fail(
+      'ROOT_MISMATCH',
+      `${verdict.reason}${verdict.root ? ` (computed ${verdict.root}, header has ${header.merkleRoot})` : ''}`,
+    );
   return { valid: true };
 }
-

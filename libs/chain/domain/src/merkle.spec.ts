@@ -54,13 +54,27 @@ function txIds(n: number, salt = 'tx'): string[] {
 }
 
 function headerFor(ids: string[]): string {
-  return serializeHeader({ version: 0x20000000, prevHash: '0'.repeat(64), merkleRoot: merkleRoot(ids), time: 1_700_000_000, bits: REGTEST_BITS, nonce: 0 }).toString('hex');
+  return serializeHeader({
+    version: 0x20000000,
+    prevHash: '0'.repeat(64),
+    merkleRoot: merkleRoot(ids),
+    time: 1_700_000_000,
+    bits: REGTEST_BITS,
+    nonce: 0,
+  }).toString('hex');
 }
 
 describe('block header', () => {
   it('parses the genesis header and hashes it to the genesis block hash', () => {
     const h = parseHeader(GENESIS.headerHex);
-    expect(h).toEqual({ version: 1, prevHash: '0'.repeat(64), merkleRoot: GENESIS.merkleRoot, time: GENESIS.time, bits: GENESIS.bits, nonce: GENESIS.nonce });
+    expect(h).toEqual({
+      version: 1,
+      prevHash: '0'.repeat(64),
+      merkleRoot: GENESIS.merkleRoot,
+      time: GENESIS.time,
+      bits: GENESIS.bits,
+      nonce: GENESIS.nonce,
+    });
     expect(blockHash(GENESIS.headerHex)).toBe(GENESIS.hash);
     expect(blockHash(h)).toBe(GENESIS.hash);
     expect(meetsTarget(h)).toBe(true);
@@ -75,7 +89,14 @@ describe('block header', () => {
   });
 
   it('round-trips serialize/parse and keeps little-endian fields', () => {
-    const h: BlockHeader = { version: 0x20000000, prevHash: txIds(1)[0] as string, merkleRoot: txIds(1, 'm')[0] as string, time: 0xfffffffe, bits: REGTEST_BITS, nonce: 0x01020304 };
+    const h: BlockHeader = {
+      version: 0x20000000,
+      prevHash: txIds(1)[0] as string,
+      merkleRoot: txIds(1, 'm')[0] as string,
+      time: 0xfffffffe,
+      bits: REGTEST_BITS,
+      nonce: 0x01020304,
+    };
     const hex = serializeHeader(h).toString('hex');
     expect(parseHeader(hex)).toEqual(h);
     expect(hex.slice(152)).toBe('04030201');
@@ -114,8 +135,18 @@ describe('Merkle root and proofs', () => {
     const headerHex = serializeHeader(BLOCK_100000.header).toString('hex');
     const proofs = buildBranchProofs(BLOCK_100000.txIds, headerHex);
     proofs.forEach((p, i) => {
-      expect(p).toMatchObject({ index: i, txOrId: BLOCK_100000.txIds[i], target: headerHex, targetType: 'header', proofType: 'branch', composite: false });
-      expect(verifyTscProof(p, BLOCK_100000.txIds[i] as string)).toEqual({ valid: true, root: BLOCK_100000.merkleRoot });
+      expect(p).toMatchObject({
+        index: i,
+        txOrId: BLOCK_100000.txIds[i],
+        target: headerHex,
+        targetType: 'header',
+        proofType: 'branch',
+        composite: false,
+      });
+      expect(verifyTscProof(p, BLOCK_100000.txIds[i] as string)).toEqual({
+        valid: true,
+        root: BLOCK_100000.merkleRoot,
+      });
     });
   });
 
@@ -147,10 +178,15 @@ describe('Merkle root and proofs', () => {
     expect(verifyTscProof(proof, ids[2] as string).valid).toBe(false);
     expect(verifyTscProof({ ...proof, index: 0 }, ids[1] as string).valid).toBe(false);
     expect(verifyTscProof({ ...proof, index: 9 }, ids[1] as string).valid).toBe(false);
-    expect(verifyTscProof({ ...proof, nodes: ['*', ...proof.nodes.slice(1)] }, ids[1] as string)).toMatchObject({ valid: false });
+    expect(verifyTscProof({ ...proof, nodes: ['*', ...proof.nodes.slice(1)] }, ids[1] as string)).toMatchObject({
+      valid: false,
+    });
     const tampered = [...proof.nodes];
-    tampered[1] = (ids[4] as string);
-    expect(verifyTscProof({ ...proof, nodes: tampered }, ids[1] as string)).toMatchObject({ valid: false, reason: expect.stringMatching(/root/) });
+    tampered[1] = ids[4] as string;
+    expect(verifyTscProof({ ...proof, nodes: tampered }, ids[1] as string)).toMatchObject({
+      valid: false,
+      reason: expect.stringMatching(/root/),
+    });
     expect(verifyTscProof({ ...proof, target: header.slice(2) }, ids[1] as string).valid).toBe(false);
   });
 
@@ -164,10 +200,17 @@ describe('Merkle root and proofs', () => {
       for (let level = 0; level < proof.nodes.length; level++) {
         if (proof.nodes[level] === '*') continue;
         const nodes = [...proof.nodes];
-        nodes[level] = (ids[(i + 1 + level) % ids.length] === proof.nodes[level] ? ids[(i + 2) % ids.length] : ids[(i + 1 + level) % ids.length]) as string;
+        nodes[level] = (
+          ids[(i + 1 + level) % ids.length] === proof.nodes[level]
+            ? ids[(i + 2) % ids.length]
+            : ids[(i + 1 + level) % ids.length]
+        ) as string;
         expect(verifyTscProof({ ...proof, nodes }, ids[i] as string).valid).toBe(false);
       }
-      expect(verifyTscProof({ ...proof, txOrId: ids[(i + 1) % ids.length] as string }, ids[(i + 1) % ids.length] as string).valid).toBe(false);
+      expect(
+        verifyTscProof({ ...proof, txOrId: ids[(i + 1) % ids.length] as string }, ids[(i + 1) % ids.length] as string)
+          .valid,
+      ).toBe(false);
       expect(verifyTscProof({ ...proof, target: headerFor(txIds(3, 'foreign')) }, ids[i] as string).valid).toBe(false);
       expect(verifyTscProof(proof, ids[i] as string).valid).toBe(true);
     }

@@ -37,7 +37,7 @@ function foldParent(left: Buffer, right: Buffer): Buffer {
 export function merkleLevels(txIds: readonly string[]): Buffer[][] {
   if (txIds.length === 0) throw new Error('a Merkle tree needs at least one txId');
   const levels: Buffer[][] = [txIds.map(fromDisplayHex)];
-  for (let level = levels[0] as Buffer[]; level.length > 1; ) {
+  for (let level = levels[0] as Buffer[]; level.length > 1;) {
     const next: Buffer[] = [];
     for (let i = 0; i < level.length; i += 2) {
       const left = level[i] as Buffer;
@@ -87,13 +87,22 @@ export function merkleBranches(txIds: readonly string[]): { root: string; branch
 export function buildBranchProofs(txIds: readonly string[], headerHex: string): TscMerkleProof[] {
   const { root, branches } = merkleBranches(txIds);
   const header = parseHeader(headerHex);
-  if (header.merkleRoot !== root) throw new Error(`header merkle root ${header.merkleRoot} is not the root ${root} of the txIds`);
+  if (header.merkleRoot !== root)
+    throw new Error(`header merkle root ${header.merkleRoot} is not the root ${root} of the txIds`);
   return txIds.map((txId, index) => tscProof(index, txId, headerHex, branches[index] as string[]));
 }
 
 /** Assembles the TSC JSON form. */
 export function tscProof(index: number, txId: string, headerHex: string, nodes: readonly string[]): TscMerkleProof {
-  return { index, txOrId: txId, target: headerHex, nodes: [...nodes], targetType: 'header', proofType: 'branch', composite: false };
+  return {
+    index,
+    txOrId: txId,
+    target: headerHex,
+    nodes: [...nodes],
+    targetType: 'header',
+    proofType: 'branch',
+    composite: false,
+  };
 }
 
 export type ProofVerdict =
@@ -140,5 +149,7 @@ export function verifyTscProof(proof: TscMerkleProof, txId: string): ProofVerdic
   }
   if (index !== 0) return { valid: false, reason: 'index is outside the tree the nodes describe' };
   const root = toDisplayHex(running);
-  return root === header.merkleRoot ? { valid: true, root } : { valid: false, reason: 'computed root differs from the header', root };
+  return root === header.merkleRoot
+    ? { valid: true, root }
+    : { valid: false, reason: 'computed root differs from the header', root };
 }

@@ -72,7 +72,11 @@ export class InsufficientFundingError extends Error {
 export type SubmitResult =
   | { readonly status: 'accepted' }
   | { readonly status: 'already-known' }
-  | { readonly status: 'rejected'; readonly code: 'DOUBLE_SPEND' | 'INVALID_TX' | 'MISSING_INPUT'; readonly detail: string };
+  | {
+      readonly status: 'rejected';
+      readonly code: 'DOUBLE_SPEND' | 'INVALID_TX' | 'MISSING_INPUT';
+      readonly detail: string;
+    };
 
 /** Accepts transactions into the chain's mempool. MUST be idempotent by txId. */
 export interface ChainPublisher {

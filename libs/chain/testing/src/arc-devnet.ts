@@ -1,7 +1,18 @@
 import { LockingScript, P2PKH, Transaction } from '@bsv/sdk';
 import type { Redis } from 'ioredis';
-import { confirmationOptions, createArcChain, runConfirmationPass, startConfirmationWorker } from '@proofline/chain-arc';
-import type { ArcChain, ArcRefusal, ConfirmationPassDeps, ConfirmationPassReport, RunningConfirmationWorker } from '@proofline/chain-arc';
+import {
+  confirmationOptions,
+  createArcChain,
+  runConfirmationPass,
+  startConfirmationWorker,
+} from '@proofline/chain-arc';
+import type {
+  ArcChain,
+  ArcRefusal,
+  ConfirmationPassDeps,
+  ConfirmationPassReport,
+  RunningConfirmationWorker,
+} from '@proofline/chain-arc';
 import { deriveChainKeys } from '@proofline/chain-bsv';
 import { COINBASE_MATURITY, startDevnetNode } from '@proofline/chain-devnet';
 import type { DevnetNode } from '@proofline/chain-devnet';
@@ -141,7 +152,11 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
       const coinbase = Transaction.fromHex(((await res.json()) as { hex: string }).hex);
       const total = coinbase.outputs[0]?.satoshis ?? 0;
       const tx = new Transaction();
-      tx.addInput({ sourceTransaction: coinbase, sourceOutputIndex: 0, unlockingScriptTemplate: new P2PKH().unlock(keys.funding.privateKey) });
+      tx.addInput({
+        sourceTransaction: coinbase,
+        sourceOutputIndex: 0,
+        unlockingScriptTemplate: new P2PKH().unlock(keys.funding.privateKey),
+      });
       const script = LockingScript.fromHex(funding.lockingScriptHex);
       for (let i = 0; i < count; i++) tx.addOutput({ satoshis, lockingScript: script });
       const fee = Math.ceil((count * 34 + 200) / 1000) * 2 + 10;
@@ -149,7 +164,8 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
       await tx.sign();
       const txId = tx.id('hex');
       const answer = await chain.arc.submit({ txId, rawHex: tx.toHexEF() });
-      if (answer.status !== 'accepted' && answer.status !== 'already-known') throw new Error(`arc devnet: the funding split was refused: ${answer.detail}`);
+      if (answer.status !== 'accepted' && answer.status !== 'already-known')
+        throw new Error(`arc devnet: the funding split was refused: ${answer.detail}`);
       splits.set(txId, tx.toHex());
       const utxos = Array.from({ length: count }, (_, vout) => ({ txId, vout, satoshis }));
       if (options.addToPool !== false) await pool.add(utxos);
@@ -162,7 +178,14 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
     },
     fundingKey: keys.funding.privateKey,
     async startConfirmations(bull, hooks) {
-      const running = await startConfirmationWorker({ connection: bull, redis: o.redis, redisPrefix: o.prefix, pollMs, pass: passDeps(hooks), options: confirmationOptions(chainConfig) });
+      const running = await startConfirmationWorker({
+        connection: bull,
+        redis: o.redis,
+        redisPrefix: o.prefix,
+        pollMs,
+        pass: passDeps(hooks),
+        options: confirmationOptions(chainConfig),
+      });
       workers.push(running);
       return running;
     },

@@ -29,7 +29,11 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
   async function spendUtxo(u: FundingUtxo): Promise<{ txId: string; rawHex: string; efHex: string; tx: Transaction }> {
     const parent = Transaction.fromHex(dev.splitHex(u.txId));
     const tx = new Transaction();
-    tx.addInput({ sourceTransaction: parent, sourceOutputIndex: u.vout, unlockingScriptTemplate: new P2PKH().unlock(dev.fundingKey) });
+    tx.addInput({
+      sourceTransaction: parent,
+      sourceOutputIndex: u.vout,
+      unlockingScriptTemplate: new P2PKH().unlock(dev.fundingKey),
+    });
     tx.addOutput({ satoshis: u.satoshis - 2, lockingScript: LockingScript.fromHex(dev.funding.lockingScriptHex) });
     await tx.sign();
     const txId = tx.id('hex');
@@ -57,8 +61,15 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
     for (let i = 0; i < 8; i++) {
       const parent = links[links.length - 1]!.tx;
       const tx = new Transaction();
-      tx.addInput({ sourceTransaction: parent, sourceOutputIndex: 0, unlockingScriptTemplate: new P2PKH().unlock(dev.fundingKey) });
-      tx.addOutput({ satoshis: parent.outputs[0]!.satoshis! - 2, lockingScript: LockingScript.fromHex(dev.funding.lockingScriptHex) });
+      tx.addInput({
+        sourceTransaction: parent,
+        sourceOutputIndex: 0,
+        unlockingScriptTemplate: new P2PKH().unlock(dev.fundingKey),
+      });
+      tx.addOutput({
+        satoshis: parent.outputs[0]!.satoshis! - 2,
+        lockingScript: LockingScript.fromHex(dev.funding.lockingScriptHex),
+      });
       await tx.sign();
       links.push({ txId: tx.id('hex'), rawHex: tx.toHex(), efHex: tx.toHexEF(), tx });
     }
@@ -117,14 +128,20 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
       expect(inc?.blockHash).toBe(block.hash);
       expect(verifyTscProof(inc!.proof!, txId)).toMatchObject({ valid: true });
       // the node says MINED in the same block, with a BUMP computing that block's Merkle root
-      const status = (await (await fetch(`${dev.node.url}/v1/tx/${txId}`)).json()) as { txStatus: string; blockHash: string; merklePath: string };
+      const status = (await (await fetch(`${dev.node.url}/v1/tx/${txId}`)).json()) as {
+        txStatus: string;
+        blockHash: string;
+        merklePath: string;
+      };
       expect(status).toMatchObject({ txStatus: 'MINED', blockHash: inc!.blockHash });
       expect(MerklePath.fromHex(status.merklePath).computeRoot(txId)).toBe(parseHeader(inc!.proof!.target).merkleRoot);
     }
     // block reads come from what the service verified
     const stored = await dev.chain.blocks.blockByHash(block.hash);
     expect(stored).toMatchObject({ hash: block.hash, height: block.height, txCount: 6 });
-    expect(await dev.chain.blocks.blockTxIds(block.hash, 0, 100)).toEqual(expect.arrayContaining(txs.map((t) => t.txId)));
+    expect(await dev.chain.blocks.blockTxIds(block.hash, 0, 100)).toEqual(
+      expect.arrayContaining(txs.map((t) => t.txId)),
+    );
     expect((await dev.chain.blocks.blockByHeight(block.height))?.hash).toBe(block.hash);
     expect(await dev.chain.blocks.tip()).toMatchObject({ hash: block.hash, height: block.height });
     expect(await dev.chain.reader.tipHeight()).toBe(block.height);
@@ -145,21 +162,27 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
       dev.node.faults.corruptBump = false;
     }
     expect(await dev.confirmOnce(hooks)).toMatchObject({ proven: 1 });
-    expect(verifyTscProof((await dev.chain.reader.inclusions([t.txId]))[0]!.proof!, t.txId)).toMatchObject({ valid: true });
+    expect(verifyTscProof((await dev.chain.reader.inclusions([t.txId]))[0]!.proof!, t.txId)).toMatchObject({
+      valid: true,
+    });
   });
 
   it('ARC down (503): submissions throw a retryable error and nothing is lost; after recovery the same bytes are accepted', async () => {
     const t = await spendUtxo(take());
     dev.node.faults.arcStatus = 503;
     try {
-      await expect(dev.chain.publisher.submit({ txId: t.txId, rawHex: t.rawHex })).rejects.toBeInstanceOf(ArcTransientError);
+      await expect(dev.chain.publisher.submit({ txId: t.txId, rawHex: t.rawHex })).rejects.toBeInstanceOf(
+        ArcTransientError,
+      );
       // polling while ARC is down changes nothing
       await dev.chain.store.watch([t.txId], new Date());
       expect(await dev.confirmOnce(hooks)).toMatchObject({ proven: 0, errors: 1, refused: 0 });
     } finally {
       dev.node.faults.arcStatus = undefined;
     }
-    await expect(dev.chain.publisher.submit({ txId: t.txId, rawHex: t.rawHex })).resolves.toEqual({ status: 'accepted' });
+    await expect(dev.chain.publisher.submit({ txId: t.txId, rawHex: t.rawHex })).resolves.toEqual({
+      status: 'accepted',
+    });
     await dev.node.mineBlock();
     expect(await dev.confirmOnce(hooks)).toMatchObject({ proven: 1 });
   });
@@ -179,7 +202,9 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
     await dev.chain.store.watch([lost.txId], new Date());
     expect((await fetch(`${dev.node.url}/v1/tx/${lost.txId}`)).status).toBe(404);
     expect(await dev.confirmOnce(hooks)).toMatchObject({ rebroadcast: 1 });
-    expect(((await (await fetch(`${dev.node.url}/v1/tx/${lost.txId}`)).json()) as { txStatus: string }).txStatus).toBe('SEEN_ON_NETWORK');
+    expect(((await (await fetch(`${dev.node.url}/v1/tx/${lost.txId}`)).json()) as { txStatus: string }).txStatus).toBe(
+      'SEEN_ON_NETWORK',
+    );
 
     // A watched tx ARC reports refused (a double spend of a mined input) fails through onRefused.
     const u = take();
@@ -187,7 +212,11 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
     await dev.chain.publisher.submit({ txId: first.txId, rawHex: first.rawHex });
     const parent = Transaction.fromHex(dev.splitHex(u.txId));
     const rival = new Transaction();
-    rival.addInput({ sourceTransaction: parent, sourceOutputIndex: u.vout, unlockingScriptTemplate: new P2PKH().unlock(dev.fundingKey) });
+    rival.addInput({
+      sourceTransaction: parent,
+      sourceOutputIndex: u.vout,
+      unlockingScriptTemplate: new P2PKH().unlock(dev.fundingKey),
+    });
     rival.addOutput({ satoshis: u.satoshis - 3, lockingScript: LockingScript.fromHex(dev.funding.lockingScriptHex) });
     await rival.sign();
     const answer = await dev.chain.publisher.submit({ txId: rival.id('hex'), rawHex: rival.toHex() });
@@ -221,13 +250,22 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
       expect(reorg.oldHash).toBe(mined.hash);
       const pass = await dev.confirmOnce(hooks);
       expect(pass.reorged).toContain(t.txId);
-      await eventually(async () => ((await dev.chain.reader.inclusions([t.txId]))[0]?.blockHash === reorg.newHash ? true : (await dev.confirmOnce(hooks), false)), 5000, 50);
+      await eventually(
+        async () =>
+          (await dev.chain.reader.inclusions([t.txId]))[0]?.blockHash === reorg.newHash
+            ? true
+            : (await dev.confirmOnce(hooks), false),
+        5000,
+        50,
+      );
       const [inc] = await dev.chain.reader.inclusions([t.txId]);
       expect(inc).toMatchObject({ blockHash: reorg.newHash, blockHeight: reorg.height });
       expect(verifyTscProof(inc!.proof!, t.txId)).toMatchObject({ valid: true });
       expect(await dev.chain.blocks.blockByHash(reorg.oldHash)).toBeNull();
       expect((await dev.chain.blocks.blockByHeight(reorg.height))?.hash).toBe(reorg.newHash);
-      await expect(publishBlockEvent(redis, prefix, dev.chain.store, reorg.newHash)).resolves.toMatchObject({ hash: reorg.newHash });
+      await expect(publishBlockEvent(redis, prefix, dev.chain.store, reorg.newHash)).resolves.toMatchObject({
+        hash: reorg.newHash,
+      });
     } finally {
       await events.return?.();
       await reading.close();

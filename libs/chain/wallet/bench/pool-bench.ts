@@ -17,7 +17,9 @@ async function main(): Promise<void> {
   const pools = conns.map((c) => new FundingPool(c, { prefix, address: 'bench' }));
   const seed = randomBytes(32).toString('hex');
   for (let i = 0; i < writes; i += 5000) {
-    await pools[0]!.add(Array.from({ length: Math.min(5000, writes - i) }, (_, j) => ({ txId: seed, vout: i + j, satoshis: 1000 })));
+    await pools[0]!.add(
+      Array.from({ length: Math.min(5000, writes - i) }, (_, j) => ({ txId: seed, vout: i + j, satoshis: 1000 })),
+    );
   }
   let next = 0;
   const reserveMs: number[] = [];
@@ -32,7 +34,15 @@ async function main(): Promise<void> {
         reserveMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
         if (r.status !== 'reserved') throw new Error('exhausted early');
         const txId = randomBytes(32).toString('hex');
-        if ((await pool.commit({ txId, owner: r.owner, inputs: r.utxos, outputs: [{ txId, vout: 2, satoshis: 900 }] })) !== 'OK') throw new Error('commit refused');
+        if (
+          (await pool.commit({
+            txId,
+            owner: r.owner,
+            inputs: r.utxos,
+            outputs: [{ txId, vout: 2, satoshis: 900 }],
+          })) !== 'OK'
+        )
+          throw new Error('commit refused');
         await pool.confirm(txId);
       }
     }),
@@ -41,8 +51,12 @@ async function main(): Promise<void> {
   const status = await pools[0]!.status();
   reserveMs.sort((a, b) => a - b);
   const pct = (p: number) => reserveMs[Math.min(reserveMs.length - 1, Math.floor(p * reserveMs.length))]!.toFixed(2);
-  process.stdout.write(`${writes} writes (reserve + commit + confirm), ${connections} connections, ${concurrency} concurrent: ${(writes / seconds).toFixed(0)} writes/s (${((3 * writes) / seconds).toFixed(0)} pool scripts/s); reserve p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms\n`);
-  process.stdout.write(`after: free ${status.free.count} (${status.free.satoshis} sat), leased ${status.leased.count}, pending ${status.pending.count}, spent ${status.spentUnconfirmed.count}\n`);
+  process.stdout.write(
+    `${writes} writes (reserve + commit + confirm), ${connections} connections, ${concurrency} concurrent: ${(writes / seconds).toFixed(0)} writes/s (${((3 * writes) / seconds).toFixed(0)} pool scripts/s); reserve p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms\n`,
+  );
+  process.stdout.write(
+    `after: free ${status.free.count} (${status.free.satoshis} sat), leased ${status.leased.count}, pending ${status.pending.count}, spent ${status.spentUnconfirmed.count}\n`,
+  );
   await deleteByPrefix(conns[0]!, prefix);
   await Promise.all(conns.map((c) => c.quit()));
 }

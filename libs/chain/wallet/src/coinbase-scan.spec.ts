@@ -20,7 +20,14 @@ const minerScript = `76a914${Buffer.from(keys.miner.pubKeyHash).toString('hex')}
 function coinbaseHex(height: number, outputs: { satoshis: number; scriptHex: string }[]): string {
   const tx = new Transaction(
     1,
-    [{ sourceTXID: '0'.repeat(64), sourceOutputIndex: 0xffffffff, sequence: 0xffffffff, unlockingScript: UnlockingScript.fromHex(`04${height.toString(16).padStart(8, '0')}`) }],
+    [
+      {
+        sourceTXID: '0'.repeat(64),
+        sourceOutputIndex: 0xffffffff,
+        sequence: 0xffffffff,
+        unlockingScript: UnlockingScript.fromHex(`04${height.toString(16).padStart(8, '0')}`),
+      },
+    ],
     outputs.map((o) => ({ satoshis: o.satoshis, lockingScript: LockingScript.fromHex(o.scriptHex) })),
     0,
   );
@@ -38,7 +45,11 @@ describe('funding identity and import', () => {
 
   it('createFundingWallet derives the identity from the configuration; the fee rate is 2x policy above the floor', () => {
     const conn = new Redis({ lazyConnect: true });
-    const { identity, pool } = createFundingWallet(conn, { redisPrefix: 'x', network: 'devnet', wallet: { seed: DEVNET_WALLET_SEED, utxoSatoshis: 1000, lowWater: 1, target: 2, feeFloorSatsPerKb: 1 } });
+    const { identity, pool } = createFundingWallet(conn, {
+      redisPrefix: 'x',
+      network: 'devnet',
+      wallet: { seed: DEVNET_WALLET_SEED, utxoSatoshis: 1000, lowWater: 1, target: 2, feeFloorSatsPerKb: 1 },
+    });
     expect(identity).toEqual(funding);
     expect(pool.keys.free).toBe('x:wallet:free');
     conn.disconnect();
@@ -50,7 +61,14 @@ describe('funding identity and import', () => {
 
   it('parses TXID:VOUT:SATS and refuses anything else', () => {
     expect(parseUtxoSpec(`${'AB'.repeat(32)}:3:125000`)).toEqual({ txId: 'ab'.repeat(32), vout: 3, satoshis: 125000 });
-    for (const bad of ['', 'abc:0:1', `${'a'.repeat(64)}:0`, `${'a'.repeat(64)}:0:0`, `${'a'.repeat(64)}:-1:5`, `${'a'.repeat(64)}:0:1.5`]) {
+    for (const bad of [
+      '',
+      'abc:0:1',
+      `${'a'.repeat(64)}:0`,
+      `${'a'.repeat(64)}:0:0`,
+      `${'a'.repeat(64)}:-1:5`,
+      `${'a'.repeat(64)}:0:1.5`,
+    ]) {
       expect(() => parseUtxoSpec(bad)).toThrow(TypeError);
     }
   });
@@ -70,9 +88,25 @@ describe('funding identity and import', () => {
       { satoshis: 5000, scriptHex: funding.lockingScriptHex },
     ]);
     const txId = Transaction.fromHex(hex).id('hex');
-    expect(fundingOutputsOf({ height: 7, blockHash: 'x', hex }, funding.lockingScriptHex)).toEqual([{ txId, vout: 1, satoshis: 5000 }]);
-    const spend = new Transaction(1, [{ sourceTXID: txId, sourceOutputIndex: 1, sequence: 0xffffffff, unlockingScript: UnlockingScript.fromHex('00') }], [], 0);
-    expect(() => fundingOutputsOf({ height: 8, blockHash: 'x', hex: spend.toHex() }, funding.lockingScriptHex)).toThrow(/not a coinbase/);
+    expect(fundingOutputsOf({ height: 7, blockHash: 'x', hex }, funding.lockingScriptHex)).toEqual([
+      { txId, vout: 1, satoshis: 5000 },
+    ]);
+    const spend = new Transaction(
+      1,
+      [
+        {
+          sourceTXID: txId,
+          sourceOutputIndex: 1,
+          sequence: 0xffffffff,
+          unlockingScript: UnlockingScript.fromHex('00'),
+        },
+      ],
+      [],
+      0,
+    );
+    expect(() => fundingOutputsOf({ height: 8, blockHash: 'x', hex: spend.toHex() }, funding.lockingScriptHex)).toThrow(
+      /not a coinbase/,
+    );
   });
 });
 
@@ -87,11 +121,17 @@ describe('CoinbaseScanner over HTTP (real Redis, a real HTTP server with the dev
       res.writeHead(status, { 'content-type': status === 200 ? 'application/json' : 'application/problem+json' });
       res.end(JSON.stringify(body));
     };
-    if (req.url === '/chain/info') return json(200, { chain: 'devnet', blocks: chain.length - 1, bestblockhash: 'b'.repeat(64) });
+    if (req.url === '/chain/info')
+      return json(200, { chain: 'devnet', blocks: chain.length - 1, bestblockhash: 'b'.repeat(64) });
     const m = /^\/block\/height\/(\d+)\/coinbase$/.exec(req.url ?? '');
     const hex = m ? chain[Number(m[1])] : undefined;
     if (!m || hex === undefined) return json(404, { status: 404, title: 'Not Found' });
-    return json(200, { height: Number(m[1]), blockHash: 'c'.repeat(64), txid: Transaction.fromHex(hex).id('hex'), hex });
+    return json(200, {
+      height: Number(m[1]),
+      blockHash: 'c'.repeat(64),
+      txid: Transaction.fromHex(hex).id('hex'),
+      hex,
+    });
   });
   let baseUrl = '';
 
@@ -106,8 +146,16 @@ describe('CoinbaseScanner over HTTP (real Redis, a real HTTP server with the dev
 
   it('imports matured coinbases paying the funding address once, moving its cursor forward', async () => {
     const pool = new FundingPool(redis, { prefix, address: funding.address });
-    const scanner = new CoinbaseScanner({ pool, source: httpCoinbaseSource({ baseUrl }), fundingScriptHex: funding.lockingScriptHex, maturity: 3 });
-    for (let h = 0; h < 5; h++) chain.push(coinbaseHex(h, [{ satoshis: 1_000_000 + h, scriptHex: h === 1 ? minerScript : funding.lockingScriptHex }]));
+    const scanner = new CoinbaseScanner({
+      pool,
+      source: httpCoinbaseSource({ baseUrl }),
+      fundingScriptHex: funding.lockingScriptHex,
+      maturity: 3,
+    });
+    for (let h = 0; h < 5; h++)
+      chain.push(
+        coinbaseHex(h, [{ satoshis: 1_000_000 + h, scriptHex: h === 1 ? minerScript : funding.lockingScriptHex }]),
+      );
     // Tip 4, maturity 3: heights 0..2 are mature; height 1 pays someone else.
     const first = await scanner.scan();
     expect(first.scannedTo).toBe(2);

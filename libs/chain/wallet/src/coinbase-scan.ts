@@ -56,11 +56,13 @@ export class CoinbaseScanner {
 export function fundingOutputsOf(coinbase: CoinbaseTx, fundingScriptHex: string): FundingUtxo[] {
   const tx = Transaction.fromHex(coinbase.hex);
   const input = tx.inputs[0];
-  if (tx.inputs.length !== 1 || !input || (input.sourceTXID ?? '') !== ZERO_TXID) throw new Error(`block ${coinbase.height}: not a coinbase transaction`);
+  if (tx.inputs.length !== 1 || !input || (input.sourceTXID ?? '') !== ZERO_TXID)
+    throw new Error(`block ${coinbase.height}: not a coinbase transaction`);
   const txId = tx.id('hex');
   const out: FundingUtxo[] = [];
   tx.outputs.forEach((o, vout) => {
-    if ((o.satoshis ?? 0) > 0 && o.lockingScript.toHex() === fundingScriptHex) out.push({ txId, vout, satoshis: o.satoshis ?? 0 });
+    if ((o.satoshis ?? 0) > 0 && o.lockingScript.toHex() === fundingScriptHex)
+      out.push({ txId, vout, satoshis: o.satoshis ?? 0 });
   });
   return out;
 }
@@ -81,7 +83,10 @@ export function httpCoinbaseSource(options: HttpCoinbaseSourceOptions): Coinbase
   const base = options.baseUrl.replace(/\/+$/, '');
   const doFetch = options.fetch ?? fetch;
   const get = async (path: string): Promise<unknown | null> => {
-    const res = await doFetch(`${base}${path}`, { signal: AbortSignal.timeout(options.timeoutMs ?? 10_000), headers: { accept: 'application/json' } });
+    const res = await doFetch(`${base}${path}`, {
+      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+      headers: { accept: 'application/json' },
+    });
     if (res.status === 404) return null;
     if (!res.ok) throw new Error(`GET ${path}: HTTP ${res.status}`);
     return res.json();
@@ -94,9 +99,14 @@ export function httpCoinbaseSource(options: HttpCoinbaseSourceOptions): Coinbase
       return h;
     },
     async coinbaseAt(height) {
-      const body = (await get(`/block/height/${height}/coinbase`)) as { height?: unknown; blockHash?: unknown; hex?: unknown } | null;
+      const body = (await get(`/block/height/${height}/coinbase`)) as {
+        height?: unknown;
+        blockHash?: unknown;
+        hex?: unknown;
+      } | null;
       if (body === null) return null;
-      if (typeof body.hex !== 'string' || typeof body.blockHash !== 'string') throw new Error(`GET /block/height/${height}/coinbase: malformed answer`);
+      if (typeof body.hex !== 'string' || typeof body.blockHash !== 'string')
+        throw new Error(`GET /block/height/${height}/coinbase: malformed answer`);
       return { height, blockHash: body.blockHash, hex: body.hex };
     },
   };

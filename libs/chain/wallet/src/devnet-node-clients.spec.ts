@@ -5,7 +5,15 @@ import { CoinbaseScanner, FundingPool, fundingIdentity, httpCoinbaseSource } fro
 import { deriveChainKeys } from '@proofline/chain-bsv';
 import { verifyTscProof } from '@proofline/chain-domain';
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
-import { ArcAuthError, ArcChainPublisher, ArcClient, ArcProofStore, ArcTransientError, WocHeadersClient, trackConfirmations } from '@proofline/chain-arc';
+import {
+  ArcAuthError,
+  ArcChainPublisher,
+  ArcClient,
+  ArcProofStore,
+  ArcTransientError,
+  WocHeadersClient,
+  trackConfirmations,
+} from '@proofline/chain-arc';
 
 // The devnet node (libs/chain/devnet, startDevnetNode) driven by the existing clients: chain-arc's
 // ARC and headers clients and this lib's coinbase scanner. It lives in chain-wallet, the one lib
@@ -20,9 +28,18 @@ async function coinbaseTx(base: string, height: number): Promise<Transaction> {
   return Transaction.fromHex(((await res.json()) as { hex: string }).hex);
 }
 
-async function spend(parent: Transaction, vout: number, outs: { satoshis: number }[], signer: PrivateKey = testKey): Promise<Transaction> {
+async function spend(
+  parent: Transaction,
+  vout: number,
+  outs: { satoshis: number }[],
+  signer: PrivateKey = testKey,
+): Promise<Transaction> {
   const tx = new Transaction();
-  tx.addInput({ sourceTransaction: parent, sourceOutputIndex: vout, unlockingScriptTemplate: new P2PKH().unlock(signer) });
+  tx.addInput({
+    sourceTransaction: parent,
+    sourceOutputIndex: vout,
+    unlockingScriptTemplate: new P2PKH().unlock(signer),
+  });
   for (const o of outs) tx.addOutput({ satoshis: o.satoshis, lockingScript: LockingScript.fromHex(testScriptHex) });
   await tx.sign();
   return tx;
@@ -31,7 +48,10 @@ async function spend(parent: Transaction, vout: number, outs: { satoshis: number
 /** n outputs of 100 000 sat to the test key plus change (fee 1000). */
 function split(coinbase: Transaction, n: number): Promise<Transaction> {
   const total = coinbase.outputs[0]!.satoshis!;
-  return spend(coinbase, 0, [...Array.from({ length: n }, () => ({ satoshis: 100_000 })), { satoshis: total - n * 100_000 - 1000 }]);
+  return spend(coinbase, 0, [
+    ...Array.from({ length: n }, () => ({ satoshis: 100_000 })),
+    { satoshis: total - n * 100_000 - 1000 },
+  ]);
 }
 
 // The root jest run (all projects) ignores the preset's testTimeout: set it here, the machine is shared.
@@ -45,7 +65,14 @@ describe('the existing ARC, headers and wallet clients against the devnet node (
   let headers: WocHeadersClient;
 
   beforeAll(async () => {
-    node = await startDevnetNode({ redis, prefix: `${prefix}:devnet`, port: 0, coinbaseLockingScriptHex: testScriptHex, blockIntervalMs: 0, apiKey: 'node-api-key' });
+    node = await startDevnetNode({
+      redis,
+      prefix: `${prefix}:devnet`,
+      port: 0,
+      coinbaseLockingScriptHex: testScriptHex,
+      blockIntervalMs: 0,
+      apiKey: 'node-api-key',
+    });
     client = new ArcClient({ url: node.url, apiKey: 'node-api-key', timeoutMs: 10_000, maxTimeoutSeconds: 5 });
     headers = new WocHeadersClient({ url: node.url, timeoutMs: 5000 });
   });
@@ -55,14 +82,26 @@ describe('the existing ARC, headers and wallet clients against the devnet node (
   });
 
   it('ArcClient: policy, submit (accepted, re-submit, rejected), submitMany, status (mined, not-found); auth errors', async () => {
-    await expect(client.policy()).resolves.toEqual({ satoshisPerKb: 1, maxTxSizePolicy: 10_000_000_000, standardFormatSupported: true });
+    await expect(client.policy()).resolves.toEqual({
+      satoshisPerKb: 1,
+      maxTxSizePolicy: 10_000_000_000,
+      standardFormatSupported: true,
+    });
     await expect(new ArcClient({ url: node.url, timeoutMs: 5000 }).policy()).rejects.toBeInstanceOf(ArcAuthError);
 
     const coins = await split(await coinbaseTx(node.url, 0), 6);
-    await expect(client.submit({ txId: coins.id('hex'), hex: coins.toHexEF() })).resolves.toMatchObject({ kind: 'accepted', status: 'SEEN_ON_NETWORK' });
-    await expect(client.submit({ txId: coins.id('hex'), hex: coins.toHex() })).resolves.toMatchObject({ kind: 'accepted' });
+    await expect(client.submit({ txId: coins.id('hex'), hex: coins.toHexEF() })).resolves.toMatchObject({
+      kind: 'accepted',
+      status: 'SEEN_ON_NETWORK',
+    });
+    await expect(client.submit({ txId: coins.id('hex'), hex: coins.toHex() })).resolves.toMatchObject({
+      kind: 'accepted',
+    });
     const bad = await spend(coins, 0, [{ satoshis: 99_000 }], otherKey);
-    await expect(client.submit({ txId: bad.id('hex'), hex: bad.toHexEF() })).resolves.toMatchObject({ kind: 'rejected', code: 461 });
+    await expect(client.submit({ txId: bad.id('hex'), hex: bad.toHexEF() })).resolves.toMatchObject({
+      kind: 'rejected',
+      code: 461,
+    });
 
     const a = await spend(coins, 1, [{ satoshis: 99_000 }]);
     const b = await spend(coins, 2, [{ satoshis: 99_000 }]);
@@ -72,13 +111,22 @@ describe('the existing ARC, headers and wallet clients against the devnet node (
       { txId: a.id('hex'), hex: a.toHexEF() },
       { txId: b.id('hex'), hex: b.toHexEF() },
     ]);
-    expect(results.map((r) => (r instanceof ArcTransientError ? r.reason : r.kind))).toEqual(['rejected', 'accepted', 'accepted']);
-    await expect(client.submit({ txId: bSpend.id('hex'), hex: bSpend.toHexEF() })).resolves.toMatchObject({ kind: 'double-spend', competingTxs: [b.id('hex')] });
+    expect(results.map((r) => (r instanceof ArcTransientError ? r.reason : r.kind))).toEqual([
+      'rejected',
+      'accepted',
+      'accepted',
+    ]);
+    await expect(client.submit({ txId: bSpend.id('hex'), hex: bSpend.toHexEF() })).resolves.toMatchObject({
+      kind: 'double-spend',
+      competingTxs: [b.id('hex')],
+    });
 
     // The publisher port on the client.
     const publisher = new ArcChainPublisher(client);
     const c = await spend(coins, 3, [{ satoshis: 99_000 }]);
-    await expect(publisher.submit({ txId: c.id('hex'), rawHex: c.toHexEF() })).resolves.toMatchObject({ status: 'accepted' });
+    await expect(publisher.submit({ txId: c.id('hex'), rawHex: c.toHexEF() })).resolves.toMatchObject({
+      status: 'accepted',
+    });
 
     const block = await node.mineBlock();
     const mined = await client.status(a.id('hex'));
@@ -132,12 +180,23 @@ describe('the existing ARC, headers and wallet clients against the devnet node (
     const funding = fundingIdentity(deriveChainKeys(seed), 'devnet');
     const p = uniquePrefix('node-wallet');
     const { redis: r2, cleanup: c2 } = testRedis(p);
-    const walletNode = await startDevnetNode({ redis: r2, prefix: `${p}:devnet`, port: 0, coinbaseLockingScriptHex: funding.lockingScriptHex, blockIntervalMs: 0 });
+    const walletNode = await startDevnetNode({
+      redis: r2,
+      prefix: `${p}:devnet`,
+      port: 0,
+      coinbaseLockingScriptHex: funding.lockingScriptHex,
+      blockIntervalMs: 0,
+    });
     try {
       await walletNode.mineBlock();
       await walletNode.mineBlock(); // tip 3: coinbases 0..2 are mature (maturity 2)
       const pool = new FundingPool(r2, { prefix: p, address: funding.address });
-      const scanner = new CoinbaseScanner({ pool, source: httpCoinbaseSource({ baseUrl: walletNode.url }), fundingScriptHex: funding.lockingScriptHex, maturity: COINBASE_MATURITY });
+      const scanner = new CoinbaseScanner({
+        pool,
+        source: httpCoinbaseSource({ baseUrl: walletNode.url }),
+        fundingScriptHex: funding.lockingScriptHex,
+        maturity: COINBASE_MATURITY,
+      });
       const report = await scanner.scan();
       expect(report.scannedTo).toBe(2);
       expect(report.imported).toHaveLength(3);
@@ -153,7 +212,9 @@ describe('the existing ARC, headers and wallet clients against the devnet node (
       expect(parent.id('hex')).toBe(utxo.txId);
       const use = await spend(parent, 0, [{ satoshis: utxo.satoshis - 1000 }], fundingKey);
       const walletClient = new ArcClient({ url: walletNode.url, timeoutMs: 5000 });
-      await expect(walletClient.submit({ txId: use.id('hex'), hex: use.toHexEF() })).resolves.toMatchObject({ kind: 'accepted' });
+      await expect(walletClient.submit({ txId: use.id('hex'), hex: use.toHexEF() })).resolves.toMatchObject({
+        kind: 'accepted',
+      });
     } finally {
       await walletNode.close();
       await c2();

@@ -23,12 +23,24 @@ describe('FeeRateCache', () => {
     expect(cache.current()).toBe(1);
     expect(calls).toBe(1);
 
-    const fresh = new FeeRateCache({ fetchPolicy: async () => ({ satoshis: 50, bytes: 1000 }), floorSatsPerKb: 1, refreshMs: 1000, now: () => now });
+    const fresh = new FeeRateCache({
+      fetchPolicy: async () => ({ satoshis: 50, bytes: 1000 }),
+      floorSatsPerKb: 1,
+      refreshMs: 1000,
+      now: () => now,
+    });
     await fresh.refresh();
     expect(fresh.current()).toBe(100);
 
     answer = async () => ({ satoshis: 5, bytes: 1000 });
-    const c2 = new FeeRateCache({ fetchPolicy: () => answer(), floorSatsPerKb: 1, refreshMs: 1000, retryMs: 100, now: () => now, onError: (e) => errors.push(e) });
+    const c2 = new FeeRateCache({
+      fetchPolicy: () => answer(),
+      floorSatsPerKb: 1,
+      refreshMs: 1000,
+      retryMs: 100,
+      now: () => now,
+      onError: (e) => errors.push(e),
+    });
     await c2.refresh();
     expect(c2.current()).toBe(10);
     answer = async () => Promise.reject(new Error('ARC down'));

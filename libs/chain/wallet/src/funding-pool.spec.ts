@@ -53,8 +53,10 @@ describe('FundingPool (real Redis)', () => {
   const prefix = uniquePrefix('wallet');
   const { redis, cleanup } = testRedis(prefix);
   let n = 0;
-  const newPool = (clock = new ManualClock('2026-11-01T00:00:00Z'), conn: Redis = redis) =>
-    ({ pool: new FundingPool(conn, { prefix: `${prefix}:${++n}`, address: 'mtest', clock }), clock });
+  const newPool = (clock = new ManualClock('2026-11-01T00:00:00Z'), conn: Redis = redis) => ({
+    pool: new FundingPool(conn, { prefix: `${prefix}:${++n}`, address: 'mtest', clock }),
+    clock,
+  });
 
   afterAll(cleanup);
 
@@ -65,7 +67,9 @@ describe('FundingPool (real Redis)', () => {
       const clock = new ManualClock('2026-11-01T00:00:00Z');
       const pools = conns.map((c) => new FundingPool(c, { prefix: p, address: 'mtest', clock }));
       await pools[0]!.add(utxos(40));
-      const outcomes = await Promise.all(Array.from({ length: 50 }, (_, i) => pools[i % 5]!.reserve({ owner: `w${i}` })));
+      const outcomes = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => pools[i % 5]!.reserve({ owner: `w${i}` })),
+      );
       const reserved = outcomes.flatMap((o) => (o.status === 'reserved' ? o.utxos : []));
       expect(reserved).toHaveLength(40);
       expect(new Set(reserved.map(toOutpoint)).size).toBe(40);
@@ -73,7 +77,8 @@ describe('FundingPool (real Redis)', () => {
       for (const o of outcomes) if (o.status === 'exhausted') expect(o.available).toBe(0);
       // Each lease is recorded for the writer that got it.
       for (const [i, o] of outcomes.entries()) {
-        if (o.status === 'reserved') expect(await redis.hget(pools[0]!.keys.owners, toOutpoint(o.utxos[0]!))).toBe(`w${i}`);
+        if (o.status === 'reserved')
+          expect(await redis.hget(pools[0]!.keys.owners, toOutpoint(o.utxos[0]!))).toBe(`w${i}`);
       }
       const status = await audit(redis, pools[0]!);
       expect(status.leased.count).toBe(40);
@@ -181,7 +186,13 @@ describe('FundingPool (real Redis)', () => {
     expect(await pool.commit({ txId: id, owner: 'w', inputs: r.utxos, outputs: [change] })).toBe('OK');
     expect(await pool.commit({ txId: id, owner: 'w', inputs: r.utxos, outputs: [change] })).toBe('EXISTS');
     let s = await audit(redis, pool);
-    expect(s).toMatchObject({ free: { count: 1, satoshis: 1000 }, leased: { count: 0 }, pending: { count: 1, satoshis: 1900 }, spentUnconfirmed: { count: 2, satoshis: 2000 }, unsettledTransactions: 1 });
+    expect(s).toMatchObject({
+      free: { count: 1, satoshis: 1000 },
+      leased: { count: 0 },
+      pending: { count: 1, satoshis: 1900 },
+      spentUnconfirmed: { count: 2, satoshis: 2000 },
+      unsettledTransactions: 1,
+    });
     expect(s.balance).toBe(2900);
     expect(await redis.hget(pool.keys.spent, toOutpoint(r.utxos[0]!))).toBe(id);
     // Pending change is not reservable.
@@ -190,7 +201,12 @@ describe('FundingPool (real Redis)', () => {
     expect(await pool.confirm(id)).toBe(1);
     expect(await pool.confirm(id)).toBeNull();
     s = await audit(redis, pool);
-    expect(s).toMatchObject({ free: { count: 2, satoshis: 2900 }, pending: { count: 0, satoshis: 0 }, spentUnconfirmed: { count: 0, satoshis: 0 }, unsettledTransactions: 0 });
+    expect(s).toMatchObject({
+      free: { count: 2, satoshis: 2900 },
+      pending: { count: 0, satoshis: 0 },
+      spentUnconfirmed: { count: 0, satoshis: 0 },
+      unsettledTransactions: 0,
+    });
     expect(await redis.exists(pool.keys.tx(id))).toBe(0);
   });
 
@@ -201,19 +217,30 @@ describe('FundingPool (real Redis)', () => {
       const r = await pool.reserve({ owner: 'w', count: 2 });
       if (r.status !== 'reserved') throw new Error('expected a reservation');
       const id = txId();
-      expect(await pool.commit({ txId: id, owner: 'w', inputs: r.utxos, outputs: [{ txId: id, vout: 1, satoshis: 1500 }] })).toBe('OK');
+      expect(
+        await pool.commit({ txId: id, owner: 'w', inputs: r.utxos, outputs: [{ txId: id, vout: 1, satoshis: 1500 }] }),
+      ).toBe('OK');
       return id;
     };
     const released = await commitOne();
     expect(await pool.fail(released, { releaseInputs: true })).toBe(2);
     let s = await audit(redis, pool);
-    expect(s).toMatchObject({ free: { count: 4, satoshis: 4000 }, pending: { count: 0 }, spentUnconfirmed: { count: 0 } });
+    expect(s).toMatchObject({
+      free: { count: 4, satoshis: 4000 },
+      pending: { count: 0 },
+      spentUnconfirmed: { count: 0 },
+    });
 
     const dropped = await commitOne();
     expect(await pool.fail(dropped, { releaseInputs: false })).toBe(0);
     expect(await pool.fail(dropped, { releaseInputs: true })).toBeNull();
     s = await audit(redis, pool);
-    expect(s).toMatchObject({ free: { count: 2, satoshis: 2000 }, pending: { count: 0 }, spentUnconfirmed: { count: 0 }, balance: 2000 });
+    expect(s).toMatchObject({
+      free: { count: 2, satoshis: 2000 },
+      pending: { count: 0 },
+      spentUnconfirmed: { count: 0 },
+      balance: 2000,
+    });
   });
 
   it('a commit FROM_FREE spends free UTXOs without a reservation, and answers TAKEN once one is not free', async () => {
@@ -221,9 +248,16 @@ describe('FundingPool (real Redis)', () => {
     const [a, b, c] = utxos(3);
     await pool.add([a!, b!, c!]);
     const id = txId();
-    expect(await pool.commit({ txId: id, owner: FROM_FREE, inputs: [a!], outputs: [{ txId: id, vout: 1, satoshis: 900 }] })).toBe('OK');
+    expect(
+      await pool.commit({ txId: id, owner: FROM_FREE, inputs: [a!], outputs: [{ txId: id, vout: 1, satoshis: 900 }] }),
+    ).toBe('OK');
     let s = await audit(redis, pool);
-    expect(s).toMatchObject({ free: { count: 2 }, leased: { count: 0 }, spentUnconfirmed: { count: 1, satoshis: 1000 }, pending: { count: 1, satoshis: 900 } });
+    expect(s).toMatchObject({
+      free: { count: 2 },
+      leased: { count: 0 },
+      spentUnconfirmed: { count: 1, satoshis: 1000 },
+      pending: { count: 1, satoshis: 900 },
+    });
     expect(await redis.hget(pool.keys.spent, toOutpoint(a!))).toBe(id);
 
     // The same UTXO again (another writer's stale sample): refused, nothing changed.
@@ -278,7 +312,9 @@ describe('FundingPool (real Redis)', () => {
       return 'OK'`,
     );
     expect(loadLuaCommands(redis, dir, { prelude: poolCommitLua() })).toEqual(['testAcceptWithFunding']);
-    const accept = (redis as unknown as { testAcceptWithFunding(...args: string[]): Promise<string> }).testAcceptWithFunding.bind(redis);
+    const accept = (
+      redis as unknown as { testAcceptWithFunding(...args: string[]): Promise<string> }
+    ).testAcceptWithFunding.bind(redis);
     const run = (recordKey: string, commit: Parameters<FundingPool['commitArgs']>[0]) =>
       accept(recordKey, ...pool.commitKeys(commit.txId), 'payload', ...pool.commitArgs(commit));
     const r = await pool.reserve({ owner: 'writer', leaseMs: 1000 });
@@ -292,9 +328,19 @@ describe('FundingPool (real Redis)', () => {
 
     const r2 = await pool.reserve({ owner: 'writer2' });
     if (r2.status !== 'reserved') throw new Error('expected a reservation');
-    expect(await run(recordKey, { txId: id, owner: 'writer2', inputs: r2.utxos, outputs: [{ txId: id, vout: 2, satoshis: 700 }] })).toBe('OK');
+    expect(
+      await run(recordKey, {
+        txId: id,
+        owner: 'writer2',
+        inputs: r2.utxos,
+        outputs: [{ txId: id, vout: 2, satoshis: 700 }],
+      }),
+    ).toBe('OK');
     expect(await redis.hget(recordKey, 'data')).toBe('payload');
-    expect(await audit(redis, pool)).toMatchObject({ spentUnconfirmed: { count: 1, satoshis: 1000 }, pending: { count: 1, satoshis: 700 } });
+    expect(await audit(redis, pool)).toMatchObject({
+      spentUnconfirmed: { count: 1, satoshis: 1000 },
+      pending: { count: 1, satoshis: 700 },
+    });
     await redis.del(recordKey);
   });
 });

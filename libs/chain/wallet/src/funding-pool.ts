@@ -119,7 +119,16 @@ interface Commands {
 }
 
 const DEFAULT_LEASE_MS = 30_000;
-const COUNTER_FIELDS = ['freeCount', 'freeSats', 'leasedCount', 'leasedSats', 'pendingCount', 'pendingSats', 'spentCount', 'spentSats'] as const;
+const COUNTER_FIELDS = [
+  'freeCount',
+  'freeSats',
+  'leasedCount',
+  'leasedSats',
+  'pendingCount',
+  'pendingSats',
+  'spentCount',
+  'spentSats',
+] as const;
 
 /** Directory of the pool's Lua scripts (the records lib reads `wallet-commit-9.lua`'s contract from here). */
 export const WALLET_LUA_DIR = path.join(__dirname, 'lua');
@@ -163,7 +172,14 @@ export class FundingPool {
     if (utxos.length === 0) return 0;
     utxos.forEach(assertUtxo);
     const k = this.keys;
-    return Number(await this.cmd.walletAdd(k.free, k.sats, k.counters, ...utxos.flatMap((u) => [toOutpoint(u), String(u.satoshis)])));
+    return Number(
+      await this.cmd.walletAdd(
+        k.free,
+        k.sats,
+        k.counters,
+        ...utxos.flatMap((u) => [toOutpoint(u), String(u.satoshis)]),
+      ),
+    );
   }
 
   /**
@@ -199,7 +215,11 @@ export class FundingPool {
    * them with {@link FROM_FREE}. Read-only; another writer may take any of them first (the
    * commit then answers `TAKEN`). One round trip.
    */
-  async sampleFree(request: { readonly count: number; readonly minSatoshis: number; readonly belowSatoshis?: number }): Promise<FundingUtxo[]> {
+  async sampleFree(request: {
+    readonly count: number;
+    readonly minSatoshis: number;
+    readonly belowSatoshis?: number;
+  }): Promise<FundingUtxo[]> {
     const out = await this.cmd.walletSample(
       this.keys.free,
       String(request.minSatoshis),
@@ -239,13 +259,25 @@ export class FundingPool {
   async release(owner: string, utxos: readonly FundingUtxo[]): Promise<number> {
     if (utxos.length === 0) return 0;
     const k = this.keys;
-    return Number(await this.cmd.walletRelease(k.free, k.leases, k.owners, k.sats, k.counters, owner, ...utxos.map(toOutpoint)));
+    return Number(
+      await this.cmd.walletRelease(k.free, k.leases, k.owners, k.sats, k.counters, owner, ...utxos.map(toOutpoint)),
+    );
   }
 
   /** Returns expired leases to free (run it on a schedule; `reserve` also sweeps). @returns how many. */
   async sweep(limit = 1000): Promise<number> {
     const k = this.keys;
-    return Number(await this.cmd.walletSweep(k.free, k.leases, k.owners, k.sats, k.counters, String(this.clock.now().getTime()), String(limit)));
+    return Number(
+      await this.cmd.walletSweep(
+        k.free,
+        k.leases,
+        k.owners,
+        k.sats,
+        k.counters,
+        String(this.clock.now().getTime()),
+        String(limit),
+      ),
+    );
   }
 
   /**
@@ -303,7 +335,10 @@ export class FundingPool {
 
   /** Balance and counts, in one round trip. */
   async status(): Promise<PoolStatus> {
-    const [values, unsettled] = await Promise.all([this.redis.hmget(this.keys.counters, ...COUNTER_FIELDS), this.redis.zcard(this.keys.txs)]);
+    const [values, unsettled] = await Promise.all([
+      this.redis.hmget(this.keys.counters, ...COUNTER_FIELDS),
+      this.redis.zcard(this.keys.txs),
+    ]);
     const n = (i: number) => Number(values[i] ?? 0);
     const free = { count: n(0), satoshis: n(1) };
     const leased = { count: n(2), satoshis: n(3) };
@@ -341,7 +376,14 @@ export class FundingPool {
       if (err) throw err;
       const [kind, inputs, outputs, rawHex] = value as (string | null)[];
       const split = (s: string | null | undefined) => (s ? s.split(',') : []);
-      return { txId, kind: kind ?? 'record', committedAt: new Date(at), inputs: split(inputs), outputs: split(outputs), rawHex: rawHex ?? null };
+      return {
+        txId,
+        kind: kind ?? 'record',
+        committedAt: new Date(at),
+        inputs: split(inputs),
+        outputs: split(outputs),
+        rawHex: rawHex ?? null,
+      };
     });
   }
 

@@ -14,9 +14,20 @@ export interface FundingWallet {
  * Builds the funding wallet a composition root needs from the configuration and an injected
  * connection (request paths: a finite `maxRetriesPerRequest`, so Redis down is a fast 503).
  */
-export function createFundingWallet(redis: Redis, config: Pick<Config, 'redisPrefix' | 'network' | 'wallet'>, clock?: Clock): FundingWallet {
+export function createFundingWallet(
+  redis: Redis,
+  config: Pick<Config, 'redisPrefix' | 'network' | 'wallet'>,
+  clock?: Clock,
+): FundingWallet {
   const identity = fundingIdentity(config.wallet.seed, config.network);
-  return { identity, pool: new FundingPool(redis, { prefix: config.redisPrefix, address: identity.address, ...(clock ? { clock } : {}) }) };
+  return {
+    identity,
+    pool: new FundingPool(redis, {
+      prefix: config.redisPrefix,
+      address: identity.address,
+      ...(clock ? { clock } : {}),
+    }),
+  };
 }
 
 /** ARC's `policy.miningFee` from `GET /v1/policy`. */
@@ -32,6 +43,7 @@ export interface MiningFee {
  * little before it is broadcast. Without a policy (ARC unreachable) the floor alone applies.
  */
 export function effectiveFeeRate(policy: MiningFee | null, floorSatsPerKb: number): number {
-  const fromPolicy = policy && policy.bytes > 0 && policy.satoshis >= 0 ? Math.ceil((2 * policy.satoshis * 1000) / policy.bytes) : 0;
+  const fromPolicy =
+    policy && policy.bytes > 0 && policy.satoshis >= 0 ? Math.ceil((2 * policy.satoshis * 1000) / policy.bytes) : 0;
   return Math.max(floorSatsPerKb, fromPolicy);
 }

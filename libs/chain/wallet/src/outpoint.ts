@@ -9,8 +9,10 @@ export function toOutpoint(utxo: { readonly txId: string; readonly vout: number 
 
 /** Checks a UTXO's fields; throws on a malformed one (a programming error or bad operator input). */
 export function assertUtxo(utxo: FundingUtxo): void {
-  if (!TX_ID.test(utxo.txId)) throw new TypeError(`bad txId ${JSON.stringify(utxo.txId)} (64 lowercase hex characters)`);
-  if (!Number.isSafeInteger(utxo.vout) || utxo.vout < 0 || utxo.vout > 0xffffffff) throw new TypeError(`bad vout ${utxo.vout}`);
+  if (!TX_ID.test(utxo.txId))
+    throw new TypeError(`bad txId ${JSON.stringify(utxo.txId)} (64 lowercase hex characters)`);
+  if (!Number.isSafeInteger(utxo.vout) || utxo.vout < 0 || utxo.vout > 0xffffffff)
+    throw new TypeError(`bad vout ${utxo.vout}`);
   if (!Number.isSafeInteger(utxo.satoshis) || utxo.satoshis < 1) throw new TypeError(`bad satoshis ${utxo.satoshis}`);
 }
 
@@ -36,4 +38,5 @@ export function parseUtxoSpec(spec: string): FundingUtxo {
 export const inputsArg = (utxos: readonly FundingUtxo[]): string => utxos.map(toOutpoint).join(',');
 
 /** Pool ARGV form of outputs: `outpoint=satoshis` joined by ','. */
-export const outputsArg = (utxos: readonly FundingUtxo[]): string => utxos.map((u) => `${toOutpoint(u)}=${u.satoshis}`).join(',');
+export const outputsArg = (utxos: readonly FundingUtxo[]): string =>
+  utxos.map((u) => `${toOutpoint(u)}=${u.satoshis}`).join(',');

@@ -54,7 +54,11 @@ export type SubmitOutcome =
  * Submits one transaction to ARC (on arc-client: `ArcChainPublisher.submit`). MUST throw for an
  * ambiguous outcome (timeout, network error, 5xx, 429): the transaction may be out.
  */
-export type SubmitPort = (tx: { readonly txId: string; readonly rawHex: string; readonly efHex: string }) => Promise<SubmitOutcome>;
+export type SubmitPort = (tx: {
+  readonly txId: string;
+  readonly rawHex: string;
+  readonly efHex: string;
+}) => Promise<SubmitOutcome>;
 
 /** A coinbase transaction as a funding source serves it. */
 export interface CoinbaseTx {

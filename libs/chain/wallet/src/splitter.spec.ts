@@ -15,7 +15,15 @@ import { fundingIdentity } from './funding-address';
 import { FundingPool } from './funding-pool';
 import { toOutpoint } from './outpoint';
 import { CoinbaseScanner } from './coinbase-scan';
-import type { BuiltSplit, CoinbaseSource, FundingUtxo, SplitBuilder, SplitRequest, SubmitOutcome, SubmitPort } from './ports';
+import type {
+  BuiltSplit,
+  CoinbaseSource,
+  FundingUtxo,
+  SplitBuilder,
+  SplitRequest,
+  SubmitOutcome,
+  SubmitPort,
+} from './ports';
 import { Splitter } from './splitter';
 import { walletUpkeep } from './wallet-upkeep';
 
@@ -40,7 +48,13 @@ class SdkSplitBuilder implements SplitBuilder {
     for (const u of inputs) {
       const source = new Transaction();
       source.outputs[u.vout] = { satoshis: u.satoshis, lockingScript: fundingScript() };
-      tx.addInput({ sourceTXID: u.txId, sourceOutputIndex: u.vout, sourceTransaction: source, sequence: 0xffffffff, unlockingScript: new UnlockingScript() });
+      tx.addInput({
+        sourceTXID: u.txId,
+        sourceOutputIndex: u.vout,
+        sourceTransaction: source,
+        sequence: 0xffffffff,
+        unlockingScript: new UnlockingScript(),
+      });
     }
     for (let i = 0; i < count; i++) tx.addOutput({ satoshis: satoshisEach, lockingScript: fundingScript() });
     const total = inputs.reduce((s, u) => s + u.satoshis, 0);
@@ -74,7 +88,14 @@ class SdkSplitBuilder implements SplitBuilder {
     });
     const txId = tx.id('hex');
     const outputs = Array.from({ length: count }, (_, vout) => ({ txId, vout, satoshis: satoshisEach }));
-    return { txId, rawHex: tx.toHex(), efHex: tx.toHexEF(), outputs, change: change > 0 ? { txId, vout: count, satoshis: change } : null, fee };
+    return {
+      txId,
+      rawHex: tx.toHex(),
+      efHex: tx.toHexEF(),
+      outputs,
+      change: change > 0 ? { txId, vout: count, satoshis: change } : null,
+      fee,
+    };
   }
 }
 
@@ -98,7 +119,8 @@ class LedgerArc {
   readonly submit: SubmitPort = async ({ txId, rawHex, efHex }): Promise<SubmitOutcome> => {
     if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:9090');
     const tx = Transaction.fromHexEF(efHex);
-    if (tx.id('hex') !== txId || tx.toHex() !== rawHex) return { status: 'rejected', code: '463', reason: 'malformed', reachedNetwork: false };
+    if (tx.id('hex') !== txId || tx.toHex() !== rawHex)
+      return { status: 'rejected', code: '463', reason: 'malformed', reachedNetwork: false };
     if (this.accepted.includes(txId)) return { status: 'accepted' };
     if (this.holdBelowSeen) return { status: 'pending', arcStatus: 'STORED' };
     let totalIn = 0;
@@ -106,9 +128,16 @@ class LedgerArc {
       const op = `${input.sourceTXID}:${input.sourceOutputIndex}`;
       const prev = this.ledger.get(op);
       if (!prev) return { status: 'rejected', code: '462', reason: `unknown input ${op}`, reachedNetwork: false };
-      if (prev.spentBy) return { status: 'rejected', code: 'DOUBLE_SPEND_ATTEMPTED', reason: `spent by ${prev.spentBy}`, reachedNetwork: true };
+      if (prev.spentBy)
+        return {
+          status: 'rejected',
+          code: 'DOUBLE_SPEND_ATTEMPTED',
+          reason: `spent by ${prev.spentBy}`,
+          reachedNetwork: true,
+        };
       const source = input.sourceTransaction?.outputs[input.sourceOutputIndex];
-      if (source?.satoshis !== prev.satoshis || source.lockingScript.toHex() !== prev.scriptHex) return { status: 'rejected', code: '461', reason: 'EF source mismatch', reachedNetwork: false };
+      if (source?.satoshis !== prev.satoshis || source.lockingScript.toHex() !== prev.scriptHex)
+        return { status: 'rejected', code: '461', reason: 'EF source mismatch', reachedNetwork: false };
       const spend = new Spend({
         sourceTXID: input.sourceTXID as string,
         sourceOutputIndex: input.sourceOutputIndex,
@@ -132,9 +161,13 @@ class LedgerArc {
       totalIn += prev.satoshis;
     }
     const totalOut = tx.outputs.reduce((s, o) => s + (o.satoshis ?? 0), 0);
-    if (totalIn - totalOut < Math.ceil((rawHex.length / 2) * this.minSatsPerKb / 1000)) return { status: 'rejected', code: '465', reason: 'fee too low', reachedNetwork: false };
-    for (const input of tx.inputs) (this.ledger.get(`${input.sourceTXID}:${input.sourceOutputIndex}`) as { spentBy?: string }).spentBy = txId;
-    tx.outputs.forEach((o, vout) => this.ledger.set(`${txId}:${vout}`, { satoshis: o.satoshis ?? 0, scriptHex: o.lockingScript.toHex() }));
+    if (totalIn - totalOut < Math.ceil(((rawHex.length / 2) * this.minSatsPerKb) / 1000))
+      return { status: 'rejected', code: '465', reason: 'fee too low', reachedNetwork: false };
+    for (const input of tx.inputs)
+      (this.ledger.get(`${input.sourceTXID}:${input.sourceOutputIndex}`) as { spentBy?: string }).spentBy = txId;
+    tx.outputs.forEach((o, vout) =>
+      this.ledger.set(`${txId}:${vout}`, { satoshis: o.satoshis ?? 0, scriptHex: o.lockingScript.toHex() }),
+    );
     this.accepted.push(txId);
     return { status: 'accepted' };
   };
@@ -150,7 +183,13 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
     const clock = new ManualClock('2026-11-01T00:00:00Z');
     const pool = new FundingPool(redis, { prefix: `${prefix}:${++n}`, address: identity.address, clock });
     const arc = new LedgerArc();
-    const splitter = new Splitter({ pool, builder: new SdkSplitBuilder(options.rate ?? 1), submit: arc.submit, satoshisPerKilobyte: options.rate ?? 1, now: () => clock.now().getTime() });
+    const splitter = new Splitter({
+      pool,
+      builder: new SdkSplitBuilder(options.rate ?? 1),
+      submit: arc.submit,
+      satoshisPerKilobyte: options.rate ?? 1,
+      now: () => clock.now().getTime(),
+    });
     const big = (satoshis: number): FundingUtxo => ({ txId: randomBytes(32).toString('hex'), vout: 0, satoshis });
     return { clock, pool, arc, splitter, big };
   };
@@ -167,14 +206,22 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
     // 50 denomination UTXOs (the target) + the large change, the reservoir of the next split.
     expect(await pool.denominatedCount(1000)).toBe(50);
     const status = await pool.status();
-    expect(status).toMatchObject({ free: { count: 51 }, pending: { count: 0 }, spentUnconfirmed: { count: 0 }, unsettledTransactions: 0 });
+    expect(status).toMatchObject({
+      free: { count: 51 },
+      pending: { count: 0 },
+      spentUnconfirmed: { count: 0 },
+      unsettledTransactions: 0,
+    });
     expect(status.balance).toBe(5_000_000_000 - report.fee);
     // What the pool holds is exactly what the ledger says is unspent and ours.
     const free = await redis.zrange(pool.keys.free, 0, -1);
     for (const op of free) expect(arc.ledger.get(op)).toMatchObject({ scriptHex: identity.lockingScriptHex });
     expect(arc.ledger.get(toOutpoint(coin))?.spentBy).toBe(report.txId);
 
-    expect(await splitter.ensureLowWater({ lowWater: 20, target: 50, satoshisEach: 1000 })).toEqual({ status: 'sufficient', usable: 50 });
+    expect(await splitter.ensureLowWater({ lowWater: 20, target: 50, satoshisEach: 1000 })).toEqual({
+      status: 'sufficient',
+      usable: 50,
+    });
   });
 
   it('several workers at once: one splits, the others are busy or find enough', async () => {
@@ -185,9 +232,20 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
     const conns = Array.from({ length: 3 }, () => new Redis(testRedisUrl()));
     try {
       const splitters = conns.map(
-        (c) => new Splitter({ pool: new FundingPool(c, { prefix: pool.keys.free.replace(/:wallet:free$/, ''), address: identity.address }), builder: new SdkSplitBuilder(1), submit: arc.submit, satoshisPerKilobyte: 1 }),
+        (c) =>
+          new Splitter({
+            pool: new FundingPool(c, {
+              prefix: pool.keys.free.replace(/:wallet:free$/, ''),
+              address: identity.address,
+            }),
+            builder: new SdkSplitBuilder(1),
+            submit: arc.submit,
+            satoshisPerKilobyte: 1,
+          }),
       );
-      const reports = await Promise.all(splitters.map((s) => s.ensureLowWater({ lowWater: 10, target: 30, satoshisEach: 1000 })));
+      const reports = await Promise.all(
+        splitters.map((s) => s.ensureLowWater({ lowWater: 10, target: 30, satoshisEach: 1000 })),
+      );
       expect(reports.filter((r) => r.status === 'split')).toHaveLength(1);
       expect(reports.every((r) => ['split', 'busy', 'sufficient'].includes(r.status))).toBe(true);
       expect(arc.accepted).toHaveLength(1);
@@ -206,14 +264,30 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
     const report = await splitter.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 });
     expect(report).toMatchObject({ status: 'unreachable', error: expect.stringMatching(/ECONNREFUSED/) });
     if (report.status !== 'unreachable') throw new Error('expected unreachable');
-    expect(await pool.status()).toMatchObject({ free: { count: 0 }, pending: { count: 11 }, spentUnconfirmed: { count: 1, satoshis: 100_000 }, unsettledTransactions: 1 });
+    expect(await pool.status()).toMatchObject({
+      free: { count: 0 },
+      pending: { count: 11 },
+      spentUnconfirmed: { count: 1, satoshis: 100_000 },
+      unsettledTransactions: 1,
+    });
     // Before resubmitAfterMs: pending split outputs count, no second split is built on top.
-    expect(await splitter.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 })).toEqual({ status: 'sufficient', usable: 10 });
+    expect(await splitter.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 })).toEqual({
+      status: 'sufficient',
+      usable: 10,
+    });
     arc.down = false;
     clock.advance(60_000);
-    expect(await splitter.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 })).toEqual({ status: 'sufficient', usable: 10 });
+    expect(await splitter.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 })).toEqual({
+      status: 'sufficient',
+      usable: 10,
+    });
     expect(arc.accepted).toEqual([report.txId]);
-    expect(await pool.status()).toMatchObject({ free: { count: 11 }, pending: { count: 0 }, spentUnconfirmed: { count: 0 }, unsettledTransactions: 0 });
+    expect(await pool.status()).toMatchObject({
+      free: { count: 11 },
+      pending: { count: 0 },
+      spentUnconfirmed: { count: 0 },
+      unsettledTransactions: 0,
+    });
   });
 
   it('ARC holds the split below SEEN_ON_NETWORK: outputs stay pending until a later run sees it accepted', async () => {
@@ -227,7 +301,10 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
     expect(await pool.status()).toMatchObject({ free: { count: 0 }, pending: { count: 11 }, unsettledTransactions: 1 });
     arc.holdBelowSeen = false;
     clock.advance(60_000);
-    expect(await splitter.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 })).toEqual({ status: 'sufficient', usable: 10 });
+    expect(await splitter.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 })).toEqual({
+      status: 'sufficient',
+      usable: 10,
+    });
     expect(await pool.status()).toMatchObject({ free: { count: 11 }, pending: { count: 0 }, unsettledTransactions: 0 });
   });
 
@@ -235,19 +312,31 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
     const { pool, arc, splitter } = setup();
     const coinbase = new Transaction(
       1,
-      [{ sourceTXID: '0'.repeat(64), sourceOutputIndex: 0xffffffff, sequence: 0xffffffff, unlockingScript: UnlockingScript.fromHex('0101') }],
+      [
+        {
+          sourceTXID: '0'.repeat(64),
+          sourceOutputIndex: 0xffffffff,
+          sequence: 0xffffffff,
+          unlockingScript: UnlockingScript.fromHex('0101'),
+        },
+      ],
       [{ satoshis: 5_000_000_000, lockingScript: fundingScript() }],
       0,
     );
     const coin = { txId: coinbase.id('hex'), vout: 0, satoshis: 5_000_000_000 };
     arc.fund(coin);
-    const source: CoinbaseSource = { tipHeight: async () => 3, coinbaseAt: async (h) => (h === 0 ? { height: 0, blockHash: 'a'.repeat(64), hex: coinbase.toHex() } : null) };
+    const source: CoinbaseSource = {
+      tipHeight: async () => 3,
+      coinbaseAt: async (h) => (h === 0 ? { height: 0, blockHash: 'a'.repeat(64), hex: coinbase.toHex() } : null),
+    };
     const scanner = new CoinbaseScanner({ pool, source, fundingScriptHex: identity.lockingScriptHex, maturity: 2 });
     const report = await walletUpkeep({ pool, splitter, scanner }, { lowWater: 10, target: 25, satoshisEach: 1000 });
     expect(report.swept).toBe(0);
     expect(report.scan?.imported).toEqual([coin]);
     expect(report.split).toMatchObject({ status: 'split', outputs: 25, outcome: 'accepted' });
-    expect(arc.ledger.get(toOutpoint(coin))?.spentBy).toBe(report.split?.status === 'split' ? report.split.txId : 'none');
+    expect(arc.ledger.get(toOutpoint(coin))?.spentBy).toBe(
+      report.split?.status === 'split' ? report.split.txId : 'none',
+    );
     expect(await pool.denominatedCount(1000)).toBe(25);
   });
 
@@ -259,16 +348,31 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
     await pool.add([coin]);
     const report = await splitter.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 });
     expect(report).toMatchObject({ status: 'rejected', code: '465', inputsReleased: true });
-    expect(await pool.status()).toMatchObject({ balance: 100_000, free: { count: 1, satoshis: 100_000 }, pending: { count: 0 }, spentUnconfirmed: { count: 0 }, unsettledTransactions: 0 });
+    expect(await pool.status()).toMatchObject({
+      balance: 100_000,
+      free: { count: 1, satoshis: 100_000 },
+      pending: { count: 0 },
+      spentUnconfirmed: { count: 0 },
+      unsettledTransactions: 0,
+    });
   });
 
   it('a transaction whose signatures do not verify is rejected (461) and changes nothing for good', async () => {
     const { pool, arc, big } = setup();
-    const wrongKey = new Splitter({ pool, builder: new SdkSplitBuilder(1, keys.link), submit: arc.submit, satoshisPerKilobyte: 1 });
+    const wrongKey = new Splitter({
+      pool,
+      builder: new SdkSplitBuilder(1, keys.link),
+      submit: arc.submit,
+      satoshisPerKilobyte: 1,
+    });
     const coin = big(100_000);
     arc.fund(coin);
     await pool.add([coin]);
-    expect(await wrongKey.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 })).toMatchObject({ status: 'rejected', code: '461', inputsReleased: true });
+    expect(await wrongKey.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 })).toMatchObject({
+      status: 'rejected',
+      code: '461',
+      inputsReleased: true,
+    });
     expect(arc.accepted).toEqual([]);
     expect(await pool.status()).toMatchObject({ balance: 100_000, free: { count: 1 } });
   });
@@ -277,19 +381,36 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
     const { pool, arc, splitter, big } = setup();
     const coin = big(100_000);
     arc.fund(coin);
-    arc.ledger.set(toOutpoint(coin), { satoshis: 100_000, scriptHex: identity.lockingScriptHex, spentBy: 'f'.repeat(64) });
+    arc.ledger.set(toOutpoint(coin), {
+      satoshis: 100_000,
+      scriptHex: identity.lockingScriptHex,
+      spentBy: 'f'.repeat(64),
+    });
     await pool.add([coin]);
     const report = await splitter.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 });
     expect(report).toMatchObject({ status: 'rejected', code: 'DOUBLE_SPEND_ATTEMPTED', inputsReleased: false });
-    expect(await pool.status()).toMatchObject({ balance: 0, free: { count: 0 }, pending: { count: 0 }, spentUnconfirmed: { count: 0 } });
+    expect(await pool.status()).toMatchObject({
+      balance: 0,
+      free: { count: 0 },
+      pending: { count: 0 },
+      spentUnconfirmed: { count: 0 },
+    });
   });
 
   it('nothing large enough to split: exhausted, nothing reserved', async () => {
     const { pool, arc, splitter } = setup();
-    const small = Array.from({ length: 3 }, (_, vout) => ({ txId: randomBytes(32).toString('hex'), vout, satoshis: 1000 }));
+    const small = Array.from({ length: 3 }, (_, vout) => ({
+      txId: randomBytes(32).toString('hex'),
+      vout,
+      satoshis: 1000,
+    }));
     small.forEach((u) => arc.fund(u));
     await pool.add(small);
-    expect(await splitter.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 })).toEqual({ status: 'exhausted', usable: 3, availableSatoshis: 0 });
+    expect(await splitter.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 })).toEqual({
+      status: 'exhausted',
+      usable: 3,
+      availableSatoshis: 0,
+    });
     expect(await pool.status()).toMatchObject({ free: { count: 3 }, leased: { count: 0 } });
     expect(arc.accepted).toEqual([]);
   });
@@ -300,7 +421,9 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
     arc.fund(coin);
     await pool.add([coin]);
     await splitter.ensureLowWater({ lowWater: 1, target: 5, satoshisEach: 1000 });
-    expect(await splitter.ensureLowWater({ lowWater: 1, target: 5, satoshisEach: 1000 })).toMatchObject({ status: 'sufficient' });
+    expect(await splitter.ensureLowWater({ lowWater: 1, target: 5, satoshisEach: 1000 })).toMatchObject({
+      status: 'sufficient',
+    });
     const forced = await splitter.ensureLowWater({ lowWater: 1, target: 20, satoshisEach: 1000, force: true });
     expect(forced).toMatchObject({ status: 'split', outcome: 'accepted' });
     expect(await pool.denominatedCount(1000)).toBe(20);

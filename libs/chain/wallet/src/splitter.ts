@@ -43,9 +43,21 @@ export type SplitReport =
   /** Nothing large enough to split (fund the wallet). */
   | { readonly status: 'exhausted'; readonly usable: number; readonly availableSatoshis: number }
   /** A split was built, committed and submitted; `outcome` is ARC's answer. */
-  | { readonly status: 'split'; readonly txId: string; readonly outputs: number; readonly fee: number; readonly outcome: 'accepted' | 'pending' }
+  | {
+      readonly status: 'split';
+      readonly txId: string;
+      readonly outputs: number;
+      readonly fee: number;
+      readonly outcome: 'accepted' | 'pending';
+    }
   /** ARC definitively rejected the split; inputs were released or dropped by the release rules. */
-  | { readonly status: 'rejected'; readonly txId: string; readonly code: string; readonly reason: string; readonly inputsReleased: boolean }
+  | {
+      readonly status: 'rejected';
+      readonly txId: string;
+      readonly code: string;
+      readonly reason: string;
+      readonly inputsReleased: boolean;
+    }
   /**
    * ARC could not be reached or answered ambiguously. The split stays committed (inputs spent,
    * outputs pending) and its same bytes are submitted again by a later run.
@@ -104,7 +116,11 @@ export class Splitter {
   private async split(wantedCount: number, satoshisEach: number, usable: number): Promise<SplitReport> {
     const { pool } = this.options;
     const fee = (inputs: number, outputs: number) =>
-      Math.ceil(((TX_OVERHEAD_BYTES + inputs * P2PKH_INPUT_BYTES + (outputs + 1) * P2PKH_OUTPUT_BYTES) * this.options.satoshisPerKilobyte) / 1000);
+      Math.ceil(
+        ((TX_OVERHEAD_BYTES + inputs * P2PKH_INPUT_BYTES + (outputs + 1) * P2PKH_OUTPUT_BYTES) *
+          this.options.satoshisPerKilobyte) /
+          1000,
+      );
     const reserved = await pool.reserveLargest({
       wanted: wantedCount * satoshisEach + fee(this.maxInputs, wantedCount),
       least: 2 * satoshisEach + fee(1, 2),
@@ -112,7 +128,8 @@ export class Splitter {
       above: satoshisEach,
       leaseMs: this.lockMs,
     });
-    if (reserved.status === 'exhausted') return { status: 'exhausted', usable, availableSatoshis: reserved.availableSatoshis };
+    if (reserved.status === 'exhausted')
+      return { status: 'exhausted', usable, availableSatoshis: reserved.availableSatoshis };
     const inputs = reserved.utxos;
     const total = inputs.reduce((s, u) => s + u.satoshis, 0);
     let count = Math.min(wantedCount, Math.floor((total - fee(inputs.length, wantedCount)) / satoshisEach));
@@ -136,13 +153,27 @@ export class Splitter {
       return { status: 'exhausted', usable, availableSatoshis: total };
     }
     const outputs: FundingUtxo[] = [...built.outputs, ...(built.change ? [built.change] : [])];
-    const committed = await pool.commit({ txId: built.txId, owner: reserved.owner, inputs, outputs, kind: 'split', rawHex: built.efHex });
-    if (committed !== 'OK') throw new Error(`split ${built.txId} could not be committed (${committed}); nothing was broadcast`);
+    const committed = await pool.commit({
+      txId: built.txId,
+      owner: reserved.owner,
+      inputs,
+      outputs,
+      kind: 'split',
+      rawHex: built.efHex,
+    });
+    if (committed !== 'OK')
+      throw new Error(`split ${built.txId} could not be committed (${committed}); nothing was broadcast`);
     return this.submitCommitted(built.txId, built.rawHex, built.efHex, built.outputs.length, built.fee);
   }
 
   /** Submits a committed split and settles the pool by ARC's answer. */
-  private async submitCommitted(txId: string, rawHex: string, efHex: string, outputs: number, fee: number): Promise<SplitReport> {
+  private async submitCommitted(
+    txId: string,
+    rawHex: string,
+    efHex: string,
+    outputs: number,
+    fee: number,
+  ): Promise<SplitReport> {
     const { pool } = this.options;
     let outcome: SubmitOutcome;
     try {
@@ -163,7 +194,9 @@ export class Splitter {
   /** Submits the oldest unsettled split again (same bytes) once it is older than `resubmitAfterMs`. */
   private async resubmitStale(): Promise<SplitReport | null> {
     const cutoff = this.now() - this.resubmitAfterMs;
-    const stale = (await this.options.pool.unsettled(1000)).find((t) => t.kind === 'split' && t.rawHex && t.committedAt.getTime() <= cutoff);
+    const stale = (await this.options.pool.unsettled(1000)).find(
+      (t) => t.kind === 'split' && t.rawHex && t.committedAt.getTime() <= cutoff,
+    );
     if (!stale?.rawHex) return null;
     const tx = Transaction.fromHexEF(stale.rawHex);
     const report = await this.submitCommitted(stale.txId, tx.toHex(), stale.rawHex, stale.outputs.length, 0);
@@ -176,6 +209,13 @@ export class Splitter {
     const txs = await this.options.pool.unsettled(1000);
     return txs
       .filter((t) => t.kind === 'split')
-      .reduce((n, t) => n + t.outputs.map((o) => Number(o.slice(o.indexOf('=') + 1))).filter((v) => v >= satoshisEach && v < 2 * satoshisEach).length, 0);
+      .reduce(
+        (n, t) =>
+          n +
+          t.outputs
+            .map((o) => Number(o.slice(o.indexOf('=') + 1)))
+            .filter((v) => v >= satoshisEach && v < 2 * satoshisEach).length,
+        0,
+      );
   }
 }

@@ -15,7 +15,12 @@ import { FundingPool } from './funding-pool';
 import type { SubmitPort } from './ports';
 import { Splitter } from './splitter';
 import { CoinbaseScanner } from './coinbase-scan';
-import { WALLET_UPKEEP_ON_DEMAND_ID, WALLET_UPKEEP_SCHEDULER_ID, WalletUpkeepRequester, startWalletUpkeepWorker } from './upkeep-worker';
+import {
+  WALLET_UPKEEP_ON_DEMAND_ID,
+  WALLET_UPKEEP_SCHEDULER_ID,
+  WalletUpkeepRequester,
+  startWalletUpkeepWorker,
+} from './upkeep-worker';
 import { walletUpkeep } from './wallet-upkeep';
 import type { RunningWalletUpkeep } from './upkeep-worker';
 
@@ -54,7 +59,16 @@ describe('wallet upkeep worker (real BullMQ)', () => {
   const runs: number[] = [];
   const deps = async () => {
     runs.push(Date.now());
-    return { pool, scanner: null, splitter: new Splitter({ pool, builder: new BsvSplitBuilder({ keys, satoshisPerKilobyte: 10 }), submit, satoshisPerKilobyte: 10 }) };
+    return {
+      pool,
+      scanner: null,
+      splitter: new Splitter({
+        pool,
+        builder: new BsvSplitBuilder({ keys, satoshisPerKilobyte: 10 }),
+        submit,
+        satoshisPerKilobyte: 10,
+      }),
+    };
   };
   const running: RunningWalletUpkeep[] = [];
   const requester = new WalletUpkeepRequester(bull, prefix);
@@ -70,10 +84,16 @@ describe('wallet upkeep worker (real BullMQ)', () => {
   });
 
   it('upkeep runs as a BullMQ job (one scheduler for two workers; on-demand requests): pool split with valid signatures, expired lease swept', async () => {
-    await pool.add([{ txId: 'a1'.repeat(32), vout: 0, satoshis: 100_000 }, { txId: 'b2'.repeat(32), vout: 1, satoshis: 1000 }]);
+    await pool.add([
+      { txId: 'a1'.repeat(32), vout: 0, satoshis: 100_000 },
+      { txId: 'b2'.repeat(32), vout: 1, satoshis: 1000 },
+    ]);
     const lowWater = { lowWater: 10, target: 30, satoshisEach: 1000 };
     // Two workers (as two worker processes would run), one scheduler (its first run starts at once).
-    for (let i = 0; i < 2; i++) running.push(await startWalletUpkeepWorker({ connection: bull, redisPrefix: prefix, everyMs: 3_600_000, deps, lowWater }));
+    for (let i = 0; i < 2; i++)
+      running.push(
+        await startWalletUpkeepWorker({ connection: bull, redisPrefix: prefix, everyMs: 3_600_000, deps, lowWater }),
+      );
     expect((await queue.getJobSchedulers()).map((s) => s.key)).toEqual([WALLET_UPKEEP_SCHEDULER_ID]);
     await requester.request();
     await eventually(async () => (await pool.denominatedCount(1000)) >= 30, 20_000, 50);
@@ -97,7 +117,10 @@ describe('wallet upkeep worker (real BullMQ)', () => {
     await pool.add([{ txId: 'c3'.repeat(32), vout: 0, satoshis: 60_000 }]);
     const scanner = new CoinbaseScanner({
       pool,
-      source: { tipHeight: async () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:9090')), coinbaseAt: async () => null },
+      source: {
+        tipHeight: async () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:9090')),
+        coinbaseAt: async () => null,
+      },
       fundingScriptHex: identity.lockingScriptHex,
       maturity: 2,
     });
@@ -112,7 +135,10 @@ describe('wallet upkeep worker (real BullMQ)', () => {
     await pool.add([{ txId: 'd4'.repeat(32), vout: 0, satoshis: 3_000_000 }]);
     const { splitter } = await deps();
     const before = await pool.denominatedCount(1000);
-    const report = await walletUpkeep({ pool, splitter, scanner: null }, { lowWater: before + 100, target: before + 2500, satoshisEach: 1000 });
+    const report = await walletUpkeep(
+      { pool, splitter, scanner: null },
+      { lowWater: before + 100, target: before + 2500, satoshisEach: 1000 },
+    );
     expect(report.splits).toBe(3);
     expect(await pool.denominatedCount(1000)).toBe(before + 2500);
     expect((await pool.status()).unsettledTransactions).toBe(0);

@@ -60,14 +60,22 @@ export interface RunningWalletUpkeep {
 export async function startWalletUpkeepWorker(o: WalletUpkeepWorkerOptions): Promise<RunningWalletUpkeep> {
   const prefix = bullPrefix(o.redisPrefix);
   const queue = new Queue(QUEUES.walletUpkeep, { connection: o.connection, prefix });
-  await queue.upsertJobScheduler(WALLET_UPKEEP_SCHEDULER_ID, { every: o.everyMs ?? 30_000 }, { name: WALLET_UPKEEP_JOB, data: {}, opts: JOB_OPTIONS });
+  await queue.upsertJobScheduler(
+    WALLET_UPKEEP_SCHEDULER_ID,
+    { every: o.everyMs ?? 30_000 },
+    { name: WALLET_UPKEEP_JOB, data: {}, opts: JOB_OPTIONS },
+  );
   const worker = new Worker<unknown, UpkeepReport>(
     QUEUES.walletUpkeep,
     async () => {
       const report = await walletUpkeep(await o.deps(), o.lowWater);
-      const trouble = report.scanError !== undefined || ['rejected', 'unreachable', 'exhausted'].includes(report.split?.status ?? '');
+      const trouble =
+        report.scanError !== undefined || ['rejected', 'unreachable', 'exhausted'].includes(report.split?.status ?? '');
       const scan = report.scan ? { scannedTo: report.scan.scannedTo, imported: report.scan.imported.length } : null;
-      o.logger?.[trouble ? 'warn' : 'debug']({ swept: report.swept, scan, scanError: report.scanError, split: report.split }, 'wallet upkeep');
+      o.logger?.[trouble ? 'warn' : 'debug'](
+        { swept: report.swept, scan, scanError: report.scanError, split: report.split },
+        'wallet upkeep',
+      );
       return report;
     },
     { connection: o.connection, prefix, concurrency: 1 },

@@ -28,7 +28,14 @@ describe('wallet services against the devnet node (real HTTP, real Redis)', () =
     expect(DEVNET_COINBASE_MATURITY).toBeGreaterThanOrEqual(COINBASE_MATURITY);
     const base = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
     const probe = createWalletServices(redis, base);
-    node = await startDevnetNode({ redis, prefix: `${prefix}:devnet`, port: 0, coinbaseLockingScriptHex: probe.wallet.identity.lockingScriptHex, blockIntervalMs: 0, feeSatoshisPerKb: 1 });
+    node = await startDevnetNode({
+      redis,
+      prefix: `${prefix}:devnet`,
+      port: 0,
+      coinbaseLockingScriptHex: probe.wallet.identity.lockingScriptHex,
+      blockIntervalMs: 0,
+      feeSatoshisPerKb: 1,
+    });
     const config = loadConfig({
       REDIS_URL: testRedisUrl(),
       REDIS_PREFIX: prefix,
@@ -53,9 +60,17 @@ describe('wallet services against the devnet node (real HTTP, real Redis)', () =
     const reserved = await pool.reserve({ owner: 'writer', minSatoshis: 1000 });
     if (reserved.status !== 'reserved') throw new Error('pool should hold denomination UTXOs');
     const builder = new BsvTransactionBuilder({ keys: deriveChainKeys(config.wallet.seed) });
-    const tx = builder.build({ kind: 'create', data: new Uint8Array(Buffer.from('funded by the pool')), contentType: 'text/plain', funding: reserved.utxos, satoshisPerKilobyte: services.fees.current() });
+    const tx = builder.build({
+      kind: 'create',
+      data: new Uint8Array(Buffer.from('funded by the pool')),
+      contentType: 'text/plain',
+      funding: reserved.utxos,
+      satoshisPerKilobyte: services.fees.current(),
+    });
     expect(tx.change?.satoshis).toBe(1000 - 1 - tx.fee);
-    expect(await pool.commit({ txId: tx.txId, owner: 'writer', inputs: reserved.utxos, outputs: [tx.change!] })).toBe('OK');
+    expect(await pool.commit({ txId: tx.txId, owner: 'writer', inputs: reserved.utxos, outputs: [tx.change!] })).toBe(
+      'OK',
+    );
     const arc = new ArcClient({ url: node.url, timeoutMs: 10_000 });
     expect(await arc.submit({ txId: tx.txId, hex: tx.rawHex })).toMatchObject({ kind: 'accepted' });
     // What the publisher does on ARC's acceptance: the change becomes spendable.

@@ -44,7 +44,11 @@ export interface WalletServices {
 export function createWalletServices(redis: Redis, config: Config, clock?: Clock): WalletServices {
   const wallet = createFundingWallet(redis, config, clock);
   const chain = config.chain;
-  const arc = new ArcClient({ url: chain.arcUrl, ...(chain.arcApiKey ? { apiKey: chain.arcApiKey } : {}), timeoutMs: chain.arcTimeoutMs });
+  const arc = new ArcClient({
+    url: chain.arcUrl,
+    ...(chain.arcApiKey ? { apiKey: chain.arcApiKey } : {}),
+    timeoutMs: chain.arcTimeoutMs,
+  });
   const fees = new FeeRateCache({ fetchPolicy: arcMiningFee(arc), floorSatsPerKb: config.wallet.feeFloorSatsPerKb });
   const submit = arcSubmitPort(arc);
   const keys = deriveChainKeys(config.wallet.seed);
@@ -60,13 +64,22 @@ export function createWalletServices(redis: Redis, config: Config, clock?: Clock
   const splitter = async () => {
     await fees.refresh();
     const satoshisPerKilobyte = fees.current();
-    return new Splitter({ pool: wallet.pool, builder: new BsvSplitBuilder({ keys, satoshisPerKilobyte }), submit, satoshisPerKilobyte });
+    return new Splitter({
+      pool: wallet.pool,
+      builder: new BsvSplitBuilder({ keys, satoshisPerKilobyte }),
+      submit,
+      satoshisPerKilobyte,
+    });
   };
   return {
     wallet,
     fees,
     submit,
-    lowWater: { lowWater: config.wallet.lowWater, target: config.wallet.target, satoshisEach: config.wallet.utxoSatoshis },
+    lowWater: {
+      lowWater: config.wallet.lowWater,
+      target: config.wallet.target,
+      satoshisEach: config.wallet.utxoSatoshis,
+    },
     splitter,
     upkeepDeps: async () => ({ pool: wallet.pool, splitter: await splitter(), scanner }),
   };

@@ -12,7 +12,12 @@ export interface GrantedClaims {
 }
 
 const INVALID = () =>
-  new AppError({ errorCode: 'INVALID_AUTHENTICATION_CREDENTIALS', httpStatus: 401, detail: 'invalid authentication credentials', headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
+  new AppError({
+    errorCode: 'INVALID_AUTHENTICATION_CREDENTIALS',
+    httpStatus: 401,
+    detail: 'invalid authentication credentials',
+    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+  });
 
 /**
  * Where the signing material comes from, in order: a JWKS URL (RS/ES tokens from an identity
@@ -20,9 +25,7 @@ const INVALID = () =>
  * HS256 secret generated once and kept in Redis, which `npm run cli -- token mint` also reads.
  */
 export type SigningKeySource =
-  | { kind: 'jwks'; url: string }
-  | { kind: 'secret'; secret: Uint8Array }
-  | { kind: 'dev-secret' };
+  { kind: 'jwks'; url: string } | { kind: 'secret'; secret: Uint8Array } | { kind: 'dev-secret' };
 
 export function signingKeySourceFrom(config: Config): SigningKeySource {
   if (config.auth.jwksUrl) return { kind: 'jwks', url: config.auth.jwksUrl };
@@ -78,7 +81,10 @@ export class ClaimsService {
     try {
       if (this.source.kind === 'jwks') {
         this.jwks ??= createRemoteJWKSet(new URL(this.source.url));
-        const { payload } = await jwtVerify(token, this.jwks, { ...options, algorithms: ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'PS256', 'EdDSA'] });
+        const { payload } = await jwtVerify(token, this.jwks, {
+          ...options,
+          algorithms: ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'PS256', 'EdDSA'],
+        });
         return payload;
       }
       const { payload } = await jwtVerify(token, await this.hmacSecret(), { ...options, algorithms: ['HS256'] });

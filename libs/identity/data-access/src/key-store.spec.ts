@@ -10,7 +10,10 @@ import { KeyReader, KeyWriter, UnknownScriptReplyError, keyScriptReply } from '.
 import { identityKeys } from './keys';
 import { closeOmConnection, openOmConnection } from './om-connection';
 
-const record = ({ keyHash, ...over }: Partial<Omit<KeyRecordInput, 'secret'>> & { keyHash?: string } = {}): ApiKeyRecord =>
+const record = ({
+  keyHash,
+  ...over
+}: Partial<Omit<KeyRecordInput, 'secret'>> & { keyHash?: string } = {}): ApiKeyRecord =>
   keyRecord({
     id: randomUUID(),
     tenant: 't1',
@@ -50,9 +53,16 @@ describe('key store (Lua writes, redis-om reads)', () => {
     // The same layout written by redis-om itself is what the Lua scripts and the reader expect.
     const repo = new Repository(keySchema(keys.keyEntityPrefix), om);
     const viaOm = record();
-    await repo.save(viaOm.id, { ...viaOm, revokedAt: undefined, legacyId: undefined, permissions: [...viaOm.permissions] });
+    await repo.save(viaOm.id, {
+      ...viaOm,
+      revokedAt: undefined,
+      legacyId: undefined,
+      permissions: [...viaOm.permissions],
+    });
     expect(await redis.hgetall(keys.keyEntity(viaOm.id))).toEqual(
-      Object.fromEntries(Object.entries({ ...viaOm, permissions: 'Issuer_Admin|Verifier_User' }).filter(([, v]) => v !== null)),
+      Object.fromEntries(
+        Object.entries({ ...viaOm, permissions: 'Issuer_Admin|Verifier_User' }).filter(([, v]) => v !== null),
+      ),
     );
     expect(await reader.fetch(viaOm.id)).toEqual(viaOm);
     expect(await reader.fetch(randomUUID())).toBeNull();
@@ -63,10 +73,15 @@ describe('key store (Lua writes, redis-om reads)', () => {
     const a = record({ tenant: t });
     expect((await writer.create(a, { limit: 2, deadlineMs: 0 })).outcome).toBe('created');
     expect((await writer.create(a, { limit: 2, deadlineMs: 0 })).outcome).toBe('exists');
-    expect(await writer.create(record({ tenant: t, keyHash: a.keyHash }), { limit: 2, deadlineMs: 0 })).toEqual({ outcome: 'conflict', id: a.id });
+    expect(await writer.create(record({ tenant: t, keyHash: a.keyHash }), { limit: 2, deadlineMs: 0 })).toEqual({
+      outcome: 'conflict',
+      id: a.id,
+    });
     const past = (await writer.redisTimeMs()) - 1;
     expect((await writer.create(record({ tenant: t }), { limit: 2, deadlineMs: past })).outcome).toBe('late');
-    expect((await writer.create(record({ tenant: t }), { limit: 2, deadlineMs: past + 60_000 })).outcome).toBe('created');
+    expect((await writer.create(record({ tenant: t }), { limit: 2, deadlineMs: past + 60_000 })).outcome).toBe(
+      'created',
+    );
     expect((await writer.create(record({ tenant: t }), { limit: 2, deadlineMs: 0 })).outcome).toBe('limit');
     expect(await redis.zcard(keys.tenantKeys(t))).toBe(2);
   });
@@ -74,8 +89,16 @@ describe('key store (Lua writes, redis-om reads)', () => {
   it('lists newest first (createdAt desc, then id) with one batch', async () => {
     const t = `list-${randomUUID().slice(0, 8)}`;
     const older = record({ tenant: t, createdAt: '2026-01-01T00:00:00.000Z' });
-    const tieA = record({ tenant: t, id: '00000000-0000-4000-8000-000000000001', createdAt: '2026-02-01T00:00:00.000Z' });
-    const tieB = record({ tenant: t, id: '00000000-0000-4000-8000-000000000002', createdAt: '2026-02-01T00:00:00.000Z' });
+    const tieA = record({
+      tenant: t,
+      id: '00000000-0000-4000-8000-000000000001',
+      createdAt: '2026-02-01T00:00:00.000Z',
+    });
+    const tieB = record({
+      tenant: t,
+      id: '00000000-0000-4000-8000-000000000002',
+      createdAt: '2026-02-01T00:00:00.000Z',
+    });
     for (const r of [tieB, older, tieA]) await writer.create(r, { limit: 0, deadlineMs: 0 });
     expect((await reader.listTenant(t)).map((r) => r.id)).toEqual([tieA.id, tieB.id, older.id]);
   });
@@ -91,7 +114,10 @@ describe('key store (Lua writes, redis-om reads)', () => {
     expect(await writer.setRevoked('other', r.id, true, '2026-11-23T00:00:00.000Z')).toBe('missing');
     expect(await writer.setRevoked('rev', r.id, true, '2026-11-23T00:00:00.000Z')).toBe('changed');
     expect(await writer.setRevoked('rev', r.id, true, '2026-11-24T00:00:00.000Z')).toBe('unchanged');
-    expect(await reader.fetch(r.id)).toMatchObject({ revokedAt: '2026-11-23T00:00:00.000Z', updatedAt: '2026-11-23T00:00:00.000Z' });
+    expect(await reader.fetch(r.id)).toMatchObject({
+      revokedAt: '2026-11-23T00:00:00.000Z',
+      updatedAt: '2026-11-23T00:00:00.000Z',
+    });
     expect(await writer.setRevoked('rev', r.id, false, '2026-11-25T00:00:00.000Z')).toBe('changed');
     expect(await reader.fetch(r.id)).toMatchObject({ revokedAt: null, updatedAt: '2026-11-25T00:00:00.000Z' });
 
@@ -110,8 +136,12 @@ describe('key store (Lua writes, redis-om reads)', () => {
     expect(keyScriptReply('set-revoked-1.lua', 2)).toBe('changed');
     expect(keyScriptReply('delete-key-3.lua', 0)).toBe(false);
     expect(() => keyScriptReply('set-revoked-1.lua', 3)).toThrow(UnknownScriptReplyError);
-    expect(() => keyScriptReply('create-key-3.lua', 'EXISTS')).toThrow('unknown reply from Lua script create-key-3.lua: "EXISTS"');
-    expect(() => keyScriptReply('delete-key-3.lua', null)).toThrow(expect.objectContaining({ script: 'delete-key-3.lua', reply: null }));
+    expect(() => keyScriptReply('create-key-3.lua', 'EXISTS')).toThrow(
+      'unknown reply from Lua script create-key-3.lua: "EXISTS"',
+    );
+    expect(() => keyScriptReply('delete-key-3.lua', null)).toThrow(
+      expect.objectContaining({ script: 'delete-key-3.lua', reply: null }),
+    );
     expect(() => keyScriptReply('create-key-3.lua', 'toString')).toThrow(UnknownScriptReplyError);
   });
 });

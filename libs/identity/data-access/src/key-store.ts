@@ -41,7 +41,10 @@ export const KEY_SCRIPT_REPLIES = {
 type KeyScript = keyof typeof KEY_SCRIPT_REPLIES;
 
 /** Maps a script reply through its table; throws {@link UnknownScriptReplyError} on anything else. */
-export function keyScriptReply<S extends KeyScript>(script: S, reply: unknown): (typeof KEY_SCRIPT_REPLIES)[S][keyof (typeof KEY_SCRIPT_REPLIES)[S]] {
+export function keyScriptReply<S extends KeyScript>(
+  script: S,
+  reply: unknown,
+): (typeof KEY_SCRIPT_REPLIES)[S][keyof (typeof KEY_SCRIPT_REPLIES)[S]] {
   const table = KEY_SCRIPT_REPLIES[script] as Readonly<Record<string, unknown>>;
   const key = typeof reply === 'string' || typeof reply === 'number' ? String(reply) : undefined;
   if (key === undefined || !Object.hasOwn(table, key)) throw new UnknownScriptReplyError(script, reply);
@@ -64,7 +67,10 @@ export class KeyWriter {
   readonly keys: IdentityKeys;
   private readonly lua: LuaCommands;
 
-  constructor(private readonly redis: Redis, prefix: string) {
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+  ) {
     loadLuaCommands(redis, LUA_DIR);
     this.lua = redis as unknown as LuaCommands;
     this.keys = identityKeys(prefix);
@@ -74,7 +80,10 @@ export class KeyWriter {
    * Creates `record` unless the tenant already holds `limit` keys (0 = no limit) or Redis TIME
    * is past `deadlineMs` (0 = none). Idempotent by id.
    */
-  async create(record: ApiKeyRecord, opts: { limit: number; deadlineMs: number }): Promise<{ outcome: CreateOutcome; id: string }> {
+  async create(
+    record: ApiKeyRecord,
+    opts: { limit: number; deadlineMs: number },
+  ): Promise<{ outcome: CreateOutcome; id: string }> {
     const reply = await this.lua.createKey(
       this.keys.keyEntity(record.id),
       this.keys.keyByHash,
@@ -86,19 +95,34 @@ export class KeyWriter {
       Date.parse(record.createdAt),
       ...toHashFields(record),
     );
-    if (!Array.isArray(reply) || reply.length !== 2 || typeof reply[1] !== 'string') throw new UnknownScriptReplyError('create-key-3.lua', reply);
+    if (!Array.isArray(reply) || reply.length !== 2 || typeof reply[1] !== 'string')
+      throw new UnknownScriptReplyError('create-key-3.lua', reply);
     return { outcome: keyScriptReply('create-key-3.lua', reply[0]), id: reply[1] };
   }
 
   /** 'missing' when no such key in that tenant; publishes an invalidation when it changed. */
   async setRevoked(tenant: string, id: string, revoked: boolean, nowIso: string): Promise<SetRevokedOutcome> {
-    const reply = await this.lua.setRevoked(this.keys.keyEntity(id), tenant, revoked ? '1' : '0', nowIso, this.keys.invalidationChannel, id);
+    const reply = await this.lua.setRevoked(
+      this.keys.keyEntity(id),
+      tenant,
+      revoked ? '1' : '0',
+      nowIso,
+      this.keys.invalidationChannel,
+      id,
+    );
     return keyScriptReply('set-revoked-1.lua', reply);
   }
 
   /** True when deleted; publishes an invalidation. */
   async delete(tenant: string, id: string): Promise<boolean> {
-    const reply = await this.lua.deleteKey(this.keys.keyEntity(id), this.keys.keyByHash, this.keys.tenantKeys(tenant), tenant, id, this.keys.invalidationChannel);
+    const reply = await this.lua.deleteKey(
+      this.keys.keyEntity(id),
+      this.keys.keyByHash,
+      this.keys.tenantKeys(tenant),
+      tenant,
+      id,
+      this.keys.invalidationChannel,
+    );
     return keyScriptReply('delete-key-3.lua', reply);
   }
 
@@ -125,7 +149,11 @@ export class KeyReader {
   readonly keys: IdentityKeys;
   private readonly repo: Repository<KeyEntity>;
 
-  constructor(private readonly redis: Redis, om: RedisConnection, prefix: string) {
+  constructor(
+    private readonly redis: Redis,
+    om: RedisConnection,
+    prefix: string,
+  ) {
     this.keys = identityKeys(prefix);
     this.repo = new Repository(keySchema(this.keys.keyEntityPrefix), om);
   }

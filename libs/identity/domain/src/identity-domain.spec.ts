@@ -52,7 +52,9 @@ describe('key material', () => {
 
 describe('ids', () => {
   it('uuidV5 matches the RFC 4122 / Python uuid5 vector', () => {
-    expect(uuidV5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe('2ed6657d-e927-568b-95e1-2665a8aea6a2');
+    expect(uuidV5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe(
+      '2ed6657d-e927-568b-95e1-2665a8aea6a2',
+    );
   });
   it('legacy ids map to a stable v5 UUID', () => {
     expect(legacyKeyUuid(42)).toBe(legacyKeyUuid('42'));
@@ -67,15 +69,22 @@ describe('create body schema', () => {
     return r.success ? [] : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
   };
   it('accepts one or both sides and trims the name', () => {
-    expect(createKeyBody.parse({ name: '  abc ', verifierPermission: 'Verifier_User' })).toEqual({ name: 'abc', verifierPermission: 'Verifier_User' });
+    expect(createKeyBody.parse({ name: '  abc ', verifierPermission: 'Verifier_User' })).toEqual({
+      name: 'abc',
+      verifierPermission: 'Verifier_User',
+    });
   });
   it('explains each refusal', () => {
     expect(issues({ name: 'abc' })).toEqual([': at least one of issuerPermission and verifierPermission is required']);
     expect(issues({ name: 'ab', issuerPermission: 'Issuer_User' })[0]).toContain('name: must be 3 to 32 characters');
     expect(issues({ name: 'a'.repeat(33), issuerPermission: 'Issuer_User' })[0]).toContain('3 to 32');
-    expect(issues({ name: 'abc', issuerPermission: 'issuer_user' })[0]).toBe('issuerPermission: must be one of Issuer_Admin, Issuer_User, Issuer_Auditor (case-sensitive)');
+    expect(issues({ name: 'abc', issuerPermission: 'issuer_user' })[0]).toBe(
+      'issuerPermission: must be one of Issuer_Admin, Issuer_User, Issuer_Auditor (case-sensitive)',
+    );
     expect(issues({ name: 'abc', issuerPermission: 'Verifier_User' })[0]).toContain('must be one of Issuer_Admin');
-    expect(issues({ name: 'abc', issuerPermissions: 'Issuer_User' }).join()).toContain('unknown field "issuerPermissions" (allowed fields: name, issuerPermission, verifierPermission)');
+    expect(issues({ name: 'abc', issuerPermissions: 'Issuer_User' }).join()).toContain(
+      'unknown field "issuerPermissions" (allowed fields: name, issuerPermission, verifierPermission)',
+    );
     expect(issues([1])[0]).toContain('must be a JSON object');
     expect(issues(undefined)[0]).toContain('JSON object body is required');
   });
@@ -86,7 +95,9 @@ describe('legacy import schema', () => {
     const base = { id: 1, name: 'old key', status: 'Active', createdAt: '2025-01-01T00:00:00Z' };
     expect(legacyImportFile.safeParse([{ ...base, rawKey: 'legacy-raw-key-0001' }]).success).toBe(true);
     expect(legacyImportFile.safeParse([base]).success).toBe(false);
-    expect(legacyImportFile.safeParse([{ ...base, rawKey: 'legacy-raw-key-0001', keyHash: 'a'.repeat(64) }]).success).toBe(false);
+    expect(
+      legacyImportFile.safeParse([{ ...base, rawKey: 'legacy-raw-key-0001', keyHash: 'a'.repeat(64) }]).success,
+    ).toBe(false);
     expect(legacyImportFile.safeParse([{ ...base, id: 'x', rawKey: 'legacy-raw-key-0001' }]).success).toBe(false);
   });
 });

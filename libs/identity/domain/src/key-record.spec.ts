@@ -44,7 +44,15 @@ describe('keyRecord / issueKey (the one constructor of a stored key)', () => {
       legacyId: '42',
       secret: { keyHash: 'f'.repeat(64), last4: '' },
     });
-    expect(r).toMatchObject({ keyHash: 'f'.repeat(64), last4: '', createdAt: '2020-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00.000Z', revokedAt: '2026-01-01T00:00:00.000Z', source: 'legacy', legacyId: '42' });
+    expect(r).toMatchObject({
+      keyHash: 'f'.repeat(64),
+      last4: '',
+      createdAt: '2020-01-01T00:00:00Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+      revokedAt: '2026-01-01T00:00:00.000Z',
+      source: 'legacy',
+      legacyId: '42',
+    });
   });
 
   it('issueKey makes a fresh raw key each time and the record of its hash', () => {

@@ -21,7 +21,9 @@ const objectBody = (what: string, allowed: readonly string[]) => ({
       const keys = (i.keys ?? []).map((k) => JSON.stringify(k)).join(', ');
       return `unknown field ${keys} (allowed fields: ${allowed.join(', ')})`;
     }
-    return i.input === undefined ? `${what}: a JSON object body is required` : `${what}: the body must be a JSON object`;
+    return i.input === undefined
+      ? `${what}: a JSON object body is required`
+      : `${what}: the body must be a JSON object`;
   },
 });
 
@@ -66,8 +68,13 @@ export const legacyImportItem = z
     expiresAt: isoDate.optional(),
     permissions: z.array(z.enum(PERMISSIONS, { error: oneOf(PERMISSIONS) })).optional(),
     rawKey: z.string().regex(LEGACY_KEY_PATTERN, 'must be 16 to 128 characters of letters, digits and ._-').optional(),
-    keyHash: z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase SHA-256 hex digest').optional(),
+    keyHash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'must be a lowercase SHA-256 hex digest')
+      .optional(),
   })
-  .refine((i) => (i.rawKey === undefined) !== (i.keyHash === undefined), { message: 'exactly one of rawKey and keyHash is required' });
+  .refine((i) => (i.rawKey === undefined) !== (i.keyHash === undefined), {
+    message: 'exactly one of rawKey and keyHash is required',
+  });
 export type LegacyImportItem = z.output<typeof legacyImportItem>;
 export const legacyImportFile = z.array(legacyImportItem, { error: 'the import file must be a JSON array of keys' });

@@ -1,5 +1,11 @@
 import { identityKeys } from '@proofline/identity-data-access';
-import { IDENTITY_KEY_PATTERN, bootstrapKeyUuid, generateRawKey, hashKey, legacyKeyUuid } from '@proofline/identity-domain';
+import {
+  IDENTITY_KEY_PATTERN,
+  bootstrapKeyUuid,
+  generateRawKey,
+  hashKey,
+  legacyKeyUuid,
+} from '@proofline/identity-domain';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { AppError } from '@proofline/shared-errors';
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
@@ -30,7 +36,9 @@ describe('identity admin functions (bootstrap, legacy import)', () => {
     for (let i = 0; i < 3; i += 1) await registerBootstrapKey(deps, generateRawKey());
     expect(await redis.zcard(keys.tenantKeys('default'))).toBe(4);
     await expect(registerBootstrapKey(deps, 'idty_short')).rejects.toBeInstanceOf(AppError);
-    await expect(registerBootstrapKey(deps, generateRawKey(), { tenant: 'bad tenant!' })).rejects.toMatchObject({ errorCode: 'TENANT_INVALID' });
+    await expect(registerBootstrapKey(deps, generateRawKey(), { tenant: 'bad tenant!' })).rejects.toMatchObject({
+      errorCode: 'TENANT_INVALID',
+    });
   });
 
   it('createBootstrapKey returns a new raw key registered for the tenant', async () => {
@@ -43,7 +51,15 @@ describe('identity admin functions (bootstrap, legacy import)', () => {
   it('importLegacyKeys validates everything first, then imports idempotently by numeric id', async () => {
     const items = [
       { id: 7, name: 'seven', status: 'Active', createdAt: '2025-05-05T05:05:05Z', rawKey: 'legacy_key_seven_0000' },
-      { id: 8, name: 'eight', status: 'Disabled', createdAt: '2025-06-06T00:00:00+02:00', expiresAt: '2027-01-01T00:00:00Z', keyHash: 'b'.repeat(64), permissions: ['Verifier_User', 'Issuer_Auditor'] },
+      {
+        id: 8,
+        name: 'eight',
+        status: 'Disabled',
+        createdAt: '2025-06-06T00:00:00+02:00',
+        expiresAt: '2027-01-01T00:00:00Z',
+        keyHash: 'b'.repeat(64),
+        permissions: ['Verifier_User', 'Issuer_Auditor'],
+      },
     ];
     const bad = [...items, { id: 9, name: 'x', status: 'Active', createdAt: 'yesterday', rawKey: 'short' }];
     await expect(importLegacyKeys(deps, bad, { tenant: 'legacy' })).rejects.toMatchObject({
@@ -53,8 +69,18 @@ describe('identity admin functions (bootstrap, legacy import)', () => {
     expect(await redis.zcard(keys.tenantKeys('legacy'))).toBe(0);
     await expect(importLegacyKeys(deps, { not: 'an array' })).rejects.toMatchObject({ errorCode: 'VALIDATION_FAILED' });
 
-    expect(await importLegacyKeys(deps, items, { tenant: 'legacy' })).toEqual({ total: 2, imported: 2, skipped: 0, conflicts: [] });
-    expect(await importLegacyKeys(deps, items, { tenant: 'legacy' })).toEqual({ total: 2, imported: 0, skipped: 2, conflicts: [] });
+    expect(await importLegacyKeys(deps, items, { tenant: 'legacy' })).toEqual({
+      total: 2,
+      imported: 2,
+      skipped: 0,
+      conflicts: [],
+    });
+    expect(await importLegacyKeys(deps, items, { tenant: 'legacy' })).toEqual({
+      total: 2,
+      imported: 0,
+      skipped: 2,
+      conflicts: [],
+    });
     expect(await redis.hgetall(keys.keyEntity(legacyKeyUuid(7)))).toMatchObject({
       legacyId: '7',
       source: 'legacy',
@@ -71,7 +97,12 @@ describe('identity admin functions (bootstrap, legacy import)', () => {
       revokedAt: clock.now().toISOString(),
     });
     // The same hash under another numeric id is a conflict, not a second key.
-    expect(await importLegacyKeys(deps, [{ ...items[0], id: 70 }], { tenant: 'legacy' })).toEqual({ total: 1, imported: 0, skipped: 0, conflicts: [70] });
+    expect(await importLegacyKeys(deps, [{ ...items[0], id: 70 }], { tenant: 'legacy' })).toEqual({
+      total: 1,
+      imported: 0,
+      skipped: 0,
+      conflicts: [70],
+    });
     expect(await redis.zcard(keys.tenantKeys('legacy'))).toBe(2);
   });
 });

@@ -27,7 +27,8 @@ export interface IdentityAdminDeps {
 }
 
 function checkTenant(tenant: string): string {
-  if (!TENANT_PATTERN.test(tenant)) throw badRequest('TENANT_INVALID', 'A tenant is 1 to 64 characters of A-Z a-z 0-9 _ -.');
+  if (!TENANT_PATTERN.test(tenant))
+    throw badRequest('TENANT_INVALID', 'A tenant is 1 to 64 characters of A-Z a-z 0-9 _ -.');
   return tenant;
 }
 
@@ -43,7 +44,8 @@ export async function registerBootstrapKey(
   rawKey: string,
   opts: { tenant?: string } = {},
 ): Promise<{ id: string; tenant: string; created: boolean }> {
-  if (!IDENTITY_KEY_PATTERN.test(rawKey)) throw badRequest('API_KEY_INVALID', 'A bootstrap key must be idty_ followed by 32 letters or digits.');
+  if (!IDENTITY_KEY_PATTERN.test(rawKey))
+    throw badRequest('API_KEY_INVALID', 'A bootstrap key must be idty_ followed by 32 letters or digits.');
   const tenant = checkTenant(opts.tenant ?? DEFAULT_TENANT);
   const writer = new KeyWriter(deps.redis, deps.config.redisPrefix);
   const keyHash = hashKey(rawKey);
@@ -89,7 +91,11 @@ export interface LegacyImportReport {
  * toward usage). Missing permissions -> ['Issuer_User']; missing expiresAt -> import time +
  * KEY_LIFETIME_DAYS; status Disabled -> revoked at import time.
  */
-export async function importLegacyKeys(deps: IdentityAdminDeps, items: unknown, opts: { tenant?: string } = {}): Promise<LegacyImportReport> {
+export async function importLegacyKeys(
+  deps: IdentityAdminDeps,
+  items: unknown,
+  opts: { tenant?: string } = {},
+): Promise<LegacyImportReport> {
   const tenant = checkTenant(opts.tenant ?? DEFAULT_TENANT);
   const parsed = legacyImportFile.safeParse(items);
   if (!parsed.success) {
@@ -104,7 +110,8 @@ export async function importLegacyKeys(deps: IdentityAdminDeps, items: unknown, 
   const report: LegacyImportReport = { total: parsed.data.length, imported: 0, skipped: 0, conflicts: [] };
   for (const item of parsed.data) {
     const legacyId = String(item.id);
-    const permissions: readonly Permission[] = item.permissions && item.permissions.length > 0 ? item.permissions : ['Issuer_User'];
+    const permissions: readonly Permission[] =
+      item.permissions && item.permissions.length > 0 ? item.permissions : ['Issuer_User'];
     const record = keyRecord({
       id: legacyKeyUuid(legacyId),
       tenant,

@@ -44,7 +44,12 @@ describe('authorize and callerKey (transport-neutral key checks)', () => {
     subscriber = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
     om = await openOmConnection(config.redisUrl, () => undefined);
     const connections = { redis, om, subscriber, bull: bullConnection(config.redisUrl) as ConnectionOptions };
-    identity = await createIdentity({ config, logger: createLogger({ level: 'silent', name: 't' }), clock, connections });
+    identity = await createIdentity({
+      config,
+      logger: createLogger({ level: 'silent', name: 't' }),
+      clock,
+      connections,
+    });
   });
   afterAll(async () => {
     await identity.close();
@@ -59,22 +64,49 @@ describe('authorize and callerKey (transport-neutral key checks)', () => {
   it('maps every key failure to the REST error codes', async () => {
     const revoked = await seed(['Issuer_Admin'], { revoked: true });
     const user = await seed(['Issuer_User']);
-    await expect(authorize(identity.authenticator, undefined)).rejects.toMatchObject({ errorCode: 'API_KEY_MISSING', httpStatus: 401 });
-    await expect(authorize(identity.authenticator, 'idty_short')).rejects.toMatchObject({ errorCode: 'API_KEY_INVALID', httpStatus: 401 });
-    await expect(authorize(identity.authenticator, generateRawKey())).rejects.toMatchObject({ errorCode: 'API_KEY_INVALID', httpStatus: 401 });
-    await expect(authorize(identity.authenticator, revoked.rawKey)).rejects.toMatchObject({ errorCode: 'API_KEY_REVOKED', httpStatus: 401 });
-    await expect(authorize(identity.authenticator, user.rawKey, 'Issuer_Admin', 'Verifier_Admin')).rejects.toMatchObject({ errorCode: 'PERMISSION_DENIED', httpStatus: 403 });
-    await expect(authorize(identity.authenticator, user.rawKey)).resolves.toMatchObject({ keyId: user.id, tenant: 'acme', permissions: ['Issuer_User'] });
+    await expect(authorize(identity.authenticator, undefined)).rejects.toMatchObject({
+      errorCode: 'API_KEY_MISSING',
+      httpStatus: 401,
+    });
+    await expect(authorize(identity.authenticator, 'idty_short')).rejects.toMatchObject({
+      errorCode: 'API_KEY_INVALID',
+      httpStatus: 401,
+    });
+    await expect(authorize(identity.authenticator, generateRawKey())).rejects.toMatchObject({
+      errorCode: 'API_KEY_INVALID',
+      httpStatus: 401,
+    });
+    await expect(authorize(identity.authenticator, revoked.rawKey)).rejects.toMatchObject({
+      errorCode: 'API_KEY_REVOKED',
+      httpStatus: 401,
+    });
+    await expect(
+      authorize(identity.authenticator, user.rawKey, 'Issuer_Admin', 'Verifier_Admin'),
+    ).rejects.toMatchObject({ errorCode: 'PERMISSION_DENIED', httpStatus: 403 });
+    await expect(authorize(identity.authenticator, user.rawKey)).resolves.toMatchObject({
+      keyId: user.id,
+      tenant: 'acme',
+      permissions: ['Issuer_User'],
+    });
     clock.advance(config.keyLifetimeDays * 86_400_000);
-    await expect(authorize(identity.authenticator, user.rawKey)).rejects.toMatchObject({ errorCode: 'API_KEY_EXPIRED', httpStatus: 401 });
+    await expect(authorize(identity.authenticator, user.rawKey)).rejects.toMatchObject({
+      errorCode: 'API_KEY_EXPIRED',
+      httpStatus: 401,
+    });
   });
 
   it('callerKey returns the caller its own key, masked', async () => {
     const admin = await seed(['Verifier_Admin']);
     const principal = await authorize(identity.authenticator, admin.rawKey, 'Issuer_Admin', 'Verifier_Admin');
     const own = await callerKey(identity.keys, principal);
-    expect(own).toMatchObject({ id: admin.id, permissions: ['Verifier_Admin'], keyMask: `idty_${'*'.repeat(28)}${admin.rawKey.slice(-4)}` });
+    expect(own).toMatchObject({
+      id: admin.id,
+      permissions: ['Verifier_Admin'],
+      keyMask: `idty_${'*'.repeat(28)}${admin.rawKey.slice(-4)}`,
+    });
     expect(JSON.stringify(own)).not.toContain(admin.rawKey);
-    await expect(callerKey(identity.keys, { ...principal, keyId: randomUUID() })).rejects.toMatchObject({ errorCode: 'API_KEY_NOT_FOUND' });
+    await expect(callerKey(identity.keys, { ...principal, keyId: randomUUID() })).rejects.toMatchObject({
+      errorCode: 'API_KEY_NOT_FOUND',
+    });
   });
 });

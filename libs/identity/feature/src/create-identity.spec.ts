@@ -20,10 +20,23 @@ describe('createIdentity / startIdentityKeyWorker: connections belong to the cal
   it('subscribes on the given subscriber, trusts its cache while subscribed, and on close detaches without closing any connection', async () => {
     const subscriber = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
     const om = await openOmConnection(config.redisUrl, () => undefined);
-    const identity = await createIdentity({ config, logger, clock: systemClock, connections: { redis, om, subscriber, bull: bullConnection(config.redisUrl) as ConnectionOptions } });
+    const identity = await createIdentity({
+      config,
+      logger,
+      clock: systemClock,
+      connections: { redis, om, subscriber, bull: bullConnection(config.redisUrl) as ConnectionOptions },
+    });
     await eventually(async () => (await subscribers()) === 1);
     const now = new Date();
-    const { record } = issueKey({ id: 'k', tenant: 'acme', name: 'k', permissions: ['Issuer_User'], createdBy: 't', createdAt: now, expiresAt: now });
+    const { record } = issueKey({
+      id: 'k',
+      tenant: 'acme',
+      name: 'k',
+      permissions: ['Issuer_User'],
+      createdBy: 't',
+      createdAt: now,
+      expiresAt: now,
+    });
     await eventually(async () => {
       identity.authenticator.cache.set(record.keyHash, record, identity.authenticator.cache.generation);
       return identity.authenticator.cache.size === 1;
@@ -42,7 +55,11 @@ describe('createIdentity / startIdentityKeyWorker: connections belong to the cal
 
   it('the key worker closes its BullMQ worker and leaves the command connection open', async () => {
     const own = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
-    const running = await startIdentityKeyWorker({ config, logger, connections: { redis: own, bull: bullConnection(config.redisUrl) as ConnectionOptions } });
+    const running = await startIdentityKeyWorker({
+      config,
+      logger,
+      connections: { redis: own, bull: bullConnection(config.redisUrl) as ConnectionOptions },
+    });
     expect(running.worker.isRunning()).toBe(true);
     await running.close();
     expect(running.worker.isRunning()).toBe(false);

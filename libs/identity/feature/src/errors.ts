@@ -9,12 +9,22 @@ export const identityErrors = {
   permissionDenied: (required: readonly string[]) =>
     forbidden('PERMISSION_DENIED', `This operation needs a key with one of these permissions: ${required.join(', ')}.`),
   escalation: (what: string) =>
-    forbidden('identity_api_key_privilege_escalation', `${what}: a permission may not outrank the calling key's own on either side (Admin 3 > User 2 > Auditor 1).`),
+    forbidden(
+      'identity_api_key_privilege_escalation',
+      `${what}: a permission may not outrank the calling key's own on either side (Admin 3 > User 2 > Auditor 1).`,
+    ),
   limitExceeded: (limit: number) =>
-    forbidden('identity_api_key_limit_exceeded', `The key limit of ${limit} keys is reached (identity and legacy keys, revoked and expired included). Delete a key first.`),
-  idInvalid: (id: string) => badRequest('API_KEY_ID_INVALID', `The key id ${JSON.stringify(id.slice(0, 64))} is not a UUID.`),
+    forbidden(
+      'identity_api_key_limit_exceeded',
+      `The key limit of ${limit} keys is reached (identity and legacy keys, revoked and expired included). Delete a key first.`,
+    ),
+  idInvalid: (id: string) =>
+    badRequest('API_KEY_ID_INVALID', `The key id ${JSON.stringify(id.slice(0, 64))} is not a UUID.`),
   legacyIdInvalid: (id: string) =>
-    badRequest('API_KEY_ID_INVALID', `The legacy key id ${JSON.stringify(id.slice(0, 64))} is not a legacy numeric id.`),
+    badRequest(
+      'API_KEY_ID_INVALID',
+      `The legacy key id ${JSON.stringify(id.slice(0, 64))} is not a legacy numeric id.`,
+    ),
   managedByIdentity: (id: string) =>
     new AppError({
       errorCode: 'API_KEY_MANAGED_BY_IDENTITY',
@@ -23,6 +33,12 @@ export const identityErrors = {
     }),
   notFound: (id: string) => notFound('API_KEY_NOT_FOUND', `No API key ${id} exists.`),
   serviceUnavailable: (cause?: unknown) =>
-    unavailable('KEY_SERVICE_UNAVAILABLE', 'The key service could not complete the request in time; nothing was created. Try again.', 2, cause),
-  storeUnavailable: (cause?: unknown) => unavailable('STORE_UNAVAILABLE', 'The key store is unavailable. Try again.', 1, cause),
+    unavailable(
+      'KEY_SERVICE_UNAVAILABLE',
+      'The key service could not complete the request in time; nothing was created. Try again.',
+      2,
+      cause,
+    ),
+  storeUnavailable: (cause?: unknown) =>
+    unavailable('STORE_UNAVAILABLE', 'The key store is unavailable. Try again.', 1, cause),
 };

@@ -102,10 +102,16 @@ export class KeyCommands {
   /** Revokes or re-activates key `id` (already a lowercase UUID); returns the stored record. */
   async setRevoked(caller: Principal, id: string, revoked: boolean): Promise<ApiKeyRecord> {
     await this.manageable(caller, id);
-    const changed = await storeCall(() => this.deps.writer.setRevoked(caller.tenant, id, revoked, this.deps.clock.now().toISOString()));
+    const changed = await storeCall(() =>
+      this.deps.writer.setRevoked(caller.tenant, id, revoked, this.deps.clock.now().toISOString()),
+    );
     const after = changed === 'missing' ? null : await storeCall(() => this.deps.reader.fetch(id));
     if (!after) throw E.notFound(id);
-    if (changed === 'changed') this.deps.logger.info({ keyId: id, tenant: caller.tenant, by: caller.keyId, revoked }, 'api key revocation changed');
+    if (changed === 'changed')
+      this.deps.logger.info(
+        { keyId: id, tenant: caller.tenant, by: caller.keyId, revoked },
+        'api key revocation changed',
+      );
     return after;
   }
 

@@ -37,7 +37,10 @@ export class CreateKeyJobs {
       const result = createKeyResult.safeParse(await job.waitUntilFinished(this.queueEvents, this.timeoutMs));
       if (result.success) return result.data.outcome;
     } catch (err) {
-      this.log.warn({ keyId: payload.id, tenant: payload.tenant, err: err instanceof Error ? err.message : String(err) }, 'key worker did not answer in time');
+      this.log.warn(
+        { keyId: payload.id, tenant: payload.tenant, err: err instanceof Error ? err.message : String(err) },
+        'key worker did not answer in time',
+      );
     }
     return this.settleAfterDeadline(payload);
   }

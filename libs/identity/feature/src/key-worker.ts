@@ -18,7 +18,9 @@ export interface KeyWorkerOptions {
     readonly bull: ConnectionOptions;
   };
   /** Extra BullMQ worker options (tests shorten lockDuration / stalledInterval). */
-  readonly worker?: Partial<Pick<WorkerOptions, 'lockDuration' | 'stalledInterval' | 'maxStalledCount' | 'concurrency'>>;
+  readonly worker?: Partial<
+    Pick<WorkerOptions, 'lockDuration' | 'stalledInterval' | 'maxStalledCount' | 'concurrency'>
+  >;
 }
 
 export interface RunningKeyWorker {

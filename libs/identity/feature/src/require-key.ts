@@ -22,7 +22,10 @@ declare module 'express-serve-static-core' {
  *
  * @example router.post('/records', requireKey(deps.identity.authenticator, 'Issuer_Admin', 'Issuer_User'), handler)
  */
-export function requireKey(authenticator: Pick<Authenticator, 'authenticate'> & { readonly admission?: Admission | undefined }, ...permissions: Permission[]): RequestHandler {
+export function requireKey(
+  authenticator: Pick<Authenticator, 'authenticate'> & { readonly admission?: Admission | undefined },
+  ...permissions: Permission[]
+): RequestHandler {
   const { admission } = authenticator;
   const check = async (req: Request, res: Response): Promise<Principal> => {
     const principal = await authenticator.authenticate(req.header('x-api-key'));

@@ -27,7 +27,12 @@ export interface TestIdentity {
  * opens the subscriber and the redis-om connection (the command connection `redis` is the
  * caller's), waits until the invalidation subscription is live, and closes them in order.
  */
-export async function startTestIdentity(opts: { config: Config; logger: Logger; clock: Clock; redis: Redis }): Promise<TestIdentity> {
+export async function startTestIdentity(opts: {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  redis: Redis;
+}): Promise<TestIdentity> {
   const { config } = opts;
   const subscriber = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
   subscriber.on('error', () => undefined);
@@ -50,10 +55,15 @@ export async function startTestIdentity(opts: { config: Config; logger: Logger; 
 }
 
 /** The production key worker on its own test connection (closed with it). */
-export async function startTestKeyWorker(opts: Pick<KeyWorkerOptions, 'config' | 'logger' | 'worker'>): Promise<RunningKeyWorker> {
+export async function startTestKeyWorker(
+  opts: Pick<KeyWorkerOptions, 'config' | 'logger' | 'worker'>,
+): Promise<RunningKeyWorker> {
   const redis = createRedis(opts.config.redisUrl, { maxRetriesPerRequest: null });
   redis.on('error', () => undefined);
-  const running = await startIdentityKeyWorker({ ...opts, connections: { redis, bull: bullConnection(opts.config.redisUrl) as ConnectionOptions } });
+  const running = await startIdentityKeyWorker({
+    ...opts,
+    connections: { redis, bull: bullConnection(opts.config.redisUrl) as ConnectionOptions },
+  });
   return {
     worker: running.worker,
     close: async () => {

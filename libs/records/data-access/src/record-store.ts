@@ -82,7 +82,16 @@ interface Commands {
   acceptRoot(...keysAndArgv: (string | Buffer)[]): Promise<unknown>;
   acceptSuccessor(...keysAndArgv: (string | Buffer)[]): Promise<unknown>;
   navigate(k1: string, chainPrefix: string, links: string): Promise<(string | number)[]>;
-  settle(k1: string, k2: string, txId: string, state: string, failure: string, at: string, recordPrefix: string, maxSuccessors: string): Promise<unknown>;
+  settle(
+    k1: string,
+    k2: string,
+    txId: string,
+    state: string,
+    failure: string,
+    at: string,
+    recordPrefix: string,
+    maxSuccessors: string,
+  ): Promise<unknown>;
   failPublished(k1: string, failure: string, at: string): Promise<unknown>;
   metaMany(recordPrefix: string, fieldCount: string, ...fieldsThenTxIds: string[]): Promise<(string | number | null)[]>;
   bytesManyBuffer(recordPrefix: string, ...txIds: string[]): Promise<(Buffer | null)[]>;
@@ -154,7 +163,12 @@ export class RecordStore {
    * Stores a linked update/delete, reserving the previous record's link and committing its
    * funding (`pool`) atomically (see the script).
    */
-  async acceptSuccessor(record: NewRecord, link: SuccessorLink, pool: PoolCommitCall, opts: AcceptOptions = {}): Promise<AcceptOutcome> {
+  async acceptSuccessor(
+    record: NewRecord,
+    link: SuccessorLink,
+    pool: PoolCommitCall,
+    opts: AcceptOptions = {},
+  ): Promise<AcceptOutcome> {
     checkPoolCall(pool);
     const fields = [...this.fieldsOf(record, 'linked'), 'chainId', link.chainId, 'prevTxId', link.prevTxId];
     const reply = await this.cmd.acceptSuccessor(
@@ -180,14 +194,20 @@ export class RecordStore {
   /** Metadata of a record (no bytes), or null. One round trip. */
   async meta(txId: string): Promise<RecordMeta | null> {
     const key = this.keys.record(txId);
-    const [values, length] = await Promise.all([this.redis.hmget(key, ...META_FIELDS), this.redis.hstrlen(key, 'bytes')]);
+    const [values, length] = await Promise.all([
+      this.redis.hmget(key, ...META_FIELDS),
+      this.redis.hstrlen(key, 'bytes'),
+    ]);
     return toMeta(txId, values, length);
   }
 
   /** Metadata and the bytes on chain, or null. */
   async withBytes(txId: string): Promise<{ meta: RecordMeta; bytes: Buffer } | null> {
     const key = this.keys.record(txId);
-    const [values, bytes] = await Promise.all([this.redis.hmget(key, ...META_FIELDS), this.redis.hgetBuffer(key, 'bytes')]);
+    const [values, bytes] = await Promise.all([
+      this.redis.hmget(key, ...META_FIELDS),
+      this.redis.hgetBuffer(key, 'bytes'),
+    ]);
     const meta = toMeta(txId, values, bytes?.length ?? 0);
     return meta ? { meta, bytes: bytes ?? Buffer.alloc(0) } : null;
   }
@@ -196,7 +216,13 @@ export class RecordStore {
   async receiptMaterial(txId: string): Promise<{ meta: RecordMeta; rawTx: string } | null> {
     const key = this.keys.record(txId);
     const [values, length, binary, legacy] = pipelineValues(
-      await this.redis.pipeline().hmget(key, ...META_FIELDS).hstrlen(key, 'bytes').getBuffer(this.keys.tx(txId)).hget(key, 'rawTx').exec(),
+      await this.redis
+        .pipeline()
+        .hmget(key, ...META_FIELDS)
+        .hstrlen(key, 'bytes')
+        .getBuffer(this.keys.tx(txId))
+        .hget(key, 'rawTx')
+        .exec(),
     ) as [(string | null)[], number, Buffer | null, string | null];
     const meta = toMeta(txId, values, length);
     const rawTx = binary ? binary.toString('hex') : legacy;
@@ -250,7 +276,10 @@ export class RecordStore {
    */
   async chainRange(chainId: string, start: number, stop: number): Promise<{ total: number; txIds: string[] }> {
     const key = this.keys.chain(chainId);
-    const [total, txIds] = pipelineValues(await this.redis.pipeline().llen(key).lrange(key, start, stop).exec()) as [number, string[]];
+    const [total, txIds] = pipelineValues(await this.redis.pipeline().llen(key).lrange(key, start, stop).exec()) as [
+      number,
+      string[],
+    ];
     return { total, txIds };
   }
 
@@ -269,10 +298,9 @@ export class RecordStore {
 
   async publication(txId: string): Promise<PublicationInfo | null> {
     const key = this.keys.record(txId);
-    const [[kind, prevTxId, state, legacy], binary] = pipelineValues(await this.redis.pipeline().hmget(key, 'kind', 'prevTxId', 'state', 'rawTx').getBuffer(this.keys.tx(txId)).exec()) as [
-      (string | null)[],
-      Buffer | null,
-    ];
+    const [[kind, prevTxId, state, legacy], binary] = pipelineValues(
+      await this.redis.pipeline().hmget(key, 'kind', 'prevTxId', 'state', 'rawTx').getBuffer(this.keys.tx(txId)).exec(),
+    ) as [(string | null)[], Buffer | null];
     const rawTx = binary ? binary.toString('hex') : legacy;
     if (!kind || !state || !rawTx) return null;
     return { txId, kind: kind as RecordKind, prevTxId: prevTxId || null, state: state as PublicationState, rawTx };
@@ -290,7 +318,12 @@ export class RecordStore {
    * seen this record unpublished and left them waiting for it (published: publish them next;
    * failed: they can never be published, fail them).
    */
-  async settle(txId: string, at: Date, failure?: string, maxSuccessors = 50): Promise<{ changed: boolean; successors: string[] }> {
+  async settle(
+    txId: string,
+    at: Date,
+    failure?: string,
+    maxSuccessors = 50,
+  ): Promise<{ changed: boolean; successors: string[] }> {
     const reply = await this.cmd.settle(
       this.keys.record(txId),
       this.keys.outbox,
@@ -302,7 +335,10 @@ export class RecordStore {
       String(maxSuccessors),
     );
     const [changed, ...successors] = Array.isArray(reply) ? (reply as unknown[]) : [reply];
-    return { changed: fromScriptReply('settle-2.lua', SETTLE_REPLIES, changed), successors: successors.filter((t): t is string => typeof t === 'string') };
+    return {
+      changed: fromScriptReply('settle-2.lua', SETTLE_REPLIES, changed),
+      successors: successors.filter((t): t is string => typeof t === 'string'),
+    };
   }
 
   /**
@@ -365,7 +401,8 @@ export class RecordStore {
 
 /** The script's key and argument positions are fixed: a pool step of another shape would shift every field. */
 function checkPoolCall(pool: PoolCommitCall): void {
-  if (pool.keys.length !== 9 || pool.args.length !== 7) throw new Error(`pool commit call needs 9 keys and 7 args, got ${pool.keys.length} and ${pool.args.length}`);
+  if (pool.keys.length !== 9 || pool.args.length !== 7)
+    throw new Error(`pool commit call needs 9 keys and 7 args, got ${pool.keys.length} and ${pool.args.length}`);
 }
 
 function pipelineValues(replies: [Error | null, unknown][] | null): unknown[] {
@@ -377,7 +414,22 @@ function pipelineValues(replies: [Error | null, unknown][] | null): unknown[] {
 }
 
 function toMeta(txId: string, v: (string | null)[], byteLength: number): RecordMeta | null {
-  const [family, kind, tenant, chainId, position, prevTxId, nextTxId, contentType, encodersJson, acceptedAt, state, failure, linkVout, linkSats] = v;
+  const [
+    family,
+    kind,
+    tenant,
+    chainId,
+    position,
+    prevTxId,
+    nextTxId,
+    contentType,
+    encodersJson,
+    acceptedAt,
+    state,
+    failure,
+    linkVout,
+    linkSats,
+  ] = v;
   if (!family || !kind) return null;
   const encoders = encodersJson ? (JSON.parse(encodersJson) as EncoderName[]) : [];
   return {

@@ -29,7 +29,13 @@ describe('parseEncodeParam', () => {
     ['SHA256(pepper)|Base64', [{ encoder: 'SHA256', salt: 'pepper' }, { encoder: 'Base64' }]],
     // what `SHA256(a%2Bb/c:d-e)` decodes to
     ['SHA256(a+b/c:d-e)', [{ encoder: 'SHA256', salt: 'a+b/c:d-e' }]],
-    ['Base64(x)|SHA256(y)', [{ encoder: 'Base64', salt: 'x' }, { encoder: 'SHA256', salt: 'y' }]],
+    [
+      'Base64(x)|SHA256(y)',
+      [
+        { encoder: 'Base64', salt: 'x' },
+        { encoder: 'SHA256', salt: 'y' },
+      ],
+    ],
   ])('parses %j', (raw, steps) => {
     expect(parseEncodeParam(raw, all)).toEqual(steps);
   });
@@ -58,7 +64,9 @@ describe('parseEncodeParam', () => {
   });
 
   it('rejects an encoder the deployment does not enable', () => {
-    expect(codeOf(() => parseEncodeParam('Base64', { available: ['SHA256'], unencodedAllowed: true }))).toBe('UNKNOWN_ENCODER');
+    expect(codeOf(() => parseEncodeParam('Base64', { available: ['SHA256'], unencodedAllowed: true }))).toBe(
+      'UNKNOWN_ENCODER',
+    );
   });
 
   it('requires an encoder when unencoded records are disabled', () => {
@@ -82,7 +90,9 @@ describe('applyEncoding (vectors computed independently with node:crypto)', () =
     const r = applyEncoding([{ encoder: 'SHA256' }], record);
     expect(Buffer.from(r.bytes).equals(digest)).toBe(true);
     expect(r.contentType).toBe('application/octet-stream; event-encoded=SHA256');
-    expect(r.encoding).toEqual([{ contentType: 'application/octet-stream; event-encoded=SHA256', output: digest.toString('hex') }]);
+    expect(r.encoding).toEqual([
+      { contentType: 'application/octet-stream; event-encoded=SHA256', output: digest.toString('hex') },
+    ]);
     // the well-known vector for "abc"
     expect(applyEncoding([{ encoder: 'SHA256' }], Buffer.from('abc')).encoding[0]?.output).toBe(
       'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
@@ -108,7 +118,10 @@ describe('applyEncoding (vectors computed independently with node:crypto)', () =
     const digest = sha(Buffer.concat([Buffer.from('s:1/x-'), Buffer.from(text, 'ascii')]));
     const r = applyEncoding([{ encoder: 'Base64' }, { encoder: 'SHA256', salt: 's:1/x-' }], record);
     expect(r.encoding[0]).toEqual({ contentType: 'text/plain; event-encoded=Base64', output: text });
-    expect(r.encoding[1]).toEqual({ contentType: 'application/octet-stream; event-encoded=Base64|SHA256', output: digest.toString('hex') });
+    expect(r.encoding[1]).toEqual({
+      contentType: 'application/octet-stream; event-encoded=Base64|SHA256',
+      output: digest.toString('hex'),
+    });
     expect(Buffer.from(r.bytes).equals(digest)).toBe(true);
   });
 
@@ -156,7 +169,12 @@ describe('encodedContentType: the content type derived from the encoder names al
   });
 
   it('is what applyEncoding reports, salts or not', () => {
-    const steps = parseEncodeParam('SHA256(salt1)|Base64|SHA256(s2)', { available: ['SHA256', 'Base64'], unencodedAllowed: true });
-    expect(applyEncoding(steps, new Uint8Array([1, 2, 3])).contentType).toBe('application/octet-stream; event-encoded=SHA256|Base64|SHA256');
+    const steps = parseEncodeParam('SHA256(salt1)|Base64|SHA256(s2)', {
+      available: ['SHA256', 'Base64'],
+      unencodedAllowed: true,
+    });
+    expect(applyEncoding(steps, new Uint8Array([1, 2, 3])).contentType).toBe(
+      'application/octet-stream; event-encoded=SHA256|Base64|SHA256',
+    );
   });
 });

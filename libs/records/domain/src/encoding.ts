@@ -77,16 +77,23 @@ export function parseEncodeParam(raw: string | undefined, opts: ParseEncodeOptio
     const m = STEP.exec(segment);
     if (!m) {
       if (segment.includes(' ')) {
-        throw invalid('encode: a salt may contain only A-Z a-z 0-9 / : - + (send `+` as %2B; an unescaped + in a URL means a space).');
+        throw invalid(
+          'encode: a salt may contain only A-Z a-z 0-9 / : - + (send `+` as %2B; an unescaped + in a URL means a space).',
+        );
       }
       throw invalid(`encode: "${clip(segment)}" is not ENCODER or ENCODER(salt) with balanced round brackets.`);
     }
     const name = m[1] ?? '';
     const salt = m[2];
-    if (name.toLowerCase() === 'none') throw invalid('encode: `none` cannot be combined with encoders or carry a salt.');
+    if (name.toLowerCase() === 'none')
+      throw invalid('encode: `none` cannot be combined with encoders or carry a salt.');
     const encoder = KNOWN.find((k) => k.toLowerCase() === name.toLowerCase());
     if (!encoder) {
-      throw new AppError({ errorCode: 'UNKNOWN_ENCODER', httpStatus: 400, detail: `encode: unknown encoder "${clip(name)}" (known: ${KNOWN.join(', ')}).` });
+      throw new AppError({
+        errorCode: 'UNKNOWN_ENCODER',
+        httpStatus: 400,
+        detail: `encode: unknown encoder "${clip(name)}" (known: ${KNOWN.join(', ')}).`,
+      });
     }
     if (!opts.available.includes(encoder)) {
       throw new AppError({
@@ -99,7 +106,9 @@ export function parseEncodeParam(raw: string | undefined, opts: ParseEncodeOptio
       if (salt === '') throw invalid(`encode: empty salt in "${clip(segment)}".`);
       if (salt.length > MAX_SALT_LENGTH) throw invalid(`encode: a salt may be at most ${MAX_SALT_LENGTH} characters.`);
       if (!SALT.test(salt)) {
-        throw invalid('encode: a salt may contain only A-Z a-z 0-9 / : - + (send `+` as %2B; an unescaped + in a URL means a space).');
+        throw invalid(
+          'encode: a salt may contain only A-Z a-z 0-9 / : - + (send `+` as %2B; an unescaped + in a URL means a space).',
+        );
       }
       steps.push({ encoder, salt });
     } else {

@@ -9,7 +9,11 @@ const INTEGER = /^-?[0-9]{1,9}$/;
  */
 export function parseTxId(raw: unknown, name = 'txId'): string {
   if (typeof raw !== 'string' || !TX_ID.test(raw)) {
-    throw new AppError({ errorCode: 'TX_ID_PARAM_INVALID', httpStatus: 400, detail: `${name} must be 64 hexadecimal characters.` });
+    throw new AppError({
+      errorCode: 'TX_ID_PARAM_INVALID',
+      httpStatus: 400,
+      detail: `${name} must be 64 hexadecimal characters.`,
+    });
   }
   return raw.toLowerCase();
 }

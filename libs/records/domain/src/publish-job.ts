@@ -12,7 +12,10 @@ export const MAX_PUBLISH_BATCH = 500;
  * - `{ txId }`: one record, jobId = the txId (idempotent enqueueing): the outbox sweeper's, a
  *   successor waiting for the record it spends, and every job enqueued before batches existed.
  */
-export const RecordsPublishJob = z.union([z.object({ txIds: z.array(txId).min(1).max(MAX_PUBLISH_BATCH) }), z.object({ txId })]);
+export const RecordsPublishJob = z.union([
+  z.object({ txIds: z.array(txId).min(1).max(MAX_PUBLISH_BATCH) }),
+  z.object({ txId }),
+]);
 export type RecordsPublishJob = z.infer<typeof RecordsPublishJob>;
 
 /** The records a job carries, in enqueue order. */

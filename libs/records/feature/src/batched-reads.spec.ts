@@ -34,7 +34,15 @@ describe('records: batched reads and chain pages', () => {
     txIds.push(created.txId);
     for (let i = 1; i < 7; i++) {
       const prev = txIds[txIds.length - 1] ?? '';
-      txIds.push((await service.updateLinked(caller, prev, { body: Buffer.from(`v${i}`), encode: undefined, updateToken: undefined })).txId);
+      txIds.push(
+        (
+          await service.updateLinked(caller, prev, {
+            body: Buffer.from(`v${i}`),
+            encode: undefined,
+            updateToken: undefined,
+          })
+        ).txId,
+      );
     }
     independent = (await service.writeIndependent(caller, { body: Buffer.from('alone'), encode: undefined })).txId;
   });
@@ -63,12 +71,29 @@ describe('records: batched reads and chain pages', () => {
   });
 
   it('find() applies the REST read rules', async () => {
-    await expect(reads.meta('linked', txIds[2])).resolves.toMatchObject({ txId: txIds[2], prevTxId: txIds[1], nextTxId: txIds[3] });
-    await expect(reads.meta('linked', 'nope')).rejects.toMatchObject({ errorCode: 'TX_ID_PARAM_INVALID', httpStatus: 400 });
-    await expect(reads.meta('linked', 'a'.repeat(64))).rejects.toMatchObject({ errorCode: 'TX_NOT_FOUND', httpStatus: 404 });
-    await expect(reads.meta('linked', independent)).rejects.toMatchObject({ errorCode: 'TX_INCORRECT_EVENT_TRANSACTION_TYPE' });
-    await expect(reads.meta('independent', txIds[0])).rejects.toMatchObject({ errorCode: 'TX_INCORRECT_EVENT_TRANSACTION_TYPE' });
-    await expect(make({ FEATURES: 'verify' }).reads.meta('linked', txIds[0])).rejects.toMatchObject({ errorCode: 'FEATURE_NOT_ENABLED', httpStatus: 403 });
+    await expect(reads.meta('linked', txIds[2])).resolves.toMatchObject({
+      txId: txIds[2],
+      prevTxId: txIds[1],
+      nextTxId: txIds[3],
+    });
+    await expect(reads.meta('linked', 'nope')).rejects.toMatchObject({
+      errorCode: 'TX_ID_PARAM_INVALID',
+      httpStatus: 400,
+    });
+    await expect(reads.meta('linked', 'a'.repeat(64))).rejects.toMatchObject({
+      errorCode: 'TX_NOT_FOUND',
+      httpStatus: 404,
+    });
+    await expect(reads.meta('linked', independent)).rejects.toMatchObject({
+      errorCode: 'TX_INCORRECT_EVENT_TRANSACTION_TYPE',
+    });
+    await expect(reads.meta('independent', txIds[0])).rejects.toMatchObject({
+      errorCode: 'TX_INCORRECT_EVENT_TRANSACTION_TYPE',
+    });
+    await expect(make({ FEATURES: 'verify' }).reads.meta('linked', txIds[0])).rejects.toMatchObject({
+      errorCode: 'FEATURE_NOT_ENABLED',
+      httpStatus: 403,
+    });
   });
 
   it('chainPage() pages forward and backward with exclusive bounds', async () => {
@@ -93,6 +118,9 @@ describe('records: batched reads and chain pages', () => {
   it('chain pages need the navigate feature', async () => {
     const off = make({ FEATURES: 'linked,verify,unencoded' }).reads;
     expect(() => off.requireNavigation()).toThrow(expect.objectContaining({ errorCode: 'FEATURE_NOT_ENABLED' }));
-    await expect(off.chainPage(txIds[0] ?? '', { first: 1 })).rejects.toMatchObject({ errorCode: 'FEATURE_NOT_ENABLED', httpStatus: 403 });
+    await expect(off.chainPage(txIds[0] ?? '', { first: 1 })).rejects.toMatchObject({
+      errorCode: 'FEATURE_NOT_ENABLED',
+      httpStatus: 403,
+    });
   });
 });

@@ -51,10 +51,13 @@ describe('FreeFunding (real Redis)', () => {
   it('a failed sample fails the writes waiting for it (a Redis failure answers 503 at once, never a second wait through a reservation)', async () => {
     const pool = newPool();
     await fundPool(pool, 2, 1000);
-    const failing = (err: Error) => Object.assign(Object.create(pool) as FundingPool, { sampleFree: () => Promise.reject(err) });
+    const failing = (err: Error) =>
+      Object.assign(Object.create(pool) as FundingPool, { sampleFree: () => Promise.reject(err) });
     const unavailable = Object.assign(new Error('Command timed out'), { name: 'Error' });
     const free = new FreeFunding(failing(unavailable));
     await expect(Promise.all([free.take(1), free.take(1)])).rejects.toBe(unavailable);
-    await expect(new FreeFunding(failing(new TypeError('walletSample is not a function'))).take(1)).rejects.toThrow(TypeError);
+    await expect(new FreeFunding(failing(new TypeError('walletSample is not a function'))).take(1)).rejects.toThrow(
+      TypeError,
+    );
   });
 });

@@ -7,7 +7,10 @@ import type { RecordsConfig } from './types';
 /** 403 FEATURE_NOT_ENABLED unless `feature` is on. */
 export function requireFeature(config: RecordsConfig, feature: FeatureName): void {
   if (!config.features[feature]) {
-    throw forbidden('FEATURE_NOT_ENABLED', `The ${feature} feature is not enabled on this deployment; it requires an upgrade of your plan (FEATURES).`);
+    throw forbidden(
+      'FEATURE_NOT_ENABLED',
+      `The ${feature} feature is not enabled on this deployment; it requires an upgrade of your plan (FEATURES).`,
+    );
   }
 }
 
@@ -18,7 +21,8 @@ export function encodeSteps(config: RecordsConfig, raw: string | undefined): Enc
 
 /** 400 CONTENT_IS_REQUIRED for an empty body, 413 CONTENT_LENGTH_LIMIT_EXCEEDED above the limit. */
 export function requireBody(config: RecordsConfig, body: Uint8Array | undefined): Uint8Array {
-  if (!body || body.byteLength === 0) throw badRequest('CONTENT_IS_REQUIRED', 'The request body (the record, as application/octet-stream) is required.');
+  if (!body || body.byteLength === 0)
+    throw badRequest('CONTENT_IS_REQUIRED', 'The request body (the record, as application/octet-stream) is required.');
   if (body.byteLength > config.maxRecordBytes) {
     throw new AppError({
       errorCode: 'CONTENT_LENGTH_LIMIT_EXCEEDED',

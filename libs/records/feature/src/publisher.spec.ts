@@ -26,16 +26,33 @@ describe('records publisher (real Redis, real BullMQ)', () => {
   const funding = { pool: new FundingPool(redis, { prefix, address: 'test' }), feeRate: () => 1 };
   const running: RunningPublisher[] = [];
   const start = (chain: ChainPublisher, extra: Partial<Parameters<typeof startRecordsPublisher>[0]> = {}) => {
-    const p = startRecordsPublisher({ connection, redis, prefix, chain, clock, logger, concurrency: 2, sweepEveryMs: 0, ...extra });
+    const p = startRecordsPublisher({
+      connection,
+      redis,
+      prefix,
+      chain,
+      clock,
+      logger,
+      concurrency: 2,
+      sweepEveryMs: 0,
+      ...extra,
+    });
     running.push(p);
     return p;
   };
   const service = (chain: InMemoryChain, q: PublishQueue = queue) =>
     createRecords({ config, clock, redis, prefix, builder: chain, funding, reader: chain, queue: q, logger }).writes;
-  const reads = (chain: InMemoryChain) => createRecords({ config, clock, redis, prefix, builder: chain, funding, reader: chain, queue, logger }).reads;
+  const reads = (chain: InMemoryChain) =>
+    createRecords({ config, clock, redis, prefix, builder: chain, funding, reader: chain, queue, logger }).reads;
   /** Resolves once every job has left the queue (completed or failed for good: both are removed). */
   const drained = () =>
-    eventually(async () => Object.values(await queue.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).every((n) => n === 0), 10_000);
+    eventually(
+      async () =>
+        Object.values(await queue.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).every(
+          (n) => n === 0,
+        ),
+      10_000,
+    );
 
   /** A chain publisher that holds the submission of one txId (named later) until released; the rest go straight to `chain`. */
   const holdingOne = (chain: InMemoryChain) => {
@@ -44,7 +61,9 @@ describe('records publisher (real Redis, real BullMQ)', () => {
       release = r;
     });
     let heldTxId = '';
-    const publisher: ChainPublisher = { submit: async (tx) => (tx.txId === heldTxId ? held.then(() => chain.submit(tx)) : chain.submit(tx)) };
+    const publisher: ChainPublisher = {
+      submit: async (tx) => (tx.txId === heldTxId ? held.then(() => chain.submit(tx)) : chain.submit(tx)),
+    };
     return {
       publisher,
       hold: (txId: string) => {
@@ -119,7 +138,11 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     const chain = new InMemoryChain();
     const svc = service(chain);
     const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
-    const updated = await svc.updateLinked(tenant, created.txId, { body: Buffer.from('b'), encode: undefined, updateToken: created.updateToken });
+    const updated = await svc.updateLinked(tenant, created.txId, {
+      body: Buffer.from('b'),
+      encode: undefined,
+      updateToken: created.updateToken,
+    });
     start(chain, { concurrency: 4 });
     await eventually(async () => (await store.state(updated.txId)) === 'published', 10_000);
     expect(chain.mine().txIds.slice(1)).toEqual([created.txId, updated.txId]);
@@ -136,7 +159,11 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     const doomed = await svc.writeIndependent(tenant, { body: Buffer.from('c'), encode: undefined });
     await eventually(async () => (await store.state(doomed.txId)) === 'failed', 10_000);
     expect((await store.meta(doomed.txId))?.failure).toMatch(/^INVALID_TX/);
-    expect(await reads(chain).status('independent', doomed.txId)).toEqual({ confirmation: null, publication: 'failed', failure: 'INVALID_TX: bad script' });
+    expect(await reads(chain).status('independent', doomed.txId)).toEqual({
+      confirmation: null,
+      publication: 'failed',
+      failure: 'INVALID_TX: bad script',
+    });
     expect(await store.outboxSize()).toBe(0);
     await drained();
     expect(calls).toBe(1);
@@ -150,14 +177,22 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     const updates: { txId: string; updateToken: string }[] = [created];
     for (let i = 0; i < 5; i++) {
       const prev = updates[updates.length - 1]!;
-      updates.push(await svc.updateLinked(tenant, prev.txId, { body: Buffer.from(`v${i}`), encode: undefined, updateToken: prev.updateToken }));
+      updates.push(
+        await svc.updateLinked(tenant, prev.txId, {
+          body: Buffer.from(`v${i}`),
+          encode: undefined,
+          updateToken: prev.updateToken,
+        }),
+      );
     }
     const refused: string[] = [];
     const settlement = {
       accepted: async () => undefined,
       refused: async (txId: string, r: { neverSent: boolean }) => void refused.push(`${txId}:${r.neverSent}`),
     };
-    const rejecting: ChainPublisher = { submit: async () => ({ status: 'rejected', code: 'INVALID_TX', detail: 'bad script' }) };
+    const rejecting: ChainPublisher = {
+      submit: async () => ({ status: 'rejected', code: 'INVALID_TX', detail: 'bad script' }),
+    };
     start(rejecting, { settlement });
     await queue.enqueue(created.txId);
     await eventually(async () => (await store.state(created.txId)) === 'failed', 10_000);
@@ -175,9 +210,14 @@ describe('records publisher (real Redis, real BullMQ)', () => {
   it('group commit: concurrent writes share batch jobs, every record is published exactly once', async () => {
     const chain = new InMemoryChain();
     const svc = service(chain);
-    const written = await Promise.all(Array.from({ length: 30 }, (_, i) => svc.writeIndependent(tenant, { body: Buffer.from(`batch ${i}`), encode: 'SHA256' })));
+    const written = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        svc.writeIndependent(tenant, { body: Buffer.from(`batch ${i}`), encode: 'SHA256' }),
+      ),
+    );
     // The writes do not wait for their jobs (the outbox makes them durable): the batches follow.
-    const carrying = (js: Awaited<ReturnType<typeof queue.queue.getJobs>>) => js.flatMap((j) => (j.data as { txIds: string[] }).txIds).length;
+    const carrying = (js: Awaited<ReturnType<typeof queue.queue.getJobs>>) =>
+      js.flatMap((j) => (j.data as { txIds: string[] }).txIds).length;
     const jobs = await eventually(async () => {
       const js = await queue.queue.getJobs(['waiting']);
       return carrying(js) >= written.length ? js : undefined;
@@ -188,7 +228,10 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     expect(carried.sort()).toEqual(written.map((w) => w.txId).sort());
     expect(jobs.every((j) => j.id === `batch-${(j.data as { txIds: string[] }).txIds[0]}`)).toBe(true);
     start(chain);
-    await eventually(async () => (await Promise.all(written.map((w) => store.state(w.txId)))).every((st) => st === 'published'), 10_000);
+    await eventually(
+      async () => (await Promise.all(written.map((w) => store.state(w.txId)))).every((st) => st === 'published'),
+      10_000,
+    );
     for (const w of written) expect(chain.accepted.get(w.txId)).toBe(1);
     expect(await store.outboxSize()).toBe(0);
     await drained();
@@ -213,13 +256,21 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     }
   });
 
-  it('a batch carrying an update before its create: the create\'s publication follows the chain to the update, both in chain order', async () => {
+  it("a batch carrying an update before its create: the create's publication follows the chain to the update, both in chain order", async () => {
     const chain = new InMemoryChain();
     const lost: PublishQueue = { enqueue: async () => undefined };
     const svc = service(chain, lost);
     const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
-    const updated = await svc.updateLinked(tenant, created.txId, { body: Buffer.from('b'), encode: undefined, updateToken: created.updateToken });
-    await queue.queue.add('publish', { txIds: [updated.txId, created.txId] }, { jobId: `batch-${updated.txId}`, removeOnComplete: true, removeOnFail: true });
+    const updated = await svc.updateLinked(tenant, created.txId, {
+      body: Buffer.from('b'),
+      encode: undefined,
+      updateToken: created.updateToken,
+    });
+    await queue.queue.add(
+      'publish',
+      { txIds: [updated.txId, created.txId] },
+      { jobId: `batch-${updated.txId}`, removeOnComplete: true, removeOnFail: true },
+    );
     start(chain);
     await eventually(async () => (await store.state(updated.txId)) === 'published', 10_000);
     expect(chain.mine().txIds.slice(1)).toEqual([created.txId, updated.txId]);
@@ -234,12 +285,27 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     start(holding.publisher, { concurrency: 4 });
     const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
     holding.hold(created.txId);
-    const first = await svc.updateLinked(tenant, created.txId, { body: Buffer.from('b'), encode: undefined, updateToken: created.updateToken });
-    const second = await svc.updateLinked(tenant, first.txId, { body: Buffer.from('c'), encode: undefined, updateToken: first.updateToken });
-    const updated = await svc.updateLinked(tenant, second.txId, { body: Buffer.from('d'), encode: undefined, updateToken: second.updateToken });
+    const first = await svc.updateLinked(tenant, created.txId, {
+      body: Buffer.from('b'),
+      encode: undefined,
+      updateToken: created.updateToken,
+    });
+    const second = await svc.updateLinked(tenant, first.txId, {
+      body: Buffer.from('c'),
+      encode: undefined,
+      updateToken: first.updateToken,
+    });
+    const updated = await svc.updateLinked(tenant, second.txId, {
+      body: Buffer.from('d'),
+      encode: undefined,
+      updateToken: second.updateToken,
+    });
     // the updates' own batch jobs saw their previous records unpublished and finished: no job carries them now;
     // its outbox entry is due for the sweeper again (the fallback; the sweeper is off here)
-    const updateJobDone = async () => (await queue.queue.getJobs(['waiting', 'active', 'delayed'])).every((j) => !JSON.stringify(j.data).includes(updated.txId));
+    const updateJobDone = async () =>
+      (await queue.queue.getJobs(['waiting', 'active', 'delayed'])).every(
+        (j) => !JSON.stringify(j.data).includes(updated.txId),
+      );
     await eventually(updateJobDone, 5000);
     expect(await redis.zscore(`${prefix}:records:outbox`, updated.txId)).toBe(String(clock.now().getTime()));
     expect(await store.state(updated.txId)).toBe('pending');
@@ -262,14 +328,26 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     const links: { txId: string; updateToken: string }[] = [created];
     for (let i = 0; i < 7; i++) {
       const prev = links[links.length - 1]!;
-      links.push(await svc.updateLinked(tenant, prev.txId, { body: Buffer.from(`v${i}`), encode: undefined, updateToken: prev.updateToken }));
+      links.push(
+        await svc.updateLinked(tenant, prev.txId, {
+          body: Buffer.from(`v${i}`),
+          encode: undefined,
+          updateToken: prev.updateToken,
+        }),
+      );
     }
     // every update's own batch saw its previous record unpublished and left it to the follow
-    const carried = async () => (await queue.queue.getJobs(['waiting', 'active', 'delayed'])).some((j) => links.slice(1).some((l) => JSON.stringify(j.data).includes(l.txId)));
+    const carried = async () =>
+      (await queue.queue.getJobs(['waiting', 'active', 'delayed'])).some((j) =>
+        links.slice(1).some((l) => JSON.stringify(j.data).includes(l.txId)),
+      );
     await eventually(async () => !(await carried()), 5000);
     holding.release();
     // followed two at a time, then handed on (the sweeper is off here)
-    await eventually(async () => (await Promise.all(links.map((l) => store.state(l.txId)))).every((st) => st === 'published'), 10_000);
+    await eventually(
+      async () => (await Promise.all(links.map((l) => store.state(l.txId)))).every((st) => st === 'published'),
+      10_000,
+    );
     expect(chain.mine().txIds.slice(1)).toEqual(links.map((l) => l.txId));
     await drained();
     for (const l of links) expect(chain.accepted.get(l.txId)).toBe(1);
@@ -281,10 +359,18 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     const lost: PublishQueue = { enqueue: async () => undefined };
     const svc = service(chain, lost);
     const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
-    const updated = await svc.updateLinked(tenant, created.txId, { body: Buffer.from('b'), encode: undefined, updateToken: created.updateToken });
+    const updated = await svc.updateLinked(tenant, created.txId, {
+      body: Buffer.from('b'),
+      encode: undefined,
+      updateToken: created.updateToken,
+    });
     const publisher = start(chain);
     // only the update's batch arrives: it waits (nothing follows the chain to it: the create has no job)
-    await queue.queue.add('publish', { txIds: [updated.txId] }, { jobId: `batch-${updated.txId}`, removeOnComplete: true, removeOnFail: true });
+    await queue.queue.add(
+      'publish',
+      { txIds: [updated.txId] },
+      { jobId: `batch-${updated.txId}`, removeOnComplete: true, removeOnFail: true },
+    );
     await drained();
     expect(await store.state(updated.txId)).toBe('pending');
     clock.advance(6000);
@@ -295,15 +381,24 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     await drained();
   });
 
-  it('a batch defers its records\' sweep (onAdded): the sweeper leaves a queued backlog alone and finds what no job carries', async () => {
+  it("a batch defers its records' sweep (onAdded): the sweeper leaves a queued backlog alone and finds what no job carries", async () => {
     const chain = new InMemoryChain();
-    const deferring = new BullPublishQueue(connection, prefix, { onAdded: (txIds) => store.deferSweep(txIds, new Date(clock.now().getTime() + SWEEP_DEFER_MS)) });
+    const deferring = new BullPublishQueue(connection, prefix, {
+      onAdded: (txIds) => store.deferSweep(txIds, new Date(clock.now().getTime() + SWEEP_DEFER_MS)),
+    });
     const lost: PublishQueue = { enqueue: async () => undefined };
     try {
-      const orphan = await service(chain, lost).writeIndependent(tenant, { body: Buffer.from('orphan'), encode: undefined });
-      const queued = await service(chain, deferring).writeIndependent(tenant, { body: Buffer.from('queued'), encode: undefined });
+      const orphan = await service(chain, lost).writeIndependent(tenant, {
+        body: Buffer.from('orphan'),
+        encode: undefined,
+      });
+      const queued = await service(chain, deferring).writeIndependent(tenant, {
+        body: Buffer.from('queued'),
+        encode: undefined,
+      });
       // The write does not wait for its batch: once the batch is added, onAdded defers the sweep.
-      const deferred = async (txId: string) => Number(await redis.zscore(`${prefix}:records:outbox`, txId)) > clock.now().getTime();
+      const deferred = async (txId: string) =>
+        Number(await redis.zscore(`${prefix}:records:outbox`, txId)) > clock.now().getTime();
       await eventually(() => deferred(queued.txId), 5000);
       const publisher = start(chain);
       await publisher.worker.pause(true);
@@ -311,7 +406,11 @@ describe('records publisher (real Redis, real BullMQ)', () => {
       // only the orphan is due: the queued record's batch job carries it
       expect(await publisher.sweep()).toBe(1);
       publisher.worker.resume();
-      await eventually(async () => (await store.state(orphan.txId)) === 'published' && (await store.state(queued.txId)) === 'published', 10_000);
+      await eventually(
+        async () =>
+          (await store.state(orphan.txId)) === 'published' && (await store.state(queued.txId)) === 'published',
+        10_000,
+      );
       await drained();
       expect(chain.accepted.get(orphan.txId)).toBe(1);
       expect(chain.accepted.get(queued.txId)).toBe(1);
@@ -324,7 +423,10 @@ describe('records publisher (real Redis, real BullMQ)', () => {
         release = r;
       });
       const stuck = start({ submit: async (tx) => held.then(() => chain.submit(tx)) });
-      const late = await service(chain, deferring).writeIndependent(tenant, { body: Buffer.from('late'), encode: undefined });
+      const late = await service(chain, deferring).writeIndependent(tenant, {
+        body: Buffer.from('late'),
+        encode: undefined,
+      });
       await eventually(() => deferred(late.txId), 5000);
       clock.advance(SWEEP_DEFER_MS + 6000);
       expect(await stuck.sweep()).toBe(1);
@@ -337,7 +439,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     }
   });
 
-  it('caps the queue\'s events stream (nothing reads it) near PUBLISH_EVENTS_MAX_LEN', async () => {
+  it("caps the queue's events stream (nothing reads it) near PUBLISH_EVENTS_MAX_LEN", async () => {
     const own = uniquePrefix('pubevents');
     const capped = new BullPublishQueue(connection, own);
     try {
@@ -348,11 +450,12 @@ describe('records publisher (real Redis, real BullMQ)', () => {
       expect(length).toBeGreaterThan(0);
       // XADD MAXLEN ~ trims whole stream nodes (100 entries): a little above the cap, never 3x
       expect(length).toBeLessThanOrEqual(PUBLISH_EVENTS_MAX_LEN + 200);
-      expect(await redis.hget(`${bullPrefix(own)}:${QUEUES.recordsPublish}:meta`, 'opts.maxLenEvents')).toBe(String(PUBLISH_EVENTS_MAX_LEN));
+      expect(await redis.hget(`${bullPrefix(own)}:${QUEUES.recordsPublish}:meta`, 'opts.maxLenEvents')).toBe(
+        String(PUBLISH_EVENTS_MAX_LEN),
+      );
     } finally {
       await capped.queue.obliterate({ force: true });
       await capped.close();
     }
   });
 });
-

@@ -5,7 +5,12 @@ import type { Logger } from '@proofline/shared-logger';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Redis } from '@proofline/shared-redis';
 import type { ChainPublisher, SubmitResult } from '@proofline/chain-domain';
-import { MAX_PUBLISH_BATCH, RECORDS_PUBLISH_JOB, RECORDS_PUBLISH_OPTIONS, RecordsPublishJob } from '@proofline/records-domain';
+import {
+  MAX_PUBLISH_BATCH,
+  RECORDS_PUBLISH_JOB,
+  RECORDS_PUBLISH_OPTIONS,
+  RecordsPublishJob,
+} from '@proofline/records-domain';
 import { RecordStore } from '@proofline/records-data-access';
 import type { PublishQueue } from './types';
 
@@ -51,9 +56,16 @@ export class BullPublishQueue implements PublishQueue {
   constructor(
     connection: Redis,
     prefix: string,
-    private readonly options: { readonly onAdded?: (txIds: readonly string[]) => Promise<void>; readonly coalesceMs?: number } = {},
+    private readonly options: {
+      readonly onAdded?: (txIds: readonly string[]) => Promise<void>;
+      readonly coalesceMs?: number;
+    } = {},
   ) {
-    this.queue = new Queue(QUEUES.recordsPublish, { connection, prefix: bullPrefix(prefix), streams: { events: { maxLen: PUBLISH_EVENTS_MAX_LEN } } });
+    this.queue = new Queue(QUEUES.recordsPublish, {
+      connection,
+      prefix: bullPrefix(prefix),
+      streams: { events: { maxLen: PUBLISH_EVENTS_MAX_LEN } },
+    });
   }
 
   enqueue(txId: string): Promise<void> {
@@ -77,7 +89,11 @@ export class BullPublishQueue implements PublishQueue {
   async enqueueMany(txIds: readonly string[]): Promise<void> {
     if (txIds.length === 0) return;
     await this.queue.addBulk(
-      txIds.map((txId) => ({ name: RECORDS_PUBLISH_JOB, data: { txId } satisfies RecordsPublishJob, opts: { ...RECORDS_PUBLISH_OPTIONS, jobId: txId } })),
+      txIds.map((txId) => ({
+        name: RECORDS_PUBLISH_JOB,
+        data: { txId } satisfies RecordsPublishJob,
+        opts: { ...RECORDS_PUBLISH_OPTIONS, jobId: txId },
+      })),
     );
   }
 
@@ -111,7 +127,10 @@ export class BullPublishQueue implements PublishQueue {
 
   /** One `{ txIds }` job, jobId `<kind>-<first txId>`. */
   private async addBatch(kind: 'batch' | 'follow', txIds: readonly string[]): Promise<void> {
-    await this.queue.add(RECORDS_PUBLISH_JOB, { txIds: [...txIds] } satisfies RecordsPublishJob, { ...RECORDS_PUBLISH_OPTIONS, jobId: `${kind}-${txIds[0] ?? ''}` });
+    await this.queue.add(RECORDS_PUBLISH_JOB, { txIds: [...txIds] } satisfies RecordsPublishJob, {
+      ...RECORDS_PUBLISH_OPTIONS,
+      jobId: `${kind}-${txIds[0] ?? ''}`,
+    });
   }
 }
 
@@ -128,7 +147,10 @@ export interface PublicationSettlement {
    * The chain refused `txId` for good (`code`: ARC's code or status, or the records reason), or it
    * will never be sent (`neverSent`: its previous record was rejected). Settle its funding.
    */
-  refused(txId: string, refusal: { readonly code: string; readonly detail: string; readonly neverSent: boolean }): Promise<void>;
+  refused(
+    txId: string,
+    refusal: { readonly code: string; readonly detail: string; readonly neverSent: boolean },
+  ): Promise<void>;
 }
 
 /**
@@ -183,7 +205,10 @@ export async function publishTx(deps: PublishDeps, txId: string): Promise<Publis
     const results = await Promise.allSettled(run.map((successor) => publishOne(deps, successor, true)));
     results.forEach((r, i) => {
       if (r.status === 'rejected' && !(r.reason instanceof UnrecoverableError)) {
-        deps.logger?.debug({ txId: run[i], err: r.reason instanceof Error ? r.reason.message : String(r.reason) }, 'publishing a followed successor failed; its own job or the sweeper retries');
+        deps.logger?.debug(
+          { txId: run[i], err: r.reason instanceof Error ? r.reason.message : String(r.reason) },
+          'publishing a followed successor failed; its own job or the sweeper retries',
+        );
       }
     });
     const last = results[results.length - 1];
@@ -191,7 +216,14 @@ export async function publishTx(deps: PublishDeps, txId: string): Promise<Publis
   }
   if (run.length > 0 && deps.handOff) {
     // Best effort: a hand-off that fails leaves them to the sweeper, as before.
-    await deps.handOff(run).catch((err: unknown) => deps.logger?.warn({ txId, err: err instanceof Error ? err.message : String(err) }, 'handing a chain follow on failed; the sweeper picks it up'));
+    await deps
+      .handOff(run)
+      .catch((err: unknown) =>
+        deps.logger?.warn(
+          { txId, err: err instanceof Error ? err.message : String(err) },
+          'handing a chain follow on failed; the sweeper picks it up',
+        ),
+      );
   }
   return 'published';
 }
@@ -221,21 +253,41 @@ async function publishOne(
     }
     if (prevState !== 'published') return 'wait-previous';
   }
-  const result: SubmitResult & { readonly arcCode?: number | string } = await deps.chain.submit({ txId, rawHex: info.rawTx });
+  const result: SubmitResult & { readonly arcCode?: number | string } = await deps.chain.submit({
+    txId,
+    rawHex: info.rawTx,
+  });
   if (result.status === 'accepted' || result.status === 'already-known') {
     // Funding and the watch list first: a crash before the record is settled re-runs the job,
     // which re-sends the same bytes (the chain answers it knows them) and settles again.
     await deps.settlement?.accepted(txId);
-    const { successors } = await deps.store.settle(txId, deps.clock.now(), undefined, Math.min(FOLLOW_RUN, deps.followMax ?? FOLLOW_MAX));
+    const { successors } = await deps.store.settle(
+      txId,
+      deps.clock.now(),
+      undefined,
+      Math.min(FOLLOW_RUN, deps.followMax ?? FOLLOW_MAX),
+    );
     return { successors };
   }
   if (result.code === 'MISSING_INPUT') {
     // The spent output may not have reached this chain node yet: retry with backoff.
     throw new Error(`chain reports a missing input for ${txId}: ${result.detail}`);
   }
-  await deps.settlement?.refused(txId, { code: String(result.arcCode ?? result.code), detail: result.detail, neverSent: false });
-  const { successors } = await deps.store.settle(txId, deps.clock.now(), `${result.code}: ${result.detail}`, FOLLOW_RUN);
-  deps.logger?.warn({ txId, code: result.code, arcCode: result.arcCode, successors: successors.length }, 'record transaction rejected by the chain');
+  await deps.settlement?.refused(txId, {
+    code: String(result.arcCode ?? result.code),
+    detail: result.detail,
+    neverSent: false,
+  });
+  const { successors } = await deps.store.settle(
+    txId,
+    deps.clock.now(),
+    `${result.code}: ${result.detail}`,
+    FOLLOW_RUN,
+  );
+  deps.logger?.warn(
+    { txId, code: result.code, arcCode: result.arcCode, successors: successors.length },
+    'record transaction rejected by the chain',
+  );
   await refuseSuccessors(deps, txId, successors);
   throw new UnrecoverableError(`${result.code}: ${result.detail}`);
 }
@@ -246,8 +298,17 @@ const PREVIOUS_REJECTED = 'PREVIOUS_REJECTED: the record this one links to was r
  * Fails a record whose previous record was rejected (it spends an output that will never exist);
  * returns up to `maxSuccessors` of its pending successors, to be failed next.
  */
-async function refusePreviousRejected(deps: PublishDeps, txId: string, prevTxId: string, maxSuccessors = FOLLOW_RUN): Promise<string[]> {
-  await deps.settlement?.refused(txId, { code: 'PREVIOUS_REJECTED', detail: `previous record ${prevTxId} was rejected`, neverSent: true });
+async function refusePreviousRejected(
+  deps: PublishDeps,
+  txId: string,
+  prevTxId: string,
+  maxSuccessors = FOLLOW_RUN,
+): Promise<string[]> {
+  await deps.settlement?.refused(txId, {
+    code: 'PREVIOUS_REJECTED',
+    detail: `previous record ${prevTxId} was rejected`,
+    neverSent: true,
+  });
   const { successors } = await deps.store.settle(txId, deps.clock.now(), PREVIOUS_REJECTED, maxSuccessors);
   return successors;
 }
@@ -277,7 +338,11 @@ async function refuseSuccessors(deps: PublishDeps, txId: string, successors: rea
  * A single-record job (`{ txId }`): {@link publishTx}; a successor waiting for its previous
  * record moves this job back to delayed (no attempt spent).
  */
-export async function publishRecord(deps: PublishDeps, job: Pick<Job, 'data' | 'moveToDelayed'>, token: string | undefined): Promise<PublishOutcome> {
+export async function publishRecord(
+  deps: PublishDeps,
+  job: Pick<Job, 'data' | 'moveToDelayed'>,
+  token: string | undefined,
+): Promise<PublishOutcome> {
   const parsed = RecordsPublishJob.safeParse(job.data);
   if (!parsed.success || !('txId' in parsed.data)) throw new UnrecoverableError('invalid records-publish payload');
   const outcome = await publishTx(deps, parsed.data.txId);
@@ -295,7 +360,11 @@ export async function publishRecord(deps: PublishDeps, job: Pick<Job, 'data' | '
  * its previous record follows the chain to it; `waitFor` arms the fallback); any transient fault
  * fails the batch, which BullMQ retries whole (its published records are no-ops the second time).
  */
-export async function publishBatch(deps: PublishDeps, txIds: readonly string[], waitFor: (txIds: readonly string[]) => Promise<void>): Promise<Record<string, number>> {
+export async function publishBatch(
+  deps: PublishDeps,
+  txIds: readonly string[],
+  waitFor: (txIds: readonly string[]) => Promise<void>,
+): Promise<Record<string, number>> {
   const results = await Promise.allSettled(txIds.map((txId) => publishTx(deps, txId)));
   const counts: Record<string, number> = {};
   const waiting: string[] = [];
@@ -305,10 +374,14 @@ export async function publishBatch(deps: PublishDeps, txIds: readonly string[], 
     const key = r.status === 'fulfilled' ? r.value : r.reason instanceof UnrecoverableError ? 'failed' : 'error';
     counts[key] = (counts[key] ?? 0) + 1;
     if (r.status === 'fulfilled' && r.value === 'wait-previous') waiting.push(txId);
-    if (key === 'error') transient.push(`${txId}: ${r.status === 'rejected' ? String((r.reason as Error)?.message ?? r.reason) : ''}`);
+    if (key === 'error')
+      transient.push(`${txId}: ${r.status === 'rejected' ? String((r.reason as Error)?.message ?? r.reason) : ''}`);
   });
   if (waiting.length > 0) await waitFor(waiting);
-  if (transient.length > 0) throw new Error(`${transient.length} of ${txIds.length} records not published yet (${transient.slice(0, 3).join('; ')})`);
+  if (transient.length > 0)
+    throw new Error(
+      `${transient.length} of ${txIds.length} records not published yet (${transient.slice(0, 3).join('; ')})`,
+    );
   return counts;
 }
 
@@ -382,12 +455,13 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
       return 'txIds' in parsed.data ? publishBatch(deps, parsed.data.txIds, waitFor) : publishRecord(deps, job, token);
     },
     {
-    connection: opts.connection,
-    prefix,
-    concurrency: opts.concurrency,
-    ...(opts.lockDuration ? { lockDuration: opts.lockDuration } : {}),
-    ...(opts.stalledInterval ? { stalledInterval: opts.stalledInterval } : {}),
-  });
+      connection: opts.connection,
+      prefix,
+      concurrency: opts.concurrency,
+      ...(opts.lockDuration ? { lockDuration: opts.lockDuration } : {}),
+      ...(opts.stalledInterval ? { stalledInterval: opts.stalledInterval } : {}),
+    },
+  );
   worker.on('failed', (job, err) => {
     if (err instanceof DelayedError || err.name === 'DelayedError') return;
     opts.logger.warn({ txId: job?.id, attempts: job?.attemptsMade, err: err.message }, 'publication attempt failed');
@@ -407,7 +481,9 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
           if (sweeping) return;
           sweeping = true;
           sweep()
-            .catch((err: unknown) => opts.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'outbox sweep failed'))
+            .catch((err: unknown) =>
+              opts.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'outbox sweep failed'),
+            )
             .finally(() => {
               sweeping = false;
             });

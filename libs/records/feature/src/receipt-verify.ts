@@ -1,11 +1,26 @@
-import { blockHash as hashOfHeader, meetsTarget, parseHeader, sha256d, toDisplayHex, verifyTscProof } from '@proofline/chain-domain';
+import {
+  blockHash as hashOfHeader,
+  meetsTarget,
+  parseHeader,
+  sha256d,
+  toDisplayHex,
+  verifyTscProof,
+} from '@proofline/chain-domain';
 import type { HeadersSource, SpvCodec } from '@proofline/chain-domain';
 import { applyEncoding, parseEncodeParam } from '@proofline/records-domain';
 import type { EncodeStep, Receipt } from '@proofline/records-domain';
 import { AppError } from '@proofline/shared-errors';
 
 /** The checks of a receipt, in the order they run; the first that fails is named. */
-export const RECEIPT_CHECKS = ['TX_ID', 'BLOCK_HASH', 'PROOF_OF_WORK', 'MERKLE_PROOF', 'BEEF', 'CONTENT', 'HEADERS_SOURCE'] as const;
+export const RECEIPT_CHECKS = [
+  'TX_ID',
+  'BLOCK_HASH',
+  'PROOF_OF_WORK',
+  'MERKLE_PROOF',
+  'BEEF',
+  'CONTENT',
+  'HEADERS_SOURCE',
+] as const;
 export type ReceiptCheck = (typeof RECEIPT_CHECKS)[number];
 
 /** What each check establishes (printed by the CLI). */
@@ -25,7 +40,12 @@ export const RECEIPT_LIMITS =
 
 export type ReceiptVerdict =
   | { readonly valid: true; readonly passed: readonly ReceiptCheck[] }
-  | { readonly valid: false; readonly passed: readonly ReceiptCheck[]; readonly failed: ReceiptCheck; readonly detail: string };
+  | {
+      readonly valid: false;
+      readonly passed: readonly ReceiptCheck[];
+      readonly failed: ReceiptCheck;
+      readonly detail: string;
+    };
 
 export interface VerifyReceiptOptions {
   readonly spv: SpvCodec;
@@ -53,7 +73,10 @@ class Failed extends Error {
  */
 export async function verifyReceipt(receipt: Receipt, opts: VerifyReceiptOptions): Promise<ReceiptVerdict> {
   const passed: ReceiptCheck[] = [];
-  const steps = opts.encode === undefined ? undefined : parseEncodeParam(opts.encode, { available: ['SHA256', 'Base64'], unencodedAllowed: true });
+  const steps =
+    opts.encode === undefined
+      ? undefined
+      : parseEncodeParam(opts.encode, { available: ['SHA256', 'Base64'], unencodedAllowed: true });
   try {
     const raw = Buffer.from(receipt.rawTx, 'hex');
     const computed = toDisplayHex(sha256d(raw));
@@ -61,16 +84,23 @@ export async function verifyReceipt(receipt: Receipt, opts: VerifyReceiptOptions
     passed.push('TX_ID');
 
     const hash = hashOfHeader(receipt.blockHeader);
-    if (hash !== receipt.blockHash) throw new Failed('BLOCK_HASH', `blockHeader hashes to ${hash}, not ${receipt.blockHash}`);
+    if (hash !== receipt.blockHash)
+      throw new Failed('BLOCK_HASH', `blockHeader hashes to ${hash}, not ${receipt.blockHash}`);
     passed.push('BLOCK_HASH');
 
     const header = parseHeader(receipt.blockHeader);
-    if (!meetsTarget(header)) throw new Failed('PROOF_OF_WORK', `block ${hash} does not meet its target (bits ${header.bits.toString(16)})`);
+    if (!meetsTarget(header))
+      throw new Failed('PROOF_OF_WORK', `block ${hash} does not meet its target (bits ${header.bits.toString(16)})`);
     passed.push('PROOF_OF_WORK');
 
-    if (receipt.merkleProof.target !== receipt.blockHeader) throw new Failed('MERKLE_PROOF', 'merkleProof.target is not blockHeader');
+    if (receipt.merkleProof.target !== receipt.blockHeader)
+      throw new Failed('MERKLE_PROOF', 'merkleProof.target is not blockHeader');
     const proof = verifyTscProof(receipt.merkleProof, receipt.txId);
-    if (!proof.valid) throw new Failed('MERKLE_PROOF', `${proof.reason}${proof.root ? ` (computed ${proof.root}, header has ${header.merkleRoot})` : ''}`);
+    if (!proof.valid)
+      throw new Failed(
+        'MERKLE_PROOF',
+        `${proof.reason}${proof.root ? ` (computed ${proof.root}, header has ${header.merkleRoot})` : ''}`,
+      );
     passed.push('MERKLE_PROOF');
 
     let beef;
@@ -79,9 +109,15 @@ export async function verifyReceipt(receipt: Receipt, opts: VerifyReceiptOptions
     } catch (e) {
       throw new Failed('BEEF', `beef does not parse: ${(e as Error).message}`);
     }
-    if (beef.txId !== receipt.txId || beef.rawTx.toLowerCase() !== receipt.rawTx) throw new Failed('BEEF', `the BEEF's transaction is ${beef.txId}, not the receipt's`);
-    if (beef.blockHeight !== receipt.blockHeight) throw new Failed('BEEF', `the BEEF's Merkle path is for height ${beef.blockHeight}, not ${receipt.blockHeight}`);
-    if (beef.merkleRoot !== header.merkleRoot) throw new Failed('BEEF', `the BEEF's Merkle path computes ${beef.merkleRoot}, the header has ${header.merkleRoot}`);
+    if (beef.txId !== receipt.txId || beef.rawTx.toLowerCase() !== receipt.rawTx)
+      throw new Failed('BEEF', `the BEEF's transaction is ${beef.txId}, not the receipt's`);
+    if (beef.blockHeight !== receipt.blockHeight)
+      throw new Failed('BEEF', `the BEEF's Merkle path is for height ${beef.blockHeight}, not ${receipt.blockHeight}`);
+    if (beef.merkleRoot !== header.merkleRoot)
+      throw new Failed(
+        'BEEF',
+        `the BEEF's Merkle path computes ${beef.merkleRoot}, the header has ${header.merkleRoot}`,
+      );
     passed.push('BEEF');
 
     if (opts.content !== undefined) {
@@ -92,9 +128,18 @@ export async function verifyReceipt(receipt: Receipt, opts: VerifyReceiptOptions
     if (opts.headers) {
       const known = await opts.headers.headerByHash(receipt.blockHash);
       if (!known) throw new Failed('HEADERS_SOURCE', `the headers service does not know block ${receipt.blockHash}`);
-      if (known.confirmations < 0) throw new Failed('HEADERS_SOURCE', `block ${receipt.blockHash} is no longer on the headers service's main chain`);
-      if (known.height !== receipt.blockHeight) throw new Failed('HEADERS_SOURCE', `the headers service has block ${receipt.blockHash} at height ${known.height}, not ${receipt.blockHeight}`);
-      if (known.headerHex.toLowerCase() !== receipt.blockHeader) throw new Failed('HEADERS_SOURCE', 'the headers service serves another header for this block hash');
+      if (known.confirmations < 0)
+        throw new Failed(
+          'HEADERS_SOURCE',
+          `block ${receipt.blockHash} is no longer on the headers service's main chain`,
+        );
+      if (known.height !== receipt.blockHeight)
+        throw new Failed(
+          'HEADERS_SOURCE',
+          `the headers service has block ${receipt.blockHash} at height ${known.height}, not ${receipt.blockHeight}`,
+        );
+      if (known.headerHex.toLowerCase() !== receipt.blockHeader)
+        throw new Failed('HEADERS_SOURCE', 'the headers service serves another header for this block hash');
       passed.push('HEADERS_SOURCE');
     }
   } catch (e) {
@@ -110,7 +155,8 @@ function checkContent(receipt: Receipt, spv: SpvCodec, content: Uint8Array, step
   const chain: EncodeStep[] = steps ?? receipt.encoding.map((encoder) => ({ encoder }));
   const names = chain.map((s) => s.encoder).join('|') || 'none';
   const expected = receipt.encoding.join('|') || 'none';
-  if (names !== expected) throw new Failed('CONTENT', `--encode names ${names}, the record was encoded with ${expected}`);
+  if (names !== expected)
+    throw new Failed('CONTENT', `--encode names ${names}, the record was encoded with ${expected}`);
   let data: Uint8Array | null;
   try {
     data = spv.recordData(receipt.rawTx).data;
@@ -121,6 +167,9 @@ function checkContent(receipt: Receipt, spv: SpvCodec, content: Uint8Array, step
   const encoded = applyEncoding(chain, content).bytes;
   if (!Buffer.from(encoded).equals(Buffer.from(data))) {
     const salted = chain.some((s) => s.salt !== undefined);
-    throw new Failed('CONTENT', `the data output does not carry this content after ${names}${salted ? '' : ' (if salts were used, pass them in --encode)'}`);
+    throw new Failed(
+      'CONTENT',
+      `the data output does not carry this content after ${names}${salted ? '' : ' (if salts were used, pass them in --encode)'}`,
+    );
   }
 }

@@ -102,20 +102,31 @@ export class RecordReads {
    * linked update/delete `prevTxId` is required and must be the record it links to; for a create
    * it must be absent. A delete carries no content: it matches an empty body.
    */
-  async match(family: RecordFamily, txIdRaw: unknown, input: WriteInput & { readonly prevTxId?: string | undefined }): Promise<MatchResult> {
+  async match(
+    family: RecordFamily,
+    txIdRaw: unknown,
+    input: WriteInput & { readonly prevTxId?: string | undefined },
+  ): Promise<MatchResult> {
     const { config } = this.deps;
     if (family === 'linked') requireFeature(config, 'linked');
     requireFeature(config, 'verify');
     const txId = parseTxId(txIdRaw);
-    const prevTxId = input.prevTxId === undefined || input.prevTxId === '' ? undefined : parseTxId(input.prevTxId, 'prevTxId');
-    const steps = input.encode === undefined ? undefined : parseEncodeParam(input.encode, { available: config.encoders, unencodedAllowed: true });
+    const prevTxId =
+      input.prevTxId === undefined || input.prevTxId === '' ? undefined : parseTxId(input.prevTxId, 'prevTxId');
+    const steps =
+      input.encode === undefined
+        ? undefined
+        : parseEncodeParam(input.encode, { available: config.encoders, unencodedAllowed: true });
     const [found, confirmation] = await Promise.all([this.deps.store.withBytes(txId), this.confirmation(txId)]);
     const meta = requireFamily(found?.meta ?? null, family, txId);
     const stored = found?.bytes ?? Buffer.alloc(0);
     const body = input.body ?? new Uint8Array(0);
     if (meta.kind !== 'delete') requireBody(config, body);
     if (family === 'linked' && meta.kind !== 'create' && prevTxId === undefined) {
-      throw badRequest('PREV_TX_ID_PARAM_MISSING', 'prevTxId is required to match an update or delete: the txId of the record it links to.');
+      throw badRequest(
+        'PREV_TX_ID_PARAM_MISSING',
+        'prevTxId is required to match an update or delete: the txId of the record it links to.',
+      );
     }
     const linkOk = family === 'independent' || (prevTxId ?? null) === meta.prevTxId;
     let contentOk: boolean;
@@ -137,7 +148,10 @@ export class RecordReads {
     const out = await this.deps.store.navigate(txId, links);
     if (out.status !== 'OK') {
       if (out.status === 'TX_NOT_FOUND') throw txNotFound(txId);
-      throw badRequest('INVALID_NAVIGATION_TRANSACTION_TYPE', 'Only linked records can be navigated; this txId is an independent record.');
+      throw badRequest(
+        'INVALID_NAVIGATION_TRANSACTION_TYPE',
+        'Only linked records can be navigated; this txId is an independent record.',
+      );
     }
     return { txIds: out.txIds, endOfLinks: out.endOfLinks, maxLinksRequestable: this.deps.config.maxLinks };
   }

@@ -34,7 +34,10 @@ export class RecordReceipts {
   async receipt(family: RecordFamily, txIdRaw: unknown): Promise<Receipt> {
     if (family === 'linked') requireFeature(this.deps.config, 'linked');
     const txId = parseTxId(txIdRaw);
-    const [found, inclusions] = await Promise.all([this.deps.store.receiptMaterial(txId), this.deps.reader.inclusions([txId])]);
+    const [found, inclusions] = await Promise.all([
+      this.deps.store.receiptMaterial(txId),
+      this.deps.reader.inclusions([txId]),
+    ]);
     const meta = requireFamily(found?.meta ?? null, family, txId);
     const inclusion = inclusions[0] ?? null;
     if (!found || !inclusion?.proof) {
@@ -42,13 +45,15 @@ export class RecordReceipts {
         throw new AppError({
           errorCode: 'RECEIPT_NOT_READY',
           httpStatus: 409,
-          detail: 'The chain rejected this record for good (status shows publication "failed"): it will never be confirmed, so it has no receipt.',
+          detail:
+            'The chain rejected this record for good (status shows publication "failed"): it will never be confirmed, so it has no receipt.',
         });
       }
       throw new AppError({
         errorCode: 'RECEIPT_NOT_READY',
         httpStatus: 409,
-        detail: 'The record is not confirmed yet: its receipt exists once it is mined and proven (status shows the confirmation).',
+        detail:
+          'The record is not confirmed yet: its receipt exists once it is mined and proven (status shows the confirmation).',
         headers: { 'Retry-After': String(RECEIPT_RETRY_AFTER_SECONDS) },
       });
     }
@@ -61,7 +66,11 @@ export class RecordReceipts {
    */
   async receiptMany(txIds: readonly string[]): Promise<(Receipt | null)[]> {
     if (txIds.length === 0) return [];
-    const [metas, raws, inclusions] = await Promise.all([this.deps.store.metaMany(txIds), this.deps.store.rawTxMany(txIds), this.deps.reader.inclusions(txIds)]);
+    const [metas, raws, inclusions] = await Promise.all([
+      this.deps.store.metaMany(txIds),
+      this.deps.store.rawTxMany(txIds),
+      this.deps.reader.inclusions(txIds),
+    ]);
     return txIds.map((_txId, i) => {
       const meta = metas[i] ?? null;
       const rawTx = raws[i] ?? null;

@@ -25,7 +25,12 @@ async function dumpAll(redis: Redis, prefix: string): Promise<Record<string, str
   return out;
 }
 
-const counts = (s: PoolStatus) => ({ free: s.free.count, leased: s.leased.count, spent: s.spentUnconfirmed.count, pending: s.pending.count });
+const counts = (s: PoolStatus) => ({
+  free: s.free.count,
+  leased: s.leased.count,
+  spent: s.spentUnconfirmed.count,
+  pending: s.pending.count,
+});
 
 describe('records writes funded from the wallet pool (real Redis)', () => {
   const prefix = uniquePrefix('recwrites');
@@ -41,9 +46,22 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     const p = `${prefix}-${++n}`;
     const pool = new FundingPool(redis, { prefix: p, address: 'test', clock });
     const upkeepRequests: number[] = [];
-    const funding: RecordFunding = { pool, feeRate: () => rate, requestUpkeep: async () => void upkeepRequests.push(1) };
+    const funding: RecordFunding = {
+      pool,
+      feeRate: () => rate,
+      requestUpkeep: async () => void upkeepRequests.push(1),
+    };
     const enqueued: string[] = [];
-    const records = createRecords({ config, clock, redis, prefix: p, builder, funding, reader: new InMemoryChain(), queue: { enqueue: async (txId) => void enqueued.push(txId) } });
+    const records = createRecords({
+      config,
+      clock,
+      redis,
+      prefix: p,
+      builder,
+      funding,
+      reader: new InMemoryChain(),
+      queue: { enqueue: async (txId) => void enqueued.push(txId) },
+    });
     return { p, pool, writes: records.writes, store: records.store, enqueued, upkeepRequests };
   }
 
@@ -65,8 +83,15 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     await pool.add([{ txId: 'ab'.repeat(32), vout: 0, satoshis: 1 }]);
     const before = await dumpAll(redis, p);
     expect(Object.keys(before).length).toBeGreaterThan(0);
-    for (const write of [() => writes.writeIndependent(caller, body('x')), () => writes.createLinked(caller, body('y'))]) {
-      await expect(write()).rejects.toMatchObject({ errorCode: 'FUNDING_EXHAUSTED', httpStatus: 503, headers: { 'Retry-After': '5' } });
+    for (const write of [
+      () => writes.writeIndependent(caller, body('x')),
+      () => writes.createLinked(caller, body('y')),
+    ]) {
+      await expect(write()).rejects.toMatchObject({
+        errorCode: 'FUNDING_EXHAUSTED',
+        httpStatus: 503,
+        headers: { 'Retry-After': '5' },
+      });
     }
     expect(await dumpAll(redis, p)).toEqual(before);
     expect(enqueued).toEqual([]);
@@ -83,9 +108,15 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     const recordKeys = async () => (await redis.keys(`${p}:records:*`)).sort();
     const stored = await recordKeys();
 
-    await expect(writes.updateLinked(caller, created.txId, { ...body('late'), updateToken: created.updateToken })).rejects.toMatchObject({ errorCode: 'NOT_LINKED_RECORDS_END' });
-    await expect(writes.deleteLinked(caller, created.txId, { updateToken: 'utk_' + 'A'.repeat(43) })).rejects.toMatchObject({ httpStatus: 400 });
-    await expect(writes.deleteLinked({ tenant: 'other' }, created.txId, { updateToken: undefined })).rejects.toMatchObject({ errorCode: 'FORBIDDEN' });
+    await expect(
+      writes.updateLinked(caller, created.txId, { ...body('late'), updateToken: created.updateToken }),
+    ).rejects.toMatchObject({ errorCode: 'NOT_LINKED_RECORDS_END' });
+    await expect(
+      writes.deleteLinked(caller, created.txId, { updateToken: 'utk_' + 'A'.repeat(43) }),
+    ).rejects.toMatchObject({ httpStatus: 400 });
+    await expect(
+      writes.deleteLinked({ tenant: 'other' }, created.txId, { updateToken: undefined }),
+    ).rejects.toMatchObject({ errorCode: 'FORBIDDEN' });
     expect(counts(await pool.status())).toEqual(after);
     expect(await redis.zcard(pool.keys.leases)).toBe(0);
     expect(await recordKeys()).toEqual(stored);
@@ -138,7 +169,14 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
 
   it('a builder that repeats a txId gets EXISTS: an explicit 500 naming it, nothing stored twice, the second UTXO released', async () => {
     const chain = new InMemoryChain();
-    const same: BuiltTransaction = { txId: 'ab'.repeat(32), rawHex: '00', linkOutput: null, fundingSpent: [], change: null, fee: 1 };
+    const same: BuiltTransaction = {
+      txId: 'ab'.repeat(32),
+      rawHex: '00',
+      linkOutput: null,
+      fundingSpent: [],
+      change: null,
+      fee: 1,
+    };
     const repeating: TransactionBuilder = { build: () => same, fundingNeeded: (r) => chain.fundingNeeded(r) };
     const { pool, writes, store: st, enqueued } = setup(repeating);
     await fundPool(pool, 2, 1000);
@@ -165,9 +203,13 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     expect(await pool.confirm(first.txId)).toBe(1);
     expect(await outpoints()).toEqual(new Set([`${first.txId}:3`]));
     // 465 before the network saw it: the transaction itself was refused, its input returns to free.
-    expect(await pool.fail(second.txId, { releaseInputs: inputsReleasable({ code: '465', reachedNetwork: false }) })).toBe(1);
+    expect(
+      await pool.fail(second.txId, { releaseInputs: inputsReleasable({ code: '465', reachedNetwork: false }) }),
+    ).toBe(1);
     // 462 (an input missing or spent): the input may be spent already, it is dropped.
-    expect(await pool.fail(third.txId, { releaseInputs: inputsReleasable({ code: '462', reachedNetwork: false }) })).toBe(0);
+    expect(
+      await pool.fail(third.txId, { releaseInputs: inputsReleasable({ code: '462', reachedNetwork: false }) }),
+    ).toBe(0);
     const free = await outpoints();
     const spentBy = [a, b, c].map((u) => `${u!.txId}:0`).filter((op) => free.has(op));
     expect(spentBy).toHaveLength(1);
@@ -185,9 +227,15 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
   it('stores the raw transaction once, binary, beside a compact record hash; records stored with rawTx in the hash still read', async () => {
     const { p, pool, writes, store: st } = setup(new BsvTransactionBuilder());
     await fundPool(pool, 3, 100_000);
-    const independent = await writes.writeIndependent(caller, { body: Buffer.from('x'.repeat(1024)), encode: 'SHA256' });
+    const independent = await writes.writeIndependent(caller, {
+      body: Buffer.from('x'.repeat(1024)),
+      encode: 'SHA256',
+    });
     const created = await writes.createLinked(caller, body('v1'));
-    const updated = await writes.updateLinked(caller, created.txId, { ...body('v2'), updateToken: created.updateToken });
+    const updated = await writes.updateLinked(caller, created.txId, {
+      ...body('v2'),
+      updateToken: created.updateToken,
+    });
     for (const txId of [independent.txId, created.txId, updated.txId]) {
       const raw = (await redis.getBuffer(`${p}:records:tx:${txId}`)) as Buffer;
       expect(Buffer.from(sha256d(raw)).reverse().toString('hex')).toBe(txId);
@@ -213,17 +261,40 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     const independent = await writes.writeIndependent(caller, body('plain'));
     const typed = await writes.writeIndependent(caller, { body: Buffer.from('hashed'), encode: 'Base64|SHA256' });
     const created = await writes.createLinked(caller, body('v1'));
-    const updated = await writes.updateLinked(caller, created.txId, { ...body('v2'), updateToken: created.updateToken });
+    const updated = await writes.updateLinked(caller, created.txId, {
+      ...body('v2'),
+      updateToken: created.updateToken,
+    });
     const fields = async (txId: string) => (await redis.hkeys(`${p}:records:rec:${txId}`)).sort();
     for (const txId of [independent.txId, created.txId]) {
-      for (const absent of ['chainId', 'position', 'contentType', 'failure']) expect(await fields(txId)).not.toContain(absent);
-      expect(await st.meta(txId)).toMatchObject({ chainId: txId, position: 0, contentType: 'application/octet-stream' });
+      for (const absent of ['chainId', 'position', 'contentType', 'failure'])
+        expect(await fields(txId)).not.toContain(absent);
+      expect(await st.meta(txId)).toMatchObject({
+        chainId: txId,
+        position: 0,
+        contentType: 'application/octet-stream',
+      });
     }
     expect(await fields(typed.txId)).not.toContain('contentType');
-    expect(await st.meta(typed.txId)).toMatchObject({ encoders: ['Base64', 'SHA256'], contentType: 'application/octet-stream; event-encoded=Base64|SHA256' });
+    expect(await st.meta(typed.txId)).toMatchObject({
+      encoders: ['Base64', 'SHA256'],
+      contentType: 'application/octet-stream; event-encoded=Base64|SHA256',
+    });
     // Records stored with every field (before this layout) read as they did.
-    await redis.hset(`${p}:records:rec:${independent.txId}`, 'contentType', 'text/plain', 'chainId', independent.txId, 'position', '0');
-    expect(await st.meta(independent.txId)).toMatchObject({ contentType: 'text/plain', chainId: independent.txId, position: 0 });
+    await redis.hset(
+      `${p}:records:rec:${independent.txId}`,
+      'contentType',
+      'text/plain',
+      'chainId',
+      independent.txId,
+      'position',
+      '0',
+    );
+    expect(await st.meta(independent.txId)).toMatchObject({
+      contentType: 'text/plain',
+      chainId: independent.txId,
+      position: 0,
+    });
     expect(await redis.hmget(`${p}:records:rec:${updated.txId}`, 'chainId', 'position')).toEqual([created.txId, '1']);
     expect(await st.meta(updated.txId)).toMatchObject({ chainId: created.txId, position: 1, prevTxId: created.txId });
     expect(await st.navigate(created.txId, 5)).toEqual({ status: 'OK', txIds: [updated.txId], endOfLinks: true });
@@ -241,8 +312,20 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     await fundPool(pool, 2, 1000);
     const funding: RecordFunding = { pool, feeRate: () => 1 };
     const writesWith = (enqueue: (txId: string) => Promise<void>) =>
-      createRecords({ config, clock, redis, prefix: p, builder: new InMemoryChain(), funding, reader: new InMemoryChain(), queue: { enqueue } }).writes;
-    const hanging = await writesWith(() => new Promise<void>(() => undefined)).writeIndependent(caller, body('queue never answers'));
+      createRecords({
+        config,
+        clock,
+        redis,
+        prefix: p,
+        builder: new InMemoryChain(),
+        funding,
+        reader: new InMemoryChain(),
+        queue: { enqueue },
+      }).writes;
+    const hanging = await writesWith(() => new Promise<void>(() => undefined)).writeIndependent(
+      caller,
+      body('queue never answers'),
+    );
     const failing = await writesWith(async () => {
       throw new Error('queue down');
     }).writeIndependent(caller, body('queue fails'));
@@ -258,11 +341,28 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     function freeProcess(p: string, pool: FundingPool, conn: Redis = redis) {
       const built: BuiltTransaction[] = [];
       const chain = new InMemoryChain();
-      const builder: TransactionBuilder = { build: (r) => (built.push(chain.build(r)), built[built.length - 1]!), fundingNeeded: (r) => chain.fundingNeeded(r) };
+      const builder: TransactionBuilder = {
+        build: (r) => (built.push(chain.build(r)), built[built.length - 1]!),
+        fundingNeeded: (r) => chain.fundingNeeded(r),
+      };
       const enqueued: string[] = [];
       const upkeep: number[] = [];
-      const funding: RecordFunding = { pool, feeRate: () => 1, requestUpkeep: async () => void upkeep.push(1), takeFromFree: { sample: 8, belowSatoshis: 2000 } };
-      const records = createRecords({ config, clock, redis: conn, prefix: p, builder, funding, reader: new InMemoryChain(), queue: { enqueue: async (txId) => void enqueued.push(txId) } });
+      const funding: RecordFunding = {
+        pool,
+        feeRate: () => 1,
+        requestUpkeep: async () => void upkeep.push(1),
+        takeFromFree: { sample: 8, belowSatoshis: 2000 },
+      };
+      const records = createRecords({
+        config,
+        clock,
+        redis: conn,
+        prefix: p,
+        builder,
+        funding,
+        reader: new InMemoryChain(),
+        queue: { enqueue: async (txId) => void enqueued.push(txId) },
+      });
       return { writes: records.writes, built, enqueued, upkeep };
     }
 
@@ -307,7 +407,10 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     it('an empty free set falls back to a reservation: 503 FUNDING_EXHAUSTED, nothing stored; refused updates leave the pool as it was', async () => {
       const { p, pool } = setup();
       const { writes, upkeep } = freeProcess(p, pool);
-      await expect(writes.writeIndependent(caller, body('x'))).rejects.toMatchObject({ errorCode: 'FUNDING_EXHAUSTED', httpStatus: 503 });
+      await expect(writes.writeIndependent(caller, body('x'))).rejects.toMatchObject({
+        errorCode: 'FUNDING_EXHAUSTED',
+        httpStatus: 503,
+      });
       expect(upkeep).toHaveLength(1);
       expect(await redis.keys(`${p}:records:*`)).toEqual([]);
       await fundPool(pool, 3, 1000);
@@ -315,7 +418,9 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       await new Promise((r) => setTimeout(r, 300));
       const created = await writes.createLinked(caller, body('v0'));
       const before = await dumpAll(redis, `${p}:wallet`);
-      await expect(writes.updateLinked(caller, created.txId, { ...body('v1'), updateToken: 'utk_' + 'B'.repeat(43) })).rejects.toMatchObject({ errorCode: 'UPDATE_TOKEN_PARAM_INVALID' });
+      await expect(
+        writes.updateLinked(caller, created.txId, { ...body('v1'), updateToken: 'utk_' + 'B'.repeat(43) }),
+      ).rejects.toMatchObject({ errorCode: 'UPDATE_TOKEN_PARAM_INVALID' });
       expect(await dumpAll(redis, `${p}:wallet`)).toEqual(before);
     });
 
@@ -325,7 +430,9 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       const conns = [new IoRedis(testRedisUrl()), new IoRedis(testRedisUrl())];
       try {
         const procs = conns.map((c) => freeProcess(p, new FundingPool(c, { prefix: p, address: 'test', clock }), c));
-        const results = await Promise.all(Array.from({ length: 50 }, (_, i) => procs[i % 2]!.writes.writeIndependent(caller, body(`w${i}`))));
+        const results = await Promise.all(
+          Array.from({ length: 50 }, (_, i) => procs[i % 2]!.writes.writeIndependent(caller, body(`w${i}`))),
+        );
         expect(new Set(results.map((r) => r.txId)).size).toBe(50);
         const unsettled = await pool.unsettled(100);
         expect(unsettled).toHaveLength(50);
@@ -334,7 +441,8 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
         // every write that lost a race built again; none of its lost transactions was stored
         const st = new RecordStore(redis, p);
         const stored = new Set(results.map((r) => r.txId));
-        for (const tx of procs.flatMap((x) => x.built)) expect((await st.meta(tx.txId)) !== null).toBe(stored.has(tx.txId));
+        for (const tx of procs.flatMap((x) => x.built))
+          expect((await st.meta(tx.txId)) !== null).toBe(stored.has(tx.txId));
       } finally {
         conns.forEach((c) => c.disconnect());
       }
@@ -345,24 +453,45 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     const { p, pool } = setup(new BsvTransactionBuilder());
     await fundPool(pool, 10, 100_000);
     const process = () =>
-      createRecords({ config, clock, redis, prefix: p, builder: new BsvTransactionBuilder(), funding: { pool, feeRate: () => 1 }, reader: new InMemoryChain(), queue: { enqueue: async () => undefined } }).writes;
+      createRecords({
+        config,
+        clock,
+        redis,
+        prefix: p,
+        builder: new BsvTransactionBuilder(),
+        funding: { pool, feeRate: () => 1 },
+        reader: new InMemoryChain(),
+        queue: { enqueue: async () => undefined },
+      }).writes;
     const [a, b] = [process(), process()];
     const st = new RecordStore(redis, p);
     const root = await a.createLinked(caller, body('v0'));
     // B has never seen the root (it reads it); A remembers it from its own create.
     const v1 = await b.updateLinked(caller, root.txId, { ...body('v1'), updateToken: root.updateToken });
-    await expect(a.updateLinked(caller, root.txId, { ...body('late'), updateToken: root.updateToken })).rejects.toMatchObject({ errorCode: 'NOT_LINKED_RECORDS_END', httpStatus: 409 });
+    await expect(
+      a.updateLinked(caller, root.txId, { ...body('late'), updateToken: root.updateToken }),
+    ).rejects.toMatchObject({ errorCode: 'NOT_LINKED_RECORDS_END', httpStatus: 409 });
     // A reads v1 (B wrote it), then goes on from what it remembers of its own writes.
     const v2 = await a.updateLinked(caller, v1.txId, { ...body('v2'), updateToken: v1.updateToken });
     const v3 = await a.updateLinked(caller, v2.txId, { ...body('v3'), updateToken: v2.updateToken });
-    await expect(b.updateLinked(caller, v2.txId, { ...body('late'), updateToken: v2.updateToken })).rejects.toMatchObject({ errorCode: 'NOT_LINKED_RECORDS_END' });
+    await expect(
+      b.updateLinked(caller, v2.txId, { ...body('late'), updateToken: v2.updateToken }),
+    ).rejects.toMatchObject({ errorCode: 'NOT_LINKED_RECORDS_END' });
     const end = await a.deleteLinked(caller, v3.txId, { updateToken: v3.updateToken });
-    await expect(a.updateLinked(caller, end.txId, { ...body('after the end'), updateToken: undefined })).rejects.toMatchObject({ httpStatus: 409 });
-    expect(await st.navigate(root.txId, 10)).toEqual({ status: 'OK', txIds: [v1.txId, v2.txId, v3.txId, end.txId], endOfLinks: true });
-    for (const [i, { txId }] of [v1, v2, v3, end].entries()) expect(await st.meta(txId)).toMatchObject({ chainId: root.txId, position: i + 1 });
+    await expect(
+      a.updateLinked(caller, end.txId, { ...body('after the end'), updateToken: undefined }),
+    ).rejects.toMatchObject({ httpStatus: 409 });
+    expect(await st.navigate(root.txId, 10)).toEqual({
+      status: 'OK',
+      txIds: [v1.txId, v2.txId, v3.txId, end.txId],
+      endOfLinks: true,
+    });
+    for (const [i, { txId }] of [v1, v2, v3, end].entries())
+      expect(await st.meta(txId)).toMatchObject({ chainId: root.txId, position: i + 1 });
     // A record of another family is refused, remembered or not.
     const plain = await a.writeIndependent(caller, body('independent'));
-    await expect(a.updateLinked(caller, plain.txId, { ...body('x'), updateToken: root.updateToken })).rejects.toMatchObject({ errorCode: 'TX_INCORRECT_EVENT_TRANSACTION_TYPE' });
+    await expect(
+      a.updateLinked(caller, plain.txId, { ...body('x'), updateToken: root.updateToken }),
+    ).rejects.toMatchObject({ errorCode: 'TX_INCORRECT_EVENT_TRANSACTION_TYPE' });
   });
 });
-

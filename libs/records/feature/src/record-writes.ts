@@ -5,13 +5,27 @@ import type { Logger } from '@proofline/shared-logger';
 import type { BuiltTransaction, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
 import { FROM_FREE } from '@proofline/chain-wallet';
 import type { FundingPool, FundingUtxo } from '@proofline/chain-wallet';
-import { applyEncoding, generateUpdateToken, hashUpdateToken, invalidUpdateToken, parseTxId, updateTokenHashOf } from '@proofline/records-domain';
+import {
+  applyEncoding,
+  generateUpdateToken,
+  hashUpdateToken,
+  invalidUpdateToken,
+  parseTxId,
+  updateTokenHashOf,
+} from '@proofline/records-domain';
 import type { EncodeStep, RecordKind } from '@proofline/records-domain';
 import type { AcceptOutcome, NewRecord, PoolCommitCall, RecordStore } from '@proofline/records-data-access';
 import { FreeFunding } from './free-funding';
 import type { TakeFromFree } from './free-funding';
 import { encodeSteps, requireBody, requireFamily, requireFeature, txNotFound, wrongFamily } from './guards';
-import type { Caller, IndependentWriteResult, LinkedWriteResult, PublishQueue, RecordsConfig, WriteInput } from './types';
+import type {
+  Caller,
+  IndependentWriteResult,
+  LinkedWriteResult,
+  PublishQueue,
+  RecordsConfig,
+  WriteInput,
+} from './types';
 
 /** Where a write's funding comes from: the wallet's UTXO pool and the current fee rate. */
 export interface RecordFunding {
@@ -111,7 +125,16 @@ export class RecordWrites {
     const updateToken = generateUpdateToken();
     const tx = await this.fundedAccept(
       { kind: 'create', data: encoded.bytes, contentType: encoded.contentType },
-      (built) => this.newRecord(caller, 'create', built, encoded.contentType, steps, encoded.bytes, hashUpdateToken(updateToken)),
+      (built) =>
+        this.newRecord(
+          caller,
+          'create',
+          built,
+          encoded.contentType,
+          steps,
+          encoded.bytes,
+          hashUpdateToken(updateToken),
+        ),
       (record, pool) => store.acceptRoot(record, pool, this.acceptOptions),
     );
     this.remember(tx, tx.txId);
@@ -119,7 +142,11 @@ export class RecordWrites {
   }
 
   /** POST /linkedrecords/:txId/update. */
-  async updateLinked(caller: Caller, prevTxIdRaw: unknown, input: WriteInput & { readonly updateToken: string | undefined }): Promise<LinkedWriteResult> {
+  async updateLinked(
+    caller: Caller,
+    prevTxIdRaw: unknown,
+    input: WriteInput & { readonly updateToken: string | undefined },
+  ): Promise<LinkedWriteResult> {
     const { config, store } = this.deps;
     requireFeature(config, 'linked');
     const prevTxId = parseTxId(prevTxIdRaw);
@@ -137,7 +164,16 @@ export class RecordWrites {
         contentType: encoded.contentType,
         spends: { txId: prevTxId, vout: prev.linkVout, satoshis: prev.linkSatoshis },
       },
-      (built) => this.newRecord(caller, 'update', built, encoded.contentType, steps, encoded.bytes, hashUpdateToken(updateToken)),
+      (built) =>
+        this.newRecord(
+          caller,
+          'update',
+          built,
+          encoded.contentType,
+          steps,
+          encoded.bytes,
+          hashUpdateToken(updateToken),
+        ),
       (record, pool) => store.acceptSuccessor(record, link, pool, this.acceptOptions),
       prevTxId,
     );
@@ -146,7 +182,11 @@ export class RecordWrites {
   }
 
   /** POST /linkedrecords/:txId/delete. */
-  async deleteLinked(caller: Caller, prevTxIdRaw: unknown, input: { readonly updateToken: string | undefined }): Promise<{ txId: string }> {
+  async deleteLinked(
+    caller: Caller,
+    prevTxIdRaw: unknown,
+    input: { readonly updateToken: string | undefined },
+  ): Promise<{ txId: string }> {
     const { config, store } = this.deps;
     requireFeature(config, 'linked');
     const prevTxId = parseTxId(prevTxIdRaw);
@@ -183,7 +223,8 @@ export class RecordWrites {
 
   /** Remembers an accepted linked record that a later update or delete may spend. */
   private remember(tx: BuiltTransaction, chainId: string): void {
-    if (tx.linkOutput) this.keep(tx.txId, { chainId, linkVout: tx.linkOutput.vout, linkSatoshis: tx.linkOutput.satoshis });
+    if (tx.linkOutput)
+      this.keep(tx.txId, { chainId, linkVout: tx.linkOutput.vout, linkSatoshis: tx.linkOutput.satoshis });
   }
 
   private keep(txId: string, target: LinkTarget): void {
@@ -272,7 +313,10 @@ export class RecordWrites {
         continue;
       }
       if (outcome === 'LEASE_LOST') {
-        this.deps.logger?.warn({ txId: tx.txId, attempt: leaseLost + 1 }, 'funding lease lost before the accept; building again (this transaction is never published)');
+        this.deps.logger?.warn(
+          { txId: tx.txId, attempt: leaseLost + 1 },
+          'funding lease lost before the accept; building again (this transaction is never published)',
+        );
         if (++leaseLost < LEASE_LOST_ATTEMPTS) continue;
       } else {
         await this.release(owner, utxos);
@@ -291,10 +335,19 @@ export class RecordWrites {
     if (candidate) return { owner: FROM_FREE, utxos: [candidate] };
     const { pool, leaseMs } = this.deps.funding;
     const owner = randomUUID();
-    const reserved = await pool.reserve({ owner, count: 1, minSatoshis, ...(leaseMs === undefined ? {} : { leaseMs }) });
+    const reserved = await pool.reserve({
+      owner,
+      count: 1,
+      minSatoshis,
+      ...(leaseMs === undefined ? {} : { leaseMs }),
+    });
     if (reserved.status === 'exhausted') {
       this.requestUpkeep();
-      throw unavailable('FUNDING_EXHAUSTED', 'The funding wallet has no spendable UTXO for this record right now; nothing was stored. Retry after the Retry-After delay.', FUNDING_RETRY_AFTER_SECONDS);
+      throw unavailable(
+        'FUNDING_EXHAUSTED',
+        'The funding wallet has no spendable UTXO for this record right now; nothing was stored. Retry after the Retry-After delay.',
+        FUNDING_RETRY_AFTER_SECONDS,
+      );
     }
     return { owner, utxos: reserved.utxos };
   }
@@ -306,14 +359,19 @@ export class RecordWrites {
     try {
       await this.deps.funding.pool.release(owner, utxos);
     } catch (err) {
-      this.deps.logger?.warn({ owner, err: err instanceof Error ? err.message : String(err) }, 'funding release failed; the lease expires instead');
+      this.deps.logger?.warn(
+        { owner, err: err instanceof Error ? err.message : String(err) },
+        'funding release failed; the lease expires instead',
+      );
     }
   }
 
   private requestUpkeep(): void {
     const request = this.deps.funding.requestUpkeep;
     if (!request) return;
-    request().catch((err: unknown) => this.deps.logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'wallet upkeep request failed'));
+    request().catch((err: unknown) =>
+      this.deps.logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'wallet upkeep request failed'),
+    );
   }
 
   /**
@@ -323,7 +381,10 @@ export class RecordWrites {
    */
   private enqueue(txId: string): void {
     this.deps.queue.enqueue(txId).catch((err: unknown) => {
-      this.deps.logger?.warn({ txId, err: err instanceof Error ? err.message : String(err) }, 'enqueue failed; the outbox sweeper will publish it');
+      this.deps.logger?.warn(
+        { txId, err: err instanceof Error ? err.message : String(err) },
+        'enqueue failed; the outbox sweeper will publish it',
+      );
     });
   }
 }
@@ -336,7 +397,11 @@ export class RecordWrites {
  * internal detail names the outcome. `LEASE_LOST` reaches here only after every rebuild lost
  * its lease (writes slower than the lease): a 503 with `Retry-After`, nothing stored.
  */
-function acceptRefusal(outcome: Exclude<AcceptOutcome, 'OK' | 'TAKEN'>, txId: string, prevTxId: string | undefined): AppError {
+function acceptRefusal(
+  outcome: Exclude<AcceptOutcome, 'OK' | 'TAKEN'>,
+  txId: string,
+  prevTxId: string | undefined,
+): AppError {
   switch (outcome) {
     case 'TX_NOT_FOUND':
       return txNotFound(prevTxId ?? txId);
@@ -345,19 +410,36 @@ function acceptRefusal(outcome: Exclude<AcceptOutcome, 'OK' | 'TAKEN'>, txId: st
     case 'TOKEN_INVALID':
       return invalidUpdateToken();
     case 'FORBIDDEN':
-      return forbidden('FORBIDDEN', 'Without its updateToken only the tenant that created this linked record may update or delete it.');
+      return forbidden(
+        'FORBIDDEN',
+        'Without its updateToken only the tenant that created this linked record may update or delete it.',
+      );
     case 'BACKPRESSURE':
-      return unavailable('PUBLICATION_BACKLOG_FULL', 'Too many records are waiting for publication; nothing was stored. Retry after the Retry-After delay.', 5);
+      return unavailable(
+        'PUBLICATION_BACKLOG_FULL',
+        'Too many records are waiting for publication; nothing was stored. Retry after the Retry-After delay.',
+        5,
+      );
     case 'NOT_END':
       return new AppError({
         errorCode: 'NOT_LINKED_RECORDS_END',
         httpStatus: 409,
-        detail: 'This linked record is not the end of its chain (it was already updated or deleted); update the latest record.',
+        detail:
+          'This linked record is not the end of its chain (it was already updated or deleted); update the latest record.',
       });
     case 'LEASE_LOST':
-      return unavailable('FUNDING_LEASE_EXPIRED', 'The write took longer than its funding reservation; nothing was stored. Retry after the Retry-After delay.', 1);
+      return unavailable(
+        'FUNDING_LEASE_EXPIRED',
+        'The write took longer than its funding reservation; nothing was stored. Retry after the Retry-After delay.',
+        1,
+      );
     case 'EXISTS':
     case 'CHAIN_MISMATCH':
-      return new AppError({ errorCode: 'INTERNAL_ERROR', httpStatus: 500, detail: 'The record could not be stored.', internalDetail: `accept: ${outcome} for ${txId}` });
+      return new AppError({
+        errorCode: 'INTERNAL_ERROR',
+        httpStatus: 500,
+        detail: 'The record could not be stored.',
+        internalDetail: `accept: ${outcome} for ${txId}`,
+      });
   }
 }

@@ -42,7 +42,11 @@ export interface Records {
 
 /** The records scope for an app that only reads (GraphQL): no builder, no queue. */
 export function createRecordReads(scope: RecordReadsScope): RecordReads {
-  return new RecordReads({ config: scope.config, store: new RecordStore(scope.redis, scope.prefix), reader: scope.reader });
+  return new RecordReads({
+    config: scope.config,
+    store: new RecordStore(scope.redis, scope.prefix),
+    reader: scope.reader,
+  });
 }
 
 /** The receipt use case over the records store and the chain reader (GraphQL builds it beside its reads). */

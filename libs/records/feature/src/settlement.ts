@@ -28,7 +28,12 @@ export interface LateRefusal {
  * releasing its inputs only when `releasable(code)` says the transaction can never be mined
  * (`inputsReleasable` of @proofline/chain-wallet) or it was never sent. Idempotent.
  */
-export function publicationSettlement(o: { pool: FundingSettle; proofs: ProofWatch; clock: Clock; releasable: (code: string) => boolean }): PublicationSettlement {
+export function publicationSettlement(o: {
+  pool: FundingSettle;
+  proofs: ProofWatch;
+  clock: Clock;
+  releasable: (code: string) => boolean;
+}): PublicationSettlement {
   return {
     accepted: async (txId) => {
       await o.proofs.watch([txId], o.clock.now());
@@ -46,7 +51,11 @@ export function publicationSettlement(o: { pool: FundingSettle; proofs: ProofWat
  * waiting for its proof): the record fails with ARC's code; its funding is dropped, never
  * released (the transaction reached the network).
  */
-export function refusedWhileConfirming(o: { records: RecordStore; pool: FundingSettle; clock: Clock }): (r: LateRefusal) => Promise<void> {
+export function refusedWhileConfirming(o: {
+  records: RecordStore;
+  pool: FundingSettle;
+  clock: Clock;
+}): (r: LateRefusal) => Promise<void> {
   return async (r) => {
     const code = r.code === 'DOUBLE_SPEND_ATTEMPTED' ? 'DOUBLE_SPEND' : 'INVALID_TX';
     await o.records.failPublished(r.txId, o.clock.now(), `${code}: ARC ${r.code}: ${r.detail}`);

@@ -68,7 +68,10 @@ export interface ChainPage {
 }
 
 /** The configuration the records use cases read. */
-export type RecordsConfig = Pick<Config, 'features' | 'encoders' | 'maxLinks' | 'maxRecordBytes' | 'maxPendingPublications'>;
+export type RecordsConfig = Pick<
+  Config,
+  'features' | 'encoders' | 'maxLinks' | 'maxRecordBytes' | 'maxPendingPublications'
+>;
 
 /** Raw inputs as they arrive from REST or GraphQL (validated here, once). */
 export interface WriteInput {

@@ -18,13 +18,23 @@ export interface FundPoolOptions {
  * txIds, and returns them. For specs that write records but do not publish them to a real node:
  * the pool only tracks outpoints, and the builder signs for the funding key whatever the parent.
  */
-export async function fundPool(pool: FundingPool, count: number, satoshis: number, options: FundPoolOptions = {}): Promise<FundingUtxo[]> {
-  const utxos: FundingUtxo[] = Array.from({ length: count }, () => ({ txId: randomBytes(32).toString('hex'), vout: 0, satoshis }));
+export async function fundPool(
+  pool: FundingPool,
+  count: number,
+  satoshis: number,
+  options: FundPoolOptions = {},
+): Promise<FundingUtxo[]> {
+  const utxos: FundingUtxo[] = Array.from({ length: count }, () => ({
+    txId: randomBytes(32).toString('hex'),
+    vout: 0,
+    satoshis,
+  }));
   for (let i = 0; i < utxos.length; i += 1000) await pool.add(utxos.slice(i, i + 1000));
   if (options.oldDevnet) {
     const { redis, prefix } = options.oldDevnet;
     const fields = utxos.flatMap((u) => [outpointField(u.txId, u.vout), String(u.satoshis)]);
-    for (let i = 0; i < fields.length; i += 2000) await redis.hset(devnetKeys(prefix).outputs, ...fields.slice(i, i + 2000));
+    for (let i = 0; i < fields.length; i += 2000)
+      await redis.hset(devnetKeys(prefix).outputs, ...fields.slice(i, i + 2000));
   }
   return utxos;
 }

@@ -25,7 +25,12 @@ describe('InMemoryChain (test double of the chain ports)', () => {
     expect(parseHeader(block.header).merkleRoot).toBe(merkleRoot(block.txIds));
     expect(await chain.tipHeight()).toBe(0);
     const [inc, none] = await chain.inclusions([update.txId, rival.txId]);
-    expect(inc).toMatchObject({ blockHash: block.hash, blockHeight: 0, index: 2, proof: { txOrId: update.txId, target: block.header } });
+    expect(inc).toMatchObject({
+      blockHash: block.hash,
+      blockHeight: 0,
+      index: 2,
+      proof: { txOrId: update.txId, target: block.header },
+    });
     expect(none).toBeNull();
   });
 });

@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { REGTEST_BITS, ZERO_HASH, buildBranchProofs, merkleRoot, mineHeader, sha256d, toDisplayHex } from '@proofline/chain-domain';
+import {
+  REGTEST_BITS,
+  ZERO_HASH,
+  buildBranchProofs,
+  merkleRoot,
+  mineHeader,
+  sha256d,
+  toDisplayHex,
+} from '@proofline/chain-domain';
 import type {
   BuiltTransaction,
   ChainPublisher,
@@ -71,7 +79,8 @@ export class InMemoryChain implements TransactionBuilder, ChainPublisher, ChainR
     const parsed = JSON.parse(Buffer.from(tx.rawHex, 'hex').toString('utf8')) as FakeTx;
     if (parsed.spends) {
       const outpoint = `${parsed.spends.txId}:${parsed.spends.vout}`;
-      if (!this.accepted.has(parsed.spends.txId)) return { status: 'rejected', code: 'MISSING_INPUT', detail: outpoint };
+      if (!this.accepted.has(parsed.spends.txId))
+        return { status: 'rejected', code: 'MISSING_INPUT', detail: outpoint };
       const by = this.spentBy.get(outpoint);
       if (by && by !== tx.txId) return { status: 'rejected', code: 'DOUBLE_SPEND', detail: outpoint };
       this.spentBy.set(outpoint, tx.txId);
@@ -86,12 +95,25 @@ export class InMemoryChain implements TransactionBuilder, ChainPublisher, ChainR
     const coinbase = toDisplayHex(sha256d(randomBytes(32)));
     const txIds = [coinbase, ...this.mempool.splice(0)];
     const prevHash = this.blocks[this.blocks.length - 1] ?? ZERO_HASH;
-    const mined = mineHeader({ version: 1, prevHash, merkleRoot: merkleRoot(txIds), time: Math.floor(time.getTime() / 1000), bits: REGTEST_BITS, nonce: 0 });
+    const mined = mineHeader({
+      version: 1,
+      prevHash,
+      merkleRoot: merkleRoot(txIds),
+      time: Math.floor(time.getTime() / 1000),
+      bits: REGTEST_BITS,
+      nonce: 0,
+    });
     const proofs = buildBranchProofs(txIds, mined.hex);
     const height = this.blocks.length;
     this.blocks.push(mined.hash);
     txIds.forEach((txId, index) => {
-      this.included.set(txId, { blockHash: mined.hash, blockHeight: height, blockTime: new Date(mined.header.time * 1000), index, proof: proofs[index] ?? null });
+      this.included.set(txId, {
+        blockHash: mined.hash,
+        blockHeight: height,
+        blockTime: new Date(mined.header.time * 1000),
+        index,
+        proof: proofs[index] ?? null,
+      });
     });
     return { hash: mined.hash, height, header: mined.hex, txIds };
   }

@@ -33,8 +33,14 @@ describe('loadConfig', () => {
   });
 
   it('reads the devnet node settings and refuses a bad DEVNET_PORT', () => {
-    expect(loadConfig({ DEVNET_PORT: '9191', DEVNET_API_KEY: 'devnet-key' }).devnet).toEqual({ port: 9191, apiKey: 'devnet-key', redisUrl: 'redis://127.0.0.1:6379' });
-    expect(loadConfig({ REDIS_URL: 'redis://10.0.0.1:6379', DEVNET_REDIS_URL: 'redis://127.0.0.1:7000' }).devnet.redisUrl).toBe('redis://127.0.0.1:7000');
+    expect(loadConfig({ DEVNET_PORT: '9191', DEVNET_API_KEY: 'devnet-key' }).devnet).toEqual({
+      port: 9191,
+      apiKey: 'devnet-key',
+      redisUrl: 'redis://127.0.0.1:6379',
+    });
+    expect(
+      loadConfig({ REDIS_URL: 'redis://10.0.0.1:6379', DEVNET_REDIS_URL: 'redis://127.0.0.1:7000' }).devnet.redisUrl,
+    ).toBe('redis://127.0.0.1:7000');
     expect(() => loadConfig({ DEVNET_REDIS_URL: 'not a url' })).toThrow(/^DEVNET_REDIS_URL: /);
     expect(() => loadConfig({ DEVNET_PORT: 'abc' })).toThrow(/^DEVNET_PORT: /);
     expect(() => loadConfig({ DEVNET_PORT: '70000' })).toThrow(/^DEVNET_PORT: /);
@@ -72,7 +78,9 @@ describe('loadConfig', () => {
     );
     expect(() => loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: '  ' })).toThrow(/^AUTH_JWT_SECRET: required/);
     expect(loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecret).toBe('x'.repeat(32));
-    expect(loadConfig({ NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example/jwks.json' }).auth.jwksUrl).toBe('https://idp.example/jwks.json');
+    expect(loadConfig({ NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example/jwks.json' }).auth.jwksUrl).toBe(
+      'https://idp.example/jwks.json',
+    );
     // Development and test keep the generated development secret.
     expect(loadConfig({ NODE_ENV: 'development' }).auth.jwtSecret).toBeUndefined();
     expect(loadConfig({}).nodeEnv).toBe('development');
@@ -81,15 +89,38 @@ describe('loadConfig', () => {
   it('wallet: the devnet seed by default, a 64-hex WALLET_SEED required outside the devnet', () => {
     const dev = loadConfig({});
     expect(dev.network).toBe('devnet');
-    expect(dev.wallet).toEqual({ seed: DEVNET_WALLET_SEED, utxoSatoshis: 1000, lowWater: 2000, target: 10000, feeFloorSatsPerKb: 1 });
+    expect(dev.wallet).toEqual({
+      seed: DEVNET_WALLET_SEED,
+      utxoSatoshis: 1000,
+      lowWater: 2000,
+      target: 10000,
+      feeFloorSatsPerKb: 1,
+    });
     expect(() => loadConfig({ NETWORK: 'testnet' })).toThrow(/^WALLET_SEED: required when NETWORK is testnet/);
-    expect(() => loadConfig({ NETWORK: 'mainnet', WALLET_SEED: DEVNET_WALLET_SEED })).toThrow(/^WALLET_SEED: must be 64 hex characters/);
+    expect(() => loadConfig({ NETWORK: 'mainnet', WALLET_SEED: DEVNET_WALLET_SEED })).toThrow(
+      /^WALLET_SEED: must be 64 hex characters/,
+    );
     expect(() => loadConfig({ WALLET_SEED: 'abc' })).toThrow(/^WALLET_SEED: must be 64 hex/);
     expect(() => loadConfig({ NETWORK: 'regtest' })).toThrow(/^NETWORK: /);
-    expect(() => loadConfig({ POOL_LOW_WATER: '50', POOL_TARGET: '10' })).toThrow(/^POOL_TARGET: must be at least POOL_LOW_WATER/);
+    expect(() => loadConfig({ POOL_LOW_WATER: '50', POOL_TARGET: '10' })).toThrow(
+      /^POOL_TARGET: must be at least POOL_LOW_WATER/,
+    );
     const seed = 'AB'.repeat(32);
-    const main = loadConfig({ NETWORK: 'mainnet', WALLET_SEED: seed, POOL_UTXO_SATS: '500', POOL_LOW_WATER: '10', POOL_TARGET: '20', FEE_FLOOR_SATS_PER_KB: '50' });
-    expect(main.wallet).toEqual({ seed: seed.toLowerCase(), utxoSatoshis: 500, lowWater: 10, target: 20, feeFloorSatsPerKb: 50 });
+    const main = loadConfig({
+      NETWORK: 'mainnet',
+      WALLET_SEED: seed,
+      POOL_UTXO_SATS: '500',
+      POOL_LOW_WATER: '10',
+      POOL_TARGET: '20',
+      FEE_FLOOR_SATS_PER_KB: '50',
+    });
+    expect(main.wallet).toEqual({
+      seed: seed.toLowerCase(),
+      utxoSatoshis: 500,
+      lowWater: 10,
+      target: 20,
+      feeFloorSatsPerKb: 50,
+    });
   });
 
   it('rate limits (off by default; RATE or RATE/BURST) and the queue dashboard switch', () => {
@@ -104,7 +135,9 @@ describe('loadConfig', () => {
 
   it('webhooks: private targets refused, a generated seal key and 10 webhooks per tenant by default', () => {
     expect(loadConfig({}).webhooks).toEqual({ allowPrivate: false, secretKey: undefined, limit: 10 });
-    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_SECRET_KEY: 'AB'.repeat(32), WEBHOOK_LIMIT: '3' }).webhooks).toEqual({ allowPrivate: true, secretKey: 'ab'.repeat(32), limit: 3 });
+    expect(
+      loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_SECRET_KEY: 'AB'.repeat(32), WEBHOOK_LIMIT: '3' }).webhooks,
+    ).toEqual({ allowPrivate: true, secretKey: 'ab'.repeat(32), limit: 3 });
     expect(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'yes' })).toThrow(/^WEBHOOK_ALLOW_PRIVATE: must be true or false/);
     expect(() => loadConfig({ WEBHOOK_SECRET_KEY: 'short' })).toThrow(/^WEBHOOK_SECRET_KEY: must be 64 hex/);
   });
@@ -120,7 +153,13 @@ describe('loadConfig', () => {
     expect(c.corsOrigins).toEqual([]);
     expect(c.metrics).toEqual({ host: '0.0.0.0', apiPort: undefined, graphqlPort: undefined });
     expect(c.graphqlMaxBodyBytes).toBe(102400);
-    const set = loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:5173,https://a.example', METRICS_PORT: '9464', GRAPHQL_METRICS_PORT: '9465', METRICS_HOST: '127.0.0.1', HOST: '0.0.0.0' });
+    const set = loadConfig({
+      CORS_ORIGINS: 'https://a.example, http://localhost:5173,https://a.example',
+      METRICS_PORT: '9464',
+      GRAPHQL_METRICS_PORT: '9465',
+      METRICS_HOST: '127.0.0.1',
+      HOST: '0.0.0.0',
+    });
     expect(set.corsOrigins).toEqual(['https://a.example', 'http://localhost:5173']);
     expect(set.metrics).toEqual({ host: '127.0.0.1', apiPort: 9464, graphqlPort: 9465 });
     expect(loadConfig({ METRICS_PORT: '' }).metrics.apiPort).toBeUndefined();
@@ -145,7 +184,10 @@ describe('loadConfig', () => {
     [{ ARC_TIMEOUT_MS: '10' }, /^ARC_TIMEOUT_MS: /],
     [{ ARC_CALLBACK_URL: 'https://me.example/arc' }, /^ARC_CALLBACK_TOKEN: .*set together/],
     [{ ARC_CALLBACK_GRACE_MS: '-1' }, /^ARC_CALLBACK_GRACE_MS: /],
-    [{ ARC_CALLBACK_URL: 'https://me.example/arc', ARC_CALLBACK_TOKEN: 'short' }, /^ARC_CALLBACK_TOKEN: must be at least 16/],
+    [
+      { ARC_CALLBACK_URL: 'https://me.example/arc', ARC_CALLBACK_TOKEN: 'short' },
+      /^ARC_CALLBACK_TOKEN: must be at least 16/,
+    ],
     [{ RATE_LIMIT_PER_KEY: '0' }, /^RATE_LIMIT_PER_KEY: must be requests per second/],
     [{ RATE_LIMIT_PER_TENANT: '10/' }, /^RATE_LIMIT_PER_TENANT: /],
     [{ RATE_LIMIT_PER_KEY: '1.5' }, /^RATE_LIMIT_PER_KEY: /],

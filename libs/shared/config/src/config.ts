@@ -17,7 +17,10 @@ const intFrom = (min: number, max: number) =>
 
 const csvOf = <T extends string>(allowed: readonly T[], what: string) =>
   z.string().transform((value, ctx) => {
-    const items = value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    const items = value
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0);
     const out: T[] = [];
     for (const item of items) {
       const hit = allowed.find((a) => a.toLowerCase() === item.toLowerCase());
@@ -36,7 +39,10 @@ const optionalString = z
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
 
 /** An optional TCP port: unset or empty = not configured. */
-const optionalPort = z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), intFrom(1, 65535).optional());
+const optionalPort = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+  intFrom(1, 65535).optional(),
+);
 const httpUrl = z.string().regex(/^https?:\/\/\S+$/, 'must be an http(s) URL');
 
 /** A rate limit: requests per second, with an optional burst (`100` or `100/200`). */
@@ -55,7 +61,10 @@ const ratePolicy = z
     if (v === undefined || v.trim() === '') return undefined;
     const m = /^\s*([1-9][0-9]{0,6})\s*(?:\/\s*([1-9][0-9]{0,6})\s*)?$/.exec(v);
     if (!m) {
-      ctx.addIssue({ code: 'custom', message: 'must be requests per second, optionally with a burst: 100 or 100/200 (integers 1..9999999)' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must be requests per second, optionally with a burst: 100 or 100/200 (integers 1..9999999)',
+      });
       return z.NEVER;
     }
     const perSecond = Number(m[1]);
@@ -86,97 +95,131 @@ export const DEVNET_WALLET_SEED = 'proofline-devnet-seed-v1';
 export const NETWORKS = ['devnet', 'testnet', 'mainnet'] as const;
 export type Network = (typeof NETWORKS)[number];
 
-const envSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  REDIS_URL: z.string().url('must be a redis:// URL').default('redis://127.0.0.1:6379'),
-  REDIS_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 characters of A-Z a-z 0-9 _ -')
-    .default('proofline'),
-  HOST: z.string().default('0.0.0.0'),
-  PORT: intFrom(0, 65535).default(3000),
-  GRAPHQL_PORT: intFrom(0, 65535).default(4000),
-  BLOCK_INTERVAL_MS: intFrom(200, 3_600_000).default(10_000),
-  MAX_LINKS: intFrom(1, 100_000).default(1000),
-  KEY_LIMIT: intFrom(1, 1_000_000).default(5),
-  KEY_LIFETIME_DAYS: intFrom(1, 3650).default(60),
-  LEGACY_SUNSET: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).default('2026-10-01T00:00:00Z'),
-  FEATURES: csvOf(FEATURE_NAMES, 'feature').default([...FEATURE_NAMES]),
-  ENCODERS: csvOf(ENCODER_NAMES, 'encoder').default([...ENCODER_NAMES]),
-  MAX_RECORD_BYTES: intFrom(1, 64 * 1024 * 1024).default(1024 * 1024),
-  WORKER_CONCURRENCY: intFrom(1, 1000).default(16),
-  WORKERS: intFrom(0, 64).default(1),
-  API_PROCESSES: intFrom(1, 64).default(2),
-  REDIS_COMMAND_TIMEOUT_MS: intFrom(100, 60_000).default(1000),
-  MAX_PENDING_PUBLICATIONS: intFrom(0, 100_000_000).default(100_000),
-  PUBLISH_COALESCE_MS: intFrom(0, 1000).default(50),
-  BOOTSTRAP_API_KEY: optionalString.refine((v) => v === undefined || RAW_KEY.test(v), 'must be idty_ followed by 32 letters or digits'),
-  AUTH_JWT_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, 'must be at least 32 characters'),
-  AUTH_JWKS_URL: optionalString.refine((v) => v === undefined || /^https?:\/\//.test(v), 'must be an http(s) URL'),
-  AUTH_JWT_ISSUER: optionalString,
-  AUTH_JWT_AUDIENCE: optionalString,
-  AUTH_CLAIMS_FIELD: z.string().min(1).default('cognito:groups'),
-  KEY_CREATE_TIMEOUT_MS: intFrom(100, 120_000).default(10_000),
-  SHUTDOWN_GRACE_MS: intFrom(0, 120_000).default(10_000),
-  CORS_ORIGINS: z
-    .string()
-    .default('')
-    .transform((value, ctx) => {
-      const items = value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-      for (const item of items) {
-        if (!ORIGIN.test(item)) {
-          ctx.addIssue({ code: 'custom', message: `"${item}" is not an origin (scheme://host[:port], no path, no wildcard)` });
-          return z.NEVER;
+const envSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    REDIS_URL: z.string().url('must be a redis:// URL').default('redis://127.0.0.1:6379'),
+    REDIS_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 characters of A-Z a-z 0-9 _ -')
+      .default('proofline'),
+    HOST: z.string().default('0.0.0.0'),
+    PORT: intFrom(0, 65535).default(3000),
+    GRAPHQL_PORT: intFrom(0, 65535).default(4000),
+    BLOCK_INTERVAL_MS: intFrom(200, 3_600_000).default(10_000),
+    MAX_LINKS: intFrom(1, 100_000).default(1000),
+    KEY_LIMIT: intFrom(1, 1_000_000).default(5),
+    KEY_LIFETIME_DAYS: intFrom(1, 3650).default(60),
+    LEGACY_SUNSET: z.iso
+      .datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
+      .default('2026-10-01T00:00:00Z'),
+    FEATURES: csvOf(FEATURE_NAMES, 'feature').default([...FEATURE_NAMES]),
+    ENCODERS: csvOf(ENCODER_NAMES, 'encoder').default([...ENCODER_NAMES]),
+    MAX_RECORD_BYTES: intFrom(1, 64 * 1024 * 1024).default(1024 * 1024),
+    WORKER_CONCURRENCY: intFrom(1, 1000).default(16),
+    WORKERS: intFrom(0, 64).default(1),
+    API_PROCESSES: intFrom(1, 64).default(2),
+    REDIS_COMMAND_TIMEOUT_MS: intFrom(100, 60_000).default(1000),
+    MAX_PENDING_PUBLICATIONS: intFrom(0, 100_000_000).default(100_000),
+    PUBLISH_COALESCE_MS: intFrom(0, 1000).default(50),
+    BOOTSTRAP_API_KEY: optionalString.refine(
+      (v) => v === undefined || RAW_KEY.test(v),
+      'must be idty_ followed by 32 letters or digits',
+    ),
+    AUTH_JWT_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, 'must be at least 32 characters'),
+    AUTH_JWKS_URL: optionalString.refine((v) => v === undefined || /^https?:\/\//.test(v), 'must be an http(s) URL'),
+    AUTH_JWT_ISSUER: optionalString,
+    AUTH_JWT_AUDIENCE: optionalString,
+    AUTH_CLAIMS_FIELD: z.string().min(1).default('cognito:groups'),
+    KEY_CREATE_TIMEOUT_MS: intFrom(100, 120_000).default(10_000),
+    SHUTDOWN_GRACE_MS: intFrom(0, 120_000).default(10_000),
+    CORS_ORIGINS: z
+      .string()
+      .default('')
+      .transform((value, ctx) => {
+        const items = value
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s.length > 0);
+        for (const item of items) {
+          if (!ORIGIN.test(item)) {
+            ctx.addIssue({
+              code: 'custom',
+              message: `"${item}" is not an origin (scheme://host[:port], no path, no wildcard)`,
+            });
+            return z.NEVER;
+          }
         }
-      }
-      return [...new Set(items)];
-    }),
-  GRAPHQL_MAX_BODY_BYTES: intFrom(1024, 16 * 1024 * 1024).default(100 * 1024),
-  METRICS_HOST: optionalString,
-  METRICS_PORT: optionalPort,
-  GRAPHQL_METRICS_PORT: optionalPort,
-  WORKER_METRICS_PORT: optionalPort,
-  // ARC publication (issue 8): the devnet answers on 9090 by default.
-  NETWORK: z.enum(NETWORKS, { error: `must be one of ${NETWORKS.join(', ')}` }).default('devnet'),
-  ARC_URL: httpUrl.default('http://127.0.0.1:9090'),
-  ARC_API_KEY: optionalString,
-  ARC_CALLBACK_URL: optionalString.refine((v) => v === undefined || /^https?:\/\//.test(v), 'must be an http(s) URL'),
-  ARC_CALLBACK_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, 'must be at least 16 characters'),
-  ARC_TIMEOUT_MS: intFrom(1000, 120_000).default(15_000),
-  HEADERS_URL: httpUrl.default('http://127.0.0.1:9090'),
-  ARC_POLL_MS: intFrom(100, 3_600_000).default(2000),
-  ARC_CALLBACK_GRACE_MS: intFrom(0, 86_400_000).default(30_000),
-  WALLET_SEED: optionalString.refine((v) => v === undefined || /^[0-9a-fA-F]{64}$/.test(v), 'must be 64 hex characters (generate one: openssl rand -hex 32)'),
-  POOL_UTXO_SATS: intFrom(2, 100_000_000).default(1000),
-  POOL_LOW_WATER: intFrom(0, 1_000_000).default(2000),
-  POOL_TARGET: intFrom(1, 1_000_000).default(10000),
-  FEE_FLOOR_SATS_PER_KB: intFrom(0, 1_000_000).default(1),
-  // The devnet node (apps/devnet): its ARC v1 + headers port, and an optional Bearer key for /v1/*.
-  DEVNET_PORT: intFrom(0, 65535).default(9090),
-  DEVNET_API_KEY: optionalString,
-  // The devnet node's own Redis (its chain: transactions, UTXOs, blocks). Unset: REDIS_URL, except
-  // under `npm start`, which gives the node a redis-server of its own (see apps/launcher).
-  DEVNET_REDIS_URL: z.string().url('must be a redis:// URL').optional(),
-  // Issue 11: rate limits and the queue dashboard.
-  RATE_LIMIT_PER_KEY: ratePolicy,
-  RATE_LIMIT_PER_TENANT: ratePolicy,
-  ADMIN_UI: booleanFlag(true),
-  // Webhooks (issue 11).
-  WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false'),
-  WEBHOOK_SECRET_KEY: optionalString.refine((v) => v === undefined || /^[0-9a-fA-F]{64}$/.test(v), 'must be 64 hex characters (generate one: openssl rand -hex 32)'),
-  WEBHOOK_LIMIT: intFrom(1, 1000).default(10),
-}).superRefine((e, ctx) => {
-  if ((e.ARC_CALLBACK_URL === undefined) !== (e.ARC_CALLBACK_TOKEN === undefined)) {
-    ctx.addIssue({ code: 'custom', path: ['ARC_CALLBACK_TOKEN'], message: 'ARC_CALLBACK_URL and ARC_CALLBACK_TOKEN are set together or not at all' });
-  }
-  if (e.NETWORK !== 'devnet' && e.WALLET_SEED === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['WALLET_SEED'], message: `required when NETWORK is ${e.NETWORK} (generate one: openssl rand -hex 32, then fund its address)` });
-  }
-  if (e.POOL_TARGET < e.POOL_LOW_WATER) {
-    ctx.addIssue({ code: 'custom', path: ['POOL_TARGET'], message: `must be at least POOL_LOW_WATER (${e.POOL_LOW_WATER})` });
-  }
-});
+        return [...new Set(items)];
+      }),
+    GRAPHQL_MAX_BODY_BYTES: intFrom(1024, 16 * 1024 * 1024).default(100 * 1024),
+    METRICS_HOST: optionalString,
+    METRICS_PORT: optionalPort,
+    GRAPHQL_METRICS_PORT: optionalPort,
+    WORKER_METRICS_PORT: optionalPort,
+    // ARC publication (issue 8): the devnet answers on 9090 by default.
+    NETWORK: z.enum(NETWORKS, { error: `must be one of ${NETWORKS.join(', ')}` }).default('devnet'),
+    ARC_URL: httpUrl.default('http://127.0.0.1:9090'),
+    ARC_API_KEY: optionalString,
+    ARC_CALLBACK_URL: optionalString.refine((v) => v === undefined || /^https?:\/\//.test(v), 'must be an http(s) URL'),
+    ARC_CALLBACK_TOKEN: optionalString.refine(
+      (v) => v === undefined || v.length >= 16,
+      'must be at least 16 characters',
+    ),
+    ARC_TIMEOUT_MS: intFrom(1000, 120_000).default(15_000),
+    HEADERS_URL: httpUrl.default('http://127.0.0.1:9090'),
+    ARC_POLL_MS: intFrom(100, 3_600_000).default(2000),
+    ARC_CALLBACK_GRACE_MS: intFrom(0, 86_400_000).default(30_000),
+    WALLET_SEED: optionalString.refine(
+      (v) => v === undefined || /^[0-9a-fA-F]{64}$/.test(v),
+      'must be 64 hex characters (generate one: openssl rand -hex 32)',
+    ),
+    POOL_UTXO_SATS: intFrom(2, 100_000_000).default(1000),
+    POOL_LOW_WATER: intFrom(0, 1_000_000).default(2000),
+    POOL_TARGET: intFrom(1, 1_000_000).default(10000),
+    FEE_FLOOR_SATS_PER_KB: intFrom(0, 1_000_000).default(1),
+    // The devnet node (apps/devnet): its ARC v1 + headers port, and an optional Bearer key for /v1/*.
+    DEVNET_PORT: intFrom(0, 65535).default(9090),
+    DEVNET_API_KEY: optionalString,
+    // The devnet node's own Redis (its chain: transactions, UTXOs, blocks). Unset: REDIS_URL, except
+    // under `npm start`, which gives the node a redis-server of its own (see apps/launcher).
+    DEVNET_REDIS_URL: z.string().url('must be a redis:// URL').optional(),
+    // Issue 11: rate limits and the queue dashboard.
+    RATE_LIMIT_PER_KEY: ratePolicy,
+    RATE_LIMIT_PER_TENANT: ratePolicy,
+    ADMIN_UI: booleanFlag(true),
+    // Webhooks (issue 11).
+    WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false'),
+    WEBHOOK_SECRET_KEY: optionalString.refine(
+      (v) => v === undefined || /^[0-9a-fA-F]{64}$/.test(v),
+      'must be 64 hex characters (generate one: openssl rand -hex 32)',
+    ),
+    WEBHOOK_LIMIT: intFrom(1, 1000).default(10),
+  })
+  .superRefine((e, ctx) => {
+    if ((e.ARC_CALLBACK_URL === undefined) !== (e.ARC_CALLBACK_TOKEN === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ARC_CALLBACK_TOKEN'],
+        message: 'ARC_CALLBACK_URL and ARC_CALLBACK_TOKEN are set together or not at all',
+      });
+    }
+    if (e.NETWORK !== 'devnet' && e.WALLET_SEED === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WALLET_SEED'],
+        message: `required when NETWORK is ${e.NETWORK} (generate one: openssl rand -hex 32, then fund its address)`,
+      });
+    }
+    if (e.POOL_TARGET < e.POOL_LOW_WATER) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['POOL_TARGET'],
+        message: `must be at least POOL_LOW_WATER (${e.POOL_LOW_WATER})`,
+      });
+    }
+  });
 
 /** The validated, frozen configuration every app is built from. */
 export interface Config {
@@ -229,7 +272,12 @@ export interface Config {
    * `METRICS_PORT` for the REST process, `GRAPHQL_METRICS_PORT` for the GraphQL process
    * (undefined = served on the public port); `host` is `METRICS_HOST`, default `HOST`.
    */
-  readonly metrics: { readonly host: string; readonly apiPort: number | undefined; readonly graphqlPort: number | undefined; readonly workerPort?: number | undefined };
+  readonly metrics: {
+    readonly host: string;
+    readonly apiPort: number | undefined;
+    readonly graphqlPort: number | undefined;
+    readonly workerPort?: number | undefined;
+  };
   /** ARC publication: the network, the ARC endpoint and the headers source proofs are checked against. */
   readonly chain: {
     readonly network: Network;
@@ -296,7 +344,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const issue = parsed.error.issues[0];
     const name = String(issue?.path[0] ?? 'environment');
     const got = env[name];
-    throw new ConfigError(`${name}: ${issue?.message ?? 'invalid'}${got === undefined ? '' : ` (got ${JSON.stringify(got)})`}`);
+    throw new ConfigError(
+      `${name}: ${issue?.message ?? 'invalid'}${got === undefined ? '' : ` (got ${JSON.stringify(got)})`}`,
+    );
   }
   const e = parsed.data;
   if (e.NODE_ENV === 'production' && e.AUTH_JWT_SECRET === undefined && e.AUTH_JWKS_URL === undefined) {
@@ -304,7 +354,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // tokens must verify against a secret or key set the operator chose.
     throw new ConfigError('AUTH_JWT_SECRET: required when NODE_ENV=production (32+ characters), or set AUTH_JWKS_URL');
   }
-  const features = Object.fromEntries(FEATURE_NAMES.map((f) => [f, e.FEATURES.includes(f)])) as Record<FeatureName, boolean>;
+  const features = Object.fromEntries(FEATURE_NAMES.map((f) => [f, e.FEATURES.includes(f)])) as Record<
+    FeatureName,
+    boolean
+  >;
   return deepFreeze({
     nodeEnv: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,
@@ -339,7 +392,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     corsOrigins: e.CORS_ORIGINS,
     graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES,
-    metrics: { host: e.METRICS_HOST ?? e.HOST, apiPort: e.METRICS_PORT, graphqlPort: e.GRAPHQL_METRICS_PORT, workerPort: e.WORKER_METRICS_PORT },
+    metrics: {
+      host: e.METRICS_HOST ?? e.HOST,
+      apiPort: e.METRICS_PORT,
+      graphqlPort: e.GRAPHQL_METRICS_PORT,
+      workerPort: e.WORKER_METRICS_PORT,
+    },
     chain: {
       network: e.NETWORK,
       arcUrl: e.ARC_URL,
@@ -362,7 +420,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     rateLimit: { perKey: e.RATE_LIMIT_PER_KEY, perTenant: e.RATE_LIMIT_PER_TENANT },
     adminUi: e.ADMIN_UI,
-    webhooks: { allowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true', secretKey: e.WEBHOOK_SECRET_KEY?.toLowerCase(), limit: e.WEBHOOK_LIMIT },
+    webhooks: {
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
+      secretKey: e.WEBHOOK_SECRET_KEY?.toLowerCase(),
+      limit: e.WEBHOOK_LIMIT,
+    },
   });
 }
 

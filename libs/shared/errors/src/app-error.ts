@@ -92,4 +92,11 @@ export const forbidden = (errorCode: string, detail: string) => new AppError({ e
 export const notFound = (errorCode: string, detail: string) => new AppError({ errorCode, httpStatus: 404, detail });
 export const conflict = (errorCode: string, detail: string) => new AppError({ errorCode, httpStatus: 409, detail });
 export const unavailable = (errorCode: string, detail: string, retryAfterSeconds = 1, cause?: unknown) =>
-  new AppError({ errorCode, httpStatus: 503, detail, retryable: true, cause, headers: { 'Retry-After': String(retryAfterSeconds) } });
+  new AppError({
+    errorCode,
+    httpStatus: 503,
+    detail,
+    retryable: true,
+    cause,
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });

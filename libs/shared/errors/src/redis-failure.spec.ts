@@ -1,11 +1,18 @@
 import { AppError, badRequest, unavailable } from './app-error';
 import { normaliseError, redisFailureIn, redisUnavailable } from './redis-failure';
 
-const named = (name: string, message: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(message), { name }, extra);
+const named = (name: string, message: string, extra: Record<string, unknown> = {}) =>
+  Object.assign(new Error(message), { name }, extra);
 
 describe('Redis unavailability mapping (one place for REST and GraphQL)', () => {
   it.each([
-    ['ioredis max retries', named('MaxRetriesPerRequestError', 'Reached the max retries per request limit (which is 1). Refer to "maxRetriesPerRequest" option for details.')],
+    [
+      'ioredis max retries',
+      named(
+        'MaxRetriesPerRequestError',
+        'Reached the max retries per request limit (which is 1). Refer to "maxRetriesPerRequest" option for details.',
+      ),
+    ],
     ['ioredis command timeout (frozen server)', new Error('Command timed out')],
     ['ioredis closed connection', new Error('Connection is closed.')],
     ['ioredis offline queue off', new Error("Stream isn't writeable and enableOfflineQueue options is false")],
@@ -23,9 +30,20 @@ describe('Redis unavailability mapping (one place for REST and GraphQL)', () => 
   });
 
   it('finds the failure behind a wrapping AppError 5xx (a store call) or a GraphQL-style originalError', () => {
-    const wrapped = unavailable('STORE_UNAVAILABLE', 'The key store is unavailable.', 1, new Error('Command timed out'));
+    const wrapped = unavailable(
+      'STORE_UNAVAILABLE',
+      'The key store is unavailable.',
+      1,
+      new Error('Command timed out'),
+    );
     expect(normaliseError(wrapped)).toMatchObject({ errorCode: 'REDIS_UNAVAILABLE' });
-    const gql = { message: 'Unexpected', originalError: { message: 'x', cause: named('MaxRetriesPerRequestError', 'Reached the max retries per request limit (which is 1).') } };
+    const gql = {
+      message: 'Unexpected',
+      originalError: {
+        message: 'x',
+        cause: named('MaxRetriesPerRequestError', 'Reached the max retries per request limit (which is 1).'),
+      },
+    };
     expect(redisFailureIn(gql)).toBeDefined();
   });
 
@@ -37,7 +55,14 @@ describe('Redis unavailability mapping (one place for REST and GraphQL)', () => 
     expect(normaliseError(named('ReplyError', 'ERR wrong number of arguments'))).toBeInstanceOf(Error);
     expect(normaliseError(named('ReplyError', 'ERR wrong number of arguments'))).not.toBeInstanceOf(AppError);
     // ARC answered with a refused socket nested in its own 503: still ARC_UNAVAILABLE, not Redis.
-    const arc = new AppError({ errorCode: 'ARC_UNAVAILABLE', httpStatus: 503, detail: 'ARC down', cause: Object.assign(new Error('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) }) });
+    const arc = new AppError({
+      errorCode: 'ARC_UNAVAILABLE',
+      httpStatus: 503,
+      detail: 'ARC down',
+      cause: Object.assign(new Error('fetch failed'), {
+        cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      }),
+    });
     expect(normaliseError(arc)).toBe(arc);
     expect(redisUnavailable().errorCode).toBe('REDIS_UNAVAILABLE');
   });

@@ -33,10 +33,28 @@ const MESSAGES = new Set([
 ]);
 
 /** Reply errors of a server that is up but cannot serve now (AOF replay, replica, failover, busy script, persistence or memory refusal). */
-const REPLY_PREFIXES = ['LOADING', 'READONLY', 'MASTERDOWN', 'BUSY', 'TRYAGAIN', 'CLUSTERDOWN', 'NOREPLICAS', 'MISCONF', 'OOM'];
+const REPLY_PREFIXES = [
+  'LOADING',
+  'READONLY',
+  'MASTERDOWN',
+  'BUSY',
+  'TRYAGAIN',
+  'CLUSTERDOWN',
+  'NOREPLICAS',
+  'MISCONF',
+  'OOM',
+];
 
 /** Socket errors, recognised only on the error that reached the handler itself (a nested one may come from another service). */
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+]);
 
 interface ErrorLike {
   readonly name?: unknown;
@@ -51,7 +69,11 @@ function isOwnRedisFailure(e: ErrorLike): boolean {
   const message = typeof e.message === 'string' ? e.message : '';
   if (MESSAGES.has(message)) return true;
   if (message.startsWith('Reached the max retries per request limit')) return true;
-  if ((e.name === 'ReplyError' || e.name === 'ErrorReply') && REPLY_PREFIXES.some((p) => message.startsWith(`${p} `) || message === p)) return true;
+  if (
+    (e.name === 'ReplyError' || e.name === 'ErrorReply') &&
+    REPLY_PREFIXES.some((p) => message.startsWith(`${p} `) || message === p)
+  )
+    return true;
   return false;
 }
 

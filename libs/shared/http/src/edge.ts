@@ -29,10 +29,19 @@ const EXPOSED_HEADERS = 'x-request-id, retry-after, location';
  * ambient credentials. A preflight (`OPTIONS` with `access-control-request-method`) additionally
  * gets the allowed methods and headers.
  */
-export function corsHeaders(origins: readonly string[], method: string, headers: IncomingHttpHeaders, methods: string): Record<string, string> | undefined {
+export function corsHeaders(
+  origins: readonly string[],
+  method: string,
+  headers: IncomingHttpHeaders,
+  methods: string,
+): Record<string, string> | undefined {
   const origin = headers.origin;
   if (origins.length === 0 || origin === undefined || !origins.includes(origin)) return undefined;
-  const out: Record<string, string> = { 'access-control-allow-origin': origin, vary: 'origin', 'access-control-expose-headers': EXPOSED_HEADERS };
+  const out: Record<string, string> = {
+    'access-control-allow-origin': origin,
+    vary: 'origin',
+    'access-control-expose-headers': EXPOSED_HEADERS,
+  };
   if (method === 'OPTIONS' && headers['access-control-request-method'] !== undefined) {
     out['access-control-allow-methods'] = methods;
     out['access-control-allow-headers'] = ALLOWED_HEADERS;
@@ -89,7 +98,13 @@ export function onClientError(logger: Logger): (err: Error & { code?: string }, 
     }
     const { status, errorCode, title } = parserRefusal(err.code);
     const id = randomUUID();
-    const body = JSON.stringify({ type: 'about:blank', title, status, errorCode, detail: 'The HTTP request could not be parsed.' });
+    const body = JSON.stringify({
+      type: 'about:blank',
+      title,
+      status,
+      errorCode,
+      detail: 'The HTTP request could not be parsed.',
+    });
     logger.info({ reqId: id, status, errorCode, parser: err.code }, 'request refused by the HTTP parser');
     socket.end(
       `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
@@ -114,10 +129,17 @@ export interface MetricsListener {
  * everything else 404. Rejects (EADDRINUSE) when the port is taken, so two processes configured
  * with the same port fail at start instead of one silently serving the other's figures.
  */
-export async function serveMetrics(source: MetricsSource, host: string, port: number, logger: Logger): Promise<MetricsListener> {
+export async function serveMetrics(
+  source: MetricsSource,
+  host: string,
+  port: number,
+  logger: Logger,
+): Promise<MetricsListener> {
   const server = http.createServer((req, res) => {
     if ((req.url ?? '').split('?')[0] !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
-      res.writeHead(404, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ title: 'Not Found', status: 404, errorCode: 'ROUTE_NOT_FOUND' }));
+      res
+        .writeHead(404, { 'content-type': 'application/problem+json' })
+        .end(JSON.stringify({ title: 'Not Found', status: 404, errorCode: 'ROUTE_NOT_FOUND' }));
       return;
     }
     source.metrics().then(

@@ -6,12 +6,15 @@ import { createLogger, logScope } from '@proofline/shared-logger';
 import { requestContext } from './middleware';
 
 /** A real Express app on a real socket with `requestContext` and one route logging at warn. */
-async function serve(level: string): Promise<{ base: string; lines: Record<string, unknown>[]; listeners: number[]; close(): Promise<void> }> {
+async function serve(
+  level: string,
+): Promise<{ base: string; lines: Record<string, unknown>[]; listeners: number[]; close(): Promise<void> }> {
   const lines: Record<string, unknown>[] = [];
   const listeners: number[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
-      for (const l of chunk.toString('utf8').split('\n')) if (l.length > 0) lines.push(JSON.parse(l) as Record<string, unknown>);
+      for (const l of chunk.toString('utf8').split('\n'))
+        if (l.length > 0) lines.push(JSON.parse(l) as Record<string, unknown>);
       done();
     },
   });
@@ -63,7 +66,8 @@ describe('requestContext', () => {
   it('above info (LOG_LEVEL=warn): no access line and no finish listener, but the scope still tags every line', async () => {
     const s = await serve('warn');
     try {
-      for (const id of ['req-b1', 'req-b2']) expect((await fetch(`${s.base}/work/1`, { headers: { 'x-request-id': id } })).status).toBe(201);
+      for (const id of ['req-b1', 'req-b2'])
+        expect((await fetch(`${s.base}/work/1`, { headers: { 'x-request-id': id } })).status).toBe(201);
       await linesAtLeast(s.lines, 2);
       expect(s.lines.filter((l) => l['msg'] === 'request')).toEqual([]);
       expect(s.lines.map((l) => [l['msg'], l['reqId'], l['inScope']])).toEqual([

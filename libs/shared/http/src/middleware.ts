@@ -41,7 +41,10 @@ function logFinished(this: TimedResponse): void {
   const req = this.req;
   const ms = performance.now() - (this[STARTED_AT] ?? 0);
   // Only the path, never the query string: it may carry an updateToken.
-  req.log.info({ method: req.method, path: req.path, status: this.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+  req.log.info(
+    { method: req.method, path: req.path, status: this.statusCode, ms: Math.round(ms * 10) / 10 },
+    'request',
+  );
 }
 
 /** Sends an error as problem+json; a non-AppError becomes an opaque 500 and is logged in full. */
@@ -80,7 +83,11 @@ export function problemHandler(): ErrorRequestHandler {
 /** 404 for any route nobody handled. */
 export function notFoundHandler(): RequestHandler {
   return (req, res) => {
-    sendProblem(req, res, new AppError({ errorCode: 'ROUTE_NOT_FOUND', httpStatus: 404, detail: `No route for ${req.method} ${req.path}` }));
+    sendProblem(
+      req,
+      res,
+      new AppError({ errorCode: 'ROUTE_NOT_FOUND', httpStatus: 404, detail: `No route for ${req.method} ${req.path}` }),
+    );
   };
 }
 
@@ -90,17 +97,42 @@ function mapFrameworkError(err: unknown): unknown {
   const status = e?.status ?? e?.statusCode;
   switch (e?.type) {
     case 'entity.parse.failed':
-      return new AppError({ errorCode: 'BODY_INVALID_JSON', httpStatus: 400, detail: 'The request body is not valid JSON.', cause: err });
+      return new AppError({
+        errorCode: 'BODY_INVALID_JSON',
+        httpStatus: 400,
+        detail: 'The request body is not valid JSON.',
+        cause: err,
+      });
     case 'entity.too.large':
-      return new AppError({ errorCode: 'CONTENT_LENGTH_LIMIT_EXCEEDED', httpStatus: 413, detail: 'The request body is too large.', cause: err });
+      return new AppError({
+        errorCode: 'CONTENT_LENGTH_LIMIT_EXCEEDED',
+        httpStatus: 413,
+        detail: 'The request body is too large.',
+        cause: err,
+      });
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return new AppError({ errorCode: 'UNSUPPORTED_MEDIA_TYPE', httpStatus: 415, detail: 'The request body encoding or charset is not supported.', cause: err });
+      return new AppError({
+        errorCode: 'UNSUPPORTED_MEDIA_TYPE',
+        httpStatus: 415,
+        detail: 'The request body encoding or charset is not supported.',
+        cause: err,
+      });
     case 'request.aborted':
-      return new AppError({ errorCode: 'REQUEST_ABORTED', httpStatus: 400, detail: 'The request was aborted by the client.', cause: err });
+      return new AppError({
+        errorCode: 'REQUEST_ABORTED',
+        httpStatus: 400,
+        detail: 'The request was aborted by the client.',
+        cause: err,
+      });
     default:
       if (typeof status === 'number' && status >= 400 && status < 500) {
-        return new AppError({ errorCode: 'BAD_REQUEST', httpStatus: status, detail: 'The request could not be read.', cause: err });
+        return new AppError({
+          errorCode: 'BAD_REQUEST',
+          httpStatus: status,
+          detail: 'The request could not be read.',
+          cause: err,
+        });
       }
       return err;
   }
@@ -116,7 +148,13 @@ export function jsonBody(limit = '16kb'): RequestHandler[] {
     (req, _res, next) => {
       const hasBody = Number(req.header('content-length') ?? 0) > 0 || req.header('transfer-encoding') !== undefined;
       if (hasBody && !req.is(['application/json', 'application/*+json'])) {
-        next(new AppError({ errorCode: 'UNSUPPORTED_MEDIA_TYPE', httpStatus: 415, detail: 'Send the body as application/json.' }));
+        next(
+          new AppError({
+            errorCode: 'UNSUPPORTED_MEDIA_TYPE',
+            httpStatus: 415,
+            detail: 'Send the body as application/json.',
+          }),
+        );
         return;
       }
       next();

@@ -5,7 +5,11 @@ import { AppError } from '@proofline/shared-errors';
  * Parses `value` with a zod schema; on failure throws a 400 AppError whose detail names the
  * field and the problem (e.g. `name: must be 3 to 32 characters`).
  */
-export function parseOr400<S extends z.ZodType>(schema: S, value: unknown, errorCode = 'VALIDATION_FAILED'): z.output<S> {
+export function parseOr400<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  errorCode = 'VALIDATION_FAILED',
+): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const detail = result.error.issues

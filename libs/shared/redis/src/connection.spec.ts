@@ -11,7 +11,12 @@ const testRedisUrl = (): string => {
 };
 
 /** A TCP proxy in front of the test Redis that counts the chunks each client connection sends. */
-async function countingProxy(): Promise<{ url: string; chunks: () => number; dropClients: () => void; close: () => Promise<void> }> {
+async function countingProxy(): Promise<{
+  url: string;
+  chunks: () => number;
+  dropClients: () => void;
+  close: () => Promise<void>;
+}> {
   const target = new URL(testRedisUrl());
   let chunks = 0;
   const clients = new Set<Socket>();
@@ -101,7 +106,9 @@ describe('coalesceWrites (real Redis behind a counting proxy)', () => {
       return () => n;
     };
     const plain = createRedis(testRedisUrl(), { maxRetriesPerRequest: 2, enableAutoPipelining: false });
-    const merged = coalesceWrites(createRedis(testRedisUrl(), { maxRetriesPerRequest: 2, enableAutoPipelining: false }));
+    const merged = coalesceWrites(
+      createRedis(testRedisUrl(), { maxRetriesPerRequest: 2, enableAutoPipelining: false }),
+    );
     try {
       await Promise.all([plain.ping(), merged.ping()]);
       const burst = (r: typeof plain) => Promise.all(Array.from({ length: 40 }, (_, i) => r.get(`${prefix}:none${i}`)));

@@ -126,7 +126,11 @@ export function withCallTimeout<T extends object>(client: T, ms = REQUEST_COMMAN
  * one line per `everyMs` with the number of errors since (ioredis emits one per reconnection
  * attempt: every 50-500 ms while Redis is away).
  */
-export function throttledErrorLog(log: (fields: { err: string; repeated: number }, msg: string) => void, msg: string, everyMs = 10_000): (err: Error) => void {
+export function throttledErrorLog(
+  log: (fields: { err: string; repeated: number }, msg: string) => void,
+  msg: string,
+  everyMs = 10_000,
+): (err: Error) => void {
   let last = 0;
   let repeated = 0;
   return (err) => {
@@ -156,7 +160,9 @@ const coalesced = new WeakSet<object>();
  */
 export function coalesceWrites<T extends Redis>(redis: T): T {
   const patch = (): void => {
-    const stream = (redis as unknown as { stream?: { write: (...args: unknown[]) => boolean; cork(): void; uncork(): void } }).stream;
+    const stream = (
+      redis as unknown as { stream?: { write: (...args: unknown[]) => boolean; cork(): void; uncork(): void } }
+    ).stream;
     if (!stream || coalesced.has(stream)) return;
     coalesced.add(stream);
     const write = stream.write;

@@ -21,7 +21,10 @@ describe('loadLuaCommands', () => {
   beforeAll(() => {
     redis = new Redis(testRedisUrl(), { enableAutoPipelining: true });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lua-'));
-    fs.writeFileSync(path.join(dir, 'echo-twice-1.lua'), "redis.call('SET', KEYS[1], ARGV[1]) return ARGV[1] .. ARGV[1]");
+    fs.writeFileSync(
+      path.join(dir, 'echo-twice-1.lua'),
+      "redis.call('SET', KEYS[1], ARGV[1]) return ARGV[1] .. ARGV[1]",
+    );
   });
 
   afterAll(async () => {
@@ -35,7 +38,10 @@ describe('loadLuaCommands', () => {
     const inFlight = redis.set(`${prefix}:a`, '1');
     expect(redis.autoPipelineQueueSize).toBeGreaterThan(0);
     loadLuaCommands(redis, dir);
-    const echoed = (redis as unknown as { echoTwice(key: string, v: string): Promise<string> }).echoTwice(`${prefix}:b`, 'xy');
+    const echoed = (redis as unknown as { echoTwice(key: string, v: string): Promise<string> }).echoTwice(
+      `${prefix}:b`,
+      'xy',
+    );
     await expect(Promise.all([inFlight, echoed])).resolves.toEqual(['OK', 'xyxy']);
     expect(await redis.get(`${prefix}:b`)).toBe('xy');
   });

@@ -17,7 +17,10 @@ export function loadLuaCommands(redis: Redis, dir: string, options: { prelude?: 
     const [, name, keys] = m as unknown as [string, string, string];
     const camel = name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     if (!(camel in redis)) {
-      redis.defineCommand(camel, { numberOfKeys: Number(keys), lua: prelude + fs.readFileSync(path.join(dir, file), 'utf8') });
+      redis.defineCommand(camel, {
+        numberOfKeys: Number(keys),
+        lua: prelude + fs.readFileSync(path.join(dir, file), 'utf8'),
+      });
       shareWithOpenAutoPipelines(redis, camel);
     }
     names.push(camel);

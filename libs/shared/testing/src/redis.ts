@@ -27,7 +27,11 @@ export function testRedis(prefix: string): { redis: Redis; cleanup: () => Promis
 }
 
 /** Polls `probe` until it returns a truthy value or `timeoutMs` passes. */
-export async function eventually<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, everyMs = 25): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined | null | false>,
+  timeoutMs = 10_000,
+  everyMs = 25,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -37,7 +41,8 @@ export async function eventually<T>(probe: () => Promise<T | undefined | null | 
     } catch (e) {
       last = e;
     }
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -39,7 +39,20 @@ export class WebhookStore {
       hook.id,
       String(at),
       String(limit),
-      ...['id', hook.id, 'tenant', hook.tenant, 'url', hook.url, 'events', JSON.stringify(hook.events), 'secret', hook.secretSealed, 'createdAt', hook.createdAt],
+      ...[
+        'id',
+        hook.id,
+        'tenant',
+        hook.tenant,
+        'url',
+        hook.url,
+        'events',
+        JSON.stringify(hook.events),
+        'secret',
+        hook.secretSealed,
+        'createdAt',
+        hook.createdAt,
+      ],
     );
     return fromScriptReply('create-webhook-2.lua', CREATE_WEBHOOK_REPLIES, reply);
   }
@@ -55,21 +68,31 @@ export class WebhookStore {
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hgetall(this.keys.hook(id));
     const replies = (await pipeline.exec()) ?? [];
-    return replies.map(([err, v]) => (err ? null : toHook(v as Record<string, string>))).filter((h): h is StoredWebhook => h !== null);
+    return replies
+      .map(([err, v]) => (err ? null : toHook(v as Record<string, string>)))
+      .filter((h): h is StoredWebhook => h !== null);
   }
 
   /** Deletes a webhook of `tenant` with its delivery log; false when it is not the tenant's. */
   async delete(tenant: string, id: string): Promise<boolean> {
     const hook = await this.get(id);
     if (!hook || hook.tenant !== tenant) return false;
-    await this.redis.multi().del(this.keys.hook(id), this.keys.deliveries(id)).zrem(this.keys.tenant(tenant), id).exec();
+    await this.redis
+      .multi()
+      .del(this.keys.hook(id), this.keys.deliveries(id))
+      .zrem(this.keys.tenant(tenant), id)
+      .exec();
     return true;
   }
 
   /** Appends one delivery attempt to the webhook's log (newest first, at most {@link MAX_DELIVERIES_KEPT}). */
   async recordAttempt(id: string, attempt: DeliveryAttempt): Promise<void> {
     const key = this.keys.deliveries(id);
-    await this.redis.multi().lpush(key, JSON.stringify(attempt)).ltrim(key, 0, MAX_DELIVERIES_KEPT - 1).exec();
+    await this.redis
+      .multi()
+      .lpush(key, JSON.stringify(attempt))
+      .ltrim(key, 0, MAX_DELIVERIES_KEPT - 1)
+      .exec();
   }
 
   /** The latest delivery attempts, newest first. */
@@ -84,7 +107,9 @@ export class WebhookStore {
    * submission), so no confirmation goes unseen.
    */
   async watchRecord(recordKey: string, txId: string, at: Date): Promise<boolean> {
-    return (await this.cmd.watchRecord(recordKey, this.keys.watch, this.keys.tenantPrefix, txId, String(at.getTime()))) === 1;
+    return (
+      (await this.cmd.watchRecord(recordKey, this.keys.watch, this.keys.tenantPrefix, txId, String(at.getTime()))) === 1
+    );
   }
 
   /** Watched txIds due for a look at `now`, oldest due first. */

@@ -25,7 +25,8 @@ for (const [net, prefix] of [
   ['203.0.113.0', 24],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
   ['::', 128],
   ['::1', 128],
@@ -36,7 +37,8 @@ for (const [net, prefix] of [
   ['64:ff9b::', 96],
   // IPv4-mapped (::ffff:a.b.c.d in any spelling): a public IPv4 host is reachable as itself.
   ['::ffff:0:0', 96],
-] as const) blocked6.addSubnet(net, prefix, 'ipv6');
+] as const)
+  blocked6.addSubnet(net, prefix, 'ipv6');
 
 /** True when `address` (an IP literal) is one a webhook may not reach by default; non-IPs are refused too. */
 export function isForbiddenAddress(address: string): boolean {

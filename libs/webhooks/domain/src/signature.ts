@@ -24,7 +24,13 @@ export function signWebhook(secret: string, messageId: string, timestamp: number
 }
 
 /** Checks a `webhook-signature` header (space-separated `v1,<sig>` entries) in constant time per entry. */
-export function verifyWebhookSignature(secret: string, messageId: string, timestamp: number, body: string, header: string): boolean {
+export function verifyWebhookSignature(
+  secret: string,
+  messageId: string,
+  timestamp: number,
+  body: string,
+  header: string,
+): boolean {
   const expected = Buffer.from(signWebhook(secret, messageId, timestamp, body));
   return header.split(' ').some((entry) => {
     const given = Buffer.from(entry);

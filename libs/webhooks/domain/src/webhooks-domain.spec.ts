@@ -4,11 +4,16 @@ import { newWebhookSecret, secretBytes, signWebhook, verifyWebhookSignature } fr
 import { CreateWebhookRequest } from './webhook';
 
 describe('Standard Webhooks signatures', () => {
-  it('matches the specification\'s published example', () => {
+  it("matches the specification's published example", () => {
     // From the Standard Webhooks reference libraries' tests.
-    expect(signWebhook('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe(
-      'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
-    );
+    expect(
+      signWebhook(
+        'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+        'msg_p5jXN8AQM9LWM0D4loKWxJek',
+        1614265330,
+        '{"test": 2432232314}',
+      ),
+    ).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
   });
 
   it('secrets are whsec_ + base64 of 32 random bytes; a changed byte or id fails verification', () => {
@@ -25,17 +30,47 @@ describe('Standard Webhooks signatures', () => {
 });
 
 describe('webhook address policy', () => {
-  it.each(['127.0.0.1', '127.9.9.9', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::', '::1', 'fd00::1', 'fc00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:8.8.8.8', 'localhost', ''])(
-    'refuses %s',
-    (address) => expect(isForbiddenAddress(address)).toBe(true),
+  it.each([
+    '127.0.0.1',
+    '127.9.9.9',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.0.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '::',
+    '::1',
+    'fd00::1',
+    'fc00::1',
+    'fe80::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:8.8.8.8',
+    'localhost',
+    '',
+  ])('refuses %s', (address) => expect(isForbiddenAddress(address)).toBe(true));
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '93.184.216.34', '2606:4700:4700::1111', '[2001:4860:4860::8888]'])(
+    'allows %s',
+    (address) => expect(isForbiddenAddress(address)).toBe(false),
   );
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '93.184.216.34', '2606:4700:4700::1111', '[2001:4860:4860::8888]'])('allows %s', (address) => expect(isForbiddenAddress(address)).toBe(false));
 });
 
 describe('webhook requests and delivery jobs', () => {
   it('validates the create body strictly', () => {
-    expect(CreateWebhookRequest.safeParse({ url: 'https://x.example/h', events: ['record.confirmed'] }).success).toBe(true);
-    for (const bad of [{}, { url: 'https://x', events: [] }, { url: 'https://x', events: ['record.created'] }, { url: 'https://x', events: ['record.failed', 'record.failed'] }, { url: 'https://x', events: ['record.failed'], secret: 'mine' }]) {
+    expect(CreateWebhookRequest.safeParse({ url: 'https://x.example/h', events: ['record.confirmed'] }).success).toBe(
+      true,
+    );
+    for (const bad of [
+      {},
+      { url: 'https://x', events: [] },
+      { url: 'https://x', events: ['record.created'] },
+      { url: 'https://x', events: ['record.failed', 'record.failed'] },
+      { url: 'https://x', events: ['record.failed'], secret: 'mine' },
+    ]) {
       expect(CreateWebhookRequest.safeParse(bad).success).toBe(false);
     }
   });

@@ -28,7 +28,12 @@ export interface SendResult {
  * goes only to an allowed address (checked on the resolved address itself), and everything must
  * finish within `timeoutMs`. Never throws: the outcome is data.
  */
-export function postOnce(url: URL, headers: Record<string, string>, body: string, o: { allowPrivate: boolean; timeoutMs: number }): Promise<SendResult> {
+export function postOnce(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  o: { allowPrivate: boolean; timeoutMs: number },
+): Promise<SendResult> {
   return new Promise((resolve) => {
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (!o.allowPrivate && isIP(host) !== 0 && isForbiddenAddress(host)) {
@@ -44,7 +49,12 @@ export function postOnce(url: URL, headers: Record<string, string>, body: string
     };
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'Proofline-Webhooks/1' },
+      headers: {
+        ...headers,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'user-agent': 'Proofline-Webhooks/1',
+      },
       lookup: guardedLookup(o.allowPrivate),
       agent: false,
     });
@@ -57,13 +67,23 @@ export function postOnce(url: URL, headers: Record<string, string>, body: string
       res.resume(); // the answer's body is not read
       res.on('end', () => undefined);
       const ok = statusCode >= 200 && statusCode < 300;
-      const error = ok ? null : statusCode >= 300 && statusCode < 400 ? `redirect ${statusCode} not followed` : `receiver answered ${statusCode}`;
+      const error = ok
+        ? null
+        : statusCode >= 300 && statusCode < 400
+          ? `redirect ${statusCode} not followed`
+          : `receiver answered ${statusCode}`;
       request.destroy();
       finish({ statusCode, error, forbidden: false });
     });
     request.on('error', (err) => {
       const forbidden = err instanceof ForbiddenAddressError || err.name === 'ForbiddenAddressError';
-      finish({ statusCode: null, error: forbidden ? 'the host resolves to a forbidden address' : `connection failed: ${(err as NodeJS.ErrnoException).code ?? err.message}`, forbidden });
+      finish({
+        statusCode: null,
+        error: forbidden
+          ? 'the host resolves to a forbidden address'
+          : `connection failed: ${(err as NodeJS.ErrnoException).code ?? err.message}`,
+        forbidden,
+      });
     });
     request.end(body);
   });
@@ -88,7 +108,10 @@ export type DeliveryOutcome = 'delivered' | 'webhook-deleted';
  * timeout or a connection error throws (BullMQ retries with exponential backoff); a forbidden
  * address or a bad payload is unrecoverable. The secret never reaches a log line.
  */
-export async function deliverWebhook(deps: DeliveryDeps, job: Pick<Job, 'data' | 'attemptsMade'>): Promise<DeliveryOutcome> {
+export async function deliverWebhook(
+  deps: DeliveryDeps,
+  job: Pick<Job, 'data' | 'attemptsMade'>,
+): Promise<DeliveryOutcome> {
   const parsed = WebhookDeliveryJob.safeParse(job.data);
   if (!parsed.success) throw new UnrecoverableError('invalid webhooks-deliver payload');
   const d = parsed.data;
@@ -103,7 +126,10 @@ export async function deliverWebhook(deps: DeliveryDeps, job: Pick<Job, 'data' |
     'webhook-signature': signWebhook(secret, d.messageId, timestamp, d.body),
   };
   const t0 = performance.now();
-  const result = await postOnce(new URL(hook.url), headers, d.body, { allowPrivate: deps.allowPrivate, timeoutMs: deps.timeoutMs ?? DELIVERY_TIMEOUT_MS });
+  const result = await postOnce(new URL(hook.url), headers, d.body, {
+    allowPrivate: deps.allowPrivate,
+    timeoutMs: deps.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+  });
   const attempt: DeliveryAttempt = {
     messageId: d.messageId,
     event: d.event,
@@ -117,7 +143,16 @@ export async function deliverWebhook(deps: DeliveryDeps, job: Pick<Job, 'data' |
   };
   await deps.store.recordAttempt(hook.id, attempt);
   if (result.error === null) return 'delivered';
-  deps.logger?.warn({ webhookId: hook.id, messageId: d.messageId, statusCode: result.statusCode, err: result.error, attempt: attempt.attempt }, 'webhook delivery attempt failed');
+  deps.logger?.warn(
+    {
+      webhookId: hook.id,
+      messageId: d.messageId,
+      statusCode: result.statusCode,
+      err: result.error,
+      attempt: attempt.attempt,
+    },
+    'webhook delivery attempt failed',
+  );
   if (result.forbidden) throw new UnrecoverableError(result.error);
   throw new Error(result.error);
 }

@@ -21,7 +21,9 @@ export class SecretBox {
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(Buffer.from(webhookId, 'utf8'));
     const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-    return [VERSION, iv.toString('base64'), cipher.getAuthTag().toString('base64'), sealed.toString('base64')].join('.');
+    return [VERSION, iv.toString('base64'), cipher.getAuthTag().toString('base64'), sealed.toString('base64')].join(
+      '.',
+    );
   }
 
   /** @throws Error when the value was not sealed for `webhookId` with this key. */
@@ -40,6 +42,9 @@ export class SecretBox {
  * and kept in Redis beside the secrets (development convenience: set the variable in production,
  * so that a copy of Redis alone does not reveal the secrets).
  */
-export async function openSecretBox(store: Pick<WebhookStore, 'sealKey'>, configuredKey: string | undefined): Promise<SecretBox> {
+export async function openSecretBox(
+  store: Pick<WebhookStore, 'sealKey'>,
+  configuredKey: string | undefined,
+): Promise<SecretBox> {
   return new SecretBox(configuredKey ?? (await store.sealKey(randomBytes(32).toString('hex'))));
 }

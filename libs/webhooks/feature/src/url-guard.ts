@@ -9,7 +9,9 @@ export type Resolver = (host: string) => Promise<readonly string[]>;
 /** Every address `host` resolves to (A and AAAA). */
 export const systemResolver: Resolver = (host) =>
   new Promise((resolve, reject) => {
-    dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses.map((a) => a.address))));
+    dnsLookup(host, { all: true, verbatim: true }, (err, addresses) =>
+      err ? reject(err) : resolve(addresses.map((a) => a.address)),
+    );
   });
 
 const notAllowed = (detail: string) => new AppError({ errorCode: 'WEBHOOK_URL_NOT_ALLOWED', httpStatus: 400, detail });
@@ -27,8 +29,10 @@ export async function checkWebhookUrl(raw: string, opts: { allowPrivate: boolean
   } catch {
     throw badRequest('WEBHOOK_URL_INVALID', 'url must be an absolute http(s) URL.');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw notAllowed(`url: only http and https are allowed, not ${url.protocol.replace(/:$/, '')}.`);
-  if (url.username !== '' || url.password !== '') throw badRequest('WEBHOOK_URL_INVALID', 'url must not carry credentials; every delivery is signed instead.');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw notAllowed(`url: only http and https are allowed, not ${url.protocol.replace(/:$/, '')}.`);
+  if (url.username !== '' || url.password !== '')
+    throw badRequest('WEBHOOK_URL_INVALID', 'url must not carry credentials; every delivery is signed instead.');
   if (url.hostname === '') throw badRequest('WEBHOOK_URL_INVALID', 'url needs a host.');
   if (opts.allowPrivate) return url;
   const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -42,7 +46,9 @@ export async function checkWebhookUrl(raw: string, opts: { allowPrivate: boolean
     }
   }
   if (addresses.length === 0 || addresses.some(isForbiddenAddress)) {
-    throw notAllowed('url resolves to a loopback, private, link-local or otherwise reserved address; webhooks are delivered to public addresses only.');
+    throw notAllowed(
+      'url resolves to a loopback, private, link-local or otherwise reserved address; webhooks are delivered to public addresses only.',
+    );
   }
   return url;
 }
@@ -68,7 +74,11 @@ export function guardedLookup(allowPrivate: boolean) {
       }
       const list = addresses;
       if (!allowPrivate && (list.length === 0 || list.some((a) => isForbiddenAddress(a.address)))) {
-        callback(new ForbiddenAddressError(`${hostname} resolves to a forbidden address`) as NodeJS.ErrnoException, '', 0);
+        callback(
+          new ForbiddenAddressError(`${hostname} resolves to a forbidden address`) as NodeJS.ErrnoException,
+          '',
+          0,
+        );
         return;
       }
       if (options.all) callback(null, list);

@@ -9,7 +9,10 @@ import type { WebhookStore } from '@proofline/webhooks-data-access';
  * confirmed unseen, and a failed watch (Redis down) fails the attempt, which BullMQ retries. One
  * extra script call per publication; a tenant without webhooks adds nothing else.
  */
-export function watchPublications(publisher: ChainPublisher, deps: { store: Pick<WebhookStore, 'watchRecord'>; prefix: string; clock: Clock }): ChainPublisher {
+export function watchPublications(
+  publisher: ChainPublisher,
+  deps: { store: Pick<WebhookStore, 'watchRecord'>; prefix: string; clock: Clock },
+): ChainPublisher {
   const keys = recordsKeys(deps.prefix);
   return {
     async submit(tx) {

@@ -9,7 +9,12 @@ import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
 import type { Redis } from '@proofline/shared-redis';
 import type { WebhookStore } from '@proofline/webhooks-data-access';
-import { DEFAULT_DELIVERY_RETRY, WEBHOOK_DELIVERY_JOB, deliveryJobId, deliveryJobOptions } from '@proofline/webhooks-domain';
+import {
+  DEFAULT_DELIVERY_RETRY,
+  WEBHOOK_DELIVERY_JOB,
+  deliveryJobId,
+  deliveryJobOptions,
+} from '@proofline/webhooks-domain';
 import type { DeliveryRetryPolicy, StoredWebhook, WebhookDeliveryJob, WebhookEvent } from '@proofline/webhooks-domain';
 
 /** The delivery queue of the webhooks scope (jobId = {@link deliveryJobId}). */
@@ -62,9 +67,17 @@ export class WebhookWatcher {
     const now = clock.now();
     const due = await webhooks.dueWatched(now, size);
     if (due.length === 0) return { settled: 0, more: false };
-    const [metas, inclusions, tip] = await Promise.all([records.metaMany(due), reader.inclusions(due), reader.tipHeight()]);
+    const [metas, inclusions, tip] = await Promise.all([
+      records.metaMany(due),
+      reader.inclusions(due),
+      reader.tipHeight(),
+    ]);
     const hooksOf = new Map<string, Promise<StoredWebhook[]>>();
-    const jobs: { name: string; data: WebhookDeliveryJob; opts: ReturnType<typeof deliveryJobOptions> & { jobId: string } }[] = [];
+    const jobs: {
+      name: string;
+      data: WebhookDeliveryJob;
+      opts: ReturnType<typeof deliveryJobOptions> & { jobId: string };
+    }[] = [];
     const settled: string[] = [];
     const pending: string[] = [];
     const successors: string[] = [];
@@ -111,9 +124,20 @@ export class WebhookWatcher {
   }
 }
 
-function deliveryJob(webhookId: string, meta: RecordMeta, event: WebhookEvent, confirmation: unknown, at: Date, opts: ReturnType<typeof deliveryJobOptions>) {
+function deliveryJob(
+  webhookId: string,
+  meta: RecordMeta,
+  event: WebhookEvent,
+  confirmation: unknown,
+  at: Date,
+  opts: ReturnType<typeof deliveryJobOptions>,
+) {
   const jobId = deliveryJobId(webhookId, meta.txId, event);
-  const body = JSON.stringify({ type: event, timestamp: at.toISOString(), data: { txId: meta.txId, family: receiptFamily(meta.family), confirmation } });
+  const body = JSON.stringify({
+    type: event,
+    timestamp: at.toISOString(),
+    data: { txId: meta.txId, family: receiptFamily(meta.family), confirmation },
+  });
   const data: WebhookDeliveryJob = { webhookId, messageId: messageIdOf(jobId), event, txId: meta.txId, body };
   return { name: WEBHOOK_DELIVERY_JOB, data, opts: { ...opts, jobId } };
 }
@@ -152,11 +176,20 @@ export async function startWebhookWatcher(o: WebhookWatcherOptions): Promise<Run
     try {
       return await watcher.tick();
     } finally {
-      await o.redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, lockKey, token);
+      await o.redis.eval(
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+        1,
+        lockKey,
+        token,
+      );
     }
   };
   const queue = new Queue(QUEUES.webhooksWatch, { connection: o.connection, prefix });
-  await queue.upsertJobScheduler(WEBHOOK_WATCH_SCHEDULER_ID, { every: o.everyMs ?? 1000 }, { name: 'watch', data: {}, opts: { removeOnComplete: 10, removeOnFail: 100, attempts: 1 } });
+  await queue.upsertJobScheduler(
+    WEBHOOK_WATCH_SCHEDULER_ID,
+    { every: o.everyMs ?? 1000 },
+    { name: 'watch', data: {}, opts: { removeOnComplete: 10, removeOnFail: 100, attempts: 1 } },
+  );
   const worker = new Worker(QUEUES.webhooksWatch, () => tick(), { connection: o.connection, prefix, concurrency: 1 });
   worker.on('failed', (_job, err) => o.logger?.warn({ err: err.message }, 'webhook watcher pass failed'));
   worker.on('error', (err) => o.logger?.warn({ err: err.message }, 'webhook watcher error'));

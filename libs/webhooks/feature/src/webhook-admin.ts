@@ -42,9 +42,15 @@ export class WebhookAdmin {
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue?.path.join('.') || 'body';
-      throw badRequest('VALIDATION_FAILED', `${where}: ${issue?.message ?? 'invalid'} (expected {"url": "https://…", "events": ["record.confirmed", "record.failed"]}).`);
+      throw badRequest(
+        'VALIDATION_FAILED',
+        `${where}: ${issue?.message ?? 'invalid'} (expected {"url": "https://…", "events": ["record.confirmed", "record.failed"]}).`,
+      );
     }
-    const url = await checkWebhookUrl(parsed.data.url, { allowPrivate: this.deps.allowPrivate, ...(this.deps.resolve ? { resolve: this.deps.resolve } : {}) });
+    const url = await checkWebhookUrl(parsed.data.url, {
+      allowPrivate: this.deps.allowPrivate,
+      ...(this.deps.resolve ? { resolve: this.deps.resolve } : {}),
+    });
     const id = randomUUID();
     const secret = newWebhookSecret();
     const box = await this.deps.box();
@@ -58,7 +64,11 @@ export class WebhookAdmin {
     };
     const outcome = await this.deps.store.createWebhook(hook, this.deps.limit);
     if (outcome === 'LIMIT') {
-      throw new AppError({ errorCode: 'WEBHOOK_LIMIT_EXCEEDED', httpStatus: 409, detail: `A tenant may have at most ${this.deps.limit} webhooks (WEBHOOK_LIMIT); delete one first.` });
+      throw new AppError({
+        errorCode: 'WEBHOOK_LIMIT_EXCEEDED',
+        httpStatus: 409,
+        detail: `A tenant may have at most ${this.deps.limit} webhooks (WEBHOOK_LIMIT); delete one first.`,
+      });
     }
     return { ...view(hook), secret };
   }

@@ -10,7 +10,8 @@ export interface FixtureRequest {
 }
 
 /** How the fixture answers: a status with a JSON (object) or raw (string) body, or no answer at all. */
-export type FixtureReply = { readonly status: number; readonly headers?: Record<string, string>; readonly body?: unknown } | 'hang';
+export type FixtureReply =
+  { readonly status: number; readonly headers?: Record<string, string>; readonly body?: unknown } | 'hang';
 
 export type FixtureHandler = (req: FixtureRequest) => FixtureReply | Promise<FixtureReply>;
 
@@ -26,14 +27,21 @@ export interface ProtocolFixture {
  * ARC's and the headers service's edge cases (5xx, 429, timeouts, malformed bodies, 404 with and
  * without problem JSON, batch answers out of order). Tests only; not a fake ARC.
  */
-export async function startProtocolFixture(initial: FixtureHandler = () => ({ status: 500 })): Promise<ProtocolFixture> {
+export async function startProtocolFixture(
+  initial: FixtureHandler = () => ({ status: 500 }),
+): Promise<ProtocolFixture> {
   let handler = initial;
   const requests: FixtureRequest[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const request: FixtureRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const request: FixtureRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       requests.push(request);
       void Promise.resolve(handler(request)).then((reply) => {
         if (reply === 'hang') return;

@@ -62,7 +62,12 @@ export const ARC_ERRORS: Readonly<Record<number, { title: string; errorCode: str
 };
 
 /** ARC's problem JSON `{type,title,status,detail,instance,txid,extraInfo}` plus our `errorCode`. */
-export function problemBody(status: number, detail: string, txid: string | null = null, instance: string | null = null): Record<string, unknown> {
+export function problemBody(
+  status: number,
+  detail: string,
+  txid: string | null = null,
+  instance: string | null = null,
+): Record<string, unknown> {
   const known = ARC_ERRORS[status];
   return {
     type: `https://bitcoin-sv.github.io/arc/#/errors?id=_${status}`,

@@ -100,7 +100,10 @@ export class Callbacker {
    * re-submission with a new callback URL) and all its registrations after this one (for
    * {@link notifyEach}).
    */
-  async registerMany(txIds: readonly string[], reg: CallbackRegistration): Promise<{ readonly isNew: boolean; readonly all: readonly CallbackRegistration[] }[]> {
+  async registerMany(
+    txIds: readonly string[],
+    reg: CallbackRegistration,
+  ): Promise<{ readonly isNew: boolean; readonly all: readonly CallbackRegistration[] }[]> {
     if (txIds.length === 0) return [];
     const raws = await this.o.redis.hmget(this.o.keys.callbacks, ...txIds);
     const current = new Map<string, CallbackRegistration[]>();
@@ -139,19 +142,25 @@ export class Callbacker {
   async notifyMany(records: readonly TxStatusRecord[]): Promise<number> {
     if (records.length === 0) return 0;
     const raws = await this.o.redis.hmget(this.o.keys.callbacks, ...records.map((r) => r.txid));
-    return this.notifyEach(records.flatMap((record, i) => {
-      const raw = raws[i];
-      return raw ? [{ record, regs: JSON.parse(raw) as CallbackRegistration[] }] : [];
-    }));
+    return this.notifyEach(
+      records.flatMap((record, i) => {
+        const raw = raws[i];
+        return raw ? [{ record, regs: JSON.parse(raw) as CallbackRegistration[] }] : [];
+      }),
+    );
   }
 
   /** Queues what each record's status triggers for the given registrations, in one INCRBY and one ZADD. */
-  async notifyEach(items: readonly { readonly record: TxStatusRecord; readonly regs: readonly CallbackRegistration[] }[]): Promise<number> {
+  async notifyEach(
+    items: readonly { readonly record: TxStatusRecord; readonly regs: readonly CallbackRegistration[] }[],
+  ): Promise<number> {
     const now = this.o.clock.now();
     const deliveries: Omit<Delivery, 'id'>[] = [];
     for (const { record, regs } of items) {
       const rank = ARC_STATUSES[record.txStatus];
-      const due = regs.filter((r) => (r.full ? rank >= ARC_STATUSES.SEEN_IN_ORPHAN_MEMPOOL : rank >= ARC_STATUSES.DOUBLE_SPEND_ATTEMPTED));
+      const due = regs.filter((r) =>
+        r.full ? rank >= ARC_STATUSES.SEEN_IN_ORPHAN_MEMPOOL : rank >= ARC_STATUSES.DOUBLE_SPEND_ATTEMPTED,
+      );
       if (due.length === 0) continue;
       const payload = callbackBody(record, now);
       for (const r of due) deliveries.push({ url: r.url, token: r.token, batch: r.batch, attempt: 0, payload });
@@ -164,11 +173,16 @@ export class Callbacker {
   }
 
   /** Adds deliveries to the queue: ids from one INCRBY, members in one ZADD. */
-  private async enqueue(items: readonly { readonly d: Omit<Delivery, 'id'>; readonly dueAtMs: number }[]): Promise<void> {
+  private async enqueue(
+    items: readonly { readonly d: Omit<Delivery, 'id'>; readonly dueAtMs: number }[],
+  ): Promise<void> {
     if (items.length === 0) return;
     const last = await this.o.redis.incrby(this.o.keys.callbackSeq, items.length);
     const first = last - items.length + 1;
-    await this.o.redis.zadd(this.o.keys.callbackQueue, ...items.flatMap(({ d, dueAtMs }, i) => [dueAtMs, JSON.stringify({ ...d, id: first + i })]));
+    await this.o.redis.zadd(
+      this.o.keys.callbackQueue,
+      ...items.flatMap(({ d, dueAtMs }, i) => [dueAtMs, JSON.stringify({ ...d, id: first + i })]),
+    );
   }
 
   /** Runs one delivery pass unless one is running. */
@@ -184,7 +198,12 @@ export class Callbacker {
   /** Delivers every due callback once (exposed for tests). */
   async deliverDue(): Promise<void> {
     const now = Date.now();
-    const members = await this.commands.callbackClaim(this.o.keys.callbackQueue, String(now), String(now + this.leaseMs), '500');
+    const members = await this.commands.callbackClaim(
+      this.o.keys.callbackQueue,
+      String(now),
+      String(now + this.leaseMs),
+      '500',
+    );
     if (members.length === 0) return;
     const claimed = members.map((m) => ({ member: m, d: JSON.parse(m) as Delivery }));
     if (this.o.faults.dropCallbacks) {
@@ -198,7 +217,8 @@ export class Callbacker {
     // count a failed attempt and wait for their backoff, so one dead receiver costs one timeout.
     type Items = readonly (typeof claimed)[number][];
     const byUrl = new Map<string, { token: string; body: Record<string, unknown>; items: Items }[]>();
-    const queueSend = (url: string, token: string, body: Record<string, unknown>, items: Items) => byUrl.set(url, [...(byUrl.get(url) ?? []), { token, body, items }]);
+    const queueSend = (url: string, token: string, body: Record<string, unknown>, items: Items) =>
+      byUrl.set(url, [...(byUrl.get(url) ?? []), { token, body, items }]);
     for (const c of claimed.filter((x) => !x.d.batch)) queueSend(c.d.url, c.d.token, c.d.payload, [c]);
     const groups = new Map<string, typeof claimed>();
     for (const c of claimed.filter((x) => x.d.batch)) {
@@ -224,7 +244,12 @@ export class Callbacker {
   }
 
   /** POSTs one request; settles its deliveries. True when the receiver answered 2xx. */
-  private async send(url: string, token: string, body: Record<string, unknown>, items: readonly { member: string; d: Delivery }[]): Promise<boolean> {
+  private async send(
+    url: string,
+    token: string,
+    body: Record<string, unknown>,
+    items: readonly { member: string; d: Delivery }[],
+  ): Promise<boolean> {
     const times = this.o.faults.duplicateCallbacks ? 2 : 1;
     let ok = true;
     for (let t = 0; t < times; t++) ok = (await this.post(url, token, body)) && ok;
@@ -239,7 +264,11 @@ export class Callbacker {
       const retries: { d: Omit<Delivery, 'id'>; dueAtMs: number }[] = [];
       for (const { d } of items) {
         const attempt = d.attempt + 1;
-        if (attempt < this.maxAttempts) retries.push({ d: { url: d.url, token: d.token, batch: d.batch, attempt, payload: d.payload }, dueAtMs: Date.now() + this.retryBaseMs * 2 ** (attempt - 1) });
+        if (attempt < this.maxAttempts)
+          retries.push({
+            d: { url: d.url, token: d.token, batch: d.batch, attempt, payload: d.payload },
+            dueAtMs: Date.now() + this.retryBaseMs * 2 ** (attempt - 1),
+          });
         else this.o.logger?.warn({ txid: d.payload['txid'], attempts: attempt }, 'callback given up');
       }
       await this.enqueue(retries);
@@ -251,7 +280,12 @@ export class Callbacker {
     const headers: Record<string, string> = { 'Content-Type': 'application/json; charset=UTF-8' };
     if (token) headers['Authorization'] = `Bearer ${token}`;
     try {
-      const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(this.timeoutMs) });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
       await res.arrayBuffer().catch(() => undefined);
       return res.status >= 200 && res.status < 300;
     } catch {

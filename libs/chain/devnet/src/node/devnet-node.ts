@@ -131,7 +131,17 @@ export async function startDevnetNode(o: DevnetNodeOptions): Promise<DevnetNode>
     if (cursor === null) await o.redis.set(chain.keys.callbackHeight, String(tip));
   });
 
-  const server = http.createServer(createHttpHandler({ chain, callbacks, faults, clock, feeSatoshisPerKb, ...(o.apiKey !== undefined ? { apiKey: o.apiKey } : {}), ...(o.logger ? { logger: o.logger } : {}) }));
+  const server = http.createServer(
+    createHttpHandler({
+      chain,
+      callbacks,
+      faults,
+      clock,
+      feeSatoshisPerKb,
+      ...(o.apiKey !== undefined ? { apiKey: o.apiKey } : {}),
+      ...(o.logger ? { logger: o.logger } : {}),
+    }),
+  );
   server.keepAliveTimeout = 5000;
   const host = o.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {

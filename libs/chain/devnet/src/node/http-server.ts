@@ -10,7 +10,12 @@ import { problemBody, successBody } from './arc-protocol';
 import type { TxStatusRecord } from './arc-protocol';
 import type { CallbackRegistration, Callbacker } from './callbacks';
 import type { AcceptOutcome, NodeChain } from './node-chain';
-import { MalformedTransactionError, transactionFromBytes, transactionFromHex, transactionsFromBytes } from './tx-format';
+import {
+  MalformedTransactionError,
+  transactionFromBytes,
+  transactionFromHex,
+  transactionsFromBytes,
+} from './tx-format';
 import type { SubmittedTx } from './tx-format';
 
 /** Mutable fault switches for tests (see the README's "Faults"). */
@@ -64,14 +69,22 @@ export function createHttpHandler(ctx: HttpContext): (req: IncomingMessage, res:
   return (req, res) => {
     handle(ctx, req, res).catch((e: unknown) => {
       const redisDown = redisFailureIn(e) !== undefined;
-      ctx.logger?.error({ err: e, method: req.method, path: req.url?.split('?')[0] }, redisDown ? 'devnet request failed: Redis unavailable' : 'devnet request failed');
+      ctx.logger?.error(
+        { err: e, method: req.method, path: req.url?.split('?')[0] },
+        redisDown ? 'devnet request failed: Redis unavailable' : 'devnet request failed',
+      );
       if (res.headersSent) return void res.destroy();
       // Back-pressure, not a fault of the request: ARC clients retry 503 with backoff.
       if (redisDown) {
         // The one code every interface of the project answers (shared-errors), in ARC's problem shape.
         const unavailable = redisUnavailable(e);
         for (const [name, value] of Object.entries(unavailable.headers)) res.setHeader(name, value);
-        return sendJson(res, 503, { ...problemBody(503, unavailable.detail), errorCode: unavailable.errorCode }, 'application/problem+json');
+        return sendJson(
+          res,
+          503,
+          { ...problemBody(503, unavailable.detail), errorCode: unavailable.errorCode },
+          'application/problem+json',
+        );
       }
       sendJson(res, 500, problemBody(500, 'internal error'), 'application/problem+json');
     });
@@ -93,7 +106,13 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     if (ctx.faults.arcStatus !== undefined) {
       await drain(req);
       if (ctx.faults.arcStatus === 429 || ctx.faults.arcStatus === 503) res.setHeader('Retry-After', '1');
-      return sendProblem(res, ctx.faults.arcStatus, `fault injected: every /v1 call answers ${ctx.faults.arcStatus}`, null, path);
+      return sendProblem(
+        res,
+        ctx.faults.arcStatus,
+        `fault injected: every /v1 call answers ${ctx.faults.arcStatus}`,
+        null,
+        path,
+      );
     }
     if (ctx.apiKey !== undefined && !bearerMatches(req.headers.authorization, ctx.apiKey)) {
       await drain(req);
@@ -106,7 +125,8 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
       const m = /^\/v1\/tx\/([^/]+)$/.exec(path);
       if (m && method === 'GET') return await getTx(ctx, res, (m[1] as string).toLowerCase(), path);
       if (path === '/v1/policy' && method === 'GET') return policy(ctx, res);
-      if (path === '/v1/health' && method === 'GET') return sendJson(res, 200, { healthy: true, reason: null, version: 'proofline-devnet' });
+      if (path === '/v1/health' && method === 'GET')
+        return sendJson(res, 200, { healthy: true, reason: null, version: 'proofline-devnet' });
     } catch (e) {
       if (e instanceof BadRequest) return sendProblem(res, e.status, e.message, null, path);
       throw e;
@@ -167,14 +187,18 @@ async function postTx(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     } else if (type === 'application/octet-stream') {
       sub = transactionFromBytes(body);
     } else {
-      throw new BadRequest(400, `unsupported Content-Type "${type}" (application/json, text/plain or application/octet-stream)`);
+      throw new BadRequest(
+        400,
+        `unsupported Content-Type "${type}" (application/json, text/plain or application/octet-stream)`,
+      );
     }
   } catch (e) {
     if (e instanceof MalformedTransactionError) return sendProblem(res, 463, e.message, e.txid, '/v1/tx');
     throw e;
   }
   const outcome = await submitOne(ctx, sub, options);
-  if (outcome.kind === 'refused') return sendProblem(res, outcome.refusal.code, outcome.refusal.detail, outcome.refusal.txid, '/v1/tx');
+  if (outcome.kind === 'refused')
+    return sendProblem(res, outcome.refusal.code, outcome.refusal.detail, outcome.refusal.txid, '/v1/tx');
   return sendJson(res, 200, successBody(outcome.record, ctx.clock.now()));
 }
 
@@ -209,7 +233,10 @@ async function postTxs(ctx: HttpContext, req: IncomingMessage, res: ServerRespon
       throw e;
     }
   } else {
-    throw new BadRequest(400, `unsupported Content-Type "${type}" (application/json, text/plain or application/octet-stream)`);
+    throw new BadRequest(
+      400,
+      `unsupported Content-Type "${type}" (application/json, text/plain or application/octet-stream)`,
+    );
   }
   if (subs.length === 0) throw new BadRequest(400, 'no transactions in the body');
   const successes: unknown[] = [];
@@ -224,7 +251,8 @@ async function postTxs(ctx: HttpContext, req: IncomingMessage, res: ServerRespon
       continue;
     }
     const outcome = outcomes[next++] as AcceptOutcome;
-    if (outcome.kind === 'refused') failures.push(problemBody(outcome.refusal.code, outcome.refusal.detail, outcome.refusal.txid, '/v1/txs'));
+    if (outcome.kind === 'refused')
+      failures.push(problemBody(outcome.refusal.code, outcome.refusal.detail, outcome.refusal.txid, '/v1/txs'));
     else successes.push(outcome.record);
   }
   // X-WaitFor for the whole batch, then answer every success's current status.
@@ -261,10 +289,21 @@ async function submitOne(ctx: HttpContext, sub: SubmittedTx, options: SubmitOpti
 }
 
 /** {@link submitOne} for each transaction, accepted in order in one pass (`NodeChain.acceptInOrder`). */
-async function submitInOrder(ctx: HttpContext, subs: readonly SubmittedTx[], options: SubmitOptions): Promise<AcceptOutcome[]> {
+async function submitInOrder(
+  ctx: HttpContext,
+  subs: readonly SubmittedTx[],
+  options: SubmitOptions,
+): Promise<AcceptOutcome[]> {
   const { rejectAll } = ctx.faults;
   if (rejectAll) {
-    return subs.map((sub) => ({ kind: 'refused', refusal: { code: rejectAll.code, detail: rejectAll.detail, txid: toDisplayHex(sha256d(Buffer.from(sub.rawHex, 'hex'))) } }));
+    return subs.map((sub) => ({
+      kind: 'refused',
+      refusal: {
+        code: rejectAll.code,
+        detail: rejectAll.detail,
+        txid: toDisplayHex(sha256d(Buffer.from(sub.rawHex, 'hex'))),
+      },
+    }));
   }
   return afterAccept(ctx, await ctx.chain.acceptInOrder(subs), options);
 }
@@ -273,11 +312,18 @@ async function submitInOrder(ctx: HttpContext, subs: readonly SubmittedTx[], opt
  * What follows the acceptance of a batch: its callback registrations (one read and one write for
  * the batch), the callbacks their statuses trigger (one enqueue), X-WaitFor per transaction.
  */
-async function afterAccept(ctx: HttpContext, outcomes: readonly AcceptOutcome[], options: SubmitOptions): Promise<AcceptOutcome[]> {
+async function afterAccept(
+  ctx: HttpContext,
+  outcomes: readonly AcceptOutcome[],
+  options: SubmitOptions,
+): Promise<AcceptOutcome[]> {
   const accepted = outcomes.flatMap((o) => (o.kind === 'refused' ? [] : [o]));
   const reg = options.callback;
   if (reg) {
-    const regs = await ctx.callbacks.registerMany(accepted.map((o) => o.record.txid), reg);
+    const regs = await ctx.callbacks.registerMany(
+      accepted.map((o) => o.record.txid),
+      reg,
+    );
     // A fresh status notifies every registration; a re-submission with a new URL tells only that one.
     await ctx.callbacks.notifyEach(
       accepted.flatMap((o, i) => {
@@ -288,9 +334,13 @@ async function afterAccept(ctx: HttpContext, outcomes: readonly AcceptOutcome[],
       }),
     );
   } else {
-    await ctx.callbacks.notifyMany(accepted.filter((o) => o.fresh && o.record.txStatus !== 'SEEN_ON_NETWORK').map((o) => o.record));
+    await ctx.callbacks.notifyMany(
+      accepted.filter((o) => o.fresh && o.record.txStatus !== 'SEEN_ON_NETWORK').map((o) => o.record),
+    );
   }
-  return Promise.all(outcomes.map(async (o) => (o.kind === 'refused' ? o : { ...o, record: await waitFor(ctx, o.record, options) })));
+  return Promise.all(
+    outcomes.map(async (o) => (o.kind === 'refused' ? o : { ...o, record: await waitFor(ctx, o.record, options) })),
+  );
 }
 
 /** X-WaitFor: polls the status until it reaches `waitFor` (or a final status) or X-MaxTimeout passes. */
@@ -298,7 +348,11 @@ async function waitFor(ctx: HttpContext, record: TxStatusRecord, options: Submit
   const wanted = ARC_STATUSES[options.waitFor];
   let current = record;
   const deadline = Date.now() + options.maxTimeoutMs;
-  while (ARC_STATUSES[current.txStatus] < wanted && current.txStatus !== 'DOUBLE_SPEND_ATTEMPTED' && Date.now() < deadline) {
+  while (
+    ARC_STATUSES[current.txStatus] < wanted &&
+    current.txStatus !== 'DOUBLE_SPEND_ATTEMPTED' &&
+    Date.now() < deadline
+  ) {
     await new Promise((r) => setTimeout(r, 50));
     current = (await ctx.chain.status(current.txid)) ?? current;
   }
@@ -314,11 +368,13 @@ function submitOptions(req: IncomingMessage): SubmitOptions {
   let maxTimeoutMs = 5000;
   if (maxTimeout !== undefined) {
     const n = Number(maxTimeout);
-    if (!/^\d+$/.test(maxTimeout.trim()) || n < 1 || n > 30) throw new BadRequest(400, 'X-MaxTimeout must be a whole number of seconds from 1 to 30');
+    if (!/^\d+$/.test(maxTimeout.trim()) || n < 1 || n > 30)
+      throw new BadRequest(400, 'X-MaxTimeout must be a whole number of seconds from 1 to 30');
     maxTimeoutMs = n * 1000;
   }
   const waitForHeader = header('x-waitfor')?.trim().toUpperCase();
-  if (waitForHeader !== undefined && !isArcStatus(waitForHeader)) throw new BadRequest(400, `X-WaitFor names no ARC status: ${waitForHeader.slice(0, 40)}`);
+  if (waitForHeader !== undefined && !isArcStatus(waitForHeader))
+    throw new BadRequest(400, `X-WaitFor names no ARC status: ${waitForHeader.slice(0, 40)}`);
   const cbUrl = header('x-callbackurl');
   let callback: CallbackRegistration | null = null;
   if (cbUrl !== undefined && cbUrl !== '') {
@@ -328,7 +384,8 @@ function submitOptions(req: IncomingMessage): SubmitOptions {
     } catch {
       throw new BadRequest(400, 'X-CallbackUrl is not a URL');
     }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new BadRequest(400, 'X-CallbackUrl must be http(s)');
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw new BadRequest(400, 'X-CallbackUrl must be http(s)');
     callback = {
       url: parsed.toString(),
       token: header('x-callbacktoken') ?? '',
@@ -371,7 +428,11 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
       if (size > MAX_BODY_BYTES) tooLarge = true;
       else chunks.push(c);
     });
-    req.on('end', () => (tooLarge ? reject(new BadRequest(413, `the body exceeds ${MAX_BODY_BYTES} bytes`)) : resolve(Buffer.concat(chunks))));
+    req.on('end', () =>
+      tooLarge
+        ? reject(new BadRequest(413, `the body exceeds ${MAX_BODY_BYTES} bytes`))
+        : resolve(Buffer.concat(chunks)),
+    );
     req.on('error', reject);
   });
 }
@@ -391,6 +452,12 @@ function sendJson(res: ServerResponse, status: number, body: unknown, type = 'ap
   res.end(text);
 }
 
-function sendProblem(res: ServerResponse, status: number, detail: string, txid: string | null, instance: string | null): void {
+function sendProblem(
+  res: ServerResponse,
+  status: number,
+  detail: string,
+  txid: string | null,
+  instance: string | null,
+): void {
   sendJson(res, status, problemBody(status, detail, txid, instance), 'application/problem+json');
 }

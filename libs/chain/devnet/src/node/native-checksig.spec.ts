@@ -4,7 +4,17 @@
  * signature, the high-S twin of a valid signature (in relaxed v2 scripts both accept it:
  * libsecp256k1 is given the normalised form), a corrupted signature.
  */
-import { LockingScript, P2PKH, PrivateKey, PublicKey, Signature, Spend, Transaction, TransactionSignature, UnlockingScript } from '@bsv/sdk';
+import {
+  LockingScript,
+  P2PKH,
+  PrivateKey,
+  PublicKey,
+  Signature,
+  Spend,
+  Transaction,
+  TransactionSignature,
+  UnlockingScript,
+} from '@bsv/sdk';
 import { cachePublicKeyParsing, withNativeChecksig } from './native-checksig';
 
 const key = PrivateKey.fromHex('44'.repeat(32));
@@ -14,14 +24,23 @@ const N = BigInt('0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd036
 
 function parent(satoshis = 5000): Transaction {
   const tx = new Transaction();
-  tx.addInput({ sourceTXID: 'ab'.repeat(32), sourceOutputIndex: 0, unlockingScript: new UnlockingScript(), sequence: 0xffffffff });
+  tx.addInput({
+    sourceTXID: 'ab'.repeat(32),
+    sourceOutputIndex: 0,
+    unlockingScript: new UnlockingScript(),
+    sequence: 0xffffffff,
+  });
   tx.addOutput({ satoshis, lockingScript: lock });
   return tx;
 }
 
 async function signedSpend(signer: PrivateKey = key, version = 1): Promise<Transaction> {
   const tx = new Transaction(version);
-  tx.addInput({ sourceTransaction: parent(), sourceOutputIndex: 0, unlockingScriptTemplate: new P2PKH().unlock(signer) });
+  tx.addInput({
+    sourceTransaction: parent(),
+    sourceOutputIndex: 0,
+    unlockingScriptTemplate: new P2PKH().unlock(signer),
+  });
   tx.addOutput({ satoshis: 4000, lockingScript: LockingScript.fromASM('OP_FALSE OP_RETURN 0102') });
   tx.addOutput({ satoshis: 900, lockingScript: lock });
   await tx.sign();
@@ -86,13 +105,16 @@ describe('native checksig inside the sdk interpreter', () => {
 
   it('gives the sdk verdict on the high-S twin of a valid signature: refused by strict (v1) scripts, accepted by relaxed (v2) ones', async () => {
     for (const version of [1, 2]) {
-    const tx = await signedSpend(key, version);
-    const high = withSignature(tx, (sig) => {
-      const s = BigInt(`0x${sig.s.toHex()}`);
-      const flipped = N - s;
-      return new Signature(sig.r, new (sig.s.constructor as new (hex: string, base: number) => typeof sig.s)(flipped.toString(16), 16));
-    });
-    expect(verdicts(tx, high)).toEqual(version === 1 ? [false, false] : [true, true]);
+      const tx = await signedSpend(key, version);
+      const high = withSignature(tx, (sig) => {
+        const s = BigInt(`0x${sig.s.toHex()}`);
+        const flipped = N - s;
+        return new Signature(
+          sig.r,
+          new (sig.s.constructor as new (hex: string, base: number) => typeof sig.s)(flipped.toString(16), 16),
+        );
+      });
+      expect(verdicts(tx, high)).toEqual(version === 1 ? [false, false] : [true, true]);
     }
   });
 

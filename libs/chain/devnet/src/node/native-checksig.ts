@@ -71,7 +71,11 @@ export function cachePublicKeyParsing(): void {
 }
 
 /** libsecp256k1's ECDSA check of a 32-byte digest (false for anything it cannot parse). */
-export function verifyDigest(digest: Uint8Array, sig: Pick<TransactionSignature, 'r' | 's'>, pubkey: PublicKey): boolean {
+export function verifyDigest(
+  digest: Uint8Array,
+  sig: Pick<TransactionSignature, 'r' | 's'>,
+  pubkey: PublicKey,
+): boolean {
   try {
     const compact = new Uint8Array(64);
     compact.set(sig.r.toArray('be', 32), 0);
@@ -86,7 +90,6 @@ export function verifyDigest(digest: Uint8Array, sig: Pick<TransactionSignature,
 
 /** The sdk's sighash parameters (its type is not exported). */
 type TransactionSignatureFormatParams = Parameters<typeof TransactionSignature.formatBytes>[0];
-
 
 /** The members of the sdk's `Spend` that its own `verifySignature` reads (private in its types). */
 interface SpendInternals {

@@ -67,7 +67,10 @@ interface Checked {
   readonly spendable: readonly { readonly vout: number; readonly satoshis: number }[];
 }
 
-const refuse = (code: number, detail: string, txid: string | null): AcceptOutcome => ({ kind: 'refused', refusal: { code, detail, txid } });
+const refuse = (code: number, detail: string, txid: string | null): AcceptOutcome => ({
+  kind: 'refused',
+  refusal: { code, detail, txid },
+});
 
 /**
  * The devnet node's chain: validation and acceptance of submitted transactions (every input's
@@ -93,7 +96,9 @@ export class NodeChain {
     this.redis = o.redis;
     this.keys = devnetKeys(o.prefix);
     this.commands = devnetCommands(o.redis);
-    this.producer = new DevnetBlockProducer(o.redis, o.prefix, { coinbaseLockingScriptHex: o.coinbaseLockingScriptHex });
+    this.producer = new DevnetBlockProducer(o.redis, o.prefix, {
+      coinbaseLockingScriptHex: o.coinbaseLockingScriptHex,
+    });
   }
 
   // ---------------------------------------------------------------- submissions
@@ -125,7 +130,8 @@ export class NodeChain {
 
   private rememberParsed(txId: string, wire: WireTx): void {
     this.parsedParents.set(txId, wire);
-    if (this.parsedParents.size > PARSED_PARENTS_MAX) this.parsedParents.delete(this.parsedParents.keys().next().value as string);
+    if (this.parsedParents.size > PARSED_PARENTS_MAX)
+      this.parsedParents.delete(this.parsedParents.keys().next().value as string);
   }
 
   /** Validates and accepts one submitted transaction (idempotent by txId). */
@@ -173,14 +179,17 @@ export class NodeChain {
     for (const [vout, out] of wire.outputs.entries()) {
       const head = out.script.subarray(0, 2).toString('hex');
       const data = !isSpendableScript(head);
-      if (data && out.satoshis !== 0) return refuse(464, `output ${vout} is an OP_RETURN output carrying ${out.satoshis} satoshis (must be 0)`, txId);
+      if (data && out.satoshis !== 0)
+        return refuse(464, `output ${vout} is an OP_RETURN output carrying ${out.satoshis} satoshis (must be 0)`, txId);
       if (!data && out.satoshis < 1) return refuse(464, `output ${vout} is below the dust limit (1 satoshi)`, txId);
       outputs.push({ vout, satoshis: out.satoshis, scriptHex: head });
     }
     // Inputs (463 for structure, 462 for what they spend).
     const outpoints = wire.inputs.map((i) => outpointField(i.sourceTXID, i.sourceOutputIndex));
-    if (wire.inputs.some((i) => i.sourceTXID === NULL_TXID)) return refuse(463, 'a coinbase transaction cannot be submitted', txId);
-    if (new Set(outpoints).size !== outpoints.length) return refuse(463, 'the transaction spends one outpoint twice', txId);
+    if (wire.inputs.some((i) => i.sourceTXID === NULL_TXID))
+      return refuse(463, 'a coinbase transaction cannot be submitted', txId);
+    if (new Set(outpoints).size !== outpoints.length)
+      return refuse(463, 'the transaction spends one outpoint twice', txId);
     const parents = await this.parentsOf(wire);
     const spent: WireOutput[] = [];
     for (const [i, input] of wire.inputs.entries()) {
@@ -197,7 +206,11 @@ export class NodeChain {
     const totalOut = outputs.reduce((s, o) => s + o.satoshis, 0);
     const required = Math.ceil((raw.length * this.o.feeSatoshisPerKb) / 1000);
     if (totalIn - totalOut < required) {
-      return refuse(465, `fee ${totalIn - totalOut} satoshis is below the policy's ${required} for ${raw.length} bytes (${this.o.feeSatoshisPerKb} sat/kB)`, txId);
+      return refuse(
+        465,
+        `fee ${totalIn - totalOut} satoshis is below the policy's ${required} for ${raw.length} bytes (${this.o.feeSatoshisPerKb} sat/kB)`,
+        txId,
+      );
     }
     // Scripts (461): a standard P2PKH spend is checked directly (p2pkh-check.ts: true only when
     // the interpreter would accept it too); every other input, and any such input that does not
@@ -210,7 +223,12 @@ export class NodeChain {
       const verdict = verifyInput(wire, sdk.inputs, sdk.outputs, i, out);
       if (verdict !== true) return refuse(461, `input ${i}: ${verdict}`, txId);
     }
-    return { txId, rawHex: sub.rawHex.toLowerCase(), outpoints, spendable: outputs.filter((o) => isSpendableScript(o.scriptHex)) };
+    return {
+      txId,
+      rawHex: sub.rawHex.toLowerCase(),
+      outpoints,
+      spendable: outputs.filter((o) => isSpendableScript(o.scriptHex)),
+    };
   }
 
   /** The UTXO decision of a validated transaction, atomically (`node-accept-7.lua`). */
@@ -218,22 +236,43 @@ export class NodeChain {
     const { txId, outpoints, spendable } = checked;
     const k = this.keys;
     const [reply, a, b] = await this.commands.nodeAccept(
-      k.raw, k.spent, k.outputs, k.mempool, k.seq, k.mined, k.tip,
-      txId, checked.rawHex, String(COINBASE_MATURITY), String(outpoints.length), ...outpoints,
-      String(spendable.length), ...spendable.flatMap((o) => [outpointField(txId, o.vout), String(o.satoshis)]),
+      k.raw,
+      k.spent,
+      k.outputs,
+      k.mempool,
+      k.seq,
+      k.mined,
+      k.tip,
+      txId,
+      checked.rawHex,
+      String(COINBASE_MATURITY),
+      String(outpoints.length),
+      ...outpoints,
+      String(spendable.length),
+      ...spendable.flatMap((o) => [outpointField(txId, o.vout), String(o.satoshis)]),
     );
     switch (fromScriptReply('node-accept-7.lua', NODE_ACCEPT_REPLIES, reply)) {
       case 'accepted':
         return { kind: 'status', record: this.seen(txId), fresh: true };
       case 'known': {
         const now = await this.status(txId);
-        return now ? { kind: 'status', record: now, fresh: false } : { kind: 'status', record: this.seen(txId), fresh: false };
+        return now
+          ? { kind: 'status', record: now, fresh: false }
+          : { kind: 'status', record: this.seen(txId), fresh: false };
       }
       case 'DOUBLE_SPEND': {
-        const verdict: StoredVerdict = { txStatus: 'DOUBLE_SPEND_ATTEMPTED', extraInfo: `outpoint ${a ?? ''} is already spent by ${b ?? ''}`, competingTxs: [b ?? ''] };
+        const verdict: StoredVerdict = {
+          txStatus: 'DOUBLE_SPEND_ATTEMPTED',
+          extraInfo: `outpoint ${a ?? ''} is already spent by ${b ?? ''}`,
+          competingTxs: [b ?? ''],
+        };
         // First seen wins (the competitor keeps SEEN_ON_NETWORK); the verdict is kept so a re-POST or GET answers it,
         // and the loser is remembered under the winner: REJECTED once the winner is mined.
-        await this.redis.multi().hsetnx(k.verdicts, txId, JSON.stringify(verdict)).sadd(competitorsKey(k, b ?? ''), txId).exec();
+        await this.redis
+          .multi()
+          .hsetnx(k.verdicts, txId, JSON.stringify(verdict))
+          .sadd(competitorsKey(k, b ?? ''), txId)
+          .exec();
         return { kind: 'status', record: this.fromVerdict(txId, verdict), fresh: true };
       }
       case 'SPENT_IN_BLOCK':
@@ -241,7 +280,11 @@ export class NodeChain {
       case 'MISSING_INPUT':
         return refuse(462, `input ${a ?? ''} spends no known unspent output`, txId);
       case 'IMMATURE':
-        return refuse(462, `input ${a ?? ''} spends the coinbase of block ${b ?? ''}, immature until the tip reaches ${Number(b) + COINBASE_MATURITY - 1}`, txId);
+        return refuse(
+          462,
+          `input ${a ?? ''} spends the coinbase of block ${b ?? ''}, immature until the tip reaches ${Number(b) + COINBASE_MATURITY - 1}`,
+          txId,
+        );
     }
   }
 
@@ -270,11 +313,27 @@ export class NodeChain {
   }
 
   private seen(txId: string): TxStatusRecord {
-    return { txid: txId, txStatus: 'SEEN_ON_NETWORK', blockHash: null, blockHeight: null, merklePath: '', extraInfo: '', competingTxs: null };
+    return {
+      txid: txId,
+      txStatus: 'SEEN_ON_NETWORK',
+      blockHash: null,
+      blockHeight: null,
+      merklePath: '',
+      extraInfo: '',
+      competingTxs: null,
+    };
   }
 
   private fromVerdict(txId: string, v: StoredVerdict): TxStatusRecord {
-    return { txid: txId, txStatus: v.txStatus, blockHash: null, blockHeight: null, merklePath: '', extraInfo: v.extraInfo, competingTxs: v.competingTxs };
+    return {
+      txid: txId,
+      txStatus: v.txStatus,
+      blockHash: null,
+      blockHeight: null,
+      merklePath: '',
+      extraInfo: v.extraInfo,
+      competingTxs: v.competingTxs,
+    };
   }
 
   private minedRecord(txId: string, value: string): TxStatusRecord {
@@ -282,7 +341,15 @@ export class NodeChain {
     const proof = tscProof(Number(index), txId, '', nodes === '' ? [] : nodes.split(','));
     let merklePath = tscToBumpHex(proof, Number(height));
     if (this.o.corruptBump()) merklePath = corruptHex(merklePath);
-    return { txid: txId, txStatus: 'MINED', blockHash, blockHeight: Number(height), merklePath, extraInfo: '', competingTxs: null };
+    return {
+      txid: txId,
+      txStatus: 'MINED',
+      blockHash,
+      blockHeight: Number(height),
+      merklePath,
+      extraInfo: '',
+      competingTxs: null,
+    };
   }
 
   // ---------------------------------------------------------------- blocks
@@ -305,23 +372,55 @@ export class NodeChain {
     const oldHash = tip['hash'];
     if (!oldHash) throw new Error('no block to reorg');
     const height = Number(tip['height']);
-    const [headerHex, txIdsCsv] = await Promise.all([this.redis.hget(this.keys.headers, oldHash), this.redis.hget(this.keys.blockTxIds, oldHash)]);
+    const [headerHex, txIdsCsv] = await Promise.all([
+      this.redis.hget(this.keys.headers, oldHash),
+      this.redis.hget(this.keys.blockTxIds, oldHash),
+    ]);
     if (!headerHex || !txIdsCsv) throw new Error(`tip block ${oldHash} is incomplete`);
     const old = parseHeader(headerHex);
     const [oldCoinbase, ...rest] = txIdsCsv.split(',') as [string, ...string[]];
-    const coinbase = buildCoinbaseTo(height, this.o.coinbaseLockingScriptHex, `proofline devnet reorg ${randomBytes(4).toString('hex')}`);
+    const coinbase = buildCoinbaseTo(
+      height,
+      this.o.coinbaseLockingScriptHex,
+      `proofline devnet reorg ${randomBytes(4).toString('hex')}`,
+    );
     const txIds = [coinbase.txId, ...rest];
     const { root, branches } = merkleBranches(txIds);
     const time = Math.max(Math.floor(this.o.clock.now().getTime() / 1000), old.time);
-    const mined = mineHeader({ version: DEVNET_BLOCK_VERSION, prevHash: old.prevHash, merkleRoot: root, time, bits: old.bits, nonce: 0 });
+    const mined = mineHeader({
+      version: DEVNET_BLOCK_VERSION,
+      prevHash: old.prevHash,
+      merkleRoot: root,
+      time,
+      bits: old.bits,
+      nonce: 0,
+    });
     const perTx = txIds.flatMap((id, i) => [id, `${mined.hash}|${height}|${i}|${(branches[i] ?? []).join(',')}`]);
     const k = this.keys;
     const [reply, detail] = await this.commands.reorgTip(
-      k.tip, k.raw, k.outputs, k.headers, k.heights, k.hashes, k.blockTxIds, k.mined,
-      oldHash, mined.hash, String(height), String(time), mined.hex, oldCoinbase, coinbase.txId, coinbase.rawHex, String(DEVNET_SUBSIDY),
-      txIds.join(','), String(txIds.length), ...perTx,
+      k.tip,
+      k.raw,
+      k.outputs,
+      k.headers,
+      k.heights,
+      k.hashes,
+      k.blockTxIds,
+      k.mined,
+      oldHash,
+      mined.hash,
+      String(height),
+      String(time),
+      mined.hex,
+      oldCoinbase,
+      coinbase.txId,
+      coinbase.rawHex,
+      String(DEVNET_SUBSIDY),
+      txIds.join(','),
+      String(txIds.length),
+      ...perTx,
     );
-    if (fromScriptReply('reorg-tip-8.lua', REORG_TIP_REPLIES, reply) !== 'committed') throw new Error(`reorg refused: the tip moved to ${String(detail)}`);
+    if (fromScriptReply('reorg-tip-8.lua', REORG_TIP_REPLIES, reply) !== 'committed')
+      throw new Error(`reorg refused: the tip moved to ${String(detail)}`);
     return { oldHash, newHash: mined.hash, height, txIds };
   }
 
@@ -339,7 +438,11 @@ export class NodeChain {
       if (err) throw err;
       const winner = minedTxIds[i] as string;
       for (const loser of losers as string[]) {
-        const verdict: StoredVerdict = { txStatus: 'REJECTED', extraInfo: `double spend: the competing transaction ${winner} was mined in block ${blockHash}`, competingTxs: [winner] };
+        const verdict: StoredVerdict = {
+          txStatus: 'REJECTED',
+          extraInfo: `double spend: the competing transaction ${winner} was mined in block ${blockHash}`,
+          competingTxs: [winner],
+        };
         await this.redis.hset(this.keys.verdicts, loser, JSON.stringify(verdict));
         out.push(this.fromVerdict(loser, verdict));
       }
@@ -368,7 +471,11 @@ export class NodeChain {
   /** A block's header as WhatsOnChain shows it; confirmations -1 when it left the main chain. */
   async headerJson(hash: string): Promise<Record<string, unknown> | null> {
     const k = this.keys;
-    const [headerHex, height, tipHeight] = await Promise.all([this.redis.hget(k.headers, hash), this.redis.hget(k.heights, hash), this.tipHeight()]);
+    const [headerHex, height, tipHeight] = await Promise.all([
+      this.redis.hget(k.headers, hash),
+      this.redis.hget(k.heights, hash),
+      this.tipHeight(),
+    ]);
     if (!headerHex || height === null) return null;
     const [onMain, next, txIds] = await Promise.all([
       this.redis.hget(k.hashes, height),
@@ -417,7 +524,10 @@ interface SdkViews {
  */
 function sdkViews(wire: WireTx): SdkViews {
   return {
-    outputs: wire.outputs.map((o) => ({ satoshis: o.satoshis, lockingScript: new LockingScript([], new Uint8Array(o.script), undefined, false) })),
+    outputs: wire.outputs.map((o) => ({
+      satoshis: o.satoshis,
+      lockingScript: new LockingScript([], new Uint8Array(o.script), undefined, false),
+    })),
     inputs: wire.inputs.map((i) => ({
       sourceTXID: i.sourceTXID,
       sourceOutputIndex: i.sourceOutputIndex,
@@ -428,23 +538,31 @@ function sdkViews(wire: WireTx): SdkViews {
 }
 
 /** Runs one input through the sdk's interpreter (ECDSA by libsecp256k1); true or the reason it fails. */
-function verifyInput(tx: WireTx, inputs: TransactionInput[], outputs: TransactionOutput[], inputIndex: number, spent: WireOutput): true | string {
+function verifyInput(
+  tx: WireTx,
+  inputs: TransactionInput[],
+  outputs: TransactionOutput[],
+  inputIndex: number,
+  spent: WireOutput,
+): true | string {
   const input = inputs[inputIndex] as TransactionInput;
   const wireInput = tx.inputs[inputIndex] as WireInput;
   try {
-    const spend = withNativeChecksig(new Spend({
-      sourceTXID: wireInput.sourceTXID,
-      sourceOutputIndex: wireInput.sourceOutputIndex,
-      sourceSatoshis: spent.satoshis,
-      lockingScript: new LockingScript([], new Uint8Array(spent.script), undefined, false),
-      transactionVersion: tx.version,
-      otherInputs: inputs.filter((_, j) => j !== inputIndex),
-      outputs,
-      unlockingScript: input.unlockingScript as UnlockingScript,
-      inputSequence: wireInput.sequence,
-      inputIndex,
-      lockTime: tx.lockTime,
-    }));
+    const spend = withNativeChecksig(
+      new Spend({
+        sourceTXID: wireInput.sourceTXID,
+        sourceOutputIndex: wireInput.sourceOutputIndex,
+        sourceSatoshis: spent.satoshis,
+        lockingScript: new LockingScript([], new Uint8Array(spent.script), undefined, false),
+        transactionVersion: tx.version,
+        otherInputs: inputs.filter((_, j) => j !== inputIndex),
+        outputs,
+        unlockingScript: input.unlockingScript as UnlockingScript,
+        inputSequence: wireInput.sequence,
+        inputIndex,
+        lockTime: tx.lockTime,
+      }),
+    );
     return spend.validate() ? true : 'script evaluated to false';
   } catch (e) {
     return `script failed: ${(e as Error).message.slice(0, 200)}`;

@@ -8,7 +8,10 @@ export const testKey = PrivateKey.fromHex('11'.repeat(32));
 export const otherKey = PrivateKey.fromHex('22'.repeat(32));
 export const testScriptHex = new P2PKH().lock(testKey.toAddress()).toHex();
 
-export async function getJson(url: string, init: RequestInit = {}): Promise<{ status: number; body: any; type: string }> {
+export async function getJson(
+  url: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: any; type: string }> {
   const res = await fetch(url, init);
   const text = await res.text();
   let body: unknown = text;
@@ -20,8 +23,17 @@ export async function getJson(url: string, init: RequestInit = {}): Promise<{ st
   return { status: res.status, body, type: res.headers.get('content-type') ?? '' };
 }
 
-export function postTx(base: string, body: string | Buffer, type = 'application/json', headers: Record<string, string> = {}) {
-  return getJson(`${base}/v1/tx`, { method: 'POST', headers: { 'Content-Type': type, ...headers }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+export function postTx(
+  base: string,
+  body: string | Buffer,
+  type = 'application/json',
+  headers: Record<string, string> = {},
+) {
+  return getJson(`${base}/v1/tx`, {
+    method: 'POST',
+    headers: { 'Content-Type': type, ...headers },
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  });
 }
 
 export async function coinbaseTx(base: string, height: number): Promise<Transaction> {
@@ -38,8 +50,13 @@ export async function spend(
   signer: PrivateKey = testKey,
 ): Promise<Transaction> {
   const tx = new Transaction();
-  tx.addInput({ sourceTransaction: parent, sourceOutputIndex: vout, unlockingScriptTemplate: new P2PKH().unlock(signer) });
-  for (const o of outs) tx.addOutput({ satoshis: o.satoshis, lockingScript: LockingScript.fromHex(o.scriptHex ?? testScriptHex) });
+  tx.addInput({
+    sourceTransaction: parent,
+    sourceOutputIndex: vout,
+    unlockingScriptTemplate: new P2PKH().unlock(signer),
+  });
+  for (const o of outs)
+    tx.addOutput({ satoshis: o.satoshis, lockingScript: LockingScript.fromHex(o.scriptHex ?? testScriptHex) });
   await tx.sign();
   return tx;
 }
@@ -47,7 +64,10 @@ export async function spend(
 /** Splits a 50-coin coinbase into `n` outputs of `each` satoshis to the test key plus change (fee 1000). */
 export async function split(coinbase: Transaction, n: number, each = 100_000): Promise<Transaction> {
   const total = coinbase.outputs[0]!.satoshis!;
-  return spend(coinbase, 0, [...Array.from({ length: n }, () => ({ satoshis: each })), { satoshis: total - n * each - 1000 }]);
+  return spend(coinbase, 0, [
+    ...Array.from({ length: n }, () => ({ satoshis: each })),
+    { satoshis: total - n * each - 1000 },
+  ]);
 }
 
 export function bumpRoot(bumpHex: string, txId: string): string {

@@ -6,7 +6,16 @@
  * is never true where the interpreter is false.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { LockingScript, P2PKH, PrivateKey, Signature, Spend, Transaction, TransactionSignature, UnlockingScript } from '@bsv/sdk';
+import {
+  LockingScript,
+  P2PKH,
+  PrivateKey,
+  Signature,
+  Spend,
+  Transaction,
+  TransactionSignature,
+  UnlockingScript,
+} from '@bsv/sdk';
 import { ForkIdDigests, checkStandardP2pkh, strictDerToCompact } from './p2pkh-check';
 import { readTransaction } from './tx-format';
 import type { WireOutput } from './tx-format';
@@ -18,7 +27,12 @@ const N = BigInt('0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd036
 
 function parent(lockingScript: LockingScript, satoshis: number, tag: number): Transaction {
   const tx = new Transaction();
-  tx.addInput({ sourceTXID: tag.toString(16).padStart(2, '0').repeat(32), sourceOutputIndex: 0, unlockingScript: new UnlockingScript(), sequence: 0xffffffff });
+  tx.addInput({
+    sourceTXID: tag.toString(16).padStart(2, '0').repeat(32),
+    sourceOutputIndex: 0,
+    unlockingScript: new UnlockingScript(),
+    sequence: 0xffffffff,
+  });
   tx.addOutput({ satoshis, lockingScript });
   return tx;
 }
@@ -30,12 +44,26 @@ interface Case {
 }
 
 /** A spend of `inputs` P2PKH outputs of `key` (5000 sat each), signed by `signer` with the template's scope. */
-async function signedSpend(options: { signer?: PrivateKey; version?: number; inputs?: number; scope?: 'all' | 'none' | 'single'; anyoneCanPay?: boolean; sequence?: number } = {}): Promise<Case> {
+async function signedSpend(
+  options: {
+    signer?: PrivateKey;
+    version?: number;
+    inputs?: number;
+    scope?: 'all' | 'none' | 'single';
+    anyoneCanPay?: boolean;
+    sequence?: number;
+  } = {},
+): Promise<Case> {
   const { signer = key, version = 1, inputs = 1, scope = 'all', anyoneCanPay = false, sequence = 0xffffffff } = options;
   const tx = new Transaction(version, [], [], 7);
   const spent = [];
   for (let i = 0; i < inputs; i++) {
-    tx.addInput({ sourceTransaction: parent(lock, 5000, i + 1), sourceOutputIndex: 0, sequence, unlockingScriptTemplate: new P2PKH().unlock(signer, scope, anyoneCanPay) });
+    tx.addInput({
+      sourceTransaction: parent(lock, 5000, i + 1),
+      sourceOutputIndex: 0,
+      sequence,
+      unlockingScriptTemplate: new P2PKH().unlock(signer, scope, anyoneCanPay),
+    });
     spent.push({ satoshis: 5000, lockingScript: lock });
   }
   tx.addOutput({ satoshis: 0, lockingScript: LockingScript.fromASM('OP_FALSE OP_RETURN 0102') });
@@ -68,7 +96,10 @@ function sdkVerdict(c: Case, index: number, unlocking?: UnlockingScript): boolea
 
 function fastVerdict(c: Case, index: number, unlocking?: UnlockingScript): boolean {
   const wire = readTransaction(Buffer.from(serialize(c.tx, index, unlocking))).tx.wire;
-  const spent: WireOutput = { satoshis: c.spent[index]!.satoshis, script: Buffer.from(c.spent[index]!.lockingScript.toBinary()) };
+  const spent: WireOutput = {
+    satoshis: c.spent[index]!.satoshis,
+    script: Buffer.from(c.spent[index]!.lockingScript.toBinary()),
+  };
   return checkStandardP2pkh(wire, index, spent, new ForkIdDigests(wire));
 }
 
@@ -94,7 +125,8 @@ function chunksOf(c: Case, index = 0): { sig: number[]; pub: number[] } {
   return { sig: sig!.data!, pub: pub!.data! };
 }
 
-const pushes = (...items: number[][]): UnlockingScript => new UnlockingScript(items.map((data) => ({ op: data.length, data })));
+const pushes = (...items: number[][]): UnlockingScript =>
+  new UnlockingScript(items.map((data) => ({ op: data.length, data })));
 
 function withSignature(c: Case, make: (sig: TransactionSignature) => Signature, scope?: number): UnlockingScript {
   const { sig: raw, pub } = chunksOf(c);
@@ -113,10 +145,17 @@ describe('the direct P2PKH check beside the sdk interpreter', () => {
 
   it('accepts an uncompressed public key whose HASH160 the output names', async () => {
     const uncompressed = key.toPublicKey().encode(false) as number[];
-    const pkh = createHash('ripemd160').update(createHash('sha256').update(Buffer.from(uncompressed)).digest()).digest();
+    const pkh = createHash('ripemd160')
+      .update(createHash('sha256').update(Buffer.from(uncompressed)).digest())
+      .digest();
     const uLock = new P2PKH().lock([...pkh]);
     const tx = new Transaction(1, [], [], 0);
-    tx.addInput({ sourceTransaction: parent(uLock, 5000, 9), sourceOutputIndex: 0, sequence: 0xffffffff, unlockingScriptTemplate: new P2PKH().unlock(key, 'all', false, 5000, uLock) });
+    tx.addInput({
+      sourceTransaction: parent(uLock, 5000, 9),
+      sourceOutputIndex: 0,
+      sequence: 0xffffffff,
+      unlockingScriptTemplate: new P2PKH().unlock(key, 'all', false, 5000, uLock),
+    });
     tx.addOutput({ satoshis: 4000, lockingScript: lock });
     await tx.sign();
     const c = { tx, spent: [{ satoshis: 5000, lockingScript: uLock }] };
@@ -140,7 +179,10 @@ describe('the direct P2PKH check beside the sdk interpreter', () => {
     expect(verdicts(await signedSpend({ signer: other }))).toEqual([false, false]);
 
     const swapped = await signedSpend();
-    expect(verdicts(swapped, 0, pushes(chunksOf(swapped).sig, other.toPublicKey().encode(true) as number[]))).toEqual([false, false]);
+    expect(verdicts(swapped, 0, pushes(chunksOf(swapped).sig, other.toPublicKey().encode(true) as number[]))).toEqual([
+      false,
+      false,
+    ]);
   });
 
   it('leaves the high-S twin to the interpreter (strict scripts refuse it, relaxed ones accept it)', async () => {
@@ -148,7 +190,10 @@ describe('the direct P2PKH check beside the sdk interpreter', () => {
       const c = await signedSpend({ version });
       const high = withSignature(c, (sig) => {
         const flipped = N - BigInt(`0x${sig.s.toHex()}`);
-        return new Signature(sig.r, new (sig.s.constructor as new (hex: string, base: number) => typeof sig.s)(flipped.toString(16), 16));
+        return new Signature(
+          sig.r,
+          new (sig.s.constructor as new (hex: string, base: number) => typeof sig.s)(flipped.toString(16), 16),
+        );
       });
       expect(verdicts(c, 0, high)).toEqual([version === 2, false]);
     }
@@ -164,17 +209,36 @@ describe('the direct P2PKH check beside the sdk interpreter', () => {
     for (const c of cases) expect(verdicts(c)).toEqual([true, false]);
     // ALL without FORKID: the digest differs, the interpreter refuses the signature
     const noForkId = await signedSpend();
-    expect(verdicts(noForkId, 0, withSignature(noForkId, (s) => s, TransactionSignature.SIGHASH_ALL))).toEqual([false, false]);
+    expect(
+      verdicts(
+        noForkId,
+        0,
+        withSignature(noForkId, (s) => s, TransactionSignature.SIGHASH_ALL),
+      ),
+    ).toEqual([false, false]);
   });
 
   it('leaves scripts outside the template to the interpreter: PUSHDATA1, an extra push, a non-P2PKH lock', async () => {
     const c = await signedSpend();
     const { sig, pub } = chunksOf(c);
-    const pushdata1 = new UnlockingScript([{ op: 0x4c, data: sig }, { op: pub.length, data: pub }]);
+    const pushdata1 = new UnlockingScript([
+      { op: 0x4c, data: sig },
+      { op: pub.length, data: pub },
+    ]);
     const [sdkPushdata, fastPushdata] = verdicts(c, 0, pushdata1);
     expect(fastPushdata).toBe(false);
     expect(sdkPushdata).toBe(false); // strict scripts refuse a non-minimal push
-    expect(verdicts(c, 0, new UnlockingScript([{ op: 1, data: [1] }, { op: sig.length, data: sig }, { op: pub.length, data: pub }]))).toEqual([false, false]);
+    expect(
+      verdicts(
+        c,
+        0,
+        new UnlockingScript([
+          { op: 1, data: [1] },
+          { op: sig.length, data: sig },
+          { op: pub.length, data: pub },
+        ]),
+      ),
+    ).toEqual([false, false]);
     const bare = { tx: c.tx, spent: [{ satoshis: 5000, lockingScript: LockingScript.fromASM('OP_TRUE') }] };
     expect(fastVerdict(bare, 0)).toBe(false);
   });
@@ -182,7 +246,13 @@ describe('the direct P2PKH check beside the sdk interpreter', () => {
   it('reads strict DER only (BIP66): padding, negative integers and bad lengths are not the fast case', () => {
     const r = Buffer.from(`01${'22'.repeat(31)}`, 'hex');
     const s = Buffer.from(`02${'33'.repeat(31)}`, 'hex');
-    const der = (rb: Buffer, sb: Buffer, seqLen?: number) => Buffer.concat([Buffer.from([0x30, seqLen ?? 4 + rb.length + sb.length, 0x02, rb.length]), rb, Buffer.from([0x02, sb.length]), sb]);
+    const der = (rb: Buffer, sb: Buffer, seqLen?: number) =>
+      Buffer.concat([
+        Buffer.from([0x30, seqLen ?? 4 + rb.length + sb.length, 0x02, rb.length]),
+        rb,
+        Buffer.from([0x02, sb.length]),
+        sb,
+      ]);
     const good = strictDerToCompact(der(r, s));
     expect(good?.toString('hex')).toBe(r.toString('hex') + s.toString('hex'));
     // a high r needs its zero byte, and is placed without it

@@ -84,7 +84,15 @@ export class ForkIdDigests {
 export function checkStandardP2pkh(tx: WireTx, index: number, spent: WireOutput, digests: ForkIdDigests): boolean {
   const lock = spent.script;
   // OP_DUP OP_HASH160 <20 bytes> OP_EQUALVERIFY OP_CHECKSIG
-  if (lock.length !== 25 || lock[0] !== 0x76 || lock[1] !== 0xa9 || lock[2] !== 0x14 || lock[23] !== 0x88 || lock[24] !== 0xac) return false;
+  if (
+    lock.length !== 25 ||
+    lock[0] !== 0x76 ||
+    lock[1] !== 0xa9 ||
+    lock[2] !== 0x14 ||
+    lock[23] !== 0x88 ||
+    lock[24] !== 0xac
+  )
+    return false;
   const unlock = tx.inputs[index]?.script;
   if (!unlock || unlock.length < 2) return false;
   // <sig> <pubkey>, both as direct pushes (opcodes 1..75 push that many bytes: minimal for these sizes).

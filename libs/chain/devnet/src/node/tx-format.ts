@@ -113,7 +113,12 @@ export function readTransaction(buf: Buffer, pos = 0): { tx: SubmittedTx; end: n
     const script = w.take(w.varInt());
     const sequence = w.take(4).readUInt32LE(0);
     parts.push(buf.subarray(start, w.pos));
-    inputs.push({ sourceTXID: Buffer.from(outpoint.subarray(0, 32)).reverse().toString('hex'), sourceOutputIndex: outpoint.readUInt32LE(32), script, sequence });
+    inputs.push({
+      sourceTXID: Buffer.from(outpoint.subarray(0, 32)).reverse().toString('hex'),
+      sourceOutputIndex: outpoint.readUInt32LE(32),
+      script,
+      sequence,
+    });
     if (ef) {
       const satoshis = w.satoshis();
       efInputs.push({ satoshis, lockingScriptHex: w.take(w.varInt()).toString('hex') });
@@ -139,7 +144,8 @@ export function readTransaction(buf: Buffer, pos = 0): { tx: SubmittedTx; end: n
  */
 export function transactionFromHex(hex: string): SubmittedTx {
   const clean = hex.trim();
-  if (clean.length === 0 || clean.length % 2 !== 0 || !/^[0-9a-fA-F]+$/.test(clean)) throw new MalformedTransactionError('not hex');
+  if (clean.length === 0 || clean.length % 2 !== 0 || !/^[0-9a-fA-F]+$/.test(clean))
+    throw new MalformedTransactionError('not hex');
   return transactionFromBytes(Buffer.from(clean, 'hex'));
 }
 
