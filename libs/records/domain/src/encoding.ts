@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { AppError } from '@proofline/shared-errors';
 import type { EncoderName } from '@proofline/shared-config';
+import type { EncodingEntry } from './responses';
 
 export type { EncoderName } from '@proofline/shared-config';
 
@@ -8,12 +9,6 @@ export type { EncoderName } from '@proofline/shared-config';
 export interface EncodeStep {
   readonly encoder: EncoderName;
   readonly salt?: string;
-}
-
-/** One entry of a write result's `encoding[]`, one per step. */
-export interface EncodingEntry {
-  readonly contentType: string;
-  readonly output: string;
 }
 
 export interface EncodedRecord {
