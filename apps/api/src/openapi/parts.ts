@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
-import type { BodyDecl, Json, Param, ProblemSpec, Problems, ResponseDecl, Schema } from './route';
+import type { BodyDecl, Json, Param, ProblemSpec, Problems, ResponseDecl, RouteDecl, Schema } from './route';
 import { EncodeParam, IdempotencyKeyHeader, LegacyIdParam, TxId, UpdateTokenParam } from './schemas';
 
 // ---- Examples (validated against their schemas by document.spec.ts) --------------------------
@@ -320,17 +320,36 @@ export const LEGACY: Problems = {
 export const WRITE_NOTE =
   'Accepted at once (the txId is known); publication and confirmation follow asynchronously. Send an Idempotency-Key to retry safely.';
 
+/** GET and HEAD of `…/{txId}/content`: the bytes, or their length and type. */
+export function contentRoutes(
+  record: string,
+  summary: string,
+  errors: Problems,
+): { get: RouteDecl & { method: 'get' }; head: RouteDecl & { method: 'head' } } {
+  const request = { params: [txIdParam(record)], headers: [ifNoneMatchParam()] };
+  const route = { path: '/{txId}/content', security: 'key', request, errors } as const;
+  return {
+    get: { ...route, method: 'get', summary, responses: { '200': contentOk(), '304': notModified() } },
+    head: {
+      ...route,
+      method: 'head',
+      summary: 'Length and type of the record.',
+      responses: { '200': headOk(), '304': notModified() },
+    },
+  };
+}
+
 /** 200 of GET …/content: the bytes as on chain. */
-export const contentOk = (): ResponseDecl => ({
+const contentOk = (): ResponseDecl => ({
   description:
     'The record bytes, exactly as on chain, typed as the final encoding step (unencoded: application/octet-stream).',
   headers: contentHeaders(),
   content: { '*/*': { schema: { type: 'string' }, example: 'djE=' } },
 });
 /** 200 of HEAD …/content. */
-export const headOk = (): ResponseDecl => ({ description: 'Headers only.', headers: contentHeaders() });
+const headOk = (): ResponseDecl => ({ description: 'Headers only.', headers: contentHeaders() });
 /** 304 of GET and HEAD …/content. */
-export const notModified = (): ResponseDecl => ({
+const notModified = (): ResponseDecl => ({
   description: 'The client already holds these bytes (If-None-Match).',
   headers: { ETag: { schema: { type: 'string' }, example: `"${EX_TX}"` } },
 });

@@ -1,5 +1,4 @@
-import type { RequestHandler, Router } from 'express';
-import type { RecordReads, RecordReceipts, RecordWrites } from '@proofline/records-feature';
+import type { Request, RequestHandler, Router } from 'express';
 import {
   BACKLOG,
   CHAIN_END,
@@ -16,14 +15,11 @@ import {
   TX,
   WRITER,
   WRITE_NOTE,
-  contentOk,
+  contentRoutes,
   encodeParam,
   feature,
-  headOk,
   idempotencyKeyParam,
-  ifNoneMatchParam,
   json,
-  notModified,
   problems,
   rawBody,
   replayedHeader,
@@ -41,8 +37,8 @@ import {
   NavigateResult,
   TxId,
 } from '../openapi/schemas';
-import { bodyOf, queryParam, recordBody, sendContent } from './records-http';
-import type { RecordsAuth } from './records-http';
+import { answer, bodyOf, encodeOf, queryParam, recordBody, sendContent } from './records-http';
+import type { RecordUseCases, RecordsAuth } from './records-http';
 import { receiptHandlers, receiptRoute } from './receipts';
 
 const linkedWrite = (description: string): ResponseDecl =>
@@ -54,6 +50,12 @@ const linkedWrite = (description: string): ResponseDecl =>
   );
 
 /** /api/v1/linkedrecords (spec §4.1, DESIGN §3): chains of versions. */
+const content = contentRoutes(
+  'A linked record.',
+  'The bytes on chain (possibly not yet confirmed).',
+  problems(READER, TX, FAMILY, feature('linked')),
+);
+
 export const LINKED_RECORD_ROUTES = routeTable({
   base: '/api/v1/linkedrecords',
   tag: 'Linked records',
@@ -123,24 +125,8 @@ export const LINKED_RECORD_ROUTES = routeTable({
       },
       errors: problems(READER, TX, FAMILY, feature('linked')),
     },
-    linkedRecordContent: {
-      method: 'get',
-      path: '/{txId}/content',
-      security: 'key',
-      summary: 'The bytes on chain (possibly not yet confirmed).',
-      request: { params: [txIdParam('A linked record.')], headers: [ifNoneMatchParam()] },
-      responses: { '200': contentOk(), '304': notModified() },
-      errors: problems(READER, TX, FAMILY, feature('linked')),
-    },
-    linkedRecordContentHead: {
-      method: 'head',
-      path: '/{txId}/content',
-      security: 'key',
-      summary: 'Length and type of the record.',
-      request: { params: [txIdParam('A linked record.')], headers: [ifNoneMatchParam()] },
-      responses: { '200': headOk(), '304': notModified() },
-      errors: problems(READER, TX, FAMILY, feature('linked')),
-    },
+    linkedRecordContent: content.get,
+    linkedRecordContentHead: content.head,
     matchLinkedRecord: {
       method: 'post',
       path: '/{txId}/match',
@@ -207,58 +193,38 @@ export const LINKED_RECORD_ROUTES = routeTable({
  * app; a no-op by default).
  */
 export function linkedRecordsRoutes(
-  {
-    reads,
-    writes,
-    receipts,
-  }: { readonly reads: RecordReads; readonly writes: RecordWrites; readonly receipts?: RecordReceipts },
+  { reads, writes, receipts }: RecordUseCases,
   auth: RecordsAuth,
   maxRecordBytes: number,
   idempotent: RequestHandler = (_req, _res, next) => next(),
 ): Router {
   const body = recordBody(maxRecordBytes);
+  const updateTokenOf = (req: Request) => queryParam(req, 'updateToken', 'UPDATE_TOKEN_PARAM_INVALID');
   return mountRoutes(LINKED_RECORD_ROUTES, {
     createLinkedRecord: [
       auth.write,
       ...body,
       idempotent,
-      async (req, res) => {
-        const result = await writes.createLinked(auth.caller(req), {
-          body: bodyOf(req),
-          encode: queryParam(req, 'encode', 'ENCODE_PARAM_INVALID'),
-        });
-        res.status(200).json(result);
-      },
+      answer((req) => writes.createLinked(auth.caller(req), { body: bodyOf(req), encode: encodeOf(req) })),
     ],
     updateLinkedRecord: [
       auth.write,
       ...body,
       idempotent,
-      async (req, res) => {
-        const result = await writes.updateLinked(auth.caller(req), req.params['txId'], {
+      answer((req) =>
+        writes.updateLinked(auth.caller(req), req.params['txId'], {
           body: bodyOf(req),
-          encode: queryParam(req, 'encode', 'ENCODE_PARAM_INVALID'),
-          updateToken: queryParam(req, 'updateToken', 'UPDATE_TOKEN_PARAM_INVALID'),
-        });
-        res.status(200).json(result);
-      },
+          encode: encodeOf(req),
+          updateToken: updateTokenOf(req),
+        }),
+      ),
     ],
     deleteLinkedRecord: [
       auth.write,
       idempotent,
-      async (req, res) => {
-        const result = await writes.deleteLinked(auth.caller(req), req.params['txId'], {
-          updateToken: queryParam(req, 'updateToken', 'UPDATE_TOKEN_PARAM_INVALID'),
-        });
-        res.status(200).json(result);
-      },
+      answer((req) => writes.deleteLinked(auth.caller(req), req.params['txId'], { updateToken: updateTokenOf(req) })),
     ],
-    linkedRecordStatus: [
-      auth.read,
-      async (req, res) => {
-        res.status(200).json(await reads.status('linked', req.params['txId']));
-      },
-    ],
+    linkedRecordStatus: [auth.read, answer((req) => reads.status('linked', req.params['txId']))],
     linkedRecordContent: [
       auth.read,
       async (req, res) => {
@@ -268,20 +234,17 @@ export function linkedRecordsRoutes(
     matchLinkedRecord: [
       auth.read,
       ...body,
-      async (req, res) => {
-        const result = await reads.match('linked', req.params['txId'], {
+      answer((req) =>
+        reads.match('linked', req.params['txId'], {
           body: bodyOf(req),
-          encode: queryParam(req, 'encode', 'ENCODE_PARAM_INVALID'),
+          encode: encodeOf(req),
           prevTxId: queryParam(req, 'prevTxId', 'TX_ID_PARAM_INVALID'),
-        });
-        res.status(200).json(result);
-      },
+        }),
+      ),
     ],
     navigateLinkedRecords: [
       auth.read,
-      async (req, res) => {
-        res.status(200).json(await reads.navigate(req.params['txId'], queryParam(req, 'links', 'LINKS_PARAM_INVALID')));
-      },
+      answer((req) => reads.navigate(req.params['txId'], queryParam(req, 'links', 'LINKS_PARAM_INVALID'))),
     ],
     linkedRecordReceipt: receiptHandlers(receipts, 'linked', auth),
   });

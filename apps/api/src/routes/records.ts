@@ -1,5 +1,4 @@
 import type { RequestHandler, Router } from 'express';
-import type { RecordReads, RecordReceipts, RecordWrites } from '@proofline/records-feature';
 import {
   BACKLOG,
   ENCODE,
@@ -12,14 +11,11 @@ import {
   TX,
   WRITER,
   WRITE_NOTE,
-  contentOk,
+  contentRoutes,
   encodeParam,
   feature,
-  headOk,
   idempotencyKeyParam,
-  ifNoneMatchParam,
   json,
-  notModified,
   problems,
   rawBody,
   replayedHeader,
@@ -27,11 +23,13 @@ import {
 } from '../openapi/parts';
 import { mountRoutes, routeTable } from '../openapi/route';
 import { MatchResult, RecordStatus, RecordWriteResult } from '../openapi/schemas';
-import { bodyOf, queryParam, recordBody, sendContent } from './records-http';
-import type { RecordsAuth } from './records-http';
+import { answer, bodyOf, encodeOf, recordBody, sendContent } from './records-http';
+import type { RecordUseCases, RecordsAuth } from './records-http';
 import { receiptHandlers, receiptRoute } from './receipts';
 
 /** /api/v1/records: independent records (spec §4.2, DESIGN §3). */
+const content = contentRoutes('An independent record.', 'The bytes on chain.', problems(READER, TX, FAMILY));
+
 export const RECORD_ROUTES = routeTable({
   base: '/api/v1/records',
   tag: 'Independent records',
@@ -66,24 +64,8 @@ export const RECORD_ROUTES = routeTable({
       responses: { '200': json('Status.', RecordStatus, { confirmation: null, publication: 'pending' }) },
       errors: problems(READER, TX, FAMILY),
     },
-    recordContent: {
-      method: 'get',
-      path: '/{txId}/content',
-      security: 'key',
-      summary: 'The bytes on chain.',
-      request: { params: [txIdParam('An independent record.')], headers: [ifNoneMatchParam()] },
-      responses: { '200': contentOk(), '304': notModified() },
-      errors: problems(READER, TX, FAMILY),
-    },
-    recordContentHead: {
-      method: 'head',
-      path: '/{txId}/content',
-      security: 'key',
-      summary: 'Length and type of the record.',
-      request: { params: [txIdParam('An independent record.')], headers: [ifNoneMatchParam()] },
-      responses: { '200': headOk(), '304': notModified() },
-      errors: problems(READER, TX, FAMILY),
-    },
+    recordContent: content.get,
+    recordContentHead: content.head,
     matchRecord: {
       method: 'post',
       path: '/{txId}/match',
@@ -103,11 +85,7 @@ export const RECORD_ROUTES = routeTable({
 
 /** The independent records router (see linked-records.ts for `idempotent`). */
 export function recordsRoutes(
-  {
-    reads,
-    writes,
-    receipts,
-  }: { readonly reads: RecordReads; readonly writes: RecordWrites; readonly receipts?: RecordReceipts },
+  { reads, writes, receipts }: RecordUseCases,
   auth: RecordsAuth,
   maxRecordBytes: number,
   idempotent: RequestHandler = (_req, _res, next) => next(),
@@ -118,20 +96,14 @@ export function recordsRoutes(
       auth.write,
       ...body,
       idempotent,
-      async (req, res) => {
-        const result = await writes.writeIndependent(auth.caller(req), {
-          body: bodyOf(req),
-          encode: queryParam(req, 'encode', 'ENCODE_PARAM_INVALID'),
-        });
-        res.status(200).json(result);
-      },
+      answer((req) => writes.writeIndependent(auth.caller(req), { body: bodyOf(req), encode: encodeOf(req) })),
     ],
     recordStatus: [
       auth.read,
-      async (req, res) => {
+      answer(async (req) => {
         const { confirmation, publication, failure } = await reads.status('independent', req.params['txId']);
-        res.status(200).json({ confirmation, publication, ...(failure ? { failure } : {}) });
-      },
+        return { confirmation, publication, ...(failure ? { failure } : {}) };
+      }),
     ],
     recordContent: [
       auth.read,
@@ -142,13 +114,7 @@ export function recordsRoutes(
     matchRecord: [
       auth.read,
       ...body,
-      async (req, res) => {
-        const result = await reads.match('independent', req.params['txId'], {
-          body: bodyOf(req),
-          encode: queryParam(req, 'encode', 'ENCODE_PARAM_INVALID'),
-        });
-        res.status(200).json(result);
-      },
+      answer((req) => reads.match('independent', req.params['txId'], { body: bodyOf(req), encode: encodeOf(req) })),
     ],
     recordReceipt: receiptHandlers(receipts, 'independent', auth),
   });
