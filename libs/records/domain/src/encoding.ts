@@ -1,17 +1,12 @@
 import { hash } from 'node:crypto';
 import { AppError } from '@proofline/shared-errors';
 import { ENCODER_NAMES, type EncoderName } from '@proofline/shared-config';
+import type { EncodingEntry } from './responses';
 
 /** One step of an `encode` chain: an encoder and the salt prepended to its input. */
 export interface EncodeStep {
   readonly encoder: EncoderName;
   readonly salt?: string;
-}
-
-/** One entry of a write result's `encoding[]`, one per step. */
-export interface EncodingEntry {
-  readonly contentType: string;
-  readonly output: string;
 }
 
 export interface EncodedRecord {

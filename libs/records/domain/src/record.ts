@@ -1,10 +1,9 @@
 import type { EncoderName } from '@proofline/shared-config';
+import type { PublicationState } from './responses';
 
 /** Linked records form chains; independent records stand alone. */
 export type RecordFamily = 'linked' | 'independent';
 export type RecordKind = 'create' | 'update' | 'delete' | 'independent';
-/** Publication state: accepted (in the outbox), published to the chain, or rejected for good. */
-export type PublicationState = 'pending' | 'published' | 'failed';
 
 /** A stored record without its bytes and raw transaction. */
 export interface RecordMeta {
