@@ -8,7 +8,7 @@ import { CONFIG_ERROR_EXIT, followLauncher, loadConfigOrExit } from '@proofline/
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
 import { coalesceWrites, createRedis } from '@proofline/shared-redis';
-import { devnetKeys, startDevnetNode } from '@proofline/chain-devnet';
+import { devnetKeys, startDevnetNode } from '@proofline/devnet';
 import { fundingIdentity } from '@proofline/chain-wallet';
 import { devnetPrefix } from './devnet-prefix';
 

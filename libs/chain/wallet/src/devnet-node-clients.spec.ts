@@ -1,6 +1,6 @@
 import { LockingScript, P2PKH, PrivateKey, Transaction } from '@bsv/sdk';
-import { COINBASE_MATURITY, startDevnetNode } from '@proofline/chain-devnet';
-import type { DevnetNode } from '@proofline/chain-devnet';
+import { COINBASE_MATURITY, startDevnetNode } from '@proofline/devnet';
+import type { DevnetNode } from '@proofline/devnet';
 import { CoinbaseScanner, FundingPool, fundingIdentity, httpCoinbaseSource } from './index';
 import { deriveChainKeys } from '@proofline/chain-bsv';
 import { verifyTscProof } from '@proofline/chain-domain';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { devnetKeys, outpointField } from '@proofline/chain-devnet';
+import { devnetKeys, outpointField } from '@proofline/devnet';
 import type { FundingPool, FundingUtxo } from '@proofline/chain-wallet';
 
 export interface FundPoolOptions {
