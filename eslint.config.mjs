@@ -64,7 +64,7 @@ function boundaries(allowTesting) {
       },
       {
         sourceTag: 'type:devnet',
-        onlyDependOnLibsWithTags: ['type:devnet', 'type:data-access', 'type:domain', 'type:util'],
+        onlyDependOnLibsWithTags: t(['type:devnet', 'type:data-access', 'type:domain', 'type:util']),
       },
       { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: s(['scope:shared']) },
       { sourceTag: 'scope:chain', onlyDependOnLibsWithTags: s(['scope:chain', 'scope:shared']) },
