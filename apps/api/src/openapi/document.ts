@@ -1189,8 +1189,3 @@ function buildDocument(): Json {
     },
   };
 }
-
-/** Path template (`{txId}`) of a concrete path, among the documented ones; undefined when none matches. */
-export function matchPath(paths: readonly string[], concrete: string): string | undefined {
-  return paths.find((p) => new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(concrete));
-}

@@ -1,4 +1,3 @@
-import { fromDisplayHex } from '@proofline/chain-domain';
 import type { RecordTxKind } from '@proofline/chain-domain';
 import { dataScriptBytes, readDataPushes } from './scripts';
 
@@ -14,7 +13,6 @@ import { dataScriptBytes, readDataPushes } from './scripts';
  */
 export const PROTOCOL_TAG = 'proofline';
 export const LAYOUT_VERSION = '1';
-export const HEADER_VOUT = 0;
 export const DATA_VOUT = 1;
 export const LINK_VOUT = 2;
 export const FUNDING_NONCE_BYTES = 16;
@@ -54,6 +52,3 @@ export function decodeHeaderScript(script: Uint8Array): RecordHeader | null {
     fundingNonce: nonce.toString('hex'),
   };
 }
-
-/** Internal-order bytes of a txId (for callers that serialize outpoints). */
-export const txIdBytes = fromDisplayHex;

@@ -25,7 +25,5 @@ export const QUEUES = {
   webhooksWatch: 'webhooks-watch',
 } as const;
 
-export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
-
 /** BullMQ's key prefix under the deployment's Redis prefix. */
 export const bullPrefix = (redisPrefix: string): string => `${redisPrefix}:bull`;
