@@ -628,7 +628,7 @@ async function waitReady(port: number, ms: number): Promise<void> {
 export async function startStack(redisUrl: string, prefix: string, fund = 5000): Promise<FuzzStack> {
   const redis = createRedis(redisUrl, { maxRetriesPerRequest: 2 });
   try {
-    await fundPool(new FundingPool(redis, { prefix, address: 'fuzz' }), fund, 1000, { oldDevnet: { redis, prefix } });
+    await fundPool(new FundingPool(redis, { prefix, address: 'fuzz' }), fund, 1000);
   } finally {
     await redis.quit();
   }

@@ -110,11 +110,6 @@ export function parseEncodeParam(raw: string | undefined, opts: ParseEncodeOptio
   return steps;
 }
 
-/** The `encode` string that `steps` were parsed from, without salts (what is stored). */
-export function encoderNames(steps: readonly EncodeStep[]): EncoderName[] {
-  return steps.map((s) => s.encoder);
-}
-
 /**
  * The content type a record encoded with `encoders` has (what {@link applyEncoding} reports):
  * the last encoder decides binary or text, and every encoder applied is named. Salts do not

@@ -32,7 +32,3 @@ export interface RecordMeta {
 export function isUpdatable(meta: Pick<RecordMeta, 'family' | 'kind' | 'nextTxId'>): boolean {
   return meta.family === 'linked' && meta.kind !== 'delete' && meta.nextTxId === null;
 }
-
-export function familyOf(kind: RecordKind): RecordFamily {
-  return kind === 'independent' ? 'independent' : 'linked';
-}

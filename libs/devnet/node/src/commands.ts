@@ -4,9 +4,7 @@ import { loadLuaCommands } from '@proofline/shared-redis';
 
 /** The devnet's Lua commands as ioredis defines them (see `lua/*.lua` for KEYS/ARGV). */
 export interface DevnetCommands {
-  submitTx(...keysAndArgs: string[]): Promise<string[]>;
   commitBlock(...keysAndArgs: string[]): Promise<string[]>;
-  inclusions(...keysAndArgs: string[]): Promise<string[]>;
   nodeAccept(...keysAndArgs: string[]): Promise<string[]>;
   reorgTip(...keysAndArgs: string[]): Promise<string[]>;
   callbackClaim(...keysAndArgs: string[]): Promise<string[]>;

@@ -40,11 +40,6 @@ export function devnetKeys(prefix: string) {
     callbackHeight: `${p}:node:callback-height`,
     /** Devnet node: delivery id counter (makes every queued delivery a distinct member). */
     callbackSeq: `${p}:node:callback-seq`,
-    /**
-     * Pub/sub CHANNEL (not a key): the producer PUBLISHes a {@link BlockEvent} JSON after each
-     * committed block. Subscribers (GraphQL confirmation subscriptions on any instance) listen here.
-     */
-    blockEvents: `${p}:events:blocks`,
   };
 }
 
@@ -55,6 +50,3 @@ export const competitorsKey = (k: DevnetKeys, winner: string): string => `${k.co
 
 /** The field of an outpoint in `spent` / `outputs`. */
 export const outpointField = (txId: string, vout: number): string => `${txId}:${vout}`;
-
-/** The message published on `blockEvents` after a block is committed (the chain port's event). */
-export type { BlockEvent } from '@proofline/chain-domain';

@@ -222,15 +222,16 @@ describe('devnet node: ARC v1 over HTTP', () => {
     expect(await getJson(`${base}/v1/nothing`)).toMatchObject({ status: 404 });
   });
 
-  it('refuses the old synthetic faucet funding: only real, known outputs are spendable (462)', async () => {
-    const faucetFunded = new BsvTransactionBuilder().build({
+  it('refuses a record transaction funded by an output it never saw: only real, known outputs are spendable (462)', async () => {
+    const unfunded = new BsvTransactionBuilder().build({
       kind: 'independent',
-      data: new Uint8Array(Buffer.from('faucet')),
+      data: new Uint8Array(Buffer.from('unfunded')),
       contentType: 'text/plain',
+      funding: [{ txId: 'fa'.repeat(32), vout: 0, satoshis: 1000 }],
     });
-    const r = await postTx(base, json(faucetFunded.rawHex));
-    expect(r).toMatchObject({ status: 462, body: { txid: faucetFunded.txId } });
-    expect(await redis.hexists(devnetKeys(`${prefix}:devnet`).raw, faucetFunded.txId)).toBe(0);
+    const r = await postTx(base, json(unfunded.rawHex));
+    expect(r).toMatchObject({ status: 462, body: { txid: unfunded.txId } });
+    expect(await redis.hexists(devnetKeys(`${prefix}:devnet`).raw, unfunded.txId)).toBe(0);
   });
 
   it('answers a double spend with DOUBLE_SPEND_ATTEMPTED and competingTxs; a spend of an input spent in a block is 462', async () => {

@@ -1,5 +1,5 @@
 module.exports = {
-  displayName: 'chain-devnet',
+  displayName: 'devnet-testing',
   preset: '../../../jest.preset.js',
   rootDir: __dirname,
 };

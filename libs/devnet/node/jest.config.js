@@ -1,5 +1,5 @@
 module.exports = {
-  displayName: 'chain-testing',
+  displayName: 'devnet-node',
   preset: '../../../jest.preset.js',
   rootDir: __dirname,
 };

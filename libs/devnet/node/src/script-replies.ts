@@ -2,14 +2,6 @@ import type { ReplyTable } from '@proofline/shared-redis';
 
 /** The devnet scripts' reply tables (first reply element; mapped with `fromScriptReply` from shared-redis). */
 
-/** `submit-tx-5.lua` (DevnetPublisher.submit). */
-export const SUBMIT_TX_REPLIES: ReplyTable<'accepted' | 'already-known' | 'DOUBLE_SPEND' | 'MISSING_INPUT'> = {
-  accepted: 'accepted',
-  known: 'already-known',
-  DOUBLE_SPEND: 'DOUBLE_SPEND',
-  MISSING_INPUT: 'MISSING_INPUT',
-};
-
 /** `commit-block-9.lua` (DevnetBlockProducer.commitBlock): the tip or the mempool moved = stale. */
 export const COMMIT_BLOCK_REPLIES: ReplyTable<'committed' | 'stale'> = {
   OK: 'committed',

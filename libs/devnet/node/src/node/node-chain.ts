@@ -9,7 +9,6 @@ import { fromScriptReply } from '@proofline/shared-redis';
 import { DEVNET_BLOCK_VERSION, DevnetBlockProducer } from '../block-producer';
 import { devnetCommands } from '../commands';
 import type { DevnetCommands } from '../commands';
-import { isSpendableScript } from '../devnet-publisher';
 import { withNativeChecksig } from './native-checksig';
 import { ForkIdDigests, checkStandardP2pkh } from './p2pkh-check';
 import { competitorsKey, devnetKeys, outpointField } from '../keys';
@@ -56,6 +55,9 @@ interface StoredVerdict {
 }
 
 const NULL_TXID = '0'.repeat(64);
+
+/** An output is spendable unless it is a data output (`OP_RETURN` / `OP_FALSE OP_RETURN`). */
+const isSpendableScript = (scriptHex: string): boolean => !scriptHex.startsWith('6a') && !scriptHex.startsWith('006a');
 /** Parsed parent transactions kept by one node process (see `NodeChain.parsedParents`). */
 const PARSED_PARENTS_MAX = 256;
 

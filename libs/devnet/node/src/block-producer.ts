@@ -7,7 +7,7 @@ import { fromScriptReply } from '@proofline/shared-redis';
 import { devnetCommands } from './commands';
 import type { DevnetCommands } from './commands';
 import { devnetKeys, outpointField } from './keys';
-import type { BlockEvent, DevnetKeys } from './keys';
+import type { DevnetKeys } from './keys';
 import { COMMIT_BLOCK_REPLIES } from './script-replies';
 
 /** Header version of devnet blocks (BIP9 top bits, as current nodes use). */
@@ -99,23 +99,12 @@ export class DevnetBlockProducer {
       const candidate = await this.prepareBlock(now);
       const result = await this.commitBlock(candidate);
       if (result.status === 'committed') {
-        await this.announce(candidate);
         if (candidate.height === 0) continue; // genesis made: now the block with the mempool
         return { status: 'produced', hash: candidate.hash, height: candidate.height, txCount: candidate.txIds.length };
       }
       reason = result.reason;
     }
     return { status: 'stale', reason };
-  }
-
-  /**
-   * Publishes the block event (after the commit, never before: a subscriber that reads the chain
-   * on the event must find the block). Best effort: the block is committed whatever happens here,
-   * and subscribers re-read the chain state on the next block anyway.
-   */
-  private async announce(b: CandidateBlock): Promise<void> {
-    const event: BlockEvent = { hash: b.hash, height: b.height, time: b.header.time, txCount: b.txIds.length };
-    await this.redis.publish(this.keys.blockEvents, JSON.stringify(event)).catch(() => undefined);
   }
 
   /** Reads the tip and the mempool head atomically. */

@@ -14,8 +14,8 @@ import type {
   RunningConfirmationWorker,
 } from '@proofline/chain-arc';
 import { deriveChainKeys } from '@proofline/chain-bsv';
-import { COINBASE_MATURITY, startDevnetNode } from '@proofline/chain-devnet';
-import type { DevnetNode } from '@proofline/chain-devnet';
+import { COINBASE_MATURITY, startDevnetNode } from '@proofline/devnet';
+import type { DevnetNode } from '@proofline/devnet';
 import { FundingPool, fundingIdentity } from '@proofline/chain-wallet';
 import type { FundingIdentity, FundingUtxo } from '@proofline/chain-wallet';
 import { DEVNET_WALLET_SEED } from '@proofline/shared-config';
