@@ -3,7 +3,7 @@ import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Respon
 import { AppError, normaliseError, toProblem } from '@proofline/shared-errors';
 import { logScope } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
-import { requestIdOf } from './edge';
+import { bodyBeyondDiscard, discardBody, requestIdOf } from './protocol';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -67,7 +67,12 @@ export function sendProblem(req: Request, res: Response, thrown: unknown): void 
     res.end();
     return;
   }
+  // A body not read yet (refused before its parser ran, e.g. 401 or 413 by Content-Length) is
+  // drained after the answer, so a client still sending gets the answer and not a reset.
+  const unread = !req.complete;
+  if (unread && bodyBeyondDiscard(req)) res.setHeader('connection', 'close');
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
+  if (unread) discardBody(req);
 }
 
 /**

@@ -1,0 +1,124 @@
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { createLogger } from '@proofline/shared-logger';
+import { rawExchange } from '@proofline/shared-testing';
+import type { RawAnswer } from '@proofline/shared-testing';
+import { createEdgeServer, discardBody } from './protocol';
+
+const UUID = /^[0-9a-f-]{36}$/;
+
+/** An edge server whose app refuses any body over 1 KiB with 413 before reading it. */
+async function serve(): Promise<{ port: number; lines: Record<string, unknown>[]; close(): Promise<void> }> {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString('utf8').split('\n'))
+        if (l.length > 0) lines.push(JSON.parse(l) as Record<string, unknown>);
+      done();
+    },
+  });
+  const logger = createLogger({ level: 'debug', name: 'spec', destination: sink });
+  const server = createEdgeServer((req, res) => {
+    if (Number(req.headers['content-length'] ?? 0) > 1024) {
+      res
+        .writeHead(413, { 'content-type': 'application/problem+json' })
+        .end(JSON.stringify({ status: 413, errorCode: 'CONTENT_LENGTH_LIMIT_EXCEEDED' }));
+      discardBody(req);
+      return;
+    }
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
+  }, logger);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    lines,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+function expectProblem(answer: RawAnswer, status: number, errorCode: string): void {
+  expect(answer.statusLine).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+  expect(answer.headers['content-type']).toBe('application/problem+json');
+  expect(answer.headers['x-request-id']).toMatch(UUID);
+  expect(JSON.parse(answer.body)).toMatchObject({ status, errorCode });
+}
+
+describe('createEdgeServer: protocol refusals as problem+json', () => {
+  let s: Awaited<ReturnType<typeof serve>>;
+  beforeAll(async () => {
+    s = await serve();
+  });
+  afterAll(() => s.close());
+
+  it.each([
+    ['a request line that is not HTTP', 'GARBAGE\r\n\r\n'],
+    ['an unknown HTTP version', 'GET / HTTP/9.9\r\n\r\n'],
+    ['a header name with a space', 'GET / HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n'],
+    ['a Content-Length that is not a number', 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n'],
+    [
+      'Content-Length with Transfer-Encoding',
+      'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    ],
+    ['control bytes', '\u0000\u0001\u0002\r\n\r\n'],
+    ['an HTTP/1.1 request without Host', 'GET / HTTP/1.1\r\n\r\n'],
+  ])('%s: 400 BAD_REQUEST', async (_what, bytes) => {
+    expectProblem(await rawExchange(s.port, bytes), 400, 'BAD_REQUEST');
+  });
+
+  it('headers over the limit: 431 REQUEST_HEADER_FIELDS_TOO_LARGE', async () => {
+    const answer = await rawExchange(s.port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expectProblem(answer, 431, 'REQUEST_HEADER_FIELDS_TOO_LARGE');
+  });
+
+  it('an Expect other than 100-continue: 417 EXPECTATION_FAILED, the request id echoed', async () => {
+    const answer = await rawExchange(
+      s.port,
+      'GET / HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nX-Request-Id: req-417\r\n\r\n',
+    );
+    expect(answer.statusLine).toMatch(/^HTTP\/1\.1 417 /);
+    expect(answer.headers['content-type']).toBe('application/problem+json');
+    expect(answer.headers['x-request-id']).toBe('req-417');
+    expect(JSON.parse(answer.body)).toMatchObject({ status: 417, errorCode: 'EXPECTATION_FAILED' });
+  });
+
+  it('Expect: 100-continue still works', async () => {
+    const answer = await rawExchange(
+      s.port,
+      'POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi',
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.body).toBe('ok');
+  });
+
+  it('CONNECT: 405 METHOD_NOT_ALLOWED instead of a dropped connection', async () => {
+    expectProblem(
+      await rawExchange(s.port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'),
+      405,
+      'METHOD_NOT_ALLOWED',
+    );
+  });
+
+  it('a 5 MiB body refused before it is read: the 413 always arrives, never a reset', async () => {
+    const body = Buffer.alloc(5 * 1024 * 1024, 0x61);
+    for (let i = 0; i < 5; i++) {
+      const answer = await rawExchange(
+        s.port,
+        `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+        body,
+      );
+      expect(answer.status).toBe(413);
+    }
+  });
+
+  it('refusals are logged at info with their errorCode, never at error', () => {
+    const refusals = s.lines.filter((l) => typeof l['errorCode'] === 'string');
+    expect(refusals.length).toBeGreaterThan(5);
+    expect(refusals.every((l) => l['level'] === 'info')).toBe(true);
+    expect(s.lines.some((l) => l['level'] === 'error' || l['level'] === 'fatal')).toBe(false);
+  });
+});
