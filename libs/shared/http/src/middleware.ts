@@ -40,9 +40,17 @@ export function requestContext(logger: Logger): RequestHandler {
 function logFinished(this: TimedResponse): void {
   const req = this.req;
   const ms = performance.now() - (this[STARTED_AT] ?? 0);
-  // Only the path, never the query string: it may carry an updateToken.
+  // Only the path, never the query string: it may carry an updateToken. A refused request's line
+  // carries its errorCode: a client's mistake is visible at info, never logged at error.
+  const errorCode = (this.locals as { errorCode?: string } | undefined)?.errorCode;
   req.log.info(
-    { method: req.method, path: req.path, status: this.statusCode, ms: Math.round(ms * 10) / 10 },
+    {
+      method: req.method,
+      path: req.path,
+      status: this.statusCode,
+      ms: Math.round(ms * 10) / 10,
+      ...(errorCode ? { errorCode } : {}),
+    },
     'request',
   );
 }
@@ -52,6 +60,7 @@ export function sendProblem(req: Request, res: Response, thrown: unknown): void 
   // Redis unavailability (refused, reset, timed out, LOADING, READONLY, ...) is mapped here, once: 503 REDIS_UNAVAILABLE.
   const error = normaliseError(thrown);
   const problem = toProblem(error, req.originalUrl.split('?')[0]);
+  res.locals['errorCode'] = problem.errorCode;
   if (error instanceof AppError && error.errorCode === 'REDIS_UNAVAILABLE') {
     // An outage answers many requests at once: one warn line each, without a stack.
     req.log?.warn({ errorCode: error.errorCode, internal: error.internalDetail }, 'request refused: redis unavailable');
