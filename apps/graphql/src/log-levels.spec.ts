@@ -29,7 +29,7 @@ describe('GraphQL logs: client mistakes are never logged at error', () => {
     const logger = createLogger({ level: 'debug', name: 'test-graphql', destination: sink });
     running = await startGraphQLServer({ ...fx.deps, logger }, fx.config, logger, 0);
     url = `http://127.0.0.1:${running.port}/graphql`;
-    key = (await fx.seedKey({ permissions: ['Verifier'] })).rawKey;
+    key = (await fx.seedKey({ permissions: ['Verifier_User'] })).rawKey;
   });
   afterAll(async () => {
     await running.close(0);
