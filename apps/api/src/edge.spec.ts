@@ -3,8 +3,7 @@ import { systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { deleteByPrefix } from '@proofline/shared-redis';
 import { seedKey } from '@proofline/identity-testing';
-import { rawExchange, uniquePrefix } from '@proofline/shared-testing';
-import type { RawAnswer } from '@proofline/shared-testing';
+import { expectProblemAnswer, expectProtocolRefusals, rawExchange, uniquePrefix } from '@proofline/shared-testing';
 import { createApp } from './app';
 import { composeApi } from './compose';
 import type { ComposedApi } from './compose';
@@ -65,28 +64,8 @@ describe('REST edge (production composition): parser refusals, CORS, METRICS_POR
     expect((await fetch(`${base}/liveness`)).status).toBe(200);
   });
 
-  const expectProblem = (answer: RawAnswer, status: number, errorCode: string) => {
-    expect(answer.statusLine).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
-    expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-    expect(JSON.parse(answer.body)).toMatchObject({ status, errorCode });
-  };
-
   it('answers what Node would refuse with a bare status line: no Host, a bad Expect, CONNECT', async () => {
-    expectProblem(await rawExchange(running.port, 'GET /liveness HTTP/1.1\r\n\r\n'), 400, 'BAD_REQUEST');
-    expectProblem(
-      await rawExchange(
-        running.port,
-        'POST /api/v1/records HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 0\r\n\r\n',
-      ),
-      417,
-      'EXPECTATION_FAILED',
-    );
-    expectProblem(
-      await rawExchange(running.port, 'CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\n\r\n'),
-      405,
-      'METHOD_NOT_ALLOWED',
-    );
+    await expectProtocolRefusals(running.port, '/api/v1/records');
   });
 
   it('a 5 MiB record always gets its 413 problem+json, never a reset (refused by Content-Length, before it is read)', async () => {
@@ -103,10 +82,11 @@ describe('REST edge (production composition): parser refusals, CORS, METRICS_POR
       `POST /api/v1/records HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${key.rawKey}\r\n` +
       `Content-Type: application/octet-stream\r\nContent-Length: ${body.length}\r\n\r\n`;
     for (let i = 0; i < 5; i++)
-      expectProblem(await rawExchange(running.port, head, body), 413, 'CONTENT_LENGTH_LIMIT_EXCEEDED');
+      expectProblemAnswer(await rawExchange(running.port, head, body), 413, 'CONTENT_LENGTH_LIMIT_EXCEEDED');
     // unauthenticated: the 401 arrives the same way
     const anonymous = head.replace(/X-Api-Key: [^\r]+\r\n/, '');
-    for (let i = 0; i < 3; i++) expectProblem(await rawExchange(running.port, anonymous, body), 401, 'API_KEY_MISSING');
+    for (let i = 0; i < 3; i++)
+      expectProblemAnswer(await rawExchange(running.port, anonymous, body), 401, 'API_KEY_MISSING');
   });
 
   it('CORS: only CORS_ORIGINS are echoed, never with credentials; preflights end at the edge', async () => {

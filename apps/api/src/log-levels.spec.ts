@@ -1,9 +1,8 @@
-import { Writable } from 'node:stream';
 import { seedKey } from '@proofline/identity-testing';
 import { systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { deleteByPrefix } from '@proofline/shared-redis';
-import { rawExchange, uniquePrefix } from '@proofline/shared-testing';
+import { captureLogs, rawExchange, uniquePrefix } from '@proofline/shared-testing';
 import { createApp } from './app';
 import { composeApi } from './compose';
 import type { ComposedApi } from './compose';
@@ -19,14 +18,7 @@ import { send } from './testing/rest-client';
  */
 describe('REST logs: client mistakes are never logged at error', () => {
   const prefix = uniquePrefix('loglevels');
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean))
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
+  const { sink, lines } = captureLogs();
   let composed: ComposedApi;
   let running: RunningServer;
   let base: string;

@@ -1,8 +1,7 @@
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import { createLogger } from '@proofline/shared-logger';
-import { eventually, rawExchange } from '@proofline/shared-testing';
-import type { RawAnswer } from '@proofline/shared-testing';
+import { eventually, expectProblemAnswer, expectProtocolRefusals, rawExchange } from '@proofline/shared-testing';
 import { startGraphQLServer } from './server';
 import type { RunningGraphQL } from './server';
 import { startGraphQL } from './testing/fixture';
@@ -139,19 +138,12 @@ describe('GraphQL edge: request ids, access log, CORS, body limit, metrics, pars
     expect(under.status).toBe(200);
   });
 
-  const expectProblem = (answer: RawAnswer, status: number, errorCode: string) => {
-    expect(answer.statusLine).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
-    expect(answer.headers['content-type']).toBe('application/problem+json');
-    expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-    expect(JSON.parse(answer.body)).toMatchObject({ status, errorCode });
-  };
-
   it('a 5 MiB body always gets its 413 problem+json (with the GraphQL errors array), never a reset', async () => {
     const body = Buffer.alloc(5 * 1024 * 1024, 0x61);
     const head = `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
     for (let i = 0; i < 5; i++) {
       const answer = await rawExchange(running.port, head, body);
-      expectProblem(answer, 413, 'CONTENT_LENGTH_LIMIT_EXCEEDED');
+      expectProblemAnswer(answer, 413, 'CONTENT_LENGTH_LIMIT_EXCEEDED');
       expect(JSON.parse(answer.body)).toMatchObject({
         errors: [{ extensions: { code: 'CONTENT_LENGTH_LIMIT_EXCEEDED' } }],
       });
@@ -165,29 +157,12 @@ describe('GraphQL edge: request ids, access log, CORS, body limit, metrics, pars
         'POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
         chunked,
       );
-      expectProblem(answer, 413, 'CONTENT_LENGTH_LIMIT_EXCEEDED');
+      expectProblemAnswer(answer, 413, 'CONTENT_LENGTH_LIMIT_EXCEEDED');
     }
   });
 
   it('answers what Node would refuse with a bare status line: no Host, a bad Expect, CONNECT', async () => {
-    expectProblem(
-      await rawExchange(running.port, 'GET /graphql?query=%7Bhealth%7D HTTP/1.1\r\n\r\n'),
-      400,
-      'BAD_REQUEST',
-    );
-    expectProblem(
-      await rawExchange(
-        running.port,
-        'POST /graphql HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nContent-Length: 0\r\n\r\n',
-      ),
-      417,
-      'EXPECTATION_FAILED',
-    );
-    expectProblem(
-      await rawExchange(running.port, 'CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\n\r\n'),
-      405,
-      'METHOD_NOT_ALLOWED',
-    );
+    await expectProtocolRefusals(running.port, '/graphql');
     const refusals = lines.filter((l) => typeof l['errorCode'] === 'string');
     expect(refusals.length).toBeGreaterThan(0);
     expect(lines.some((l) => l['level'] === 'error')).toBe(false);

@@ -1,6 +1,5 @@
-import { Writable } from 'node:stream';
 import { createLogger } from '@proofline/shared-logger';
-import { rawExchange } from '@proofline/shared-testing';
+import { captureLogs, rawExchange } from '@proofline/shared-testing';
 import { startGraphQLServer } from './server';
 import type { RunningGraphQL } from './server';
 import { startGraphQL } from './testing/fixture';
@@ -16,14 +15,7 @@ describe('GraphQL logs: client mistakes are never logged at error', () => {
   let running: RunningGraphQL;
   let url: string;
   let key: string;
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean))
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
+  const { sink, lines } = captureLogs();
   beforeAll(async () => {
     fx = await startGraphQL({ HOST: '127.0.0.1', GRAPHQL_MAX_BODY_BYTES: '4096' });
     const logger = createLogger({ level: 'debug', name: 'test-graphql', destination: sink });

@@ -80,3 +80,28 @@ export function rawExchange(port: number, head: string, body?: Buffer): Promise<
     if (body) socket.write(body);
   });
 }
+
+/**
+ * Asserts (jest) that a raw answer is a problem+json refusal: the status line, the content type, an
+ * `x-request-id` (`requestId`, or any UUID), and `status` and `errorCode` in the body.
+ */
+export function expectProblemAnswer(answer: RawAnswer, status: number, errorCode: string, requestId?: string): void {
+  expect(answer.statusLine).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+  expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+  if (requestId === undefined) expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  else expect(answer.headers['x-request-id']).toBe(requestId);
+  expect(JSON.parse(answer.body)).toMatchObject({ status, errorCode });
+}
+
+/**
+ * Asserts (jest) that what Node's HTTP server would answer with a bare status line or a dropped
+ * connection is problem+json on `port`: an HTTP/1.1 request without `Host` (400 BAD_REQUEST), an
+ * `Expect` other than `100-continue` (417 EXPECTATION_FAILED), `CONNECT` (405 METHOD_NOT_ALLOWED).
+ */
+export async function expectProtocolRefusals(port: number, path: string): Promise<void> {
+  expectProblemAnswer(await rawExchange(port, `GET ${path} HTTP/1.1\r\n\r\n`), 400, 'BAD_REQUEST');
+  const expectation = `POST ${path} HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 0\r\n\r\n`;
+  expectProblemAnswer(await rawExchange(port, expectation), 417, 'EXPECTATION_FAILED');
+  const connect = 'CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\n\r\n';
+  expectProblemAnswer(await rawExchange(port, connect), 405, 'METHOD_NOT_ALLOWED');
+}

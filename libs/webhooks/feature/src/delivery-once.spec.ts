@@ -98,7 +98,8 @@ describe('webhooks: exactly one successful delivery per event and endpoint', () 
   const logger = createLogger({ level: 'silent', name: 'spec' });
   const redis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
   // Two worker processes' worth: each with its own BullMQ connection, watcher and delivery worker.
-  const bulls = [createBullRedis(testRedisUrl()), createBullRedis(testRedisUrl())];
+  const first = createBullRedis(testRedisUrl());
+  const bulls = [first, createBullRedis(testRedisUrl())];
   const webhooks = createWebhooks({
     config: { webhooks: { allowPrivate: true, secretKey: undefined, limit: 10 } },
     redis,
@@ -148,7 +149,7 @@ describe('webhooks: exactly one successful delivery per event and endpoint', () 
 
   it('a job BullMQ runs again after its 2xx (stalled, completion lost) sends nothing; concurrent runs send once', async () => {
     const receiver = await flakyReceiver();
-    const queue = new Queue(QUEUES.webhooksDeliver, { connection: bulls[0], prefix: bullPrefix(prefix) });
+    const queue = new Queue(QUEUES.webhooksDeliver, { connection: first, prefix: bullPrefix(prefix) });
     try {
       const hook = await webhooks.admin.create(TENANT, { url: receiver.url, events: ['record.confirmed'] });
       const deps = { store: webhooks.store, box: webhooks.box, clock: systemClock, allowPrivate: true };
