@@ -12,7 +12,6 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { FundingPool } from '@proofline/chain-wallet';
 import { fundPool } from '@proofline/records-testing';
@@ -571,6 +570,8 @@ export async function fuzz(opts: {
       const answer = await send(req.target === 'rest' ? opts.restPort : opts.graphqlPort, req);
       if ('error' in answer) {
         noAnswer[answer.error] = (noAnswer[answer.error] ?? 0) + 1;
+        if (process.env['FUZZ_SHOW_NO_ANSWER'])
+          process.stdout.write(`no answer (${answer.error}): ${JSON.stringify({ ...req, body: req.body?.length })}\n`);
         continue;
       }
       const label = `${req.target} ${answer.status}`;

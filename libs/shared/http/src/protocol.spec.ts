@@ -1,3 +1,4 @@
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '@proofline/shared-logger';
 import { captureLogs, expectProblemAnswer, rawExchange } from '@proofline/shared-testing';
@@ -50,6 +51,26 @@ describe('createEdgeServer: protocol refusals as problem+json', () => {
     ['an HTTP/1.1 request without Host', 'GET / HTTP/1.1\r\n\r\n'],
   ])('%s: 400 BAD_REQUEST', async (_what, bytes) => {
     expectProblemAnswer(await rawExchange(s.port, bytes), 400, 'BAD_REQUEST');
+  });
+
+  it('a refused HEAD request gets the problem headers without a body (a client would read it as the next answer)', async () => {
+    const answer = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>(
+      (resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port: s.port, method: 'HEAD', path: '/\u00e9' }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      },
+    );
+    expect(answer.status).toBe(400);
+    expect(answer.headers['content-type']).toBe('application/problem+json');
+    expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer.body).toBe('');
+    // the same refusal to GET has its body
+    expectProblemAnswer(await rawExchange(s.port, 'GET /\u00e9 HTTP/1.1\r\nHost: x\r\n\r\n'), 400, 'BAD_REQUEST');
   });
 
   it('headers over the limit: 431 REQUEST_HEADER_FIELDS_TOO_LARGE', async () => {

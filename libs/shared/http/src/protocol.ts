@@ -90,12 +90,15 @@ const CONNECT_REFUSED: ProtocolRefusal = {
   detail: 'CONNECT is not supported: this is not a proxy.',
 };
 
-/** The raw bytes of a refusal written straight to a socket (no request or response object exists). */
-function rawAnswer(refusal: ProtocolRefusal, id: string): string {
+/**
+ * The raw bytes of a refusal written straight to a socket (no request or response object exists).
+ * An answer to HEAD MUST NOT carry the body (a client would read it as the next answer).
+ */
+function rawAnswer(refusal: ProtocolRefusal, id: string, head = false): string {
   const body = refusalBody(refusal);
   return (
     `HTTP/1.1 ${refusal.status} ${refusal.title}\r\nContent-Type: application/problem+json\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`
+    `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${head ? '' : body}`
   );
 }
 
@@ -124,7 +127,9 @@ export function onClientError(logger: Logger): (err: Error & { code?: string }, 
       { reqId: id, status: refusal.status, errorCode: refusal.errorCode, parser: err.code },
       'request refused by the HTTP parser',
     );
-    socket.end(rawAnswer(refusal, id));
+    // The parser keeps the bytes it refused: a HEAD request's answer has no body.
+    const head = (err as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+    socket.end(rawAnswer(refusal, id, head));
   };
 }
 
