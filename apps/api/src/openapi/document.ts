@@ -212,7 +212,7 @@ function buildDocument(): Json {
       description:
         'Linked and independent records published as Bitcoin SV transactions with TSC Merkle proofs, identity API keys and verifier claims. ' +
         'Errors are RFC 7807 problem+json with an `errorCode`; every operation lists its codes. Any route also answers 404 `ROUTE_NOT_FOUND` for an unknown path, ' +
-        '400 `BAD_REQUEST` / 431 `REQUEST_HEADER_FIELDS_TOO_LARGE` for requests the HTTP parser refuses, and 500 `INTERNAL_ERROR` only for a real server fault.',
+        '400 `BAD_REQUEST` / 431 `REQUEST_HEADER_FIELDS_TOO_LARGE` for requests the HTTP parser refuses (or without `Host`), 417 `EXPECTATION_FAILED` for an `Expect` other than `100-continue`, 405 `METHOD_NOT_ALLOWED` for `CONNECT`, and 500 `INTERNAL_ERROR` only for a real server fault.',
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proofline' },
     },
     servers: [{ url: '/', description: 'This server.' }],
