@@ -241,7 +241,7 @@ export interface Config {
   readonly workerConcurrency: number;
   /** Worker processes `npm start` forks. */
   readonly workers: number;
-  /** `API_PROCESSES`: REST server processes sharing `PORT` (node:cluster; 1 = no cluster). */
+  /** `API_PROCESSES`: REST server processes sharing `PORT` (each listens with reusePort; `npm start` runs and supervises them). */
   readonly apiProcesses: number;
   /** `REDIS_COMMAND_TIMEOUT_MS`: bound of every request-path Redis command (a frozen Redis answers 503 after it). */
   readonly redisCommandTimeoutMs: number;
