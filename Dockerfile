@@ -5,10 +5,10 @@
 #
 # The runtime runs `node dist/apps/<app>/main.js` directly under tini (from apt): `docker stop`
 # sends SIGTERM to tini, tini forwards it to node, node drains within SHUTDOWN_GRACE_MS and
-# exits; tini reaps and exits with node's code. The API's node is a node:cluster primary
-# (API_PROCESSES server processes): it forwards SIGTERM to them and exits once they have drained. No npm, no TypeScript loader in the image's
-# processes. Keep the container's stop timeout above SHUTDOWN_GRACE_MS (compose:
-# stop_grace_period).
+# exits; tini reaps and exits with node's code. One process per container, the API's too: scale
+# it with the orchestrator's replicas (API_PROCESSES counts the API processes the launcher runs on
+# one machine). No npm, no TypeScript loader in the image's processes. Keep the container's stop
+# timeout above SHUTDOWN_GRACE_MS (compose: stop_grace_period).
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app

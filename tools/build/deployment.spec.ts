@@ -13,10 +13,14 @@ const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
 /** Keys of the zod environment schema in libs/shared/config. */
 function configVariables(): string[] {
   const source = read('libs/shared/config/src/config.ts');
-  const start = source.indexOf('const envSchema = z.object({');
-  const end = source.indexOf('\n});', start);
+  // `const envSchema = z.object({` or, as Prettier wraps it, `z\n  .object({`: its keys up to the closing `})`.
+  const start = source.indexOf('const envSchema = z');
+  const close = /\n {0,2}\}\)/g;
+  close.lastIndex = start;
+  const end = close.exec(source)?.index ?? -1;
   expect(start).toBeGreaterThan(0);
-  return [...source.slice(start, end).matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1] ?? '');
+  expect(end).toBeGreaterThan(start);
+  return [...source.slice(start, end).matchAll(/^ {2,4}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1] ?? '');
 }
 
 /** Variables named in the first column of the README's configuration table. */
@@ -107,10 +111,10 @@ describe('Dockerfile', () => {
   it('builds with dev dependencies and runs the output with production dependencies only, as node under tini', () => {
     expect(stages).toHaveLength(2);
     const [build = '', runtime = ''] = stages;
-    expect(build).toMatch(/^node:22-bookworm-slim AS build/);
+    expect(build).toMatch(/^node:24-bookworm-slim AS build/);
     expect(build).toMatch(/^RUN npm ci\b/m);
     expect(build).toMatch(/^RUN npm run build$/m);
-    expect(runtime).toMatch(/^node:22-bookworm-slim AS runtime/);
+    expect(runtime).toMatch(/^node:24-bookworm-slim AS runtime/);
     expect(runtime).toMatch(/^RUN npm ci --omit=dev\b/m);
     expect(runtime).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
     expect(runtime).not.toMatch(/^COPY (apps|libs)\b/m);

@@ -131,7 +131,7 @@ export function startApp(dist: string, app: string, env: Record<string, string>)
   };
 }
 
-/** Pids of a process's children (a cluster primary's server processes), from /proc. */
+/** Pids of a process's children (the launcher's apps), from /proc. */
 export function childPids(pid: number): number[] {
   try {
     return fs

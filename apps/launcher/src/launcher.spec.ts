@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
-import { eventually, freePort } from '@proofline/shared-testing';
+import { eventually, freePort, listeners } from '@proofline/shared-testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const BUILD = path.join(ROOT, '.jest-cache', 'launcher-spec');
@@ -120,17 +120,6 @@ function alive(pid: number): boolean {
 function startTicks(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-}
-
-/** Listening TCP sockets on `port` (IPv4, /proc/net/tcp): one per process sharing it with reusePort. */
-function listeners(port: number): number {
-  const hex = port.toString(16).toUpperCase().padStart(4, '0');
-  return fs
-    .readFileSync('/proc/net/tcp', 'utf8')
-    .split('\n')
-    .slice(1)
-    .map((line) => line.trim().split(/\s+/))
-    .filter((f) => f[1]?.endsWith(`:${hex}`) && f[3] === '0A').length;
 }
 
 interface Answer {
