@@ -1,35 +1,46 @@
 /**
  * The deployment files, checked by reading them (no Docker engine on the test machine): the
  * image's multi-stage layout, compose's services and entry points, and a `.env.example` that
- * lists every variable the configuration or the README knows, so none is silently dropped.
+ * lists every variable the configuration or the documentation knows, so none is silently dropped.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { loadConfig } from '@proofline/shared-config';
 
 const ROOT = path.resolve(__dirname, '../..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
 
-/** Keys of the zod environment schema in libs/shared/config. */
+/** The page whose variables table documents every variable of the configuration. */
+const CONFIGURATION_DOC = 'docs/configuration.md';
+
+/**
+ * Every variable the configuration reads, observed rather than parsed from its source: `loadConfig`
+ * on an empty environment that records each name asked for. It MUST NOT depend on how the schema
+ * is written or split.
+ */
 function configVariables(): string[] {
-  const source = read('libs/shared/config/src/config.ts');
-  // `const envSchema = z.object({` or, as Prettier wraps it, `z\n  .object({`: its keys up to the closing `})`.
-  const start = source.indexOf('const envSchema = z');
-  const close = /\n {0,2}\}\)/g;
-  close.lastIndex = start;
-  const end = close.exec(source)?.index ?? -1;
-  expect(start).toBeGreaterThan(0);
-  expect(end).toBeGreaterThan(start);
-  return [...source.slice(start, end).matchAll(/^ {2,4}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1] ?? '');
+  const asked = new Set<string>();
+  const env = new Proxy<Record<string, string | undefined>>(
+    {},
+    {
+      get: (_target, name) => {
+        if (typeof name === 'string') asked.add(name);
+        return undefined;
+      },
+    },
+  );
+  loadConfig(env);
+  return [...asked];
 }
 
-/** Variables named in the first column of the README's configuration table. */
-function readmeVariables(): string[] {
-  const readme = read('README.md');
-  const section = readme.slice(
-    readme.indexOf('## Configuration'),
-    readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5),
-  );
+/** Variables named in the first column of the table under `## Variables` in the configuration page. */
+function documentedVariables(): string[] {
+  const doc = read(CONFIGURATION_DOC);
+  const start = doc.indexOf('\n## Variables\n');
+  expect(start).toBeGreaterThanOrEqual(0);
+  const end = doc.indexOf('\n## ', start + 1);
+  const section = doc.slice(start, end === -1 ? undefined : end);
   return [...section.matchAll(/^\| ([^|]+)\|/gm)].flatMap((m) =>
     [...(m[1] ?? '').matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((v) => v[1] ?? ''),
   );
@@ -51,14 +62,14 @@ interface ComposeService {
 }
 
 describe('.env.example', () => {
-  it('lists every configuration variable and every variable of the README table', () => {
+  it('lists every configuration variable and every variable of the documented table', () => {
     const example = exampleVariables();
     const config = configVariables();
     expect(config.length).toBeGreaterThan(20);
+    expect(config).toContain('AUTH_JWT_SECRET');
     expect(config.filter((v) => !example.has(v))).toEqual([]);
-    const readme = readmeVariables();
-    expect(readme).toContain('AUTH_JWT_SECRET');
-    expect(readme.filter((v) => !example.has(v))).toEqual([]);
+    const documented = documentedVariables();
+    expect(documented.filter((v) => !example.has(v))).toEqual([]);
   });
 
   it('shows the defaults the configuration applies', async () => {
@@ -72,6 +83,13 @@ describe('.env.example', () => {
     // Production needs a token secret: the example leaves it for the operator to fill.
     expect(example.get('NODE_ENV')).toBe('production');
     expect(example.get('AUTH_JWT_SECRET')).toBe('');
+  });
+});
+
+describe(CONFIGURATION_DOC, () => {
+  it('documents every configuration variable in its variables table', () => {
+    const documented = documentedVariables();
+    expect(configVariables().filter((v) => !documented.includes(v))).toEqual([]);
   });
 });
 

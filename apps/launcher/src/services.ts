@@ -72,8 +72,8 @@ export function plannedApps(
 /**
  * V8's young generation for the GraphQL process: a 1,000-record traversal allocates tens of MB of
  * short-lived objects (execution paths, promises, a ~2 MiB response), which the default 16 MB
- * semi-space turns into a scavenge every few ms. 64 MB cut the traversal's CPU time by ~30 %
- * (README, Performance). An inherited NODE_OPTIONS is kept; one that sets the size itself wins.
+ * semi-space turns into a scavenge every few ms. A 64 MB semi-space cuts the traversal's CPU time
+ * (docs/performance-log.md). An inherited NODE_OPTIONS is kept; one that sets the size itself wins.
  */
 export const GRAPHQL_SEMI_SPACE = '--max-semi-space-size=64';
 export function withGraphQLHeap(inherited: string | undefined): string {
@@ -108,7 +108,7 @@ function hasBundle(distDir: string, app: string): boolean {
 }
 
 /**
- * Profiling the stack as users run it (a development aid, README "Performance"): with
+ * Profiling the stack as users run it (a development aid, docs/performance.md): with
  * `PROFILE_APPS` (comma-separated process names: `api`, `devnet`, `worker-1`, … or `all`) those
  * processes run under `node --cpu-prof`, writing a .cpuprofile into `PROFILE_DIR` (default
  * `.data/profiles`) when they exit cleanly. Node before 23 refuses `--cpu-prof` in NODE_OPTIONS, hence the argument. The

@@ -370,7 +370,7 @@ export class RecordStore {
 
   /**
    * The record hash's fields. Redis keeps a small hash as one listpack, so every byte counts per
-   * record (README "Memory"): a value equal to what a reader assumes when the field is absent is
+   * record (docs/performance.md, "Memory"): a value equal to what a reader assumes when the field is absent is
    * not stored: `contentType` when it is the one its encoders give (`encodedContentType`), and for roots `chainId` (= txId) and
    * `position` (0); `failure` is written only when there is one. {@link toMeta} and the scripts
    * (accept-successor, navigate) apply the same defaults.
