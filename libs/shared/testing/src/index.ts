@@ -1,2 +1,3 @@
 export * from './redis';
 export * from './ports';
+export * from './load';
