@@ -36,9 +36,7 @@ const DIST = path.join(ROOT, '.jest-cache', 'ops-outage', 'dist');
 async function fund(url: string, prefix: string, count: number): Promise<void> {
   const redis = createRedis(url, { maxRetriesPerRequest: 2 });
   try {
-    await fundPool(new FundingPool(redis, { prefix, address: 'outage' }), count, 1000, {
-      oldDevnet: { redis, prefix },
-    });
+    await fundPool(new FundingPool(redis, { prefix, address: 'outage' }), count, 1000);
   } finally {
     await redis.quit();
   }

@@ -136,7 +136,7 @@ describe('npm run build', () => {
     for (const dir of [
       'libs/identity/data-access/src/lua',
       'libs/records/data-access/src/lua',
-      'libs/chain/devnet/src/lua',
+      'libs/devnet/node/src/lua',
       'libs/chain/arc/src/lua',
       'libs/chain/wallet/src/lua',
     ]) {

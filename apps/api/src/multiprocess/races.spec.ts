@@ -14,8 +14,8 @@ import http from 'node:http';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { LockingScript, Spend, Transaction } from '@bsv/sdk';
-import { startArcDevnet } from '@proofline/chain-testing';
-import type { ArcDevnet } from '@proofline/chain-testing';
+import { startArcDevnet } from '@proofline/devnet-testing';
+import type { ArcDevnet } from '@proofline/devnet-testing';
 import { generateRawKey } from '@proofline/identity-domain';
 import { eventually, freePort, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 

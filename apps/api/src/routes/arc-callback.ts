@@ -1,11 +1,12 @@
-import { Router } from 'express';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, Response, Router } from 'express';
 import { cachingHeaders, handleArcCallback, parseArcCallback, publishBlockEvent } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
 import { AppError } from '@proofline/shared-errors';
 import { jsonBody } from '@proofline/shared-http';
 import type { Logger } from '@proofline/shared-logger';
 import type { Redis } from '@proofline/shared-redis';
+import { json } from '../openapi/parts';
+import { mountRoutes, routeTable } from '../openapi/route';
 
 export interface ArcCallbackDeps {
   readonly chain: Pick<ArcChain, 'headers' | 'store'>;
@@ -27,8 +28,32 @@ const HEADER_CACHE_MS = 2000;
  * as polling; everything else is a hint the next poll picks up. Idempotent. Polling stays the
  * ground truth: a lost or refused callback only delays a proof.
  */
+export const ARC_CALLBACK_ROUTES = routeTable({
+  base: '',
+  tag: 'Operations',
+  internal: 'Called by ARC only, with the token this deployment gave it; not part of the client API.',
+  routes: {
+    arcCallback: {
+      method: 'post',
+      path: '/arc/callback',
+      security: 'none',
+      summary: 'ARC status callbacks, single or batched (Authorization: Bearer ARC_CALLBACK_TOKEN).',
+      responses: {
+        '200': json(
+          'Received: how many items gave a stored proof, were refused, or are hints for the next poll.',
+          { type: 'object' },
+          { received: true, proven: 1, refused: 0, hints: 0 },
+        ),
+      },
+      errors: {
+        400: { codes: ['ARC_CALLBACK_INVALID'], why: 'The body is not an ARC callback.' },
+        401: { codes: ['ARC_CALLBACK_UNAUTHORIZED'], why: 'Missing or wrong Bearer token; nothing was read.' },
+      },
+    },
+  },
+});
+
 export function arcCallbackRoutes(deps: ArcCallbackDeps): Router {
-  const router = Router();
   // A block's callbacks arrive in many batches at once: one header fetch serves them all.
   const headers = cachingHeaders(deps.chain.headers, HEADER_CACHE_MS);
   const authorize = (req: Request, _res: Response, next: NextFunction) => {
@@ -37,7 +62,7 @@ export function arcCallbackRoutes(deps: ArcCallbackDeps): Router {
       next(new AppError({ errorCode: outcome.errorCode, httpStatus: 401, detail: outcome.detail }));
     else next();
   };
-  router.post('/arc/callback', authorize, ...jsonBody('1mb'), async (req: Request, res: Response) => {
+  const receive = async (req: Request, res: Response) => {
     const outcome = await handleArcCallback(
       { headers, store: deps.chain.store, token: deps.token, logger: deps.logger },
       req.body,
@@ -59,6 +84,6 @@ export function arcCallbackRoutes(deps: ArcCallbackDeps): Router {
       refused: outcome.failed.length,
       hints: outcome.hints.length,
     });
-  });
-  return router;
+  };
+  return mountRoutes(ARC_CALLBACK_ROUTES, { arcCallback: [authorize, ...jsonBody('1mb'), receive] });
 }

@@ -3,8 +3,8 @@ import net from 'node:net';
 import { MerklePath, Spend, Transaction } from '@bsv/sdk';
 import { confirmationOptions, createArcChain, startConfirmationWorker } from '@proofline/chain-arc';
 import type { ArcChain, RunningConfirmationWorker } from '@proofline/chain-arc';
-import { startArcDevnet } from '@proofline/chain-testing';
-import type { ArcDevnet } from '@proofline/chain-testing';
+import { startArcDevnet } from '@proofline/devnet-testing';
+import type { ArcDevnet } from '@proofline/devnet-testing';
 import { inputsReleasable } from '@proofline/chain-wallet';
 import { RecordStore } from '@proofline/records-data-access';
 import {

@@ -6,8 +6,8 @@
 // key use case and its BullMQ key worker, and verified by the production `requireKey` middleware.
 import { inputsReleasable } from '@proofline/chain-wallet';
 import type { FundingUtxo } from '@proofline/chain-wallet';
-import { startArcDevnet } from '@proofline/chain-testing';
-import type { ArcDevnet } from '@proofline/chain-testing';
+import { startArcDevnet } from '@proofline/devnet-testing';
+import type { ArcDevnet } from '@proofline/devnet-testing';
 import { createBootstrapKey } from '@proofline/identity-feature';
 import { RecordStore } from '@proofline/records-data-access';
 import {
