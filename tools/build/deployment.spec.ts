@@ -114,10 +114,10 @@ describe('Dockerfile', () => {
   it('builds with dev dependencies and runs the output with production dependencies only, as node under tini', () => {
     expect(stages).toHaveLength(2);
     const [build = '', runtime = ''] = stages;
-    expect(build).toMatch(/^node:22-bookworm-slim AS build/);
+    expect(build).toMatch(/^node:24-bookworm-slim AS build/);
     expect(build).toMatch(/^RUN npm ci\b/m);
     expect(build).toMatch(/^RUN npm run build$/m);
-    expect(runtime).toMatch(/^node:22-bookworm-slim AS runtime/);
+    expect(runtime).toMatch(/^node:24-bookworm-slim AS runtime/);
     expect(runtime).toMatch(/^RUN npm ci --omit=dev\b/m);
     expect(runtime).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
     expect(runtime).not.toMatch(/^COPY (apps|libs)\b/m);

@@ -600,9 +600,8 @@ export interface FuzzStack {
 }
 
 /**
- * Ready when `/readiness` answers 200 several times in a row: the API runs as a cluster
- * (API_PROCESSES=2) whose processes accept connections themselves, so one 200 may come from the
- * first process while the second is still starting (and would answer the fuzzer 503).
+ * Ready when `/readiness` answers 200 several times in a row: with several processes on one port
+ * one 200 may come from a process while another is still starting (and would answer the fuzzer 503).
  */
 async function waitReady(port: number, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
@@ -650,6 +649,8 @@ export async function startStack(redisUrl: string, prefix: string, fund = 5000):
     BOOTSTRAP_API_KEY: key,
     BLOCK_INTERVAL_MS: '1000',
     KEY_CREATE_TIMEOUT_MS: '5000',
+    // One API process is started here (several are the launcher's job).
+    API_PROCESSES: '1',
   };
   const children: ChildProcess[] = [];
   const errors: string[] = [];

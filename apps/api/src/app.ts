@@ -17,7 +17,7 @@ import { recordsRoutes } from './routes/records';
 import { webhookRoutes } from './routes/webhooks';
 
 export interface AppOptions {
-  /** What the public `/metrics` serves (default: this process's registry; in a cluster, the primary's aggregation). */
+  /** What the public `/metrics` serves (default: this process's registry). */
   readonly metricsSource?: MetricsSource;
 }
 

@@ -15,6 +15,11 @@ export interface RunningServer {
 export interface ListenOptions {
   /** Serve these metrics on their own listener (`METRICS_PORT`) instead of the public port. */
   readonly metrics?: { readonly source: MetricsSource; readonly host: string; readonly port: number };
+  /**
+   * Share the port with the other API processes (SO_REUSEPORT, Node >= 22.12): the kernel spreads
+   * new connections over every process listening and stops sending any to one that died.
+   */
+  readonly reusePort?: boolean;
 }
 
 /**
@@ -33,7 +38,7 @@ export async function listen(
   const server = createEdgeServer(app, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => resolve());
+    server.listen({ port, host, reusePort: options.reusePort === true }, () => resolve());
   });
   const address = server.address();
   const actual = typeof address === 'object' && address ? address.port : port;

@@ -69,7 +69,7 @@ export const server = slice({
   graphqlPort: variable('GRAPHQL_PORT', 'GraphQL port.', intFrom(0, 65535).default(4000)),
   apiProcesses: variable(
     'API_PROCESSES',
-    'REST server processes sharing PORT (node:cluster; 1 = no cluster).',
+    'REST processes npm start runs on PORT, each listening with reusePort (Node >= 22.12) and restarted alone.',
     intFrom(1, 64).default(2),
   ),
   shutdownGraceMs: variable(
@@ -90,7 +90,11 @@ export const server = slice({
   /** `/metrics` on a separate internal listener per process instead of the public port (unset = public port). */
   metrics: {
     host: variable('METRICS_HOST', 'Interface of the internal metrics listeners (default HOST).', optionalString, HOST),
-    apiPort: variable('METRICS_PORT', 'Internal /metrics port of the REST process.', optionalPort),
+    apiPort: variable(
+      'METRICS_PORT',
+      'Internal /metrics port of the REST process (npm start: METRICS_PORT + N - 1 for process N).',
+      optionalPort,
+    ),
     graphqlPort: variable('GRAPHQL_METRICS_PORT', 'Internal /metrics port of the GraphQL process.', optionalPort),
     workerPort: omittable(variable('WORKER_METRICS_PORT', '/metrics port of each worker process.', optionalPort)),
   },
