@@ -67,7 +67,7 @@ export async function sdkSpend(
 export async function arcCall(
   node: DevnetNode,
   path: string,
-  init: { method?: string; body?: string | Uint8Array; headers?: Record<string, string> } = {},
+  init: { method?: string; body?: string; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; type: string; body: unknown }> {
   const res = await fetch(`${node.url}${path}`, {
     method: init.method ?? 'GET',

@@ -3,8 +3,8 @@
 // reads ARC's and WhatsOnChain's: success for accepted and mined transactions, its failure shape
 // (`code` = the HTTP status, `description` = the problem's `detail`, `txid`, `more` = the body)
 // for a 4xx problem, and a BUMP the tracker verifies against the node's headers.
-import { ARC, MerklePath, PrivateKey, Transaction, WhatsOnChain } from '@bsv/sdk';
-import type { BroadcastFailure, BroadcastResponse } from '@bsv/sdk';
+import { ARC, MerklePath, PrivateKey, WhatsOnChain } from '@bsv/sdk';
+import type { BroadcastFailure, BroadcastResponse, Transaction } from '@bsv/sdk';
 import type { DevnetNode } from '@proofline/devnet';
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import {
