@@ -17,14 +17,18 @@ export interface TxStatusRecord {
   readonly competingTxs: readonly string[] | null;
 }
 
-/** ARC's success body (HTTP 200) for /v1/tx, /v1/txs entries and GET /v1/tx/{txid}. */
+/**
+ * ARC's success body (HTTP 200) for /v1/tx, /v1/txs entries and GET /v1/tx/{txid}. `blockHash`
+ * and `blockHeight` MUST NOT be null (not nullable in ARC's OpenAPI document): before MINED they
+ * are "" and 0, as ARC sends them.
+ */
 export function successBody(r: TxStatusRecord, now: Date): Record<string, unknown> {
   return {
     timestamp: now.toISOString(),
     txid: r.txid,
     txStatus: r.txStatus,
-    blockHash: r.blockHash,
-    blockHeight: r.blockHeight,
+    blockHash: r.blockHash ?? '',
+    blockHeight: r.blockHeight ?? 0,
     merklePath: r.merklePath,
     extraInfo: r.extraInfo,
     competingTxs: r.competingTxs,

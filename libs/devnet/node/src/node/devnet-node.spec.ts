@@ -124,7 +124,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
     const got = await getJson(`${base}/v1/tx/${a.id('hex')}`);
     expect(got).toMatchObject({
       status: 200,
-      body: { txid: a.id('hex'), txStatus: 'SEEN_ON_NETWORK', blockHash: null },
+      body: { txid: a.id('hex'), txStatus: 'SEEN_ON_NETWORK', blockHash: '', blockHeight: 0 },
     });
     expect(typeof got.body.timestamp).toBe('string');
   });

@@ -147,6 +147,19 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
         pruned: false,
       });
     }
+    // WhatsOnChain's latest headers, newest first (the sdk's WhatsOnChain tracker reads
+    // `currentHeight()` from the first entry).
+    if (path === '/block/headers') {
+      const tip = await ctx.chain.chainInfo();
+      const heights = tip ? Array.from({ length: Math.min(10, tip.height + 1) }, (_, i) => tip.height - i) : [];
+      const blocks = await Promise.all(heights.map((h) => ctx.chain.blockAt(h)));
+      const headers = await Promise.all(blocks.map((b) => (b ? ctx.chain.headerJson(b.hash) : null)));
+      return sendJson(
+        res,
+        200,
+        headers.filter((h) => h !== null),
+      );
+    }
     const header = /^\/block\/(?:hash\/)?([0-9a-fA-F]{64})\/header$/.exec(path);
     if (header) {
       const json = await ctx.chain.headerJson((header[1] as string).toLowerCase());
