@@ -40,6 +40,8 @@ export function devnetKeys(prefix: string) {
     callbackHeight: `${p}:node:callback-height`,
     /** Devnet node: delivery id counter (makes every queued delivery a distinct member). */
     callbackSeq: `${p}:node:callback-seq`,
+    /** Devnet node: HASH txId -> ms epoch at which an accepted transaction reports SEEN_ON_NETWORK (the time-to-SEEN reality). */
+    seenAt: `${p}:node:seen-at`,
   };
 }
 

@@ -15,6 +15,7 @@ import { competitorsKey, devnetKeys, outpointField } from '../keys';
 import type { DevnetKeys } from '../keys';
 import { NODE_ACCEPT_REPLIES, REORG_TIP_REPLIES } from '../script-replies';
 import type { TxRefusal, TxStatusRecord } from './arc-protocol';
+import type { ArcRealities, ArcStrictness } from './arc-settings';
 import { readTransaction } from './tx-format';
 import type { SubmittedTx, WireInput, WireOutput, WireTx } from './tx-format';
 
@@ -28,7 +29,15 @@ export const COINBASE_MATURITY = 2;
 
 /** The outcome of one submission: a status (HTTP 200 in ARC) or a refusal with an ARC code. */
 export type AcceptOutcome =
-  | { readonly kind: 'status'; readonly record: TxStatusRecord; readonly fresh: boolean }
+  | {
+      readonly kind: 'status';
+      readonly record: TxStatusRecord;
+      readonly fresh: boolean;
+      /** Another transaction's new status this submission caused (the first spender of a double spend). */
+      readonly alsoChanged?: TxStatusRecord;
+      /** When the fresh transaction's status becomes SEEN_ON_NETWORK (ms epoch), if not yet. */
+      readonly seenAtMs?: number;
+    }
   | { readonly kind: 'refused'; readonly refusal: TxRefusal };
 
 export interface MinedBlock {
@@ -46,6 +55,9 @@ export interface NodeChainOptions {
   readonly clock: Clock;
   /** Returns true when BUMPs must be corrupted (fault switch), read on every status. */
   readonly corruptBump: () => boolean;
+  /** Read on every submission (a test may change them between requests). */
+  readonly strictness: ArcStrictness;
+  readonly realities: ArcRealities;
 }
 
 interface StoredVerdict {
@@ -153,12 +165,20 @@ export class NodeChain {
     const raws = subs.map((sub) => Buffer.from(sub.rawHex, 'hex'));
     const txIds = raws.map((raw) => toDisplayHex(sha256d(raw)));
     const known = await this.statusMany(txIds);
+    // Not stored before this request: what ARC's parent lookup for a raw transaction cannot find
+    // (it validates the whole request before submitting any of it).
+    const newInRequest = new Set(txIds.filter((_, i) => !known[i]));
     const outcomes: Promise<AcceptOutcome>[] = [];
     for (const [i, sub] of subs.entries()) {
       const txId = txIds[i] as string;
       const record = known[i];
       if (record) {
         outcomes.push(Promise.resolve({ kind: 'status', record, fresh: false }));
+        continue;
+      }
+      const notExtended = this.rawRefusal(sub, txId, newInRequest);
+      if (notExtended) {
+        outcomes.push(Promise.resolve(notExtended));
         continue;
       }
       const checked = await this.validate(sub, txId, raws[i] as Buffer);
@@ -171,6 +191,27 @@ export class NodeChain {
       outcomes.push(this.commit(checked));
     }
     return Promise.all(outcomes);
+  }
+
+  /**
+   * ARC's 460 for a raw (non-EF) transaction: refused outright when the node is configured
+   * without `standardFormatSupported`, or when a parent is in the same request (see
+   * `ArcStrictness.rawParentsMustBeStored`; a parent missing from the store is found in `validate`).
+   */
+  private rawRefusal(sub: SubmittedTx, txId: string, newInRequest: ReadonlySet<string>): AcceptOutcome | null {
+    if (sub.efInputs !== null) return null;
+    const s = this.o.strictness;
+    if (!s.standardFormatSupported)
+      return refuse(460, 'transaction is not in extended format (standardFormatSupported is false)', txId);
+    if (!s.rawParentsMustBeStored) return null;
+    const parent = sub.wire.inputs.find((i) => newInRequest.has(i.sourceTXID));
+    return parent
+      ? refuse(
+          460,
+          `parent ${parent.sourceTXID} is not stored yet (it is in the same request): a raw transaction needs its parents stored before the request, or Extended Format`,
+          txId,
+        )
+      : null;
   }
 
   /** Everything about one transaction that needs no UTXO state: outputs, inputs' structure, fee, scripts. */
@@ -196,6 +237,13 @@ export class NodeChain {
     const spent: WireOutput[] = [];
     for (const [i, input] of wire.inputs.entries()) {
       const out = parents.get(input.sourceTXID)?.outputs[input.sourceOutputIndex];
+      // ARC cannot extend a raw transaction whose parent output it cannot find (extendTx: 460).
+      if (!out && sub.efInputs === null && this.o.strictness.rawParentsMustBeStored)
+        return refuse(
+          460,
+          `input ${i} spends ${outpoints[i] ?? ''}: its parent is not stored, so the raw transaction cannot be extended`,
+          txId,
+        );
       if (!out) return refuse(462, `input ${i} spends ${outpoints[i] ?? ''}, which is no known output`, txId);
       const ef = sub.efInputs?.[i];
       if (ef && (ef.satoshis !== out.satoshis || ef.lockingScriptHex !== out.script.toString('hex'))) {
@@ -237,6 +285,11 @@ export class NodeChain {
   private async commit(checked: Checked): Promise<AcceptOutcome> {
     const { txId, outpoints, spendable } = checked;
     const k = this.keys;
+    // Sent before the accept script on the same connection, so no status read sees the
+    // transaction SEEN before its time; harmless when the script refuses it (read only with raw).
+    const { timeToSeenMs } = this.o.realities;
+    const seenAtMs = timeToSeenMs > 0 ? Date.now() + timeToSeenMs : undefined;
+    const seenAtWritten = seenAtMs === undefined ? null : this.redis.hset(k.seenAt, txId, String(seenAtMs));
     const [reply, a, b] = await this.commands.nodeAccept(
       k.raw,
       k.spent,
@@ -253,9 +306,12 @@ export class NodeChain {
       String(spendable.length),
       ...spendable.flatMap((o) => [outpointField(txId, o.vout), String(o.satoshis)]),
     );
+    await seenAtWritten;
     switch (fromScriptReply('node-accept-7.lua', NODE_ACCEPT_REPLIES, reply)) {
       case 'accepted':
-        return { kind: 'status', record: this.seen(txId), fresh: true };
+        return seenAtMs === undefined
+          ? { kind: 'status', record: this.seen(txId), fresh: true }
+          : { kind: 'status', record: this.beforeSeen(txId), fresh: true, seenAtMs };
       case 'known': {
         const now = await this.status(txId);
         return now
@@ -268,14 +324,28 @@ export class NodeChain {
           extraInfo: `outpoint ${a ?? ''} is already spent by ${b ?? ''}`,
           competingTxs: [b ?? ''],
         };
-        // First seen wins (the competitor keeps SEEN_ON_NETWORK); the verdict is kept so a re-POST or GET answers it,
-        // and the loser is remembered under the winner: REJECTED once the winner is mined.
-        await this.redis
+        // First seen wins (the competitor keeps SEEN_ON_NETWORK, or is marked too as ARC marks
+        // both sides); the verdict is kept so a re-POST or GET answers it, and the loser is
+        // remembered under the winner: REJECTED once the winner is mined (the winner then MINED).
+        const winner = b ?? '';
+        const winnerVerdict: StoredVerdict | null = this.o.realities.doubleSpendMarksBoth
+          ? {
+              txStatus: 'DOUBLE_SPEND_ATTEMPTED',
+              extraInfo: `transaction ${txId} tried to spend its input ${a ?? ''} too`,
+              competingTxs: [txId],
+            }
+          : null;
+        const tx = this.redis
           .multi()
           .hsetnx(k.verdicts, txId, JSON.stringify(verdict))
-          .sadd(competitorsKey(k, b ?? ''), txId)
-          .exec();
-        return { kind: 'status', record: this.fromVerdict(txId, verdict), fresh: true };
+          .sadd(competitorsKey(k, winner), txId);
+        if (winnerVerdict) tx.hsetnx(k.verdicts, winner, JSON.stringify(winnerVerdict));
+        const replies = await tx.exec();
+        const loser = { kind: 'status', record: this.fromVerdict(txId, verdict), fresh: true } as const;
+        // Only the first double spend of a winner changes its status (later ones find it marked).
+        return winnerVerdict && replies?.[2]?.[1] === 1
+          ? { ...loser, alsoChanged: this.fromVerdict(winner, winnerVerdict) }
+          : loser;
       }
       case 'SPENT_IN_BLOCK':
         return refuse(462, `input ${a ?? ''} is already spent by ${b ?? ''} in a block`, txId);
@@ -300,16 +370,26 @@ export class NodeChain {
   async statusMany(txIds: readonly string[]): Promise<(TxStatusRecord | null)[]> {
     const k = this.keys;
     const pipeline = this.redis.pipeline();
-    for (const txId of txIds) pipeline.hget(k.mined, txId).hexists(k.raw, txId).hget(k.verdicts, txId);
+    // The time to SEEN is read only while that reality is on (a status read is on every hot path).
+    const timed = this.o.realities.timeToSeenMs > 0;
+    const per = timed ? 4 : 3;
+    for (const txId of txIds) {
+      pipeline.hget(k.mined, txId).hexists(k.raw, txId).hget(k.verdicts, txId);
+      if (timed) pipeline.hget(k.seenAt, txId);
+    }
     const values = ((await pipeline.exec()) ?? []).map(([err, v]) => {
       if (err) throw err;
       return v;
     });
+    const now = Date.now();
     return txIds.map((txId, i) => {
-      const [mined, raw, verdict] = values.slice(3 * i, 3 * i + 3);
+      const [mined, raw, verdict, seenAt] = values.slice(per * i, per * i + per);
       if (typeof mined === 'string') return this.minedRecord(txId, mined);
-      if (raw === 1) return this.seen(txId);
+      // Before raw: a stored transaction may carry a verdict too (the first spender of a double
+      // spend when both sides are marked).
       if (typeof verdict === 'string') return this.fromVerdict(txId, JSON.parse(verdict) as StoredVerdict);
+      if (raw === 1)
+        return typeof seenAt === 'string' && Number(seenAt) > now ? this.beforeSeen(txId) : this.seen(txId);
       return null;
     });
   }
@@ -324,6 +404,11 @@ export class NodeChain {
       extraInfo: '',
       competingTxs: null,
     };
+  }
+
+  /** An accepted transaction not yet SEEN_ON_NETWORK (the time-to-SEEN reality). */
+  private beforeSeen(txId: string): TxStatusRecord {
+    return { ...this.seen(txId), txStatus: this.o.realities.statusBeforeSeen };
   }
 
   private fromVerdict(txId: string, v: StoredVerdict): TxStatusRecord {
