@@ -1,7 +1,8 @@
 /**
  * The devnet app as a process (its composition root through tsx; the launcher spec runs the
  * compiled bundle): configuration, its own Redis connection, coinbases paying WALLET_SEED's
- * funding address, DEVNET_PORT, DEVNET_API_KEY, /liveness, graceful SIGTERM.
+ * funding address, DEVNET_PORT, DEVNET_API_KEY, the strictness and reality settings, /liveness,
+ * graceful SIGTERM.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -12,6 +13,13 @@ import { eventually, freePort, testRedis, testRedisUrl, uniquePrefix } from '@pr
 import { devnetPrefix } from './devnet-prefix';
 
 const ROOT = path.resolve(__dirname, '../../..');
+
+/** A raw (non-EF) transaction spending output 0 of `txid` (unsigned: a 460 comes before any script check). */
+function rawSpendOf(txid: string): string {
+  const prev = Buffer.from(txid, 'hex').reverse().toString('hex');
+  const output = 'e803000000000000' + '0100'; // 1000 sat, script OP_0
+  return '01000000' + `01${prev}00000000` + '00ffffffff' + `01${output}` + '00000000';
+}
 
 jest.setTimeout(60_000);
 
@@ -68,6 +76,56 @@ describe('apps/devnet', () => {
     expect(await exited).toBe(0);
     expect(out).toContain('"msg":"devnet node stopping"');
     expect(out).not.toMatch(/ECONNREFUSED|connection error/i);
+  });
+
+  it('passes DEVNET_STRICT, DEVNET_STANDARD_FORMAT, DEVNET_REJECT_CALLBACK_CONTAINING and DEVNET_SUBMIT_DELAY_MS to the node', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/devnet/src/main.ts')], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        HOME: process.env['HOME'] ?? '/tmp',
+        REDIS_URL: testRedisUrl(),
+        REDIS_PREFIX: `${prefix}strict`,
+        HOST: '127.0.0.1',
+        DEVNET_PORT: String(port),
+        WALLET_SEED: 'ce'.repeat(32),
+        DEVNET_STRICT: 'true',
+        DEVNET_STANDARD_FORMAT: 'false',
+        DEVNET_REJECT_CALLBACK_CONTAINING: 'http://localhost, https://localhost',
+        DEVNET_SUBMIT_DELAY_MS: '300',
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const base = `http://127.0.0.1:${port}`;
+    const post = (headers: Record<string, string>, rawTx: string) =>
+      fetch(`${base}/v1/tx`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...headers },
+        body: JSON.stringify({ rawTx }),
+      });
+    try {
+      await eventually(async () => (await fetch(`${base}/liveness`)).ok, 40_000, 100);
+      const policy = (await (await fetch(`${base}/v1/policy`)).json()) as {
+        policy: { standardFormatSupported: boolean };
+      };
+      expect(policy.policy.standardFormatSupported).toBe(false);
+      // A refused callback URL, and bytes that are no transaction (DEVNET_STRICT): 400.
+      expect((await post({ 'X-CallbackUrl': 'http://localhost:3000/arc/callback' }, '00')).status).toBe(400);
+      expect((await post({}, 'zz')).status).toBe(400);
+      // A raw coinbase spend (not EF): 460, after the submission delay.
+      const cb = (await (await fetch(`${base}/block/height/0/coinbase`)).json()) as { txid: string };
+      const spendHex = rawSpendOf(cb.txid);
+      const started = Date.now();
+      const answer = await post({}, spendHex);
+      expect(answer.status).toBe(460);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
   });
 
   it('refuses to run on another NETWORK with a one-line configuration error (exit 78)', async () => {

@@ -8,7 +8,7 @@ import { CONFIG_ERROR_EXIT, followLauncher, loadConfigOrExit } from '@proofline/
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
 import { coalesceWrites, createRedis } from '@proofline/shared-redis';
-import { devnetKeys, startDevnetNode } from '@proofline/devnet';
+import { LENIENT_ARC, STRICT_ARC, devnetKeys, startDevnetNode } from '@proofline/devnet';
 import { fundingIdentity } from '@proofline/chain-wallet';
 import { devnetPrefix } from './devnet-prefix';
 
@@ -39,6 +39,17 @@ async function main(): Promise<void> {
     coinbaseLockingScriptHex: funding.lockingScriptHex,
     blockIntervalMs: config.blockIntervalMs,
     ...(config.devnet.apiKey !== undefined ? { apiKey: config.devnet.apiKey } : {}),
+    strictness: {
+      ...(config.devnet.strict ? STRICT_ARC : LENIENT_ARC),
+      standardFormatSupported: config.devnet.standardFormatSupported,
+      rejectCallbackContaining: config.devnet.rejectCallbackContaining,
+    },
+    realities: {
+      timeToSeenMs: config.devnet.timeToSeenMs,
+      statusBeforeSeen: config.devnet.statusBeforeSeen,
+      submitDelayMs: config.devnet.submitDelayMs,
+      doubleSpendMarksBoth: config.devnet.doubleSpendMarksBoth,
+    },
     logger,
   });
   logger.info(
@@ -47,6 +58,7 @@ async function main(): Promise<void> {
       coinbaseAddress: funding.address,
       blockIntervalMs: config.blockIntervalMs,
       auth: config.devnet.apiKey !== undefined,
+      strict: config.devnet.strict,
     },
     'devnet node started',
   );

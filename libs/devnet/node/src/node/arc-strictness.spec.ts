@@ -176,7 +176,11 @@ describe('devnet node: ARC strictness and realities, each on and off', () => {
         expect(r.body.detail).toContain('http://localhost');
         expect(await stored(b.id('hex'))).toBe(false);
         // Other request-level problems answer 400 the same way (on and off).
-        for (const headers of [{ 'X-WaitFor': 'SOON' }, { 'X-MaxTimeout': '31' }, { 'X-CallbackUrl': 'not a url' }])
+        for (const headers of [
+          { 'X-WaitFor': 'SOON' },
+          { 'X-MaxTimeout': '31' },
+          { 'X-CallbackUrl': 'not a url' },
+        ] as Record<string, string>[])
           expect(await postTx(base, json(b.toHexEF()), 'application/json', headers)).toMatchObject({
             status: 400,
             body: { txid: null, errorCode: 'ARC_BAD_REQUEST' },
