@@ -123,5 +123,18 @@ export const NO_REALITIES: ArcRealities = Object.freeze({
   doubleSpendMarksBoth: false,
 });
 
+/**
+ * Every reality on, at values a spec can wait out: the setting the service's specs are meant to
+ * run the node with (see the README's "Strictness and realities"). `X-WaitFor` with ARC's default
+ * 5 s `X-MaxTimeout` then answers SEEN_ON_NETWORK after the time to SEEN; a client that waits
+ * less (`X-WaitFor: STORED`, `X-MaxTimeout: 1`) gets ACCEPTED_BY_NETWORK.
+ */
+export const TEST_REALITIES: ArcRealities = Object.freeze({
+  timeToSeenMs: 1500,
+  statusBeforeSeen: 'ACCEPTED_BY_NETWORK',
+  submitDelayMs: 50,
+  doubleSpendMarksBoth: true,
+});
+
 /** Mutable copies for a node (`node.strictness`, `node.realities`). */
 export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
