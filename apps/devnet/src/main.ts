@@ -8,7 +8,14 @@ import { CONFIG_ERROR_EXIT, followLauncher, loadConfigOrExit } from '@proofline/
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
 import { coalesceWrites, createRedis } from '@proofline/shared-redis';
-import { LENIENT_ARC, STRICT_ARC, devnetKeys, startDevnetNode } from '@proofline/devnet';
+import {
+  LENIENT_ARC,
+  STATUSES_BEFORE_SEEN,
+  STRICT_ARC,
+  devnetKeys,
+  isStatusBeforeSeen,
+  startDevnetNode,
+} from '@proofline/devnet';
 import { fundingIdentity } from '@proofline/chain-wallet';
 import { devnetPrefix } from './devnet-prefix';
 
@@ -19,6 +26,13 @@ async function main(): Promise<void> {
   if (config.network !== 'devnet') {
     process.stderr.write(
       `proofline devnet: configuration error: NETWORK: the devnet node only runs with NETWORK=devnet (got ${config.network}; set ARC_URL to an external ARC)\n`,
+    );
+    process.exit(CONFIG_ERROR_EXIT);
+  }
+  const { statusBeforeSeen } = config.devnet;
+  if (!isStatusBeforeSeen(statusBeforeSeen)) {
+    process.stderr.write(
+      `proofline devnet: configuration error: DEVNET_STATUS_BEFORE_SEEN: must be one of ${STATUSES_BEFORE_SEEN.join(', ')} (got ${statusBeforeSeen})\n`,
     );
     process.exit(CONFIG_ERROR_EXIT);
   }
@@ -46,7 +60,7 @@ async function main(): Promise<void> {
     },
     realities: {
       timeToSeenMs: config.devnet.timeToSeenMs,
-      statusBeforeSeen: config.devnet.statusBeforeSeen,
+      statusBeforeSeen,
       submitDelayMs: config.devnet.submitDelayMs,
       doubleSpendMarksBoth: config.devnet.doubleSpendMarksBoth,
     },

@@ -69,7 +69,8 @@ describe('loadConfig', () => {
       submitDelayMs: 1000,
       doubleSpendMarksBoth: true,
     });
-    expect(() => loadConfig({ DEVNET_STATUS_BEFORE_SEEN: 'SEEN_ON_NETWORK' })).toThrow(/^DEVNET_STATUS_BEFORE_SEEN: /);
+    expect(loadConfig({ DEVNET_STATUS_BEFORE_SEEN: 'stored' }).devnet.statusBeforeSeen).toBe('STORED');
+    expect(() => loadConfig({ DEVNET_STATUS_BEFORE_SEEN: 'not a status' })).toThrow(/^DEVNET_STATUS_BEFORE_SEEN: /);
     expect(() => loadConfig({ DEVNET_SUBMIT_DELAY_MS: '-1' })).toThrow(/^DEVNET_SUBMIT_DELAY_MS: /);
     expect(
       loadConfig({ REDIS_URL: 'redis://10.0.0.1:6379', DEVNET_REDIS_URL: 'redis://127.0.0.1:7000' }).devnet.redisUrl,

@@ -1,3 +1,4 @@
+import { ARC_STATUSES } from '@proofline/chain-domain';
 import type { ArcStatus } from '@proofline/chain-domain';
 
 /**
@@ -82,16 +83,25 @@ export const ARC_EXAMPLE_REJECTED_CALLBACKS: readonly string[] = Object.freeze([
   'https://localhost',
 ]);
 
-/** Statuses ARC may answer before SEEN_ON_NETWORK when its wait times out. */
-export const STATUSES_BEFORE_SEEN = [
-  'RECEIVED',
-  'STORED',
-  'ANNOUNCED_TO_NETWORK',
-  'REQUESTED_BY_NETWORK',
-  'SENT_TO_NETWORK',
-  'ACCEPTED_BY_NETWORK',
-] as const satisfies readonly ArcStatus[];
-export type StatusBeforeSeen = (typeof STATUSES_BEFORE_SEEN)[number];
+/** Statuses ARC may answer before SEEN_ON_NETWORK when its wait times out (RECEIVED … ACCEPTED_BY_NETWORK). */
+export type StatusBeforeSeen = Exclude<
+  ArcStatus,
+  | 'UNKNOWN'
+  | 'QUEUED'
+  | 'SEEN_IN_ORPHAN_MEMPOOL'
+  | 'SEEN_ON_NETWORK'
+  | 'DOUBLE_SPEND_ATTEMPTED'
+  | 'REJECTED'
+  | 'MINED_IN_STALE_BLOCK'
+  | 'MINED'
+>;
+export const STATUSES_BEFORE_SEEN = (Object.keys(ARC_STATUSES) as ArcStatus[]).filter(
+  (s) => ARC_STATUSES[s] >= ARC_STATUSES.RECEIVED && ARC_STATUSES[s] < ARC_STATUSES.SEEN_IN_ORPHAN_MEMPOOL,
+) as readonly StatusBeforeSeen[];
+
+/** True when `status` names one of {@link STATUSES_BEFORE_SEEN}. */
+export const isStatusBeforeSeen = (status: string): status is StatusBeforeSeen =>
+  (STATUSES_BEFORE_SEEN as readonly string[]).includes(status);
 
 /**
  * ARC's timing and double-spend realities: things a real ARC does that a fast devnet would not,

@@ -10,10 +10,9 @@ import {
   NO_REALITIES,
   STRICT_ARC,
   devnetKeys,
-  startDevnetNode,
 } from '../index';
 import type { ArcStrictness, DevnetNode, TxStatusRecord } from '../index';
-import { callbackReceiver, coinbaseTx, getJson, postTx, spend, split, testScriptHex } from './node-test-kit';
+import { callbackReceiver, coinbaseTx, getJson, postTx, spend, split, startTestNode } from './node-test-kit';
 
 // The root jest run (all projects) ignores the preset's testTimeout: set it here, the machine is shared.
 jest.setTimeout(30_000);
@@ -45,14 +44,7 @@ describe('devnet node: ARC strictness and realities, each on and off', () => {
   const stored = async (txId: string) => (await redis.hexists(keys.raw, txId)) === 1;
 
   beforeAll(async () => {
-    node = await startDevnetNode({
-      redis,
-      prefix: `${prefix}:devnet`,
-      port: 0,
-      coinbaseLockingScriptHex: testScriptHex,
-      blockIntervalMs: 0,
-      callbackRetryBaseMs: 20,
-    });
+    node = await startTestNode(redis, prefix);
     base = node.url;
     coins = await split(await coinbaseTx(base, 0), 60);
     expect(await postTx(base, json(coins.toHexEF()))).toMatchObject({ status: 200 });

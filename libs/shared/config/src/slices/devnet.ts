@@ -43,15 +43,12 @@ export const devnet = slice({
     statusBeforeSeen: variable(
       'DEVNET_STATUS_BEFORE_SEEN',
       'The status an accepted transaction reports until DEVNET_TIME_TO_SEEN_MS has passed.',
+      // The devnet's vocabulary (RECEIVED … ACCEPTED_BY_NETWORK) is checked by apps/devnet.
       z
-        .enum([
-          'RECEIVED',
-          'STORED',
-          'ANNOUNCED_TO_NETWORK',
-          'REQUESTED_BY_NETWORK',
-          'SENT_TO_NETWORK',
-          'ACCEPTED_BY_NETWORK',
-        ])
+        .string()
+        .trim()
+        .regex(/^[A-Za-z_]+$/, 'must be an ARC status name')
+        .transform((v) => v.toUpperCase())
         .default('ACCEPTED_BY_NETWORK'),
     ),
     submitDelayMs: variable(
