@@ -280,6 +280,21 @@ describe('WocHeadersClient against a WhatsOnChain-shaped HTTP server', () => {
     expect(woc.seen.length).toBe(afterFork);
   });
 
+  it('fetches a new tip’s header once to link it, then answers every cached header from memory', async () => {
+    const { woc, url, chain } = service(5);
+    const client = new WocHeadersClient({ url, timeoutMs: 2000, maxRps: 50, tipMaxAgeMs: 60_000 });
+    for (const blk of chain) await client.headerByHash(blk.hash);
+    const next = chainOf(1, 'next', chain[4]);
+    woc.reorg(next); // a new block on top
+    await client.tip();
+    const before = woc.headerRequests();
+    for (let i = 0; i < 3; i++)
+      for (const blk of chain)
+        expect(await client.headerByHash(blk.hash)).toMatchObject({ confirmations: 6 - blk.height });
+    expect(woc.headerRequests()).toBe(before + 1);
+    expect(woc.seen[woc.seen.length - 1]!.path).toBe(`/block/${next[0]!.hash}/header`);
+  });
+
   it('asks for the tip again when it is older than tipMaxAgeMs, and evicts the least recently used header', async () => {
     const { woc, url, chain } = service(4);
     const client = new WocHeadersClient({ url, timeoutMs: 2000, maxRps: 50, tipMaxAgeMs: 200, cacheSize: 3 });

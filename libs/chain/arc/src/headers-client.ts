@@ -221,9 +221,20 @@ export class WocHeadersClient implements HeadersSource {
       this.cache.set(hash, known);
       let tip = this.recentTip();
       if (!tip || known.height > tip.height) tip = await this.tip();
-      const confirmations = this.confirmationsFrom(tip, hash, known.height);
-      if (confirmations !== undefined) return { hash, height: known.height, confirmations, headerHex: known.headerHex };
+      // A link missing from the walk (typically the newest block) is fetched once and kept; after
+      // two, asking for the block itself is cheaper.
+      for (let links = 0; ; links++) {
+        const walk = this.walk(tip, hash, known.height);
+        if (typeof walk === 'number')
+          return { hash, height: known.height, confirmations: walk, headerHex: known.headerHex };
+        if (walk === undefined || links === 2 || (await this.fetchShared(walk.missing)) === null) break;
+      }
     }
+    return this.fetchShared(hash);
+  }
+
+  /** One request per hash at a time: concurrent callers share it. */
+  private fetchShared(hash: string): Promise<ChainHeader | null> {
     let pending = this.fetching.get(hash);
     if (!pending) {
       pending = this.fetchHeader(hash).finally(() => this.fetching.delete(hash));
@@ -239,16 +250,18 @@ export class WocHeadersClient implements HeadersSource {
   /**
    * Confirmations of the block `hash` at `height` as of `tip`, from cached headers only:
    * `tip.height - height + 1` when the walk down from the tip meets it, -1 when the walk meets
-   * another block at its height, `undefined` (ask the source) when a link is not cached, the
-   * block is above the tip or deeper than {@link MAX_WALK}.
+   * another block at its height, `{missing}` when a link is not cached, `undefined` (ask the
+   * source) when the block is above the tip, deeper than {@link MAX_WALK} or a link's height
+   * does not fit.
    */
-  private confirmationsFrom(tip: ChainTipInfo, hash: string, height: number): number | undefined {
+  private walk(tip: ChainTipInfo, hash: string, height: number): number | { missing: string } | undefined {
     if (height > tip.height || tip.height - height > MAX_WALK) return undefined;
     let cursor = tip.hash;
     for (let h = tip.height; h >= height; h--) {
       if (cursor === hash) return tip.height - height + 1;
       const link = this.cache.get(cursor);
-      if (!link || link.height !== h) return undefined;
+      if (!link) return { missing: cursor };
+      if (link.height !== h) return undefined;
       if (h === height) return -1;
       cursor = link.prevHash;
     }
