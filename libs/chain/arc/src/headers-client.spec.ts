@@ -174,8 +174,11 @@ describe('WocHeadersClient against a WhatsOnChain-shaped HTTP server', () => {
     const at = woc.seen.map((s) => s.at);
     expect(at).toHaveLength(12);
     const gaps = at.slice(1).map((t, i) => t - at[i]!);
-    // 200 ms apart at the client; loopback delivery may shift an arrival by a few ms.
-    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(185);
+    // Sent 200 ms apart; on a busy machine one arrival may be late (a new connection), which
+    // shortens the gap before the next one, so gaps are checked loosely and the whole strictly.
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(100);
+    expect([...gaps].sort((x, y) => x - y)[Math.floor(gaps.length / 2)]).toBeGreaterThanOrEqual(190);
+    expect(at[at.length - 1]! - at[0]!).toBeGreaterThanOrEqual(11 * 200 - 150);
     expect(Date.now() - started).toBeGreaterThanOrEqual(11 * 200 - 20);
     // No 1 s window holds more than 5 requests (+1 for an arrival on the window's edge).
     for (const t of at) expect(at.filter((u) => u >= t && u < t + 1000).length).toBeLessThanOrEqual(6);
@@ -208,6 +211,17 @@ describe('WocHeadersClient against a WhatsOnChain-shaped HTTP server', () => {
     expect(at).toHaveLength(3); // the 429, then both after the back-off
     expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(990);
     expect(at[2]! - at[0]!).toBeGreaterThanOrEqual(990);
+  });
+
+  it('takes Retry-After: 0 as a short pause, not a tight loop of retries', async () => {
+    const { woc, url, chain } = service(2);
+    woc.script.push({ status: 429, headers: { 'Retry-After': '0' } }, { status: 429, headers: { 'Retry-After': '0' } });
+    const client = new WocHeadersClient({ url, timeoutMs: 3000, maxRps: Infinity });
+    expect(await client.headerByHash(chain[1]!.hash)).toMatchObject({ height: 1 });
+    const at = woc.seen.map((s) => s.at);
+    expect(at).toHaveLength(3);
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(240);
+    expect(at[2]! - at[1]!).toBeGreaterThanOrEqual(240);
   });
 
   it('backs off exponentially on 429s without Retry-After, and resets after an answer', async () => {

@@ -61,6 +61,8 @@ const DEFAULT_TIP_MAX_AGE_MS = 2000;
 /** First back-off after a 429 without `Retry-After`, doubled on each 429 in a row up to the cap. */
 const BACKOFF_BASE_MS = 1000;
 const BACKOFF_CAP_MS = 30_000;
+/** A `Retry-After: 0` MUST NOT turn the retry into a tight loop. */
+const RETRY_AFTER_FLOOR_MS = 250;
 /** A `Retry-After` beyond this is taken as this (a misconfigured source MUST NOT stop proofs for hours). */
 const RETRY_AFTER_CAP_MS = 600_000;
 /** How far below the tip a cached header's main-chain membership is derived by walking `prevHash` links. */
@@ -145,10 +147,13 @@ class SourceBudget {
     }
   }
 
-  /** Records a 429; returns the back-off in ms (`Retry-After` when given, else exponential with a cap). */
+  /** Records a 429; returns the back-off in ms (`Retry-After` when given, at least 250 ms; else exponential with a cap). */
   rateLimited(retryAfterMs: number | undefined): number {
     this.strikes++;
-    const wait = retryAfterMs ?? Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** (this.strikes - 1));
+    const wait =
+      retryAfterMs === undefined
+        ? Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** (this.strikes - 1))
+        : Math.max(RETRY_AFTER_FLOOR_MS, retryAfterMs);
     this.backoffUntil = Math.max(this.backoffUntil, Date.now() + wait);
     return wait;
   }
