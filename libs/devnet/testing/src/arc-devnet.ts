@@ -52,8 +52,8 @@ export interface ArcDevnetOptions {
 
 /**
  * The node's strictness for every spec that starts it here. MUST become `STRICT_ARC` once the
- * service sends Extended Format and reads 460 and request-level 400s as ARC means them (issue
- * "Real ARC semantics"); until then the service's specs would fail on what they test.
+ * service sends Extended Format and reads 460 and request-level 400s as ARC means them; until
+ * then the service's specs would fail on what they test.
  */
 export const ARC_DEVNET_STRICTNESS: ArcStrictness = LENIENT_ARC;
 /**

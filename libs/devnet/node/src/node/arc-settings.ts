@@ -49,7 +49,11 @@ export interface ArcStrictness {
   readonly callbackMaxAttempts: number;
 }
 
-/** What the node did before the strict behaviours existed: the default while the service catches up. */
+/**
+ * A node that accepts what ARC would refuse (raw children of parents in the same request,
+ * unreadable entries as 463) and sends callbacks more generously: the default until the service
+ * sends Extended Format and reads ARC's answers as ARC means them.
+ */
 export const LENIENT_ARC: ArcStrictness = Object.freeze({
   rawParentsMustBeStored: false,
   standardFormatSupported: true,
