@@ -167,7 +167,7 @@ describe("conformance: the devnet node's ARC answers against ARC's OpenAPI docum
     expectProblem(malformed, 463);
   });
 
-  it('460 (ErrorTxFormat) with the strict behaviours on: a raw transaction whose parent is not stored (in the same request, or unknown), every raw one without standardFormatSupported; an unreadable entry is then a 400 for the request', async () => {
+  it('460 (ErrorTxFormat) with the strict behaviours on: a raw transaction whose parent is not stored (in the same request, or unknown), every raw one without standardFormatSupported; an EF orphan is a 200 SEEN_IN_ORPHAN_MEMPOOL; an unreadable entry is then a 400 for the request', async () => {
     Object.assign(node.strictness, STRICT_ARC);
     try {
       const parent = await sdkSpend(coins, coin());
@@ -178,8 +178,12 @@ describe("conformance: the devnet node's ARC answers against ARC's OpenAPI docum
       expect(contractViolations(transactionResponse, accepted)).toEqual([]);
       expect(contractViolations(errorFields, refused)).toEqual([]);
       expect(refused).toMatchObject({ status: 460, txid: child.id('hex') });
-      const orphan = await sdkSpend(await sdkSpend(coins, coin()), 0);
+      const orphan = await sdkSpend(await sdkSpend(coins, coin(), { each: 10_000 }), 0);
       expectProblem(await post('/v1/tx', orphan.toHex(), { 'Content-Type': 'text/plain' }), 460, orphan.id('hex'));
+      // The same transaction in Extended Format: an orphan until its parent arrives.
+      const held = await post('/v1/tx', rawTxBody(orphan.toHexEF()), { ...json, 'X-MaxTimeout': '1' });
+      expectConforms(held, 200, transactionResponse);
+      expect(held.body).toMatchObject({ txStatus: 'SEEN_IN_ORPHAN_MEMPOOL' });
       node.strictness.standardFormatSupported = false;
       const raw = await sdkSpend(coins, coin());
       expectProblem(await post('/v1/tx', rawTxBody(raw.toHex())), 460, raw.id('hex'));

@@ -22,6 +22,13 @@ export interface ArcStrictness {
    */
   readonly standardFormatSupported: boolean;
   /**
+   * An EF transaction whose parent the node does not know is validated with the outputs its EF
+   * carries (as ARC's validator does: `needsExtension` is false for an extended transaction) and
+   * held as SEEN_IN_ORPHAN_MEMPOOL (the network's "missing inputs", `doc/README.md`) until the
+   * parent is accepted: then it is accepted (SEEN_ON_NETWORK) or, refused then, REJECTED. Off: 462.
+   */
+  readonly efOrphans: boolean;
+  /**
    * Bytes that are not a transaction (bad hex, truncated, trailing bytes) fail the whole request
    * with 400 and no txid, as ARC's `getTxIDs` / `getTxDataFromHex` do; off: 463 for that entry.
    */
@@ -57,6 +64,7 @@ export interface ArcStrictness {
 export const LENIENT_ARC: ArcStrictness = Object.freeze({
   rawParentsMustBeStored: false,
   standardFormatSupported: true,
+  efOrphans: false,
   malformedIsBadRequest: false,
   rejectCallbackContaining: [],
   doubleSpendCallbackNeedsFullStatusUpdates: false,
@@ -73,6 +81,7 @@ export const LENIENT_ARC: ArcStrictness = Object.freeze({
 export const STRICT_ARC: ArcStrictness = Object.freeze({
   rawParentsMustBeStored: true,
   standardFormatSupported: true,
+  efOrphans: true,
   malformedIsBadRequest: true,
   rejectCallbackContaining: [],
   doubleSpendCallbackNeedsFullStatusUpdates: true,

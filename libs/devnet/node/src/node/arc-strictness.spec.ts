@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Transaction } from '@bsv/sdk';
+import { LockingScript, Transaction, UnlockingScript } from '@bsv/sdk';
 import { eventually, freePort, testRedis, uniquePrefix } from '@proofline/shared-testing';
 import {
   ARC_EXAMPLE_REJECTED_CALLBACKS,
@@ -12,7 +12,16 @@ import {
   devnetKeys,
 } from '../index';
 import type { ArcStrictness, DevnetNode, TxStatusRecord } from '../index';
-import { callbackReceiver, coinbaseTx, getJson, postTx, spend, split, startTestNode } from './node-test-kit';
+import {
+  callbackReceiver,
+  coinbaseTx,
+  getJson,
+  postTx,
+  spend,
+  split,
+  startTestNode,
+  testScriptHex,
+} from './node-test-kit';
 
 // The root jest run (all projects) ignores the preset's testTimeout: set it here, the machine is shared.
 jest.setTimeout(30_000);
@@ -23,6 +32,33 @@ const until = (assertion: () => unknown, timeoutMs = 10_000) =>
     await assertion();
     return true;
   }, timeoutMs);
+/** `tx` (one input, empty unlocking script) in Extended Format claiming its input spends `satoshis` locked by `lockingScriptHex`. */
+function efClaiming(tx: Transaction, satoshis: number, lockingScriptHex: string): { hex: string; txid: string } {
+  const raw = tx.toHex();
+  // version | 01 | outpoint (36 B) | 00 (empty script) | sequence: 4 + 1 + 36 + 1 + 4 bytes.
+  const inputEnd = 2 * (4 + 1 + 36 + 1 + 4);
+  const sats = Buffer.alloc(8);
+  sats.writeBigUInt64LE(BigInt(satoshis));
+  const script = Buffer.from(lockingScriptHex, 'hex');
+  const ef =
+    raw.slice(0, 8) +
+    '0000000000ef' +
+    raw.slice(8, inputEnd) +
+    sats.toString('hex') +
+    script.length.toString(16).padStart(2, '0') +
+    lockingScriptHex +
+    raw.slice(inputEnd);
+  return { hex: ef, txid: tx.id('hex') };
+}
+
+/** A transaction spending `vout` of `parent` with an empty unlocking script into one output to the test key. */
+async function spendUnsigned(parent: Transaction, vout: number, satoshis: number): Promise<Transaction> {
+  const tx = new Transaction();
+  tx.addInput({ sourceTXID: parent.id('hex'), sourceOutputIndex: vout, unlockingScript: new UnlockingScript() });
+  tx.addOutput({ satoshis, lockingScript: LockingScript.fromHex(testScriptHex) });
+  return tx;
+}
+
 const json = (hex: string) => JSON.stringify({ rawTx: hex });
 const postTxs = (base: string, hexes: readonly string[], headers: Record<string, string> = {}) =>
   getJson(`${base}/v1/txs`, {
@@ -103,7 +139,7 @@ describe('devnet node: ARC strictness and realities, each on and off', () => {
       expect(await stored(child.id('hex'))).toBe(true);
     });
 
-    it('a raw transaction whose parent is unknown: 462 off, 460 on; EF with an unknown parent stays 462', async () => {
+    it('a raw transaction whose parent is unknown: 462 off, 460 on', async () => {
       const ghost = await spend(coins, nextCoin(), [{ satoshis: 99_000 }]); // never submitted
       const orphan = await spend(ghost, 0, [{ satoshis: 98_000 }]);
       expect(await postTx(base, orphan.toHex(), 'text/plain')).toMatchObject({ status: 462 });
@@ -112,7 +148,56 @@ describe('devnet node: ARC strictness and realities, each on and off', () => {
         status: 460,
         body: { txid: orphan.id('hex') },
       });
+    });
+
+    it('an EF transaction whose parent is unknown: 462 off; on, SEEN_IN_ORPHAN_MEMPOOL until the parent is accepted, then SEEN_ON_NETWORK (a double spend among orphans DOUBLE_SPEND_ATTEMPTED, one its parent refuses REJECTED)', async () => {
+      const ghost = await spend(coins, nextCoin(), [{ satoshis: 49_000 }, { satoshis: 49_000 }]); // submitted last
+      const orphan = await spend(ghost, 0, [{ satoshis: 48_000 }]);
+      const grandchild = await spend(orphan, 0, [{ satoshis: 47_000 }]);
+      const rival = await spend(ghost, 0, [{ satoshis: 47_500 }]);
       expect(await postTx(base, json(orphan.toHexEF()))).toMatchObject({ status: 462 });
+      strict();
+      const receiver = await callbackReceiver();
+      try {
+        const quick = { 'X-MaxTimeout': '1' };
+        const full = { ...quick, 'X-CallbackUrl': receiver.url, 'X-FullStatusUpdates': 'true' };
+        expect(await postTx(base, json(orphan.toHexEF()), 'application/json', full)).toMatchObject({
+          status: 200,
+          body: { txid: orphan.id('hex'), txStatus: 'SEEN_IN_ORPHAN_MEMPOOL' },
+        });
+        expect(await postTx(base, json(grandchild.toHexEF()), 'application/json', quick)).toMatchObject({
+          body: { txStatus: 'SEEN_IN_ORPHAN_MEMPOOL' },
+        });
+        expect(await postTx(base, json(rival.toHexEF()), 'application/json', quick)).toMatchObject({
+          body: { txStatus: 'SEEN_IN_ORPHAN_MEMPOOL' },
+        });
+        // EF that lies about the output it spends: valid against the lie (OP_TRUE), not against the parent.
+        const liar = efClaiming(await spendUnsigned(ghost, 1, 48_000), 49_000, '51');
+        expect(await postTx(base, json(liar.hex), 'application/json', quick)).toMatchObject({
+          body: { txid: liar.txid, txStatus: 'SEEN_IN_ORPHAN_MEMPOOL' },
+        });
+        expect((await getJson(`${base}/v1/tx/${orphan.id('hex')}`)).body.txStatus).toBe('SEEN_IN_ORPHAN_MEMPOOL');
+        expect(await stored(orphan.id('hex'))).toBe(false);
+        await until(() => expect(receiver.received.map((c) => c.body.txStatus)).toEqual(['SEEN_IN_ORPHAN_MEMPOOL']));
+
+        expect(await postTx(base, json(ghost.toHexEF()))).toMatchObject({ body: { txStatus: 'SEEN_ON_NETWORK' } });
+        const status = async (txid: string) => (await getJson(`${base}/v1/tx/${txid}`)).body;
+        expect(await status(orphan.id('hex'))).toMatchObject({ txStatus: 'SEEN_ON_NETWORK' });
+        expect(await status(grandchild.id('hex'))).toMatchObject({ txStatus: 'SEEN_ON_NETWORK' });
+        expect(await status(rival.id('hex'))).toMatchObject({
+          txStatus: 'DOUBLE_SPEND_ATTEMPTED',
+          competingTxs: [orphan.id('hex')],
+        });
+        expect(await status(liar.txid)).toMatchObject({ txStatus: 'REJECTED' });
+        expect((await status(liar.txid)).extraInfo).toContain('input 0');
+        expect(await stored(grandchild.id('hex'))).toBe(true);
+        await until(() =>
+          expect(receiver.received.map((c) => c.body.txStatus)).toEqual(['SEEN_IN_ORPHAN_MEMPOOL', 'SEEN_ON_NETWORK']),
+        );
+        expect(await redis.hlen(keys.orphans)).toBe(0);
+      } finally {
+        await receiver.close();
+      }
     });
 
     it('standardFormatSupported=false: every new raw transaction is 460, EF is accepted, /v1/policy says so; a known one answers its status', async () => {

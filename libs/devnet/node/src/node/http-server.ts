@@ -349,7 +349,7 @@ async function afterAccept(
   options: SubmitOptions,
 ): Promise<void> {
   const accepted = outcomes.flatMap((o) => (o.kind === 'refused' ? [] : [o]));
-  const alsoChanged = accepted.flatMap((o) => (o.alsoChanged ? [o.alsoChanged] : []));
+  const alsoChanged = accepted.flatMap((o) => o.alsoChanged ?? []);
   if (alsoChanged.length > 0) await ctx.callbacks.notifyMany(alsoChanged);
   const seenLater = (o: (typeof accepted)[number], regs: readonly CallbackRegistration[]) =>
     o.seenAtMs === undefined

@@ -22,7 +22,7 @@ export const devnet = slice({
     // its `.default(...)`.
     strict: variable(
       'DEVNET_STRICT',
-      "The devnet node behaves as ARC's code does: 460 for raw transactions whose parents are not stored, 400 for unreadable requests, ARC's callback rules.",
+      "The devnet node behaves as ARC's code does: 460 for raw transactions whose parents are not stored, EF orphans held, 400 for unreadable requests, ARC's callback rules.",
       booleanFlag(false),
     ),
     standardFormatSupported: variable(
