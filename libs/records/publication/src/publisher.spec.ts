@@ -7,10 +7,11 @@ import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis } from '@proofline/shared-redis';
 import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
-import { BullPublishQueue, PUBLISH_EVENTS_MAX_LEN, SWEEP_DEFER_MS, startRecordsPublisher } from './publisher';
-import type { RunningPublisher } from './publisher';
-import { createRecords } from './records';
-import type { PublishQueue } from './types';
+import { createRecords } from '@proofline/records-feature';
+import type { PublishQueue } from '@proofline/records-feature';
+import { BullPublishQueue, PUBLISH_EVENTS_MAX_LEN, SWEEP_DEFER_MS } from './producer';
+import { startRecordsPublisher } from './worker';
+import type { RunningPublisher } from './worker';
 
 const logger = createLogger({ level: 'silent', name: 'test' });
 const tenant = { tenant: 't1' };
@@ -28,7 +29,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
   const start = (chain: ChainPublisher, extra: Partial<Parameters<typeof startRecordsPublisher>[0]> = {}) => {
     const p = startRecordsPublisher({
       connection,
-      redis,
+      store,
       prefix,
       chain,
       clock,

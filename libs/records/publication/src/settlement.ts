@@ -1,6 +1,6 @@
 import type { Clock } from '@proofline/shared-config';
 import type { RecordStore } from '@proofline/records-data-access';
-import type { PublicationSettlement } from './publisher';
+import type { PublicationSettlement } from './publish';
 
 /** The funding pool's settle steps (`FundingPool` of @proofline/chain-wallet fits). */
 export interface FundingSettle {
