@@ -251,7 +251,7 @@ describe('linked records over HTTP', () => {
       spends: { txId: root.txId, vout: meta?.linkVout ?? -1, satoshis: meta?.linkSatoshis ?? -1 },
       funding: await f.spareFunding(1),
     });
-    expect(await f.dev.chain.arc.submit(rival)).toEqual({ status: 'accepted' });
+    expect(await f.dev.chain.arc.submit(rival)).toMatchObject({ kind: 'accepted', txId: rival.txId });
 
     // the API accepts our update (it does not ask the chain); ARC refuses it for good
     const lost = await write(`${LR}/${root.txId}/update?updateToken=${root.updateToken}`, 'ours');

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { isHashHex } from '@proofline/chain-domain';
-import type { ChainHeader, HeadersSource } from '@proofline/chain-domain';
+import type { ChainHeader, HeadersSource, Refusal } from '@proofline/chain-domain';
 import type { ArcStatusResult } from './arc-client';
 import { verifyBump } from './bump';
 import type { MinedClaim, ProofFailure, VerifiedProof } from './bump';
@@ -84,8 +84,8 @@ export interface TrackReport extends ProveReport {
   readonly waiting: readonly { readonly txId: string; readonly status: string }[];
   /** ARC answered 404 with its problem body: broadcast the same bytes again. */
   readonly unknown: readonly string[];
-  /** Final refusals ARC reported while polling: mark the records failed. */
-  readonly rejected: readonly Extract<ArcStatusResult, { kind: 'rejected' | 'double-spend' }>[];
+  /** Refusals ARC reported while polling (REJECTED, DOUBLE_SPEND_ATTEMPTED). */
+  readonly rejected: readonly Refusal[];
   /** Status queries that failed transiently (retry later). */
   readonly errors: readonly { readonly txId: string; readonly error: Error }[];
   /** The tip reported by the headers source during this run (also stored), or null if it failed. */
@@ -103,7 +103,7 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
   const claims: MinedClaim[] = [];
   const waiting: { txId: string; status: string }[] = [];
   const unknown: string[] = [];
-  const rejected: Extract<ArcStatusResult, { kind: 'rejected' | 'double-spend' }>[] = [];
+  const rejected: Refusal[] = [];
   const errors: { txId: string; error: Error }[] = [];
   let next = 0;
   const lane = async () => {
@@ -111,10 +111,9 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
       const txId = txIds[next++] as string;
       try {
         const r = await client.status(txId);
-        if (r.kind === 'mined')
-          claims.push({ txId, blockHash: r.blockHash, blockHeight: r.blockHeight, merklePath: r.merklePath });
-        else if (r.kind === 'not-found') unknown.push(txId);
-        else if (r.kind === 'rejected' || r.kind === 'double-spend') rejected.push(r);
+        if (r.kind === 'not-found') unknown.push(txId);
+        else if (r.kind === 'accepted' && r.mined) claims.push({ txId, ...r.mined });
+        else if (r.kind === 'refused' || r.kind === 'request-problem') rejected.push(r);
         else waiting.push({ txId, status: r.status });
       } catch (e) {
         errors.push({ txId, error: e instanceof Error ? e : new Error(String(e)) });

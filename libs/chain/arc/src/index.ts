@@ -1,4 +1,4 @@
-export * from './arc-status';
+export * from './arc-verdict';
 export * from './arc-errors';
 export * from './arc-client';
 export * from './arc-publisher';

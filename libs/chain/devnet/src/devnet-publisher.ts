@@ -1,5 +1,4 @@
 import type { Redis } from 'ioredis';
-import type { ChainPublisher, SubmitResult } from '@proofline/chain-domain';
 import { InvalidTransactionError, faucetTxId, parseTransaction } from '@proofline/chain-bsv';
 import type { ParsedTransaction } from '@proofline/chain-bsv';
 import { fromScriptReply } from '@proofline/shared-redis';
@@ -14,6 +13,16 @@ export function isSpendableScript(scriptHex: string): boolean {
   return !scriptHex.startsWith('6a') && !scriptHex.startsWith('006a');
 }
 
+/** What the pre-ARC devnet's mempool door answers (its own shape: it is not a `ChainPublisher`). */
+export type DevnetSubmitResult =
+  | { readonly status: 'accepted' }
+  | { readonly status: 'already-known' }
+  | {
+      readonly status: 'rejected';
+      readonly code: 'DOUBLE_SPEND' | 'INVALID_TX' | 'MISSING_INPUT';
+      readonly detail: string;
+    };
+
 /**
  * The devnet's mempool door. Validates the raw transaction (it parses, its txId is the one
  * claimed, it is not a coinbase), then in one Lua call: idempotent by txId, rejects a second spend
@@ -21,7 +30,7 @@ export function isSpendableScript(scriptHex: string): boolean {
  * the faucet outpoint named by the transaction's own funding nonce, then adds it to the mempool.
  * Scripts and amounts are not evaluated (a devnet; see the docs).
  */
-export class DevnetPublisher implements ChainPublisher {
+export class DevnetPublisher {
   private readonly keys: DevnetKeys;
   private readonly commands: DevnetCommands;
 
@@ -30,7 +39,7 @@ export class DevnetPublisher implements ChainPublisher {
     this.commands = devnetCommands(redis);
   }
 
-  async submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<SubmitResult> {
+  async submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<DevnetSubmitResult> {
     let parsed: ParsedTransaction;
     try {
       parsed = parseTransaction(tx.rawHex);

@@ -1,4 +1,5 @@
 import type { BlockHeader } from './block-header';
+import type { BroadcastVerdict } from './broadcast-verdict';
 
 /**
  * The contract between the records feature and a chain (the embedded devnet today, a real BSV
@@ -69,18 +70,12 @@ export class InsufficientFundingError extends Error {
   }
 }
 
-export type SubmitResult =
-  | { readonly status: 'accepted' }
-  | { readonly status: 'already-known' }
-  | {
-      readonly status: 'rejected';
-      readonly code: 'DOUBLE_SPEND' | 'INVALID_TX' | 'MISSING_INPUT';
-      readonly detail: string;
-    };
-
-/** Accepts transactions into the chain's mempool. MUST be idempotent by txId. */
+/**
+ * Accepts transactions into the chain's mempool. MUST be idempotent by txId. Expected outcomes
+ * are a {@link BroadcastVerdict}; a transient fault (network, timeout, 5xx) throws.
+ */
 export interface ChainPublisher {
-  submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<SubmitResult>;
+  submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<BroadcastVerdict>;
 }
 
 /** TSC Merkle proof (JSON form): https://tsc.bitcoinassociation.net/standards/merkle-proof-standardised-format/ */

@@ -79,6 +79,6 @@ describe('wallet services against the devnet node (real HTTP, real Redis)', () =
 
     const mined = await node.mineBlock();
     expect(mined.txIds).toContain(tx.txId);
-    expect(await arc.status(tx.txId)).toMatchObject({ kind: 'mined' });
+    expect(await arc.status(tx.txId)).toMatchObject({ kind: 'accepted', status: 'MINED', mined: expect.anything() });
   });
 });

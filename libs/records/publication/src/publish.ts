@@ -1,8 +1,10 @@
 import { UnrecoverableError } from 'bullmq';
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
-import type { ChainPublisher, SubmitResult } from '@proofline/chain-domain';
+import { refusalCode } from '@proofline/chain-domain';
+import type { BroadcastVerdict, ChainPublisher, Refusal } from '@proofline/chain-domain';
 import type { RecordStore } from '@proofline/records-data-access';
+import { recordFailure } from './settlement';
 
 /*
  * The batching algorithm of publication: publish one record, follow its chain (its successors
@@ -122,11 +124,9 @@ async function publishOne(
     }
     if (prevState !== 'published') return 'wait-previous';
   }
-  const result: SubmitResult & { readonly arcCode?: number | string } = await deps.chain.submit({
-    txId,
-    rawHex: info.rawTx,
-  });
-  if (result.status === 'accepted' || result.status === 'already-known') {
+  const verdict = await deps.chain.submit({ txId, rawHex: info.rawTx });
+  const reading = publicationReading(verdict);
+  if (reading === 'published') {
     // Funding and the watch list first: a crash before the record is settled re-runs the job,
     // which re-sends the same bytes (the chain answers it knows them) and settles again.
     await deps.settlement?.accepted(txId);
@@ -138,27 +138,40 @@ async function publishOne(
     );
     return { successors };
   }
-  if (result.code === 'MISSING_INPUT') {
-    // The spent output may not have reached this chain node yet: retry with backoff.
-    throw new Error(`chain reports a missing input for ${txId}: ${result.detail}`);
+  if (reading === 'retry') {
+    // A parent of the transaction has not reached the chain node yet: retry with backoff.
+    throw new Error(`chain reports a missing input for ${txId}: ${verdict.kind === 'pending' ? verdict.detail : ''}`);
   }
-  await deps.settlement?.refused(txId, {
-    code: String(result.arcCode ?? result.code),
-    detail: result.detail,
-    neverSent: false,
-  });
-  const { successors } = await deps.store.settle(
-    txId,
-    deps.clock.now(),
-    `${result.code}: ${result.detail}`,
-    FOLLOW_RUN,
-  );
+  const code = refusalCode(reading);
+  const failure = recordFailure(reading);
+  await deps.settlement?.refused(txId, { code, detail: failure, neverSent: false });
+  const { successors } = await deps.store.settle(txId, deps.clock.now(), failure, FOLLOW_RUN);
   deps.logger?.warn(
-    { txId, code: result.code, arcCode: result.arcCode, successors: successors.length },
+    { txId, code, verdict: reading.kind, successors: successors.length },
     'record transaction rejected by the chain',
   );
   await refuseSuccessors(deps, txId, successors);
-  throw new UnrecoverableError(`${result.code}: ${result.detail}`);
+  throw new UnrecoverableError(failure);
+}
+
+/**
+ * What publication does with a broadcast verdict:
+ * - `accepted` (SEEN_ON_NETWORK, MINED) → published.
+ * - `pending` SEEN_IN_ORPHAN_MEMPOOL (a parent is missing) → retry the same bytes with backoff.
+ * - any other `pending` status (RECEIVED … ACCEPTED_BY_NETWORK, MINED_IN_STALE_BLOCK) → published:
+ *   ARC holds the transaction; the confirmation pass polls it until it is mined.
+ * - `refused` (final or not) and `request-problem` → the record fails with it.
+ */
+function publicationReading(v: BroadcastVerdict): 'published' | 'retry' | Refusal {
+  switch (v.kind) {
+    case 'accepted':
+      return 'published';
+    case 'pending':
+      return v.status === 'SEEN_IN_ORPHAN_MEMPOOL' ? 'retry' : 'published';
+    case 'refused':
+    case 'request-problem':
+      return v;
+  }
 }
 
 const PREVIOUS_REJECTED = 'PREVIOUS_REJECTED: the record this one links to was rejected by the chain';

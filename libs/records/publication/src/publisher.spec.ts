@@ -1,7 +1,7 @@
 import { RecordStore } from '@proofline/records-data-access';
 import { FundingPool } from '@proofline/chain-wallet';
 import { InMemoryChain, fundPool } from '@proofline/records-testing';
-import type { ChainPublisher, SubmitResult } from '@proofline/chain-domain';
+import type { BroadcastVerdict, ChainPublisher } from '@proofline/chain-domain';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis } from '@proofline/shared-redis';
@@ -14,6 +14,15 @@ import { startRecordsPublisher } from './worker';
 import type { RunningPublisher } from './worker';
 
 const logger = createLogger({ level: 'silent', name: 'test' });
+/** ARC's verdict on a transaction whose script fails (461). */
+const badScript = (txId: string): BroadcastVerdict => ({
+  kind: 'refused',
+  txId,
+  code: 461,
+  reason: 'bad script',
+  final: true,
+  competingTxs: [],
+});
 const tenant = { tenant: 't1' };
 
 describe('records publisher (real Redis, real BullMQ)', () => {
@@ -88,13 +97,13 @@ describe('records publisher (real Redis, real BullMQ)', () => {
   it('a job held by a worker that dies is re-run by another and the record is published exactly once', async () => {
     const chain = new InMemoryChain();
     let hungCalls = 0;
-    let release: (r: SubmitResult) => void = () => undefined;
-    let hungSubmit: Promise<SubmitResult> = Promise.reject(new Error('never submitted'));
+    let release: (r: BroadcastVerdict) => void = () => undefined;
+    let hungSubmit: Promise<BroadcastVerdict> = Promise.reject(new Error('never submitted'));
     hungSubmit.catch(() => undefined);
     const hung: ChainPublisher = {
       submit: (tx) => {
         hungCalls++;
-        hungSubmit = new Promise<SubmitResult>((resolve) => {
+        hungSubmit = new Promise<BroadcastVerdict>((resolve) => {
           release = (r) => resolve(r);
         }).then(() => chain.submit(tx));
         return hungSubmit;
@@ -109,8 +118,8 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     start(chain, { lockDuration: 1000, stalledInterval: 500 });
     await eventually(async () => (await store.state(txId)) === 'published', 15_000);
     // the dead worker's submit finally returns: idempotent by txId
-    release({ status: 'accepted' });
-    expect(await hungSubmit).toEqual({ status: 'already-known' });
+    release({ kind: 'accepted', txId, status: 'SEEN_ON_NETWORK', mined: null });
+    expect(await hungSubmit).toEqual({ kind: 'accepted', txId, status: 'SEEN_ON_NETWORK', mined: null });
     const block = chain.mine();
     expect(block.txIds.filter((t) => t === txId)).toHaveLength(1);
     expect(await store.outboxSize()).toBe(0);
@@ -150,9 +159,9 @@ describe('records publisher (real Redis, real BullMQ)', () => {
 
     let calls = 0;
     const rejecting: ChainPublisher = {
-      submit: async () => {
+      submit: async (tx) => {
         calls++;
-        return { status: 'rejected', code: 'INVALID_TX', detail: 'bad script' };
+        return badScript(tx.txId);
       },
     };
     for (const p of running.splice(0)) await p.close();
@@ -192,7 +201,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
       refused: async (txId: string, r: { neverSent: boolean }) => void refused.push(`${txId}:${r.neverSent}`),
     };
     const rejecting: ChainPublisher = {
-      submit: async () => ({ status: 'rejected', code: 'INVALID_TX', detail: 'bad script' }),
+      submit: async (tx) => badScript(tx.txId),
     };
     start(rejecting, { settlement });
     await queue.enqueue(created.txId);
