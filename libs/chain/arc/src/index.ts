@@ -7,6 +7,7 @@ export * from './headers-client';
 export * from './keys';
 export * from './proof-store';
 export * from './confirmation-tracker';
+export * from './arc-callbacks';
 export * from './arc-services';
 export * from './arc-blocks';
 export * from './submit-batcher';

@@ -18,7 +18,8 @@ import { DevnetBlockProducer, DevnetPublisher, DevnetReader } from '@proofline/c
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { ArcClient } from './arc-client';
 import { bumpToTsc, verifyBump } from './bump';
-import { handleArcCallback, parseArcCallback, trackConfirmations } from './confirmation-tracker';
+import { handleArcCallback, parseArcCallback } from './arc-callbacks';
+import { trackConfirmations } from './confirmation-tracker';
 import { HeadersSourceError, WocHeadersClient } from './headers-client';
 import { arcKeys } from './keys';
 import { ArcProofStore } from './proof-store';
