@@ -163,7 +163,7 @@ describe('linked records over HTTP', () => {
       [u1.txId, u2.txId],
       [u2.txId, del.txId],
     ] as const) {
-      const input = Transaction.fromHex((await f.store.publication(next))?.rawTx ?? '').inputs[0];
+      const input = Transaction.fromBinary((await f.store.publication(next))?.rawTx ?? []).inputs[0];
       expect([input?.sourceTXID, input?.sourceOutputIndex]).toEqual([prev, 2]);
     }
     const mined = await f.produceBlock();
@@ -233,7 +233,7 @@ describe('linked records over HTTP', () => {
     f.startPublisher();
     await eventually(async () => (await f.store.state(winner ?? '')) === 'published', 10_000);
     expect((await f.arcStatus(winner ?? ''))?.txStatus).toBe('SEEN_ON_NETWORK');
-    const input = Transaction.fromHex((await f.store.publication(winner ?? ''))?.rawTx ?? '').inputs[0];
+    const input = Transaction.fromBinary((await f.store.publication(winner ?? ''))?.rawTx ?? []).inputs[0];
     expect([input?.sourceTXID, input?.sourceOutputIndex]).toEqual([root.txId, 2]);
   });
 

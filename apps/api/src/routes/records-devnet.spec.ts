@@ -279,7 +279,8 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
 
     // every input of every published transaction, checked by the sdk's interpreter against the output it spends
     const known = new Map<string, string>();
-    for (const t of all) known.set(t, (await store.publication(t))?.rawTx ?? '');
+    const hexOf = (rawTx: Uint8Array | undefined) => (rawTx ? Buffer.from(rawTx).toString('hex') : undefined);
+    for (const t of all) known.set(t, hexOf((await store.publication(t))?.rawTx) ?? '');
     for (const t of all) {
       const tx = Transaction.fromHex(known.get(t) ?? '');
       expect(tx.id('hex')).toBe(t);
@@ -287,7 +288,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
         // the parent: a record (its link output, or change that went back to the pool) or a funding split
         const parentHex =
           known.get(input.sourceTXID ?? '') ??
-          (await store.publication(input.sourceTXID ?? ''))?.rawTx ??
+          hexOf((await store.publication(input.sourceTXID ?? ''))?.rawTx) ??
           dev.splitHex(input.sourceTXID ?? '');
         const source = Transaction.fromHex(parentHex).outputs[input.sourceOutputIndex]!;
         const spend = new Spend({

@@ -301,7 +301,7 @@ describe('ArcChainPublisher: ARC answers as broadcast verdicts', () => {
     publisher = new ArcChainPublisher(new ArcClient({ url: fx.url, timeoutMs: 1000 }));
   });
   afterAll(() => fx.close());
-  const tx = { txId: TX.txId, rawHex: TX.hex };
+  const tx = { txId: TX.txId, rawTx: Buffer.from(TX.hex, 'hex') };
 
   it.each([
     [ok(TX.txId, 'SEEN_ON_NETWORK'), { kind: 'accepted', status: 'SEEN_ON_NETWORK' }],
@@ -338,8 +338,8 @@ describe('ArcChainPublisher: ARC answers as broadcast verdicts', () => {
 
   it('submitMany falls back to one submission per tx when ARC refuses the whole batch', async () => {
     fx.requests.splice(0);
-    const good = { txId: id(7), rawHex: '07' };
-    const bad = { txId: id(8), rawHex: '08' };
+    const good = { txId: id(7), rawTx: Uint8Array.of(7) };
+    const bad = { txId: id(8), rawTx: Uint8Array.of(8) };
     fx.handle((req) => {
       if (req.path === '/v1/txs') return problem(463, '', 'cannot parse transaction 2');
       const { rawTx } = JSON.parse(req.body) as { rawTx: string };

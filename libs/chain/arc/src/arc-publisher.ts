@@ -18,8 +18,8 @@ export type BatchSubmitOutcome =
 export class ArcChainPublisher implements ChainPublisher {
   constructor(private readonly client: ArcClient) {}
 
-  submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<BroadcastVerdict> {
-    return this.client.submit({ txId: tx.txId, hex: tx.rawHex });
+  submit(tx: { readonly txId: string; readonly rawTx: Uint8Array }): Promise<BroadcastVerdict> {
+    return this.client.submit(toSubmission(tx));
   }
 
   /**
@@ -27,8 +27,10 @@ export class ArcChainPublisher implements ChainPublisher {
    * refuses the whole batch (one unparsable tx fails the request), falls back to one `submit`
    * per tx so only the culprit is refused. Throws only when the whole request failed transiently.
    */
-  async submitMany(txs: readonly { readonly txId: string; readonly rawHex: string }[]): Promise<BatchSubmitOutcome[]> {
-    const subs: ArcSubmission[] = txs.map((t) => ({ txId: t.txId, hex: t.rawHex }));
+  async submitMany(
+    txs: readonly { readonly txId: string; readonly rawTx: Uint8Array }[],
+  ): Promise<BatchSubmitOutcome[]> {
+    const subs: ArcSubmission[] = txs.map(toSubmission);
     let results: (BroadcastVerdict | ArcTransientError)[];
     try {
       results = await this.client.submitMany(subs);
@@ -49,4 +51,9 @@ export class ArcChainPublisher implements ChainPublisher {
       return r instanceof ArcTransientError ? { txId, retry: r } : { txId, verdict: r };
     });
   }
+}
+
+/** ARC's JSON speaks hex: the bytes become hex here, at the edge, and nowhere before. */
+function toSubmission(tx: { readonly txId: string; readonly rawTx: Uint8Array }): ArcSubmission {
+  return { txId: tx.txId, hex: Buffer.from(tx.rawTx.buffer, tx.rawTx.byteOffset, tx.rawTx.byteLength).toString('hex') };
 }

@@ -12,7 +12,7 @@ export interface ConfirmationPassDeps {
   readonly client: StatusSource;
   /** Re-broadcasts the same bytes (ArcChainPublisher.submitMany fits). */
   readonly rebroadcast: (
-    txs: readonly { readonly txId: string; readonly rawHex: string }[],
+    txs: readonly { readonly txId: string; readonly rawTx: Uint8Array }[],
   ) => Promise<BatchSubmitOutcome[]>;
   readonly headers: HeadersSource;
   readonly store: ArcProofStore;
@@ -20,7 +20,7 @@ export interface ConfirmationPassDeps {
   readonly redis: Redis;
   readonly prefix: string;
   /** The raw transactions (the bytes accepted at write time) of txIds, null where unknown. */
-  readonly rawTxOf: (txIds: readonly string[]) => Promise<(string | null)[]>;
+  readonly rawTxOf: (txIds: readonly string[]) => Promise<(Uint8Array | null)[]>;
   /** A watched transaction was refused: mark its record failed, settle its funding. */
   readonly onRefused: (refusal: Refusal) => Promise<void>;
   readonly logger?: TrackerLogger & { info?(obj: object, msg: string): void };
@@ -119,7 +119,10 @@ export async function runConfirmationPass(
   let rebroadcast = 0;
   if (track.unknown.length > 0) {
     const raws = await deps.rawTxOf(track.unknown);
-    const txs = track.unknown.flatMap((txId, i) => (raws[i] ? [{ txId, rawHex: raws[i] as string }] : []));
+    const txs = track.unknown.flatMap((txId, i) => {
+      const rawTx = raws[i];
+      return rawTx ? [{ txId, rawTx }] : [];
+    });
     try {
       for (const outcome of await deps.rebroadcast(txs)) {
         if ('retry' in outcome) continue;

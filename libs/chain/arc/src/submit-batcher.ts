@@ -9,7 +9,7 @@ export interface SubmitBatcherOptions {
 }
 
 interface Waiting {
-  readonly tx: { readonly txId: string; readonly rawHex: string };
+  readonly tx: { readonly txId: string; readonly rawTx: Uint8Array };
   readonly resolve: (r: BroadcastVerdict) => void;
   readonly reject: (e: unknown) => void;
 }
@@ -44,7 +44,7 @@ export class ArcSubmitBatcher implements ChainPublisher {
     this.maxBatch = Math.max(1, options.maxBatch ?? 100);
   }
 
-  submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<BroadcastVerdict> {
+  submit(tx: { readonly txId: string; readonly rawTx: Uint8Array }): Promise<BroadcastVerdict> {
     return new Promise<BroadcastVerdict>((resolve, reject) => {
       this.queue.push({ tx, resolve, reject });
       // While a request is out, its completion sends what waits.

@@ -39,7 +39,11 @@ export class DevnetPublisher {
     this.commands = devnetCommands(redis);
   }
 
-  async submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<DevnetSubmitResult> {
+  /** `rawTx` as built (`BuiltTransaction`), or `rawHex` as the pre-ARC devnet's own specs send it. */
+  async submit(
+    sent: { readonly txId: string; readonly rawTx: Uint8Array } | { readonly txId: string; readonly rawHex: string },
+  ): Promise<DevnetSubmitResult> {
+    const tx = { txId: sent.txId, rawHex: 'rawHex' in sent ? sent.rawHex : Buffer.from(sent.rawTx).toString('hex') };
     let parsed: ParsedTransaction;
     try {
       parsed = parseTransaction(tx.rawHex);

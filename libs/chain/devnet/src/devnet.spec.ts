@@ -39,7 +39,7 @@ describe('DevnetPublisher', () => {
     await expect(env.publisher.submit(tx)).resolves.toEqual({ status: 'accepted' });
     await expect(env.publisher.submit(tx)).resolves.toEqual({ status: 'already-known' });
     expect(await env.redis.zrange(env.k.mempool, 0, -1)).toEqual([tx.txId]);
-    expect(await env.redis.hget(env.k.raw, tx.txId)).toBe(tx.rawHex);
+    expect(await env.redis.hget(env.k.raw, tx.txId)).toBe(Buffer.from(tx.rawTx).toString('hex'));
   });
 
   it('rejects an unparseable transaction and a txId that does not match', async () => {
@@ -48,7 +48,7 @@ describe('DevnetPublisher', () => {
       status: 'rejected',
       code: 'INVALID_TX',
     });
-    await expect(env.publisher.submit({ txId: 'f'.repeat(64), rawHex: tx.rawHex })).resolves.toMatchObject({
+    await expect(env.publisher.submit({ txId: 'f'.repeat(64), rawTx: tx.rawTx })).resolves.toMatchObject({
       status: 'rejected',
       code: 'INVALID_TX',
     });

@@ -37,8 +37,8 @@ export interface RecordTxRequest {
 
 export interface BuiltTransaction {
   readonly txId: string;
-  /** Serialized, signed transaction. */
-  readonly rawHex: string;
+  /** The serialized, signed transaction (bytes; hex only where a wire or an answer speaks hex). */
+  readonly rawTx: Uint8Array;
   /** The "fund for next" output of a linked create/update (output 2); null otherwise. */
   readonly linkOutput: Outpoint | null;
   /** The funding outpoints it spends (the request's `funding`), in input order. */
@@ -75,7 +75,7 @@ export class InsufficientFundingError extends Error {
  * are a {@link BroadcastVerdict}; a transient fault (network, timeout, 5xx) throws.
  */
 export interface ChainPublisher {
-  submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<BroadcastVerdict>;
+  submit(tx: { readonly txId: string; readonly rawTx: Uint8Array }): Promise<BroadcastVerdict>;
 }
 
 /** TSC Merkle proof (JSON form): https://tsc.bitcoinassociation.net/standards/merkle-proof-standardised-format/ */

@@ -23,7 +23,7 @@ import type { Config } from '@proofline/shared-config';
 
 /** What the confirmation pass needs from the records scope (records-publication's `rawTxOf` and `refusedWhileConfirming` fit). */
 export interface RecordHooks {
-  readonly rawTxOf: (txIds: readonly string[]) => Promise<(string | null)[]>;
+  readonly rawTxOf: (txIds: readonly string[]) => Promise<(Uint8Array | null)[]>;
   readonly onRefused: (refusal: Refusal) => Promise<void>;
 }
 
@@ -163,7 +163,7 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
       tx.addOutput({ satoshis: total - count * satoshis - fee, lockingScript: script });
       await tx.sign();
       const txId = tx.id('hex');
-      const answer = await chain.arc.submit({ txId, rawHex: tx.toHexEF() });
+      const answer = await chain.arc.submit({ txId, rawTx: Uint8Array.from(tx.toEF()) });
       // Held by the node (accepted, or pending other than an orphan): its outputs can fund writes.
       if (answer.kind !== 'accepted' && !(answer.kind === 'pending' && answer.status !== 'SEEN_IN_ORPHAN_MEMPOOL'))
         throw new Error(`arc devnet: the funding split was not accepted: ${JSON.stringify(answer)}`);

@@ -125,7 +125,7 @@ describe('the existing ARC, headers and wallet clients against the devnet node (
     // The publisher port on the client.
     const publisher = new ArcChainPublisher(client);
     const c = await spend(coins, 3, [{ satoshis: 99_000 }]);
-    await expect(publisher.submit({ txId: c.id('hex'), rawHex: c.toHexEF() })).resolves.toMatchObject({
+    await expect(publisher.submit({ txId: c.id('hex'), rawTx: Uint8Array.from(c.toEF()) })).resolves.toMatchObject({
       kind: 'accepted',
     });
 

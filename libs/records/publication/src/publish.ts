@@ -124,7 +124,7 @@ async function publishOne(
     }
     if (prevState !== 'published') return 'wait-previous';
   }
-  const verdict = await deps.chain.submit({ txId, rawHex: info.rawTx });
+  const verdict = await deps.chain.submit({ txId, rawTx: info.rawTx });
   const reading = publicationReading(verdict);
   if (reading === 'published') {
     // Funding and the watch list first: a crash before the record is settled re-runs the job,

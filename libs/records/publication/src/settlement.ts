@@ -67,6 +67,6 @@ export function refusedWhileConfirming(o: {
 }
 
 /** The bytes accepted at write time: the only bytes ever (re-)broadcast for a record. */
-export function rawTxOf(records: RecordStore): (txIds: readonly string[]) => Promise<(string | null)[]> {
+export function rawTxOf(records: RecordStore): (txIds: readonly string[]) => Promise<(Uint8Array | null)[]> {
   return (txIds) => Promise.all(txIds.map(async (txId) => (await records.publication(txId))?.rawTx ?? null));
 }

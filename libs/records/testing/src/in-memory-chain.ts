@@ -59,7 +59,7 @@ export class InMemoryChain implements TransactionBuilder, ChainPublisher, ChainR
     const changeSats = funded - 1 - (linked ? 1 : 0) + (request.spends?.satoshis ?? 0);
     return {
       txId,
-      rawHex: payload.toString('hex'),
+      rawTx: payload,
       linkOutput: linked ? { txId, vout: 2, satoshis: 1 } : null,
       fundingSpent: request.funding ?? [],
       change: changeSats > 0 ? { txId, vout: 3, satoshis: changeSats } : null,
@@ -76,12 +76,12 @@ export class InMemoryChain implements TransactionBuilder, ChainPublisher, ChainR
    * ARC's verdicts, as ARC gives them: a known or newly accepted tx is SEEN_ON_NETWORK; a spend of
    * an unknown output waits as an orphan; a second spend of an outpoint is refused (466).
    */
-  async submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<BroadcastVerdict> {
+  async submit(tx: { readonly txId: string; readonly rawTx: Uint8Array }): Promise<BroadcastVerdict> {
     this.submitCalls++;
     if (this.gate) await this.gate;
     const seen: BroadcastVerdict = { kind: 'accepted', txId: tx.txId, status: 'SEEN_ON_NETWORK', mined: null };
     if (this.accepted.has(tx.txId)) return seen;
-    const parsed = JSON.parse(Buffer.from(tx.rawHex, 'hex').toString('utf8')) as FakeTx;
+    const parsed = JSON.parse(Buffer.from(tx.rawTx).toString('utf8')) as FakeTx;
     if (parsed.spends) {
       const outpoint = `${parsed.spends.txId}:${parsed.spends.vout}`;
       if (!this.accepted.has(parsed.spends.txId))

@@ -228,7 +228,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
       data: new Uint8Array(Buffer.from('faucet')),
       contentType: 'text/plain',
     });
-    const r = await postTx(base, json(faucetFunded.rawHex));
+    const r = await postTx(base, json(Buffer.from(faucetFunded.rawTx).toString('hex')));
     expect(r).toMatchObject({ status: 462, body: { txid: faucetFunded.txId } });
     expect(await redis.hexists(devnetKeys(`${prefix}:devnet`).raw, faucetFunded.txId)).toBe(0);
   });
