@@ -1,16 +1,16 @@
 # One image for every Proofline process; docker-compose picks the entry point per service.
 #
 #   build    dev dependencies + sources -> `npm run build` -> dist/ (esbuild bundles per app)
-#   runtime  Node 22 LTS, production dependencies only, dist/, user `node`, tini as PID 1
+#   runtime  Node 24 LTS, production dependencies only, dist/, user `node`, tini as PID 1
 #
 # The runtime runs `node dist/apps/<app>/main.js` directly under tini (from apt): `docker stop`
 # sends SIGTERM to tini, tini forwards it to node, node drains within SHUTDOWN_GRACE_MS and
-# exits; tini reaps and exits with node's code. The API's node is a node:cluster primary
-# (API_PROCESSES server processes): it forwards SIGTERM to them and exits once they have drained. No npm, no TypeScript loader in the image's
-# processes. Keep the container's stop timeout above SHUTDOWN_GRACE_MS (compose:
-# stop_grace_period).
+# exits; tini reaps and exits with node's code. One process per container, the API's too: scale
+# it with the orchestrator's replicas (API_PROCESSES counts the API processes the launcher runs on
+# one machine). No npm, no TypeScript loader in the image's processes. Keep the container's stop
+# timeout above SHUTDOWN_GRACE_MS (compose: stop_grace_period).
 
-FROM node:22-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 ENV NX_DAEMON=false NX_NO_CLOUD=true
 COPY package.json package-lock.json .npmrc ./
@@ -21,7 +21,7 @@ COPY apps ./apps
 COPY libs ./libs
 RUN npm run build
 
-FROM node:22-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \
  && rm -rf /var/lib/apt/lists/*

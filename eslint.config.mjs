@@ -1,5 +1,9 @@
 // Lint: typescript-eslint (type-aware where it matters) plus Nx module boundaries with real
 // constraints. Domain libs may not import I/O packages; only the chain libs import @bsv/sdk.
+// The devnet (libs/devnet: type:devnet, scope:devnet) is an app of its own and a test double,
+// not a library of the service: only apps/devnet (scope:devnet), type:testing libs and test
+// files may import it. Libraries are kept out by their type tag (no type lists type:devnet but
+// type:testing), the service's apps by their scope tag (scope:app does not list scope:devnet).
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
@@ -19,16 +23,18 @@ const IO_PACKAGES = [
 
 const UTIL_BANNED = ['bullmq', 'ioredis', 'redis', 'redis-om', '@bsv/sdk', '@pothos/*'];
 
-/** Module-boundary constraints; spec files may also import the testing libs. */
+/** Module-boundary constraints; test files (allowTesting) may also import the testing libs and the devnet. */
 function boundaries(allowTesting) {
-  const t = (tags) => (allowTesting ? [...tags, 'type:testing'] : tags);
+  const t = (tags) => (allowTesting ? [...tags, 'type:testing', 'type:devnet'] : tags);
+  const s = (tags) => (allowTesting ? [...tags, 'scope:devnet'] : tags);
   return {
     enforceBuildableLibDependency: false,
     allow: [],
     depConstraints: [
       {
+        // type:devnet here for apps/devnet; the other apps are held off by scope:app below.
         sourceTag: 'type:app',
-        onlyDependOnLibsWithTags: t(['type:feature', 'type:data-access', 'type:domain', 'type:util']),
+        onlyDependOnLibsWithTags: t(['type:feature', 'type:data-access', 'type:domain', 'type:util', 'type:devnet']),
       },
       {
         sourceTag: 'type:feature',
@@ -47,35 +53,47 @@ function boundaries(allowTesting) {
       },
       {
         sourceTag: 'type:testing',
-        onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:domain', 'type:util', 'type:testing'],
+        onlyDependOnLibsWithTags: [
+          'type:feature',
+          'type:data-access',
+          'type:domain',
+          'type:util',
+          'type:testing',
+          'type:devnet',
+        ],
       },
-      { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
-      { sourceTag: 'scope:chain', onlyDependOnLibsWithTags: ['scope:chain', 'scope:shared'] },
+      {
+        sourceTag: 'type:devnet',
+        onlyDependOnLibsWithTags: t(['type:devnet', 'type:data-access', 'type:domain', 'type:util']),
+      },
+      { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: s(['scope:shared']) },
+      { sourceTag: 'scope:chain', onlyDependOnLibsWithTags: s(['scope:chain', 'scope:shared']) },
+      { sourceTag: 'scope:devnet', onlyDependOnLibsWithTags: ['scope:devnet', 'scope:chain', 'scope:shared'] },
       {
         sourceTag: 'scope:identity',
-        onlyDependOnLibsWithTags: ['scope:identity', 'scope:shared'],
+        onlyDependOnLibsWithTags: s(['scope:identity', 'scope:shared']),
         bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'],
       },
       {
         sourceTag: 'scope:records',
-        onlyDependOnLibsWithTags: ['scope:records', 'scope:chain', 'scope:shared'],
+        onlyDependOnLibsWithTags: s(['scope:records', 'scope:chain', 'scope:shared']),
         bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'],
       },
       {
         sourceTag: 'scope:webhooks',
-        onlyDependOnLibsWithTags: ['scope:webhooks', 'scope:records', 'scope:chain', 'scope:shared'],
+        onlyDependOnLibsWithTags: s(['scope:webhooks', 'scope:records', 'scope:chain', 'scope:shared']),
         bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'],
       },
       {
         sourceTag: 'scope:app',
-        onlyDependOnLibsWithTags: [
+        onlyDependOnLibsWithTags: s([
           'scope:app',
           'scope:records',
           'scope:identity',
           'scope:chain',
           'scope:webhooks',
           'scope:shared',
-        ],
+        ]),
         bannedExternalImports: allowTesting ? [] : ['@bsv/sdk'],
       },
     ],
@@ -96,8 +114,8 @@ export default [
     },
   },
   {
-    // Tests may use any package (e.g. @bsv/sdk as an independent verifier) and the testing libs.
-    files: ['**/*.spec.ts', 'libs/shared/testing/**/*.ts', 'apps/*/src/testing/**/*.ts', 'bench/**/*.ts'],
+    // Tests may use any package (e.g. @bsv/sdk as an independent verifier), the testing libs and the devnet.
+    files: ['**/*.spec.ts', 'libs/*/testing/**/*.ts', 'apps/*/src/testing/**/*.ts', 'bench/**/*.ts'],
     rules: { 'no-console': 'off', '@nx/enforce-module-boundaries': ['error', boundaries(true)] },
   },
   {

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { LockingScript, P2PKH, PrivateKey, Transaction } from '@bsv/sdk';
 import { ArcClient } from '@proofline/chain-arc';
-import { startDevnetNode } from '@proofline/chain-devnet';
+import { startDevnetNode } from '@proofline/devnet';
 import { createRedis } from '@proofline/shared-redis';
 import { freePort } from '@proofline/shared-testing';
 

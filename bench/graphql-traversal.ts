@@ -17,7 +17,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startArcDevnet } from '@proofline/chain-testing';
+import { startArcDevnet } from '@proofline/devnet-testing';
 import { createBootstrapKey } from '@proofline/identity-feature';
 import { createRecords } from '@proofline/records-feature';
 import { createPublication } from '@proofline/records-publication';

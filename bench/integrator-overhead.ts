@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     ]);
     const [plain, limited] = apps as [Awaited<ReturnType<typeof composeApi>>, Awaited<ReturnType<typeof composeApi>>];
     const { pool } = createFundingWallet(plain.deps.redis, plainCfg);
-    await fundPool(pool, 6 * N * ROUNDS + 1000, 1000, { oldDevnet: { redis: plain.deps.redis, prefix } });
+    await fundPool(pool, 6 * N * ROUNDS + 1000, 1000);
     const key = await createBootstrapKey({ redis: plain.deps.redis, config: plainCfg, clock: systemClock }, 'bench');
     const servers = await Promise.all(
       [plain, limited].map(async (c) => {

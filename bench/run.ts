@@ -131,14 +131,13 @@ async function startStack(): Promise<{ base: string; key: string; stop: () => Pr
     );
   await new Promise((r) => setTimeout(r, 300));
   // Every write reserves a funding UTXO: fund the pool for the whole run (writes at ~600/s, the
-  // chain, the warm-up), also known to the old in-process devnet the workers publish to.
+  // chain, the warm-up).
   const pool = createRedis(env.REDIS_URL, { maxRetriesPerRequest: 2 });
   try {
     await fundPool(
       new FundingPool(pool, { prefix: env.REDIS_PREFIX, address: 'bench' }),
       Number(process.env['BENCH_POOL_UTXOS'] ?? CHAIN + 40_000),
       1000,
-      { oldDevnet: { redis: pool, prefix: env.REDIS_PREFIX } },
     );
   } finally {
     await pool.quit();

@@ -1,7 +1,7 @@
 /**
  * The deployment files, checked by reading them (no Docker engine on the test machine): the
  * image's multi-stage layout, compose's services and entry points, and a `.env.example` that
- * lists every variable the configuration or the README knows, so none is silently dropped.
+ * lists every variable the configuration or the documentation knows, so none is silently dropped.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,22 +10,22 @@ import { parse } from 'yaml';
 const ROOT = path.resolve(__dirname, '../..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
 
-/** Keys of the zod environment schema in libs/shared/config. */
-function configVariables(): string[] {
-  const source = read('libs/shared/config/src/config.ts');
-  const start = source.indexOf('const envSchema = z.object({');
-  const end = source.indexOf('\n});', start);
-  expect(start).toBeGreaterThan(0);
-  return [...source.slice(start, end).matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1] ?? '');
+/** The page whose variables table documents every variable of the configuration. */
+const CONFIGURATION_DOC = 'docs/configuration.md';
+
+/** The variables the configuration reads (its slices declare them, libs/shared/config). */
+async function configVariables(): Promise<string[]> {
+  const { CONFIG_VARIABLES } = await import('@proofline/shared-config');
+  return CONFIG_VARIABLES.map((v) => v.name);
 }
 
-/** Variables named in the first column of the README's configuration table. */
-function readmeVariables(): string[] {
-  const readme = read('README.md');
-  const section = readme.slice(
-    readme.indexOf('## Configuration'),
-    readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5),
-  );
+/** Variables named in the first column of the table under `## Variables` in the configuration page. */
+function documentedVariables(): string[] {
+  const doc = read(CONFIGURATION_DOC);
+  const start = doc.indexOf('\n## Variables\n');
+  expect(start).toBeGreaterThanOrEqual(0);
+  const end = doc.indexOf('\n## ', start + 1);
+  const section = doc.slice(start, end === -1 ? undefined : end);
   return [...section.matchAll(/^\| ([^|]+)\|/gm)].flatMap((m) =>
     [...(m[1] ?? '').matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((v) => v[1] ?? ''),
   );
@@ -47,14 +47,14 @@ interface ComposeService {
 }
 
 describe('.env.example', () => {
-  it('lists every configuration variable and every variable of the README table', () => {
+  it('lists every configuration variable and every variable of the documented table', async () => {
     const example = exampleVariables();
-    const config = configVariables();
+    const config = await configVariables();
     expect(config.length).toBeGreaterThan(20);
+    expect(config).toContain('AUTH_JWT_SECRET');
     expect(config.filter((v) => !example.has(v))).toEqual([]);
-    const readme = readmeVariables();
-    expect(readme).toContain('AUTH_JWT_SECRET');
-    expect(readme.filter((v) => !example.has(v))).toEqual([]);
+    const documented = documentedVariables();
+    expect(documented.filter((v) => !example.has(v))).toEqual([]);
   });
 
   it('shows the defaults the configuration applies', async () => {
@@ -68,6 +68,13 @@ describe('.env.example', () => {
     // Production needs a token secret: the example leaves it for the operator to fill.
     expect(example.get('NODE_ENV')).toBe('production');
     expect(example.get('AUTH_JWT_SECRET')).toBe('');
+  });
+});
+
+describe(CONFIGURATION_DOC, () => {
+  it('documents every configuration variable in its variables table', async () => {
+    const documented = documentedVariables();
+    expect((await configVariables()).filter((v) => !documented.includes(v))).toEqual([]);
   });
 });
 
@@ -107,10 +114,10 @@ describe('Dockerfile', () => {
   it('builds with dev dependencies and runs the output with production dependencies only, as node under tini', () => {
     expect(stages).toHaveLength(2);
     const [build = '', runtime = ''] = stages;
-    expect(build).toMatch(/^node:22-bookworm-slim AS build/);
+    expect(build).toMatch(/^node:24-bookworm-slim AS build/);
     expect(build).toMatch(/^RUN npm ci\b/m);
     expect(build).toMatch(/^RUN npm run build$/m);
-    expect(runtime).toMatch(/^node:22-bookworm-slim AS runtime/);
+    expect(runtime).toMatch(/^node:24-bookworm-slim AS runtime/);
     expect(runtime).toMatch(/^RUN npm ci --omit=dev\b/m);
     expect(runtime).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
     expect(runtime).not.toMatch(/^COPY (apps|libs)\b/m);

@@ -12,12 +12,11 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { FundingPool } from '@proofline/chain-wallet';
 import { fundPool } from '@proofline/records-testing';
 import { createRedis } from '@proofline/shared-redis';
-import { freePort } from '@proofline/shared-testing';
+import { freePort, rawExchange } from '@proofline/shared-testing';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -322,7 +321,7 @@ function headers(r: Rand, key: string): Record<string, string> {
   if (chance(r, 0.2)) h['x-request-id'] = pick(r, ['abc', 'bad id', 'a'.repeat(300), '../../', hex(r, 16)]);
   if (chance(r, 0.1)) h['content-encoding'] = pick(r, ['gzip', 'deflate', 'br', 'identity', 'bogus']);
   if (chance(r, 0.1)) h['origin'] = pick(r, ['https://evil.example', 'null', 'http://localhost:5173']);
-  if (chance(r, 0.05)) h['expect'] = '100-continue';
+  if (chance(r, 0.05)) h['expect'] = pick(r, ['100-continue', '100-continue', 'bogus', '200-ok']);
   return h;
 }
 
@@ -335,6 +334,9 @@ const RAW_LINES = [
   'POST /api/v1/records HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
   'POST /graphql HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
   '\u0000\u0001\u0002\r\n\r\n',
+  'GET /liveness HTTP/1.1\r\n\r\n',
+  'GET /liveness HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\n\r\n',
+  'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
 ];
 
 /** The `i`-th request of a run with `seed` (deterministic). */
@@ -433,29 +435,14 @@ export interface Answer {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
 
-function sendRaw(port: number, bytes: string): Promise<Answer> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    socket.setTimeout(10_000, () => socket.destroy());
-    socket.on('data', (c: Buffer) => chunks.push(c));
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('latin1');
-      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
-      const head = text.slice(0, Math.max(0, text.indexOf('\r\n\r\n')));
-      const hdrs: http.IncomingHttpHeaders = {};
-      for (const line of head.split('\r\n').slice(1)) {
-        const at = line.indexOf(':');
-        if (at > 0) hdrs[line.slice(0, at).toLowerCase()] = line.slice(at + 1).trim();
-      }
-      // Only the first answer: a pipelined second one (after a refusal) is not this request's.
-      const rest = text.slice(text.indexOf('\r\n\r\n') + 4);
-      const length = Number(hdrs['content-length'] ?? rest.length);
-      resolve({ status, headers: hdrs, body: rest.slice(0, length) });
-    });
-    socket.write(bytes);
-  });
+/** Raw bytes on a socket: the first answer, or status 0 when the connection ended without one. */
+async function sendRaw(port: number, bytes: string): Promise<Answer> {
+  try {
+    const answer = await rawExchange(port, bytes);
+    return { status: answer.status, headers: answer.headers, body: answer.body };
+  } catch {
+    return { status: 0, headers: {}, body: '' };
+  }
 }
 
 /**
@@ -516,21 +503,30 @@ export function violations(req: FuzzRequest, answer: Answer): string[] {
   // load, e.g. while 9 MB GraphiQL pages are sent): an operational answer, not an internal error.
   const notReady = answer.status === 503 && req.path.startsWith('/readiness') && answer.body.includes('"not-ready"');
   if (answer.status >= 500 && !notReady) out.push(`status ${answer.status}`);
-  if (answer.status === 0 && req.raw === undefined) out.push('no status line');
+  if (answer.status === 0) out.push(req.raw === undefined ? 'no status line' : 'raw request without an answer');
   // GraphiQL's page (text/html) is a 9 MB script that names originalError itself.
   const html = String(answer.headers['content-type'] ?? '').startsWith('text/html');
   if (!html && answer.body.includes('originalError')) out.push('originalError in body');
   if (!html && STACK.test(answer.body)) out.push('stack trace in body');
-  if (req.target === 'rest' && answer.status >= 400 && answer.status < 500 && req.method !== 'HEAD') {
+  // What Node's HTTP server refuses (raw requests) is problem+json on both apps, with a request id.
+  const protocolLevel = req.raw !== undefined && answer.status >= 400;
+  if (protocolLevel && answer.headers['x-request-id'] === undefined)
+    out.push(`raw ${answer.status} without x-request-id`);
+  if (
+    (protocolLevel || req.target === 'rest') &&
+    answer.status >= 400 &&
+    answer.status < 500 &&
+    req.method !== 'HEAD'
+  ) {
     const type = String(answer.headers['content-type'] ?? '');
     if (!type.startsWith('application/problem+json'))
-      out.push(`REST ${answer.status} is ${type || 'untyped'}, not problem+json`);
+      out.push(`${req.raw !== undefined ? 'raw' : 'REST'} ${answer.status} is ${type || 'untyped'}, not problem+json`);
     else {
       try {
         const problem = JSON.parse(answer.body) as { errorCode?: unknown };
         if (typeof problem.errorCode !== 'string') out.push(`REST ${answer.status} without errorCode`);
       } catch {
-        out.push(`REST ${answer.status} body is not JSON`);
+        out.push(`${req.raw !== undefined ? 'raw' : 'REST'} ${answer.status} body is not JSON`);
       }
     }
   }
@@ -574,6 +570,8 @@ export async function fuzz(opts: {
       const answer = await send(req.target === 'rest' ? opts.restPort : opts.graphqlPort, req);
       if ('error' in answer) {
         noAnswer[answer.error] = (noAnswer[answer.error] ?? 0) + 1;
+        if (process.env['FUZZ_SHOW_NO_ANSWER'])
+          process.stdout.write(`no answer (${answer.error}): ${JSON.stringify({ ...req, body: req.body?.length })}\n`);
         continue;
       }
       const label = `${req.target} ${answer.status}`;
@@ -596,13 +594,14 @@ export interface FuzzStack {
   readonly restPort: number;
   readonly graphqlPort: number;
   readonly key: string;
+  /** The `error`/`fatal` log lines the processes wrote so far (they run with LOG_LEVEL=error). */
+  errorLines(): string[];
   stop(): Promise<void>;
 }
 
 /**
- * Ready when `/readiness` answers 200 several times in a row: the API runs as a cluster
- * (API_PROCESSES=2) whose processes accept connections themselves, so one 200 may come from the
- * first process while the second is still starting (and would answer the fuzzer 503).
+ * Ready when `/readiness` answers 200 several times in a row: with several processes on one port
+ * one 200 may come from a process while another is still starting (and would answer the fuzzer 503).
  */
 async function waitReady(port: number, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
@@ -628,7 +627,7 @@ async function waitReady(port: number, ms: number): Promise<void> {
 export async function startStack(redisUrl: string, prefix: string, fund = 5000): Promise<FuzzStack> {
   const redis = createRedis(redisUrl, { maxRetriesPerRequest: 2 });
   try {
-    await fundPool(new FundingPool(redis, { prefix, address: 'fuzz' }), fund, 1000, { oldDevnet: { redis, prefix } });
+    await fundPool(new FundingPool(redis, { prefix, address: 'fuzz' }), fund, 1000);
   } finally {
     await redis.quit();
   }
@@ -650,16 +649,26 @@ export async function startStack(redisUrl: string, prefix: string, fund = 5000):
     BOOTSTRAP_API_KEY: key,
     BLOCK_INTERVAL_MS: '1000',
     KEY_CREATE_TIMEOUT_MS: '5000',
+    // One API process is started here (several are the launcher's job).
+    API_PROCESSES: '1',
   };
   const children: ChildProcess[] = [];
   const errors: string[] = [];
+  const errorLines: string[] = [];
   const run = (entry: string) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
       cwd: ROOT,
       env,
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stderr?.on('data', (c: Buffer) => errors.push(c.toString()));
+    let partial = '';
+    child.stdout?.on('data', (c: Buffer) => {
+      const text = partial + c.toString('utf8');
+      const lines = text.split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) if (/"level":"(error|fatal)"/.test(line)) errorLines.push(line);
+    });
     children.push(child);
   };
   run('apps/api/src/main.ts');
@@ -675,6 +684,7 @@ export async function startStack(redisUrl: string, prefix: string, fund = 5000):
     restPort,
     graphqlPort,
     key,
+    errorLines: () => [...errorLines],
     stop: async () => {
       agent.destroy();
       await Promise.all(

@@ -1,8 +1,8 @@
 /**
  * `npm run fuzz`: starts a private stack (its own redis-server on a free port, the API, GraphQL
  * and one worker process), sends FUZZ_COUNT (20,000) seeded fuzzed requests over REST and GraphQL
- * and prints the figures. Exits 1 on any answer >= 500, `originalError`, stack trace, or REST 4xx
- * without problem+json and errorCode. Options (env): FUZZ_SEED (1), FUZZ_COUNT (20000),
+ * and prints the figures. Exits 1 on any answer >= 500, `originalError`, stack trace, REST 4xx or
+ * protocol-level refusal without problem+json and errorCode, or any `error` log line. Options (env): FUZZ_SEED (1), FUZZ_COUNT (20000),
  * FUZZ_CONCURRENCY (16), REDIS_URL (use this Redis instead of starting one).
  */
 import { spawn } from 'node:child_process';
@@ -62,7 +62,12 @@ async function main(): Promise<void> {
       process.stdout.write(
         `  ${f.problems.join(', ')}: ${f.request.method} ${f.request.target} ${f.request.path.slice(0, 120)} -> ${f.status} ${f.body.slice(0, 200)}\n`,
       );
-    process.exitCode = figures.failures.length > 0 ? 1 : 0;
+    const notProblem = figures.failures.filter((f) => f.problems.some((p) => p.includes('not problem+json'))).length;
+    await new Promise((r) => setTimeout(r, 500)); // the last log lines
+    const errorLines = stack.errorLines();
+    process.stdout.write(`answers without problem+json: ${notProblem}; error log lines: ${errorLines.length}\n`);
+    for (const line of errorLines.slice(0, 10)) process.stdout.write(`  ${line.slice(0, 300)}\n`);
+    process.exitCode = figures.failures.length > 0 || errorLines.length > 0 ? 1 : 0;
   } finally {
     await stack.stop();
     await stopRedis();

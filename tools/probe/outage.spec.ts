@@ -4,8 +4,9 @@
  *  - redis-server SIGKILLed, then frozen (SIGSTOP), under REST + GraphQL load: every answer is a
  *    success or 503 REDIS_UNAVAILABLE with Retry-After (GraphQL: extensions.code), none 500, each
  *    within 2 s; readiness 503 and liveness 200 meanwhile; every acknowledged write is there after;
- *  - SIGKILL of one API server process (API_PROCESSES=2) under load: 0 refused connections, only
- *    requests in flight in it may fail, and it is replaced;
+ *  - SIGKILL of the first of two API processes sharing the port (API_PROCESSES=2, reusePort)
+ *    under load: 0 refused connections, only requests in flight in it may fail (the launcher's
+ *    restart of each is apps/launcher's spec);
  *  - an API process started while Redis is down listens (liveness 200, readiness 503, requests
  *    503) and becomes ready by itself when Redis comes back; its first request then succeeds.
  */
@@ -18,8 +19,8 @@ import { FundingPool } from '@proofline/chain-wallet';
 import { generateRawKey } from '@proofline/identity-domain';
 import { fundPool } from '@proofline/records-testing';
 import { createRedis } from '@proofline/shared-redis';
-import { freePort } from '@proofline/shared-testing';
-import { ROOT, buildInto, childPids, redisServer, request, startApp, startLoad, until, violations } from './stack';
+import { freePort, listeners } from '@proofline/shared-testing';
+import { ROOT, buildInto, redisServer, request, startApp, startLoad, until, violations } from './stack';
 import type { Answer, App, RedisServer, RequestSpec } from './stack';
 
 jest.setTimeout(120_000);
@@ -35,9 +36,7 @@ const DIST = path.join(ROOT, '.jest-cache', 'ops-outage', 'dist');
 async function fund(url: string, prefix: string, count: number): Promise<void> {
   const redis = createRedis(url, { maxRetriesPerRequest: 2 });
   try {
-    await fundPool(new FundingPool(redis, { prefix, address: 'outage' }), count, 1000, {
-      oldDevnet: { redis, prefix },
-    });
+    await fundPool(new FundingPool(redis, { prefix, address: 'outage' }), count, 1000);
   } finally {
     await redis.quit();
   }
@@ -48,6 +47,8 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
   const prefix = `outage${randomBytes(4).toString('hex')}`;
   let redis: RedisServer;
   let api: App;
+  let port: number;
+  let apiEnv: Record<string, string>;
   let graphql: App;
   let base: string;
   let gqlBase: string;
@@ -61,7 +62,8 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     redis = await redisServer(fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-outage-')));
     await redis.start();
     await fund(redis.url, prefix, 5000);
-    const [port, gqlPort] = [await freePort(), await freePort()];
+    let gqlPort: number;
+    [port, gqlPort] = [await freePort(), await freePort()];
     const env = {
       REDIS_URL: redis.url,
       REDIS_PREFIX: prefix,
@@ -70,7 +72,10 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
       SHUTDOWN_GRACE_MS: '2000',
       LEGACY_SUNSET: '2099-01-01T00:00:00Z',
     };
-    api = startApp(DIST, 'api', { ...env, PORT: String(port), API_PROCESSES: '2' });
+    // Two independent API processes on one port, as `npm start` runs API_PROCESSES=2.
+    apiEnv = { ...env, PORT: String(port), API_PROCESSES: '2' };
+    api = startApp(DIST, 'api', apiEnv);
+    extra.push(startApp(DIST, 'api', apiEnv));
     graphql = startApp(DIST, 'graphql', { ...env, GRAPHQL_PORT: String(gqlPort) });
     base = `http://127.0.0.1:${port}`;
     gqlBase = `http://127.0.0.1:${gqlPort}`;
@@ -228,34 +233,34 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     );
   });
 
-  it('SIGKILL of one of two API server processes under load: no refused connection, only in-flight requests fail, the process is replaced', async () => {
-    const primary = api.child.pid ?? 0;
-    const before = childPids(primary);
-    expect(before).toHaveLength(2);
+  it('SIGKILL of the first of two API processes sharing the port under load: no refused connection, only requests in flight in it fail', async () => {
+    await until(() => listeners(port) === 2, 20_000);
     const concurrency = 8;
     const load = startLoad(base, restSpecs().slice(0, 4), concurrency);
     await until(() => load.answers().filter((a) => a.status === 200).length > 20, 20_000);
-    const victim = before[0] ?? 0;
+    const victim = api.child.pid ?? 0;
     process.kill(victim, 'SIGKILL');
     const killedAt = Date.now();
-    await until(() => {
-      const now = childPids(primary);
-      return now.length === 2 && !now.includes(victim);
-    }, 10_000);
+    // The kernel frees a killed process's memory before its files: its listening socket takes
+    // connections into its own queue until then and resets them when it closes; those were in
+    // flight in that process. It is gone once its parent (this spec) sees it exit.
+    await api.exited;
+    const goneAt = Date.now();
+    // The launcher would restart it now; here a new process takes its place.
+    api = startApp(DIST, 'api', apiEnv);
+    await until(() => listeners(port) === 2, 20_000);
     const replacedAfterMs = Date.now() - killedAt;
-    // Keep the load on while the replacement starts, then until it serves too.
-    await until(() => load.answers().filter((a) => a.startedAt > killedAt && a.status === 200).length > 50, 30_000);
+    await until(() => load.answers().filter((a) => a.startedAt > goneAt && a.status === 200).length > 50, 30_000);
     const answers = await load.stop();
     const refused = answers.filter((a) => a.error === 'ECONNREFUSED');
     const failed = answers.filter((a) => a.status === 0);
     expect(refused).toEqual([]);
     // A request can only fail if it was in flight in the killed process: at most one per loop.
     expect(failed.length).toBeLessThanOrEqual(concurrency);
-    expect(failed.every((a) => a.startedAt <= killedAt)).toBe(true);
+    expect(failed.filter((a) => a.startedAt > goneAt || a.startedAt + a.ms < killedAt)).toEqual([]);
     expect(answers.filter((a) => a.status >= 500)).toEqual([]);
-    expect(replacedAfterMs).toBeLessThan(10_000);
     process.stdout.write(
-      `api process killed: ${answers.length} answers, ${failed.length} in flight failed, 0 refused, replaced after ${replacedAfterMs} ms\n`,
+      `api process killed: ${answers.length} answers, ${failed.length} in flight failed, 0 refused, gone after ${goneAt - killedAt} ms, a new one listening after ${replacedAfterMs} ms\n`,
     );
   });
 

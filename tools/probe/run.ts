@@ -129,14 +129,17 @@ async function main(): Promise<void> {
       note(`SIGKILL worker ${worker}`);
     }
     await at(SECONDS * 0.3);
-    const apiPrimary = appPids(launcherPid, 'api')[0] ?? 0;
-    const apiServer = childPids(apiPrimary)[0];
-    if (apiServer) {
-      process.kill(apiServer, 'SIGKILL');
-      note(`SIGKILL API server process ${apiServer} (of ${childPids(apiPrimary).length + 1})`);
-      await until(() => childPids(apiPrimary).length === 2 && !childPids(apiPrimary).includes(apiServer), 10_000).then(
-        () => note(`API server process replaced (${childPids(apiPrimary).join(', ')})`),
-        () => note('API server process NOT replaced within 10 s'),
+    // The first of the API_PROCESSES independent API processes; the launcher restarts it alone.
+    const apiProcess = appPids(launcherPid, 'api')[0];
+    if (apiProcess) {
+      process.kill(apiProcess, 'SIGKILL');
+      note(`SIGKILL API process ${apiProcess} (of ${appPids(launcherPid, 'api').length})`);
+      await until(() => {
+        const now = appPids(launcherPid, 'api');
+        return now.length === 2 && !now.includes(apiProcess);
+      }, 10_000).then(
+        () => note(`API process restarted (${appPids(launcherPid, 'api').join(', ')})`),
+        () => note('API process NOT restarted within 10 s'),
       );
     }
     await at(SECONDS * 0.45);

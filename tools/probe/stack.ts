@@ -7,10 +7,13 @@
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { freePort } from '@proofline/shared-testing';
+import type { Answer } from '@proofline/shared-testing';
+
+export { request, startLoad } from '@proofline/shared-testing';
+export type { Answer, Load, RequestSpec } from '@proofline/shared-testing';
 
 export const ROOT = path.resolve(__dirname, '../..');
 
@@ -131,7 +134,7 @@ export function startApp(dist: string, app: string, env: Record<string, string>)
   };
 }
 
-/** Pids of a process's children (a cluster primary's server processes), from /proc. */
+/** Pids of a process's children (the launcher's apps), from /proc. */
 export function childPids(pid: number): number[] {
   try {
     return fs
@@ -156,120 +159,6 @@ export async function until(check: () => Promise<boolean> | boolean, timeoutMs: 
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
-}
-
-export interface Answer {
-  readonly method: string;
-  readonly path: string;
-  /** HTTP status, or 0 when no answer came. */
-  readonly status: number;
-  /** The socket error when no answer came (ECONNREFUSED, ECONNRESET, ...). */
-  readonly error?: string;
-  readonly errorCode?: string;
-  readonly retryAfter?: string;
-  readonly body: string;
-  readonly ms: number;
-  readonly startedAt: number;
-}
-
-/**
- * One request on its own connection (`agent: false`: no pooled connection to a dead process is
- * ever reused, so a failure is either a refused connection or a request in flight).
- */
-export function request(
-  base: string,
-  method: string,
-  path: string,
-  headers: Record<string, string> = {},
-  body?: string | Buffer,
-  timeoutMs = 10_000,
-): Promise<Answer> {
-  const startedAt = Date.now();
-  const t0 = performance.now();
-  return new Promise((resolve) => {
-    const url = new URL(path, base);
-    const req = http.request(
-      url,
-      {
-        method,
-        headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
-        agent: false,
-        timeout: timeoutMs,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', (e: NodeJS.ErrnoException) =>
-          resolve({
-            method,
-            path,
-            status: 0,
-            error: e.code ?? e.message,
-            body: '',
-            ms: performance.now() - t0,
-            startedAt,
-          }),
-        );
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          let errorCode: string | undefined;
-          try {
-            const parsed = JSON.parse(text) as { errorCode?: string; errors?: { extensions?: { code?: string } }[] };
-            errorCode = parsed.errorCode ?? parsed.errors?.[0]?.extensions?.code;
-          } catch {
-            errorCode = undefined;
-          }
-          const retryAfter = res.headers['retry-after'];
-          resolve({
-            method,
-            path,
-            status: res.statusCode ?? 0,
-            ...(errorCode !== undefined ? { errorCode } : {}),
-            ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
-            body: text,
-            ms: performance.now() - t0,
-            startedAt,
-          });
-        });
-      },
-    );
-    req.on('timeout', () => req.destroy(Object.assign(new Error('client timeout'), { code: 'CLIENT_TIMEOUT' })));
-    req.on('error', (e: NodeJS.ErrnoException) =>
-      resolve({ method, path, status: 0, error: e.code ?? e.message, body: '', ms: performance.now() - t0, startedAt }),
-    );
-    req.end(body);
-  });
-}
-
-/** A request a load loop sends: built per call so writes get fresh bodies. */
-export type RequestSpec = () => { method: string; path: string; headers?: Record<string, string>; body?: string };
-
-export interface Load {
-  /** Stops sending; resolves with every answer once the requests in flight have answered. */
-  stop(): Promise<Answer[]>;
-  answers(): readonly Answer[];
-}
-
-/** `concurrency` loops, each sending one of `specs` (picked at random) as soon as its previous answer came. */
-export function startLoad(base: string, specs: readonly RequestSpec[], concurrency: number): Load {
-  const answers: Answer[] = [];
-  let running = true;
-  const loops = Array.from({ length: concurrency }, async () => {
-    while (running) {
-      const spec = specs[Math.floor(Math.random() * specs.length)];
-      if (!spec) return;
-      const r = spec();
-      answers.push(await request(base, r.method, r.path, r.headers ?? {}, r.body));
-    }
-  });
-  return {
-    answers: () => answers,
-    stop: async () => {
-      running = false;
-      await Promise.all(loops);
-      return answers;
-    },
-  };
 }
 
 /** Answers that break the outage contract: a 5xx other than 503 REDIS_UNAVAILABLE with Retry-After, or slower than `boundMs`. */

@@ -1,12 +1,12 @@
 import express from 'express';
 import type { Express } from 'express';
-import { unavailable } from '@proofline/shared-errors';
 import { cors, notFoundHandler, problemHandler, requestContext } from '@proofline/shared-http';
 import type { MetricsSource } from '@proofline/shared-http';
 import { queueDashboard } from './admin/queue-dashboard';
 import type { ApiDeps } from './deps';
 import { arcCallbackRoutes } from './routes/arc-callback';
 import { idempotent } from './idempotency';
+import { openApiDocument } from './openapi/document';
 import { claimsRoutes } from './routes/claims';
 import { docsRoutes } from './routes/docs';
 import { healthRoutes } from './routes/health';
@@ -17,7 +17,7 @@ import { recordsRoutes } from './routes/records';
 import { webhookRoutes } from './routes/webhooks';
 
 export interface AppOptions {
-  /** What the public `/metrics` serves (default: this process's registry; in a cluster, the primary's aggregation). */
+  /** What the public `/metrics` serves (default: this process's registry). */
   readonly metricsSource?: MetricsSource;
 }
 
@@ -29,32 +29,24 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Express {
   app.set('query parser', 'simple');
   app.use(requestContext(deps.logger));
   app.use(cors(deps.config.corsOrigins));
-  if (deps.metrics) {
-    const { middleware } = deps.metrics;
-    const registry = options.metricsSource ?? deps.metrics.registry;
-    app.use(middleware);
-    // With METRICS_PORT the figures are served by the internal listener (server.ts) only.
-    if (deps.config.metrics.apiPort === undefined)
-      app.get('/metrics', async (_req, res) => {
-        try {
-          const text = await registry.metrics();
-          res.type(registry.contentType).send(text);
-        } catch (err) {
-          throw unavailable('METRICS_UNAVAILABLE', 'Metrics could not be collected (is Redis reachable?).', 5, err);
-        }
-      });
-  }
-  // The records routers first: they carry the write load, and Express walks every layer mounted
-  // before the one that matches (each unprefixed router below is entered by every request and
-  // matches each of its routes in turn). Their prefixes share no path with the routers below, so
-  // the order changes nothing else: a request none of them answers still ends in notFoundHandler.
+  if (deps.metrics) app.use(deps.metrics.middleware);
+  // With METRICS_PORT the figures are served by the internal listener (server.ts) only.
+  const publicMetrics =
+    deps.metrics && deps.config.metrics.apiPort === undefined
+      ? (options.metricsSource ?? deps.metrics.registry)
+      : undefined;
+  // Every router is built from its route table (openapi/route.ts), the table the OpenAPI document
+  // is generated from. The records routers first: they carry the write load, and Express walks
+  // every layer mounted before the one that matches. Their prefixes share no path with the routers
+  // below, so the order changes nothing else: a request none of them answers still ends in
+  // notFoundHandler.
   if (deps.records) {
     const { auth } = deps.records;
     const idem = deps.idempotency ? idempotent(deps.idempotency, (req) => auth.caller(req).tenant) : undefined;
-    app.use('/api/v1/linkedrecords', linkedRecordsRoutes(deps.records, auth, deps.config.maxRecordBytes, idem));
-    app.use('/api/v1/records', recordsRoutes(deps.records, auth, deps.config.maxRecordBytes, idem));
+    app.use(linkedRecordsRoutes(deps.records, auth, deps.config.maxRecordBytes, idem));
+    app.use(recordsRoutes(deps.records, auth, deps.config.maxRecordBytes, idem));
   }
-  app.use(healthRoutes(deps));
+  app.use(healthRoutes(deps, publicMetrics));
   if (deps.identity) {
     app.use(identityKeyRoutes(deps.identity));
     app.use(legacyKeyRoutes(deps.identity, deps.config, deps.clock));
@@ -63,7 +55,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Express {
   if (deps.identity && deps.queues && deps.config.adminUi)
     app.use(queueDashboard(deps.identity.authenticator, deps.queues));
   app.use(claimsRoutes(deps.claims));
-  app.use(docsRoutes());
+  app.use(docsRoutes(openApiDocument()));
   if (deps.arcCallback) app.use(arcCallbackRoutes(deps.arcCallback));
   app.use(notFoundHandler());
   app.use(problemHandler());

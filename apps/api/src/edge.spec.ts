@@ -2,7 +2,8 @@ import net from 'node:net';
 import { systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { deleteByPrefix } from '@proofline/shared-redis';
-import { uniquePrefix } from '@proofline/shared-testing';
+import { seedKey } from '@proofline/identity-testing';
+import { expectProblemAnswer, expectProtocolRefusals, rawExchange, uniquePrefix } from '@proofline/shared-testing';
 import { createApp } from './app';
 import { composeApi } from './compose';
 import type { ComposedApi } from './compose';
@@ -61,6 +62,31 @@ describe('REST edge (production composition): parser refusals, CORS, METRICS_POR
     expect(problemOf(badHeader)).toMatchObject({ status: 400, errorCode: 'BAD_REQUEST' });
     // the server still serves afterwards
     expect((await fetch(`${base}/liveness`)).status).toBe(200);
+  });
+
+  it('answers what Node would refuse with a bare status line: no Host, a bad Expect, CONNECT', async () => {
+    await expectProtocolRefusals(running.port, '/api/v1/records');
+  });
+
+  it('a 5 MiB record always gets its 413 problem+json, never a reset (refused by Content-Length, before it is read)', async () => {
+    const key = await seedKey(
+      composed.deps.redis,
+      { prefix, lifetimeDays: 30 },
+      {
+        permissions: ['Issuer_Admin'],
+        createdAt: new Date(),
+      },
+    );
+    const body = Buffer.alloc(5 * 1024 * 1024, 0x61);
+    const head =
+      `POST /api/v1/records HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${key.rawKey}\r\n` +
+      `Content-Type: application/octet-stream\r\nContent-Length: ${body.length}\r\n\r\n`;
+    for (let i = 0; i < 5; i++)
+      expectProblemAnswer(await rawExchange(running.port, head, body), 413, 'CONTENT_LENGTH_LIMIT_EXCEEDED');
+    // unauthenticated: the 401 arrives the same way
+    const anonymous = head.replace(/X-Api-Key: [^\r]+\r\n/, '');
+    for (let i = 0; i < 3; i++)
+      expectProblemAnswer(await rawExchange(running.port, anonymous, body), 401, 'API_KEY_MISSING');
   });
 
   it('CORS: only CORS_ORIGINS are echoed, never with credentials; preflights end at the edge', async () => {

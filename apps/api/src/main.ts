@@ -1,12 +1,16 @@
-import cluster from 'node:cluster';
-import { followLauncher, loadConfigOrExit, systemClock } from '@proofline/shared-config';
+import {
+  CONFIG_ERROR_EXIT,
+  followLauncher,
+  loadConfigOrExit,
+  reusePortProblem,
+  systemClock,
+} from '@proofline/shared-config';
 import type { Config } from '@proofline/shared-config';
 import { serveMetrics } from '@proofline/shared-http';
 import type { MetricsListener } from '@proofline/shared-http';
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
 import { createApp } from './app';
-import { clusterMetricsSource, runPrimary } from './cluster';
 import { composeApi } from './compose';
 import type { ComposedApi } from './compose';
 import { createLifecycle } from './lifecycle';
@@ -15,28 +19,29 @@ import { listen } from './server';
 /** Pause between composition attempts while Redis is away at start. */
 const COMPOSE_RETRY_MS = 250;
 /**
- * How long a cluster process composes before it starts to accept connections. Its siblings keep
- * serving meanwhile (they share the port), so a replaced process takes no request it would have to
- * answer 503; only when Redis is away this long does it listen not-ready (liveness 200).
+ * How long a process that shares its port composes before it starts to accept connections. Its
+ * siblings keep serving meanwhile, so a restarted process takes no request it would have to answer
+ * 503; only when Redis is away this long does it listen not-ready (liveness 200).
  */
-const CLUSTER_COMPOSE_BEFORE_LISTEN_MS = 3000;
+const SHARED_COMPOSE_BEFORE_LISTEN_MS = 3000;
 
 /**
- * One REST server process. It listens FIRST (liveness 200, readiness 503, other requests 503
- * REDIS_UNAVAILABLE), then composes the app, retrying while Redis is away, and only then serves:
- * a process started during a Redis outage is alive, not ready, and becomes ready by itself within
- * about half a second of Redis coming back.
+ * One REST server process. With `API_PROCESSES` > 1 it is one of that many independent
+ * processes (the launcher runs and restarts each): every one listens on `PORT` with `reusePort`
+ * (SO_REUSEPORT), so the kernel spreads connections over them and a killed one takes only the
+ * requests it had in hand; no process owns the socket for the others. A process alone listens
+ * FIRST (liveness 200, readiness 503, other requests 503 REDIS_UNAVAILABLE), then composes the
+ * app, retrying while Redis is away, and only then serves: a process started during a Redis
+ * outage is alive, not ready, and becomes ready by itself within about half a second of Redis
+ * coming back.
  */
 async function runServer(config: Config, logger: Logger): Promise<void> {
-  const inCluster = cluster.isWorker;
+  const shared = config.apiProcesses > 1;
   const lifecycle = createLifecycle();
   const metricsPort = config.metrics.apiPort;
-  // A cluster process tries to compose before it listens (bounded); a single process listens first.
-  const early = inCluster
-    ? composeWithin(config, logger, CLUSTER_COMPOSE_BEFORE_LISTEN_MS)
-    : Promise.resolve(undefined);
-  const earlyComposed = await early;
-  const running = await listen(lifecycle.listener, config.host, config.port, logger);
+  // A process sharing the port tries to compose before it listens (bounded); a process alone listens first.
+  const earlyComposed = shared ? await composeWithin(config, logger, SHARED_COMPOSE_BEFORE_LISTEN_MS) : undefined;
+  const running = await listen(lifecycle.listener, config.host, config.port, logger, { reusePort: shared });
   let composed: ComposedApi | undefined = earlyComposed;
   let metricsListener: MetricsListener | undefined;
   let stopping = false;
@@ -73,12 +78,12 @@ async function runServer(config: Config, logger: Logger): Promise<void> {
     await composed.close();
     return;
   }
+  // Each process serves its own figures: on METRICS_PORT (`npm start` gives process N the port
+  // METRICS_PORT + N - 1), else on the public /metrics; the scraper sums over processes.
   const registry = composed.deps.metrics.registry;
-  // In a cluster the primary serves METRICS_PORT (aggregated); a single process serves its own.
-  const metricsSource = inCluster ? clusterMetricsSource(registry) : registry;
-  if (!inCluster && metricsPort !== undefined)
+  if (metricsPort !== undefined)
     metricsListener = await serveMetrics(registry, config.metrics.host, metricsPort, logger);
-  lifecycle.serve(createApp(composed.deps, { metricsSource }));
+  lifecycle.serve(createApp(composed.deps));
   logger.info('ready: serving requests');
 }
 
@@ -103,12 +108,13 @@ async function composeWithin(config: Config, logger: Logger, ms: number): Promis
 async function main(): Promise<void> {
   const config = loadConfigOrExit('api');
   followLauncher();
-  const logger = createLogger({ level: config.logLevel, name: 'api' });
-  if (cluster.isPrimary && config.apiProcesses > 1) {
-    await runPrimary(config, logger);
-    return;
+  const problem = reusePortProblem(config.apiProcesses);
+  if (problem) {
+    process.stderr.write(`proofline api: configuration error: ${problem}\n`);
+    process.exit(CONFIG_ERROR_EXIT);
   }
-  await runServer(config, cluster.isWorker ? logger.child({ process: cluster.worker?.id }) : logger);
+  const logger = createLogger({ level: config.logLevel, name: 'api' });
+  await runServer(config, logger);
 }
 
 main().catch((err: unknown) => {

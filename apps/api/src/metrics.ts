@@ -47,8 +47,7 @@ export function createApiMetrics(sources: MetricsSources): ApiMetrics {
   });
   new Gauge({
     name: 'proofline_queue_jobs',
-    // Read from Redis: the same in every API process; the cluster primary must not sum them.
-    aggregator: 'max',
+    // Read from Redis: the same in every API process; over several processes take max, not sum.
     help: 'BullMQ jobs per queue and state.',
     labelNames: ['queue', 'state'] as const,
     registers: [registry],
@@ -61,8 +60,7 @@ export function createApiMetrics(sources: MetricsSources): ApiMetrics {
   });
   new Gauge({
     name: 'proofline_records_pending_publication',
-    // Read from Redis: the same in every API process; the cluster primary must not sum them.
-    aggregator: 'max',
+    // Read from Redis: the same in every API process; over several processes take max, not sum.
     help: 'Accepted records waiting for publication (outbox size).',
     registers: [registry],
     async collect() {
@@ -71,8 +69,7 @@ export function createApiMetrics(sources: MetricsSources): ApiMetrics {
   });
   new Gauge({
     name: 'proofline_chain_tip_height',
-    // Read from Redis: the same in every API process; the cluster primary must not sum them.
-    aggregator: 'max',
+    // Read from Redis: the same in every API process; over several processes take max, not sum.
     help: 'Height of the chain tip.',
     registers: [registry],
     async collect() {

@@ -1,5 +1,5 @@
-import http from 'node:http';
-import { onClientError, serveMetrics } from '@proofline/shared-http';
+import type http from 'node:http';
+import { createEdgeServer, serveMetrics } from '@proofline/shared-http';
 import type { MetricsListener, MetricsSource } from '@proofline/shared-http';
 import type { Logger } from '@proofline/shared-logger';
 
@@ -15,12 +15,18 @@ export interface RunningServer {
 export interface ListenOptions {
   /** Serve these metrics on their own listener (`METRICS_PORT`) instead of the public port. */
   readonly metrics?: { readonly source: MetricsSource; readonly host: string; readonly port: number };
+  /**
+   * Share the port with the other API processes (SO_REUSEPORT, Node >= 22.12): the kernel spreads
+   * new connections over every process listening and stops sending any to one that died.
+   */
+  readonly reusePort?: boolean;
 }
 
 /**
  * Listens on host:port (port 0 picks a free one) with sane timeouts. `app` is the Express app or
- * the process's lifecycle listener (main.ts: it listens before Redis is reachable). Requests Node's HTTP parser
- * refuses get a problem+json with an errorCode (see `onClientError`).
+ * the process's lifecycle listener (main.ts: it listens before Redis is reachable). Requests Node's HTTP server
+ * would refuse with a bare status line (parser errors, no Host, a bad Expect, CONNECT) get a problem+json with an
+ * errorCode and an x-request-id (see `createEdgeServer`).
  */
 export async function listen(
   app: http.RequestListener,
@@ -29,14 +35,10 @@ export async function listen(
   logger: Logger,
   options: ListenOptions = {},
 ): Promise<RunningServer> {
-  const server = http.createServer(app);
-  server.keepAliveTimeout = 5000;
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 60_000;
-  server.on('clientError', onClientError(logger));
+  const server = createEdgeServer(app, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => resolve());
+    server.listen({ port, host, reusePort: options.reusePort === true }, () => resolve());
   });
   const address = server.address();
   const actual = typeof address === 'object' && address ? address.port : port;

@@ -1,5 +1,5 @@
 /**
- * The devnet node (issue 8): an ARC-compatible BSV devnet on DEVNET_PORT. Composition root only:
+ * The devnet node: an ARC-compatible BSV devnet on DEVNET_PORT. Composition root only:
  * configuration, its own Redis connection, the coinbase script (the service wallet's funding
  * P2PKH from WALLET_SEED, so mined coinbases fund the service), then `startDevnetNode`.
  * Needs no worker: it mines on its own timer every BLOCK_INTERVAL_MS.
@@ -8,7 +8,7 @@ import { CONFIG_ERROR_EXIT, followLauncher, loadConfigOrExit } from '@proofline/
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
 import { coalesceWrites, createRedis } from '@proofline/shared-redis';
-import { devnetKeys, startDevnetNode } from '@proofline/chain-devnet';
+import { devnetKeys, startDevnetNode } from '@proofline/devnet';
 import { fundingIdentity } from '@proofline/chain-wallet';
 import { devnetPrefix } from './devnet-prefix';
 

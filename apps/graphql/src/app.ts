@@ -1,12 +1,10 @@
-import { GraphQLError } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import { AppError, redisFailureIn } from '@proofline/shared-errors';
 import { createContext } from './context';
 import type { GraphQLContext } from './context';
 import type { GraphQLDeps } from './deps';
-import { maskError } from './errors';
+import { clientErrorCode, maskError } from './errors';
 import { requestInputPlugin } from './request-input';
 import { buildSchema, schemaLimits } from './schema';
 
@@ -65,20 +63,18 @@ export function createGraphQL(deps: GraphQLDeps, plugins: readonly Plugin[] = []
       debug: (...args: unknown[]) => logger.debug({ args }, 'yoga'),
       info: (...args: unknown[]) => logger.info({ args }, 'yoga'),
       warn: (...args: unknown[]) => logger.warn({ args }, 'yoga'),
-      // yoga logs every error result; expected ones (status < 500, see maskError) are not server faults.
-      error: (...args: unknown[]) =>
-        args.some(isExpected) ? logger.debug({ args }, 'yoga') : logger.error({ args }, 'yoga'),
+      // yoga logs every error result: a client's mistake (clientErrorCode) is logged at debug with
+      // its code only; error is for server faults (maskError logged their cause already).
+      error: (...args: unknown[]) => {
+        const codes = args.map(clientErrorCode);
+        if (codes.length > 0 && codes.every((c) => c !== undefined)) {
+          const err = args.map((a) => (a instanceof Error ? a.message : String(a))).join('; ');
+          logger.debug({ errorCode: codes.join(','), err }, 'graphql: request refused');
+        } else {
+          logger.error({ args }, 'yoga');
+        }
+      },
     },
     context: ({ request }) => createContext(deps, request.headers),
   });
-}
-
-/** An error the client caused (status < 500): logged at debug, not error. */
-function isExpected(arg: unknown): boolean {
-  if (!(arg instanceof GraphQLError)) return false;
-  const original = arg.originalError;
-  // Redis unavailable: an outage, logged once per request at warn by maskError (errors.ts), not a fault.
-  if (redisFailureIn(original)) return true;
-  if (original instanceof AppError) return original.httpStatus < 500;
-  return Number(arg.extensions['status'] ?? (original ? 500 : 400)) < 500;
 }

@@ -1,5 +1,3 @@
-import { badRequest } from '@proofline/shared-errors';
-
 /**
  * Opaque Relay cursors: base64url of `<kind>:<position>`. `chain` cursors are positions in a
  * linked chain (0 = the create), `tx` cursors indexes in a block (0 = the coinbase).
@@ -19,16 +17,4 @@ export function positionOf(kind: CursorKind, cursor: string): number | null {
   if (!match || match[1] !== kind) return null;
   const n = Number(match[2]);
   return n <= MAX_POSITION ? n : null;
-}
-
-/** Like {@link positionOf}, but a bad cursor is a 400 CURSOR_INVALID. */
-export function requirePosition(kind: CursorKind, cursor: string | null | undefined): number | undefined {
-  if (cursor === null || cursor === undefined) return undefined;
-  const n = positionOf(kind, cursor);
-  if (n === null)
-    throw badRequest(
-      'CURSOR_INVALID',
-      `Not a ${kind === 'chain' ? 'chain' : 'block transaction'} cursor from this API.`,
-    );
-  return n;
 }

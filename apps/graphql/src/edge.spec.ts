@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import { createLogger } from '@proofline/shared-logger';
-import { eventually } from '@proofline/shared-testing';
+import { eventually, expectProblemAnswer, expectProtocolRefusals, rawExchange } from '@proofline/shared-testing';
 import { startGraphQLServer } from './server';
 import type { RunningGraphQL } from './server';
 import { startGraphQL } from './testing/fixture';
@@ -127,15 +127,45 @@ describe('GraphQL edge: request ids, access log, CORS, body limit, metrics, pars
     expect(await declared.json()).toMatchObject({
       errors: [{ extensions: { code: 'CONTENT_LENGTH_LIMIT_EXCEEDED', status: 413 } }],
     });
-    const chunked = await raw(
+    const chunked = await rawExchange(
       running.port,
       `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1000\r\n${'y'.repeat(4096)}\r\n0\r\n\r\n`,
     );
-    expect(chunked).toMatch(/^HTTP\/1\.1 413 /);
-    expect(chunked).toContain('CONTENT_LENGTH_LIMIT_EXCEEDED');
+    expect(chunked.status).toBe(413);
+    expect(chunked.body).toContain('CONTENT_LENGTH_LIMIT_EXCEEDED');
     // just under the limit still runs
     const under = await post({ query: `{ health } # ${'x'.repeat(1900)}` });
     expect(under.status).toBe(200);
+  });
+
+  it('a 5 MiB body always gets its 413 problem+json (with the GraphQL errors array), never a reset', async () => {
+    const body = Buffer.alloc(5 * 1024 * 1024, 0x61);
+    const head = `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+    for (let i = 0; i < 5; i++) {
+      const answer = await rawExchange(running.port, head, body);
+      expectProblemAnswer(answer, 413, 'CONTENT_LENGTH_LIMIT_EXCEEDED');
+      expect(JSON.parse(answer.body)).toMatchObject({
+        errors: [{ extensions: { code: 'CONTENT_LENGTH_LIMIT_EXCEEDED' } }],
+      });
+    }
+    // chunked, so the limit is only found while reading
+    const chunk = Buffer.from(`100000\r\n${'b'.repeat(0x100000)}\r\n`);
+    const chunked = Buffer.concat([...Array.from({ length: 5 }, () => chunk), Buffer.from('0\r\n\r\n')]);
+    for (let i = 0; i < 3; i++) {
+      const answer = await rawExchange(
+        running.port,
+        'POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+        chunked,
+      );
+      expectProblemAnswer(answer, 413, 'CONTENT_LENGTH_LIMIT_EXCEEDED');
+    }
+  });
+
+  it('answers what Node would refuse with a bare status line: no Host, a bad Expect, CONNECT', async () => {
+    await expectProtocolRefusals(running.port, '/graphql');
+    const refusals = lines.filter((l) => typeof l['errorCode'] === 'string');
+    expect(refusals.length).toBeGreaterThan(0);
+    expect(lines.some((l) => l['level'] === 'error')).toBe(false);
   });
 
   it('serves Prometheus /metrics: requests by operation type and status, latency, process metrics', async () => {

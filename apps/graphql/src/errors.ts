@@ -1,5 +1,11 @@
 import { GraphQLError } from 'graphql';
-import { AppError, REDIS_RETRY_AFTER_SECONDS, badRequest, normaliseError } from '@proofline/shared-errors';
+import {
+  AppError,
+  REDIS_RETRY_AFTER_SECONDS,
+  badRequest,
+  normaliseError,
+  redisFailureIn,
+} from '@proofline/shared-errors';
 import type { Logger } from '@proofline/shared-logger';
 
 /**
@@ -91,6 +97,24 @@ function appErrorIn(error: unknown): AppError | undefined {
     current = current instanceof GraphQLError ? current.originalError : undefined;
   }
   return undefined;
+}
+
+/**
+ * The code of an error yoga reports that is not a server fault, or `undefined` for a fault: an
+ * AppError below 500, a variable graphql-js refused, a request error yoga marks with an HTTP
+ * status below 500 (bad JSON, bad parameters), a syntax or validation error (no original error);
+ * and a Redis outage (`REDIS_UNAVAILABLE`: logged once at warn by {@link maskError}).
+ */
+export function clientErrorCode(error: unknown): string | undefined {
+  if (!(error instanceof GraphQLError)) return undefined;
+  if (redisFailureIn(error.originalError)) return 'REDIS_UNAVAILABLE';
+  const app = appErrorIn(error);
+  if (app) return app.httpStatus < 500 ? app.errorCode : undefined;
+  if (isVariableError(error)) return 'BAD_USER_INPUT';
+  const code = typeof error.extensions['code'] === 'string' ? error.extensions['code'] : 'BAD_REQUEST';
+  const http = error.extensions['http'] as { status?: unknown } | undefined;
+  const status = Number(http?.status ?? error.extensions['status'] ?? (error.originalError ? 500 : 400));
+  return status < 500 ? code : undefined;
 }
 
 /**

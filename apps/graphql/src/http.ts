@@ -1,6 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { APP_VERSION } from '@proofline/shared-config';
-import { corsHeaders, isPreflight, requestIdOf } from '@proofline/shared-http';
+import { STATUS_TITLES } from '@proofline/shared-errors';
+import {
+  bodyBeyondDiscard,
+  corsHeaders,
+  discardBody,
+  isPreflight,
+  refusalProblem,
+  requestIdOf,
+} from '@proofline/shared-http';
 import type { Logger } from '@proofline/shared-logger';
 import { logScope } from '@proofline/shared-logger';
 import type { GraphQLMetrics } from './metrics';
@@ -22,14 +30,28 @@ export interface EdgeOptions {
   readonly publicMetrics?: boolean;
 }
 
-function sendError(res: ServerResponse, status: number, code: string, message: string): void {
+/**
+ * An edge refusal (before yoga ran): problem+json like every other protocol-level refusal, that
+ * also carries the GraphQL `errors` array so a GraphQL client reads it as it reads yoga's errors.
+ * A body not read yet is drained after the answer (`discardBody`): a client still sending gets
+ * the answer, not a reset.
+ */
+function sendError(req: IncomingMessage, res: ServerResponse, status: number, code: string, message: string): void {
   if (res.headersSent) {
     res.end();
     return;
   }
+  const problem = refusalProblem({ status, errorCode: code, title: STATUS_TITLES[status] ?? 'Error', detail: message });
+  const unread = !req.complete;
+  const body = JSON.stringify({ ...problem, errors: [{ message, extensions: { code, status } }] });
   res
-    .writeHead(status, { 'content-type': 'application/json; charset=utf-8', connection: 'close' })
-    .end(JSON.stringify({ errors: [{ message, extensions: { code, status } }] }));
+    .writeHead(status, {
+      'content-type': 'application/problem+json',
+      'content-length': Buffer.byteLength(body),
+      ...(unread && bodyBeyondDiscard(req) ? { connection: 'close' } : {}),
+    })
+    .end(body);
+  if (unread) discardBody(req);
 }
 
 /**
@@ -98,7 +120,7 @@ export function httpHandler(options: EdgeOptions): (req: IncomingMessage, res: S
     if (path === '/metrics' && publicMetrics) {
       metrics.registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
-        () => sendError(res, 503, 'METRICS_UNAVAILABLE', 'Metrics could not be collected.'),
+        () => sendError(req, res, 503, 'METRICS_UNAVAILABLE', 'Metrics could not be collected.'),
       );
       return;
     }
@@ -115,13 +137,12 @@ export function httpHandler(options: EdgeOptions): (req: IncomingMessage, res: S
       (err: unknown) => {
         if (err instanceof BodyTooLarge) {
           sendError(
+            req,
             res,
             413,
             'CONTENT_LENGTH_LIMIT_EXCEEDED',
             `The request body is larger than ${maxBodyBytes} bytes.`,
           );
-          // The rest of the body is not read: close once the answer is out.
-          res.once('finish', () => req.destroy());
         } else {
           req.destroy();
         }

@@ -1,7 +1,7 @@
-import http from 'node:http';
+import type http from 'node:http';
 import type { Config } from '@proofline/shared-config';
 import { APP_VERSION } from '@proofline/shared-config';
-import { onClientError, requestIdOf, serveMetrics } from '@proofline/shared-http';
+import { createEdgeServer, guardRequests, requestIdOf, serveMetrics } from '@proofline/shared-http';
 import type { MetricsListener } from '@proofline/shared-http';
 import type { Logger } from '@proofline/shared-logger';
 import { createGraphQL } from './app';
@@ -52,7 +52,7 @@ export async function startGraphQLServer(
   if (listening) {
     server = listening;
     server.removeAllListeners('request');
-    server.on('request', handler);
+    server.on('request', guardRequests(handler, logger));
   } else {
     server = await listenGraphQL(handler, config.host, port, logger);
   }
@@ -86,18 +86,14 @@ export async function startGraphQLServer(
   };
 }
 
-/** The GraphQL process's HTTP server with its timeouts and parser-refusal answers, listening. */
+/** The GraphQL process's HTTP server with its timeouts and protocol-refusal answers (`createEdgeServer`), listening. */
 export async function listenGraphQL(
   handler: http.RequestListener,
   host: string,
   port: number,
   logger: Logger,
 ): Promise<http.Server> {
-  const server = http.createServer(handler);
-  server.keepAliveTimeout = 5000;
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 60_000;
-  server.on('clientError', onClientError(logger));
+  const server = createEdgeServer(handler, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

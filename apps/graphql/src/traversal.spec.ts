@@ -4,7 +4,7 @@ import type { GraphQLFixture } from './testing/fixture';
 const LINKS = 1000;
 
 // No N+1: a page of any size costs a fixed number of batched use-case calls (each one Redis round
-// trip: RecordStore.metaMany / bytesMany / chainRange pipelines, DevnetReader.inclusions).
+// trip: RecordStore.metaMany / bytesMany / chainRange pipelines, ArcProofStore.inclusions).
 describe('GraphQL traversal of a 1,000-link chain (dataloaders)', () => {
   let f: GraphQLFixture;
   let key = '';

@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
-import { eventually, freePort } from '@proofline/shared-testing';
+import { eventually, freePort, listeners, startLoad } from '@proofline/shared-testing';
+import type { Answer } from '@proofline/shared-testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const BUILD = path.join(ROOT, '.jest-cache', 'launcher-spec');
@@ -115,6 +116,12 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Start time of a process in clock ticks since boot (/proc/<pid>/stat field 22): orders siblings by start. */
+function startTicks(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+}
+
 beforeAll(() => {
   execFileSync(process.execPath, [BUILD_SCRIPT, '--out', DIST], { cwd: ROOT, stdio: 'pipe' });
 });
@@ -129,7 +136,7 @@ describe('npm run build', () => {
     for (const dir of [
       'libs/identity/data-access/src/lua',
       'libs/records/data-access/src/lua',
-      'libs/chain/devnet/src/lua',
+      'libs/devnet/node/src/lua',
       'libs/chain/arc/src/lua',
       'libs/chain/wallet/src/lua',
     ]) {
@@ -190,7 +197,7 @@ describe('npm start (compiled launcher)', () => {
     );
   });
 
-  it('runs node on the compiled apps with its own redis-server, replaces a killed API, and stops the apps before Redis without connection errors', async () => {
+  it('runs node on the compiled apps with its own redis-server, restarts each SIGKILLed API process alone under load (none refused), and stops the apps before Redis without connection errors', async () => {
     const key = `idty_${randomBytes(16).toString('hex')}`;
     const { env, redisPort, apiPort, graphqlPort, devnetPort } = await productionStart({
       BLOCK_INTERVAL_MS: '200',
@@ -202,8 +209,8 @@ describe('npm start (compiled launcher)', () => {
     const api = `http://127.0.0.1:${apiPort}`;
     try {
       await eventually(async () => run.output().includes('"msg":"ready:'), 60_000, 100);
-      // The log line comes from the first API server process; the cluster's second one may still be
-      // starting (it answers readiness 503 until its own Redis connection is up), so wait on the answer.
+      // The launcher announces the first readiness 200; the other API process may still be starting
+      // (it answers readiness 503 until its own Redis connection is up), so wait on the answer.
       const readiness = await eventually(
         async () => {
           const res = await fetch(`${api}/readiness`);
@@ -218,6 +225,7 @@ describe('npm start (compiled launcher)', () => {
       const children = childrenOf(pid);
       const nodes = children.filter((c) => c.argv[0] === process.execPath);
       expect(nodes.map((c) => path.relative(DIST, c.argv[1] ?? '')).sort()).toEqual([
+        'apps/api/main.js',
         'apps/api/main.js',
         'apps/devnet/main.js',
         'apps/graphql/main.js',
@@ -257,14 +265,23 @@ describe('npm start (compiled launcher)', () => {
       }
 
       // Lua scripts (records, identity, devnet block producer) load from the compiled output:
-      // a write is accepted, published and proven.
-      const write = await fetch(`${api}/api/v1/records?encode=SHA256`, {
-        method: 'POST',
-        headers: { 'x-api-key': key, 'content-type': 'application/octet-stream' },
-        body: 'compiled build',
-      });
+      // a write is accepted, published and proven. Until the worker's first wallet upkeep has
+      // split a coinbase into the pool a write answers 503 FUNDING_EXHAUSTED: retry that one.
+      const write = await eventually(
+        async () => {
+          const res = await fetch(`${api}/api/v1/records?encode=SHA256`, {
+            method: 'POST',
+            headers: { 'x-api-key': key, 'content-type': 'application/octet-stream' },
+            body: 'compiled build',
+          });
+          const body = (await res.json()) as { txId?: string; errorCode?: string };
+          return body.errorCode === 'FUNDING_EXHAUSTED' ? undefined : { status: res.status, body };
+        },
+        20_000,
+        200,
+      );
       expect(write.status).toBe(200);
-      const { txId } = (await write.json()) as { txId: string };
+      const txId = write.body.txId ?? '';
       // Proven by the devnet's callback: polling would only ask after ARC_CALLBACK_GRACE_MS (30 s).
       const confirmed = await eventually(
         async () => {
@@ -303,17 +320,75 @@ describe('npm start (compiled launcher)', () => {
       );
       expect(await graphql.json()).toEqual({ data: { __typename: 'Query' } });
 
-      // A SIGKILLed API is replaced by a new process that becomes ready.
-      const apiPid = nodes.find((c) => c.argv[1]?.endsWith('apps/api/main.js'))?.pid ?? 0;
-      process.kill(apiPid, 'SIGKILL');
-      const replaced = await eventually(
-        async () => childrenOf(pid).find((c) => c.argv[1]?.endsWith('apps/api/main.js') && c.pid !== apiPid),
-        10_000,
-        50,
+      // API_PROCESSES=2 (the default): two independent processes share the port (reusePort), each
+      // supervised by the launcher. SIGKILL each in turn under load, the one started first first:
+      // no connection is refused, and a request fails only if it was in flight at a kill.
+      const apiPids = () =>
+        childrenOf(pid)
+          .filter((c) => c.argv[1]?.endsWith('apps/api/main.js'))
+          .map((c) => c.pid);
+      const original = apiPids().sort((a, b) => startTicks(a) - startTicks(b) || a - b);
+      expect(original).toHaveLength(2);
+      await eventually(async () => listeners(apiPort) === 2, 20_000, 20);
+      const concurrency = 8;
+      const load = startLoad(
+        api,
+        [`/api/v1/records/${txId}/status`, '/api/v1/auth/identity-api-keys/usage', '/api/v1/openapi.json'].map(
+          (p) => () => ({ method: 'GET', path: p, headers: { 'x-api-key': key } }),
+        ),
+        concurrency,
       );
+      const kills: { killedAt: number; goneAt: number }[] = [];
+      try {
+        await eventually(async () => load.answers().filter((a) => a.status === 200).length > 20, 20_000, 20);
+        for (const victim of original) {
+          const before = apiPids();
+          process.kill(victim, 'SIGKILL');
+          const killedAt = Date.now();
+          // The kernel frees a killed process's memory before its files: its listening socket
+          // takes connections into its own queue until then, and resets them when it closes. Those
+          // were in flight in that process; `goneAt` is when its socket closed. (Its pid is no
+          // clock for that: the main thread is a zombie while the others still tear down.)
+          const goneAt = await eventually(async () => listeners(apiPort) < 2 && Date.now(), 5000, 1);
+          kills.push({ killedAt, goneAt });
+          // The launcher restarts this one alone: its sibling keeps its pid.
+          const after = await eventually(
+            async () => {
+              const now = apiPids();
+              return now.length === 2 && !now.includes(victim) ? now : undefined;
+            },
+            10_000,
+            20,
+          );
+          expect(after.filter((p) => p !== victim && before.includes(p))).toHaveLength(1);
+          // Load on until the replacement listens too (it composes first, then shares the port).
+          await eventually(async () => listeners(apiPort) === 2, 20_000, 20);
+          await eventually(
+            async () => load.answers().filter((a) => a.startedAt > killedAt + 500 && a.status === 200).length > 50,
+            30_000,
+            20,
+          );
+        }
+      } finally {
+        await load.stop();
+      }
+      const answers = load.answers();
+      const failed = answers.filter((a) => a.status === 0);
+      expect(answers.filter((a) => a.error === 'ECONNREFUSED')).toEqual([]);
+      // Each failure was in flight in a killed process: sent before it was gone, failed after the kill.
+      const inFlight = (a: Answer, k: { killedAt: number; goneAt: number }) =>
+        a.startedAt <= k.goneAt && a.startedAt + a.ms >= k.killedAt;
+      expect(failed.filter((a) => !kills.some((k) => inFlight(a, k)))).toEqual([]);
+      // At most one per load loop and kill.
+      for (const k of kills) expect(failed.filter((a) => inFlight(a, k)).length).toBeLessThanOrEqual(concurrency);
+      expect(answers.filter((a) => a.status >= 500)).toEqual([]);
+      expect(answers.filter((a) => a.status === 200).length).toBeGreaterThan(100);
+      expect(run.output()).toMatch(/"msg":"api-1 exited \(SIGKILL\); restarting in 0 ms"/);
+      expect(run.output()).toMatch(/"msg":"api-2 exited \(SIGKILL\); restarting in 0 ms"/);
       await eventually(async () => (await fetch(`${api}/readiness`)).status === 200, 20_000, 50);
-      expect(alive(replaced.pid)).toBe(true);
-      expect(run.output()).toMatch(/"msg":"api exited \(SIGKILL\); restarting in 0 ms"/);
+      process.stdout.write(
+        `api processes killed in turn: ${answers.length} answers, ${failed.length} in flight failed (${[...new Set(failed.map((a) => a.error))].join(', ') || 'none'}), 0 refused; each process gone ${kills.map((k) => k.goneAt - k.killedAt).join(', ')} ms after its SIGKILL\n`,
+      );
     } finally {
       const redisPids = childrenOf(pid)
         .filter((c) => c.argv[0]?.startsWith('redis-server'))

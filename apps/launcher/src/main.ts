@@ -2,7 +2,8 @@
  * `npm start`: the whole service on one machine, compiled (run as dist/apps/launcher/main.js
  * after `npm run build`; `npm start` builds first when dist/ is stale). Finds Redis at REDIS_URL
  * or starts a local redis-server (AOF under .data/redis), then runs the apps of
- * {@link plannedApps} with `node` on their bundles, restarting any that crash.
+ * {@link plannedApps} with `node` on their bundles, restarting any that crash, each alone (the
+ * `API_PROCESSES` API processes are independent: they share `PORT` with reusePort).
  *
  * The devnet node (apps/devnet) runs first unless ARC_URL is set, and the other apps get
  * ARC_URL/HEADERS_URL = http://127.0.0.1:DEVNET_PORT; they start once it answers /liveness.
@@ -19,7 +20,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { CONFIG_ERROR_EXIT, loadConfigOrExit } from '@proofline/shared-config';
+import { CONFIG_ERROR_EXIT, loadConfigOrExit, reusePortProblem } from '@proofline/shared-config';
 import {
   hasRedisServer,
   holdsNothingUnder,
@@ -57,6 +58,12 @@ function log(message: string, fields: Record<string, unknown> = {}): void {
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit('start');
+  // Before anything starts: each API process would refuse this itself, once per copy.
+  const problem = reusePortProblem(config.apiProcesses);
+  if (problem) {
+    console.error(`proofline start: configuration error: ${problem}`);
+    process.exit(CONFIG_ERROR_EXIT);
+  }
   quiet = ['warn', 'error', 'fatal', 'silent'].includes(config.logLevel);
   if (!fs.existsSync(path.join(DIST, '.build-stamp'))) {
     console.error(`proofline start: no compiled build at ${DIST} (run npm run build, or npm start which builds)`);

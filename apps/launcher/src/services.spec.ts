@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '@proofline/shared-config';
-import { GRAPHQL_SEMI_SPACE, loopbackFor, plannedApps, profileArgs, withGraphQLHeap } from './services';
+import { GRAPHQL_SEMI_SPACE, copyEnv, loopbackFor, plannedApps, profileArgs, withGraphQLHeap } from './services';
 import type { AppPlan } from './services';
 
 describe('plannedApps: the GraphQL process young generation', () => {
@@ -33,7 +33,7 @@ describe('plannedApps: the GraphQL process young generation', () => {
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const refused = spawnSync(process.execPath, ['-e', '0'], {
-      env: { PATH: process.env['PATH'] ?? '', NODE_OPTIONS: '--cpu-prof' },
+      env: { PATH: process.env['PATH'] ?? '', NODE_OPTIONS: '--print' },
       encoding: 'utf8',
     });
     expect(refused.status).not.toBe(0); // the check above can fail
@@ -85,6 +85,25 @@ describe('plannedApps: ARC callbacks with the launcher’s own devnet', () => {
     expect(loopbackFor('fd00::5')).toBe('[fd00::5]');
     const bound = loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', PORT: '3456', HOST: '10.1.2.3' });
     expect(envOf(plannedApps(bound, {}, dist), 'api')['ARC_CALLBACK_URL']).toBe('http://10.1.2.3:3456/arc/callback');
+  });
+});
+
+describe('plannedApps: API_PROCESSES independent API processes', () => {
+  it('plans one API copy per API_PROCESSES, each with its own metrics port (METRICS_PORT + N - 1)', () => {
+    const plans = plannedApps(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', API_PROCESSES: '3' }), {}, os.tmpdir());
+    const api = plans.find((p) => p.app === 'api');
+    expect(api?.copies).toBe(3);
+    const env = { METRICS_PORT: '9100', WORKER_METRICS_PORT: '9464' };
+    expect([0, 1, 2].map((i) => copyEnv(api as AppPlan, i, env))).toEqual([
+      { METRICS_PORT: '9100' },
+      { METRICS_PORT: '9101' },
+      { METRICS_PORT: '9102' },
+    ]);
+    const worker = plans.find((p) => p.app === 'worker') as AppPlan;
+    expect(copyEnv(worker, 1, env)).toEqual({ WORKER_METRICS_PORT: '9465' });
+    // Without the variable every copy serves its figures on its public port: nothing to add.
+    expect(copyEnv(api as AppPlan, 1, {})).toEqual({});
+    expect(copyEnv(plans.find((p) => p.app === 'graphql') as AppPlan, 1, env)).toEqual({});
   });
 });
 

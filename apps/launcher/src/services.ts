@@ -56,7 +56,8 @@ export function plannedApps(
       stage: 'infrastructure',
       readyUrl: `${devnetUrl}/liveness`,
     },
-    { name: 'api', app: 'api', copies: 1, env: chainEnv },
+    // API_PROCESSES independent processes on one port (reusePort): each is restarted alone.
+    { name: 'api', app: 'api', copies: config.apiProcesses, env: chainEnv },
     {
       name: 'graphql',
       app: 'graphql',
@@ -71,8 +72,8 @@ export function plannedApps(
 /**
  * V8's young generation for the GraphQL process: a 1,000-record traversal allocates tens of MB of
  * short-lived objects (execution paths, promises, a ~2 MiB response), which the default 16 MB
- * semi-space turns into a scavenge every few ms. 64 MB cut the traversal's CPU time by ~30 %
- * (README, Performance). An inherited NODE_OPTIONS is kept; one that sets the size itself wins.
+ * semi-space turns into a scavenge every few ms. A 64 MB semi-space cuts the traversal's CPU time
+ * (docs/performance-log.md). An inherited NODE_OPTIONS is kept; one that sets the size itself wins.
  */
 export const GRAPHQL_SEMI_SPACE = '--max-semi-space-size=64';
 export function withGraphQLHeap(inherited: string | undefined): string {
@@ -81,15 +82,15 @@ export function withGraphQLHeap(inherited: string | undefined): string {
 }
 
 /**
- * Variables of copy `index` (0-based) of an app. Worker copies share a machine, so each serves its
- * metrics on its own port: `WORKER_METRICS_PORT` + index. The API needs nothing: its
- * `API_PROCESSES` processes are one node:cluster whose primary serves `METRICS_PORT`.
+ * Variables of copy `index` (0-based) of an app. Copies share a machine, so each serves its
+ * metrics on its own port: `WORKER_METRICS_PORT` + index for a worker, `METRICS_PORT` + index for
+ * an API process (they share the public port, not the internal one).
  */
 export function copyEnv(plan: AppPlan, index: number, env: Record<string, string | undefined>): Record<string, string> {
-  const base = Number(env['WORKER_METRICS_PORT']);
-  if (plan.app === 'worker' && env['WORKER_METRICS_PORT'] && Number.isInteger(base) && base > 0)
-    return { WORKER_METRICS_PORT: String(base + index) };
-  return {};
+  const variable = { worker: 'WORKER_METRICS_PORT', api: 'METRICS_PORT' }[plan.app];
+  if (variable === undefined || !env[variable]) return {};
+  const base = Number(env[variable]);
+  return Number.isInteger(base) && base > 0 ? { [variable]: String(base + index) } : {};
 }
 
 export function bundlePath(distDir: string, app: string): string {
@@ -107,11 +108,11 @@ function hasBundle(distDir: string, app: string): boolean {
 }
 
 /**
- * Profiling the stack as users run it (a development aid, README "Performance"): with
+ * Profiling the stack as users run it (a development aid, docs/performance.md): with
  * `PROFILE_APPS` (comma-separated process names: `api`, `devnet`, `worker-1`, … or `all`) those
  * processes run under `node --cpu-prof`, writing a .cpuprofile into `PROFILE_DIR` (default
- * `.data/profiles`) when they exit cleanly. NODE_OPTIONS refuses `--cpu-prof`, hence this. An
- * API's node:cluster workers inherit the flags, so each writes its own profile.
+ * `.data/profiles`) when they exit cleanly. Node before 23 refuses `--cpu-prof` in NODE_OPTIONS, hence the argument. The
+ * API's processes are `api-1`, `api-2`, … (`api` when there is one).
  */
 export function profileArgs(name: string, env: Record<string, string | undefined>): string[] {
   const wanted = (env['PROFILE_APPS'] ?? '')

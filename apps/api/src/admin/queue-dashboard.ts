@@ -2,17 +2,39 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
-import { Router } from 'express';
-import type { RequestHandler, Response } from 'express';
+import type { RequestHandler, Response, Router } from 'express';
 import { KEY_ADMIN_PERMISSIONS } from '@proofline/identity-domain';
 import { requireKey } from '@proofline/identity-feature';
 import type { Authenticator } from '@proofline/identity-feature';
 import { AppError } from '@proofline/shared-errors';
+import { KEY_ADMIN, challengeHeader, problems, text } from '../openapi/parts';
+import { mountRoutes, routeTable } from '../openapi/route';
 
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
 
 /** Sent with every 401 of the dashboard so a browser asks for credentials (RFC 7617). */
 export const DASHBOARD_CHALLENGE = 'Basic realm="Proofline queues", charset="UTF-8"';
+
+/** The dashboard's entry page is the documented operation; bull-board serves everything under it. */
+export const QUEUE_DASHBOARD_ROUTES = routeTable({
+  base: '',
+  tag: 'Operations',
+  routes: {
+    queueDashboard: {
+      method: 'get',
+      path: QUEUE_DASHBOARD_PATH,
+      mount: 'subtree',
+      security: 'admin-ui',
+      summary: 'The BullMQ queue dashboard (read-only bull-board UI).',
+      description:
+        'An Issuer_Admin or Verifier_Admin key, as x-api-key or, from a browser, as HTTP Basic credentials with the key as the password (any user name). Its pages and JSON under /admin/queues/ are bull-board’s own. Off with ADMIN_UI=false (404).',
+      responses: { '200': text('The dashboard page.', 'text/html', '<!DOCTYPE html><html>…</html>') },
+      errors: problems(KEY_ADMIN, {
+        401: { codes: ['API_KEY_MISSING'], why: 'A browser is asked for credentials.', headers: challengeHeader },
+      }),
+    },
+  },
+});
 
 /**
  * The BullMQ dashboard (bull-board) at `/admin/queues`, for an Issuer_Admin or Verifier_Admin
@@ -43,16 +65,15 @@ export function queueDashboard(
   const board = serverAdapter.getRouter() as RequestHandler & { disable?: (setting: string) => void };
   board.disable?.('x-powered-by');
 
-  const router = Router();
-  router.use(
-    QUEUE_DASHBOARD_PATH,
-    basicToApiKey,
-    challengeOn401(requireKey(authenticator, ...KEY_ADMIN_PERMISSIONS)),
-    noExternalFonts,
-    noStore,
-    board,
-  );
-  return router;
+  return mountRoutes(QUEUE_DASHBOARD_ROUTES, {
+    queueDashboard: [
+      basicToApiKey,
+      challengeOn401(requireKey(authenticator, ...KEY_ADMIN_PERMISSIONS)),
+      noExternalFonts,
+      noStore,
+      board,
+    ],
+  });
 }
 
 /** `Authorization: Basic base64(user:key)` → `x-api-key: key`, unless an x-api-key was sent. */

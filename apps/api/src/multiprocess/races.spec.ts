@@ -14,8 +14,8 @@ import http from 'node:http';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { LockingScript, Spend, Transaction } from '@bsv/sdk';
-import { startArcDevnet } from '@proofline/chain-testing';
-import type { ArcDevnet } from '@proofline/chain-testing';
+import { startArcDevnet } from '@proofline/devnet-testing';
+import type { ArcDevnet } from '@proofline/devnet-testing';
 import { generateRawKey } from '@proofline/identity-domain';
 import { eventually, freePort, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 
@@ -29,11 +29,12 @@ describe('races, crashes and shutdown across real processes', () => {
   const bases: string[] = [];
   const apis: ChildProcess[] = [];
 
-  // Two single-process APIs race here (the cluster has its own outage spec): a cluster each would
-  // double the processes starting through tsx. The spec funds the pool itself and checks every
-  // input against a parent it knows (its own funding split or an earlier record), so the workers'
-  // wallet upkeep must not split coinbases into the pool meanwhile (POOL_LOW_WATER=0): a UTXO of
-  // such a split was the cause of a CI failure ("spends …, which the pool never held").
+  // Two single-process APIs on their own ports race here (processes sharing one port have the
+  // launcher's and the outage spec's kill tests): more would only add processes starting through
+  // tsx. The spec funds the pool itself and checks every input against a parent it knows (its own
+  // funding split or an earlier record), so the workers' wallet upkeep must not split coinbases
+  // into the pool meanwhile (POOL_LOW_WATER=0): a UTXO of such a split was the cause of a CI
+  // failure ("spends …, which the pool never held").
   let dev: ArcDevnet;
   const start = (entry: string, env: Record<string, string>) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {

@@ -7,7 +7,7 @@ import { createApp } from '../app';
 import { composeApi } from '../compose';
 import type { ComposedApi } from '../compose';
 import { testConfig } from '../testing/harness';
-import { openApiDocument } from './document';
+import { ROUTE_TABLES, openApiDocument } from './document';
 
 interface Layer {
   name: string;
@@ -40,6 +40,15 @@ function appOperations(app: Express): Set<string> {
   return found;
 }
 
+/** Every declared `METHOD /path` of the route tables, internal ones included. */
+function declaredOperations(): Set<string> {
+  const ops = new Set<string>();
+  for (const table of ROUTE_TABLES)
+    for (const route of Object.values(table.routes))
+      ops.add(`${route.method.toUpperCase()} ${table.base}${route.path}`);
+  return ops;
+}
+
 function documentedOperations(): Set<string> {
   const paths = openApiDocument()['paths'] as Record<string, Record<string, unknown>>;
   const ops = new Set<string>();
@@ -53,7 +62,12 @@ describe('OpenAPI document vs the routes the production composition really has',
   let composed: ComposedApi;
   let app: Express;
   beforeAll(async () => {
-    composed = await composeApi(testConfig(prefix), createLogger({ level: 'silent', name: 't' }), systemClock);
+    // Every optional router on: the ARC callback too (an internal route table).
+    const env = {
+      ARC_CALLBACK_URL: 'http://127.0.0.1:9/arc/callback',
+      ARC_CALLBACK_TOKEN: 'callback-token-0123456789abcdef',
+    };
+    composed = await composeApi(testConfig(prefix, env), createLogger({ level: 'silent', name: 't' }), systemClock);
     app = createApp(composed.deps);
   });
   afterAll(async () => {
@@ -61,14 +75,26 @@ describe('OpenAPI document vs the routes the production composition really has',
     await composed.close();
   });
 
-  it('documents exactly the operations the app routes', () => {
+  it('declares exactly the operations the app routes', () => {
     const routed = appOperations(app);
     expect(routed.size).toBeGreaterThan(20);
-    const documented = documentedOperations();
-    expect([...routed].filter((op) => !documented.has(op)).sort()).toEqual([]);
-    // Express answers HEAD with the GET route (headers, no body), so a documented HEAD needs a GET.
+    const declared = declaredOperations();
+    expect([...routed].filter((op) => !declared.has(op)).sort()).toEqual([]);
+    // Express answers HEAD with the GET route (headers, no body), so a declared HEAD needs a GET.
     const routes = (op: string) =>
       routed.has(op) || (op.startsWith('HEAD ') && routed.has(op.replace(/^HEAD /, 'GET ')));
-    expect([...documented].filter((op) => !routes(op)).sort()).toEqual([]);
+    expect([...declared].filter((op) => !routes(op)).sort()).toEqual([]);
+  });
+
+  it('documents every declared operation but those of internal tables', () => {
+    const internal = new Set(
+      ROUTE_TABLES.filter((t) => t.internal !== undefined).flatMap((t) =>
+        Object.values(t.routes).map((r) => `${r.method.toUpperCase()} ${t.base}${r.path}`),
+      ),
+    );
+    expect(internal).toEqual(new Set(['POST /arc/callback']));
+    const documented = documentedOperations();
+    expect(documented.size).toBeGreaterThan(30);
+    expect(documented).toEqual(new Set([...declaredOperations()].filter((op) => !internal.has(op))));
   });
 });

@@ -6,7 +6,7 @@
  * being added here fails a test (objects are closed: `additionalProperties: false`).
  */
 import { z } from 'zod';
-import { Receipt as ReceiptBody } from '@proofline/records-domain';
+import * as records from '@proofline/records-domain';
 import { CreateWebhookRequest as CreateWebhookBody, WEBHOOK_EVENTS } from '@proofline/webhooks-domain';
 import {
   ISSUER_PERMISSIONS,
@@ -18,7 +18,11 @@ import {
   revokeKeyBody,
 } from '@proofline/identity-domain';
 
-/** Components registry: every schema added here becomes `#/components/schemas/<id>`. */
+/**
+ * Components registry: every schema added here becomes `#/components/schemas/<id>`. A schema
+ * nested in another is written as a `$ref` only when it is this very instance: register shared
+ * schemas without a description here (they carry their own), so that nesting keeps the reference.
+ */
 export const components = z.registry<{ id: string }>();
 const component = <S extends z.ZodType>(id: string, schema: S, description?: string): S => {
   const described = (description ? schema.describe(description) : schema) as S;
@@ -26,86 +30,21 @@ const component = <S extends z.ZodType>(id: string, schema: S, description?: str
   return described;
 };
 
-export const TxId = component(
-  'TxId',
-  z.string().regex(/^[0-9a-fA-F]{64}$/),
-  'Transaction id: 64 hex characters (lowercase in responses).',
-);
-const isoDateTime = z.iso.datetime({ offset: true });
+// Records' answers: the schemas the records use cases' types are inferred from.
+export const TxId = component('TxId', records.TxId);
+export const Encoding = component('Encoding', records.EncodingEntry);
+export const LinkedWriteResult = component('LinkedWriteResult', records.LinkedWriteResult);
+export const RecordWriteResult = component('RecordWriteResult', records.IndependentWriteResult);
+export const DeleteResult = component('DeleteResult', records.DeleteResult);
+export const MerkleProof = component('MerkleProof', records.MerkleProof);
+export const Confirmation = component('Confirmation', records.Confirmation);
+export const Publication = component('Publication', records.PublicationState);
+export const LinkedStatus = component('LinkedStatus', records.LinkedStatus);
+export const RecordStatus = component('RecordStatus', records.RecordStatus);
+export const MatchResult = component('MatchResult', records.MatchResult);
+export const NavigateResult = component('NavigateResult', records.NavigateResult);
 
-export const Encoding = component(
-  'Encoding',
-  z.object({ contentType: z.string(), output: z.string() }),
-  'One encoder step: the content type after the step (`text/plain; event-encoded=SHA256|Base64`, binary steps `application/octet-stream; event-encoded=SHA256`) and its output (text, or lowercase hex for binary). Salts are never included.',
-);
-export const LinkedWriteResult = component(
-  'LinkedWriteResult',
-  z.object({ txId: TxId, updateToken: z.string().regex(/^utk_[A-Za-z0-9_-]{43}$/), encoding: z.array(Encoding) }),
-  'An accepted linked create or update: the txId at once, a fresh updateToken for the next version (shown only here), and the encoding steps.',
-);
-export const RecordWriteResult = component(
-  'RecordWriteResult',
-  z.object({ txId: TxId, encoding: z.array(Encoding) }),
-  'An accepted independent record.',
-);
-export const DeleteResult = component(
-  'DeleteResult',
-  z.object({ txId: TxId }),
-  'The accepted delete (terminating) transaction.',
-);
-export const MerkleProof = component(
-  'MerkleProof',
-  z.object({
-    index: z.int().min(0),
-    txOrId: TxId,
-    target: z
-      .string()
-      .regex(/^[0-9a-f]{160}$/)
-      .describe('The 80-byte block header, hex.'),
-    nodes: z
-      .array(z.string().regex(/^([0-9a-f]{64}|\*)$/))
-      .describe('Sibling hashes from the leaf up; "*" for a duplicated node.'),
-    targetType: z.literal('header'),
-    proofType: z.literal('branch'),
-    composite: z.literal(false),
-  }),
-  'TSC Merkle proof (JSON form).',
-);
-export const Confirmation = component(
-  'Confirmation',
-  z.object({
-    confirmedBlocks: z.int().min(1),
-    blockHash: z.string().regex(/^[0-9a-f]{64}$/),
-    blockTimestamp: isoDateTime,
-    merkleProof: MerkleProof,
-  }),
-  'Where the record was mined: depth (tip height − block height + 1), block hash, header time and the proof.',
-);
-export const Publication = component(
-  'Publication',
-  z.enum(['pending', 'published', 'failed']),
-  'Where the transaction is: accepted and queued, in the mempool or mined, or permanently rejected by the chain.',
-);
-export const LinkedStatus = component(
-  'LinkedStatus',
-  z.object({ confirmation: Confirmation.nullable(), updatable: z.boolean(), publication: Publication }),
-  'Status of a linked record.',
-);
-export const RecordStatus = component(
-  'RecordStatus',
-  z.object({ confirmation: Confirmation.nullable(), publication: Publication }),
-  'Status of an independent record.',
-);
-export const MatchResult = component(
-  'MatchResult',
-  z.object({ match: z.boolean(), confirmation: Confirmation.nullable() }),
-  'Whether the content (and link) match the record.',
-);
-export const NavigateResult = component(
-  'NavigateResult',
-  z.object({ txIds: z.array(TxId), endOfLinks: z.boolean(), maxLinksRequestable: z.int().min(1) }),
-  'The txIds walked from the start (excluded), moving away from it.',
-);
+const isoDateTime = z.iso.datetime({ offset: true });
 export const Permission = component('Permission', z.enum(PERMISSIONS));
 const keyFields = {
   id: z.uuid(),
@@ -164,7 +103,7 @@ export const Readiness = component(
 );
 export const Receipt = component(
   'Receipt',
-  ReceiptBody,
+  records.Receipt,
   'Everything needed to check a record with no service (`npm run cli -- receipt verify FILE`): raw transaction, TSC proof, 80-byte header, Atomic BEEF. Salts are never included.',
 );
 const WebhookEvent = z.enum(WEBHOOK_EVENTS);

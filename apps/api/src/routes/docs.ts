@@ -1,6 +1,9 @@
-import express, { Router } from 'express';
+import express from 'express';
+import type { Router } from 'express';
 import getAbsoluteFSPath from 'swagger-ui-dist/absolute-path.js';
-import { openApiDocument } from '../openapi/document';
+import { STARTING, json, text } from '../openapi/parts';
+import { mountRoutes, routeTable } from '../openapi/route';
+import type { Json } from '../openapi/route';
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -11,15 +14,50 @@ const PAGE = `<!doctype html>
 </body></html>`;
 
 /** `/api/v1/openapi.json` and interactive docs at `/api/v1/docs` (Swagger UI served locally). */
-export function docsRoutes(): Router {
-  const router = Router();
-  const document = JSON.stringify(openApiDocument());
-  router.get('/api/v1/openapi.json', (_req, res) => {
-    res.type('application/json').send(document);
-  });
-  router.get('/api/v1/docs', (_req, res) => {
-    res.type('text/html').send(PAGE);
-  });
-  router.use('/api/v1/docs', express.static(getAbsoluteFSPath(), { index: false, maxAge: '1h' }));
-  return router;
+export const DOCS_ROUTES = routeTable({
+  base: '/api/v1',
+  tag: 'Health',
+  routes: {
+    apiDocs: {
+      method: 'get',
+      path: '/docs',
+      security: 'none',
+      summary: 'Interactive API documentation (Swagger UI).',
+      responses: { '200': text('HTML page.', 'text/html', '<!doctype html><html>…</html>') },
+      errors: STARTING,
+    },
+    openApiDocument: {
+      method: 'get',
+      path: '/openapi.json',
+      security: 'none',
+      summary: 'This document.',
+      responses: { '200': json('This document.', { type: 'object' }, { openapi: '3.1.0' }) },
+      errors: STARTING,
+    },
+  },
+});
+
+/** `document`: the OpenAPI document to serve (`openApiDocument()`, generated from the route tables). */
+export function docsRoutes(document: Json): Router {
+  const served = JSON.stringify(document);
+  const router = express.Router();
+  const mounted = mountRoutes(
+    DOCS_ROUTES,
+    {
+      apiDocs: [
+        (_req, res) => {
+          res.type('text/html').send(PAGE);
+        },
+      ],
+      openApiDocument: [
+        (_req, res) => {
+          res.type('application/json').send(served);
+        },
+      ],
+    },
+    router,
+  );
+  // Swagger UI's own files, after the page itself.
+  router.use('/docs', express.static(getAbsoluteFSPath(), { index: false, maxAge: '1h' }));
+  return mounted;
 }

@@ -1,44 +1,124 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { unavailable } from '@proofline/shared-errors';
+import type { MetricsSource } from '@proofline/shared-http';
 import { APP_VERSION } from '@proofline/shared-config';
 import { liveWorkers } from '@proofline/shared-redis';
 import type { ApiDeps } from '../deps';
+import { json, retryAfter, text } from '../openapi/parts';
+import { mountRoutes, routeTable } from '../openapi/route';
+import { Readiness } from '../openapi/schemas';
 
 /**
- * `/liveness` (process up) and `/readiness`: this instance can serve, i.e. its own Redis
- * connection answers within a second. Workers are reported (`checks.workers`, the live
- * heartbeats) but do not decide: one worker outage must not mark every API replica unready (issue
- * 10; accepted writes wait in the outbox). A draining process answers 503 before this route
+ * `/liveness` (process up), `/readiness` and `/metrics`. Readiness: this instance can serve, i.e.
+ * its own Redis connection answers within a second. Workers are reported (`checks.workers`, the
+ * live heartbeats) but do not decide: one worker outage must not mark every API replica unready
+ * (accepted writes wait in the outbox). A draining process answers 503 before this route
  * (lifecycle.ts).
  */
-export function healthRoutes(deps: ApiDeps): Router {
-  const router = Router();
-  router.get('/liveness', (_req, res) => {
-    res.type('text/plain').send('Healthy');
+export const HEALTH_ROUTES = routeTable({
+  base: '',
+  tag: 'Health',
+  routes: {
+    liveness: {
+      method: 'get',
+      path: '/liveness',
+      security: 'none',
+      summary: 'The process is up.',
+      responses: { '200': text('Healthy', 'text/plain', 'Healthy', { type: 'string', const: 'Healthy' }) },
+    },
+    readiness: {
+      method: 'get',
+      path: '/readiness',
+      security: 'none',
+      summary: 'This process can serve (its Redis connection answers).',
+      responses: {
+        '200': json('Ready.', Readiness, {
+          status: 'ready',
+          appVersion: APP_VERSION,
+          checks: { redis: 'up', workers: 2, draining: false },
+        }),
+        '503': json(
+          'Not ready: Redis unreachable, the process still starting, or draining after SIGTERM.',
+          Readiness,
+          { status: 'not-ready', appVersion: APP_VERSION, checks: { redis: 'down', workers: null, draining: false } },
+          retryAfter(),
+        ),
+      },
+    },
+    metrics: {
+      method: 'get',
+      path: '/metrics',
+      security: 'none',
+      summary: 'Prometheus metrics.',
+      description:
+        'Requests by route pattern and status, latency histogram, BullMQ job counts, records pending publication, chain tip height, process metrics. With METRICS_PORT set, served only on that internal port.',
+      responses: {
+        '200': text(
+          'Prometheus text exposition format.',
+          'text/plain',
+          'http_requests_total{method="GET",route="/liveness",status="200"} 1\n',
+        ),
+      },
+      errors: {
+        503: {
+          codes: ['METRICS_UNAVAILABLE', 'REDIS_UNAVAILABLE'],
+          why: 'A source (Redis) did not answer.',
+          headers: retryAfter,
+        },
+      },
+    },
+  },
+});
+
+/**
+ * `metrics`: what the public `/metrics` serves; undefined when this app does not serve it (no
+ * metrics, or METRICS_PORT set: the internal listener in server.ts serves them).
+ */
+export function healthRoutes(deps: ApiDeps, metrics?: MetricsSource): Router {
+  return mountRoutes(HEALTH_ROUTES, {
+    liveness: [
+      (_req, res) => {
+        res.type('text/plain').send('Healthy');
+      },
+    ],
+    readiness: [
+      async (_req, res) => {
+        let redisOk = false;
+        let workers: number | null = null;
+        try {
+          // A connection known to be down (refused, reconnecting, closed) is not-ready at once, without
+          // a round trip; a first connection still being made gets its bounded ping.
+          if (DOWN.has(deps.redis.status)) throw new Error(`redis connection ${deps.redis.status}`);
+          const [pong, live] = await Promise.all([
+            withTimeout(deps.redis.ping(), 1000),
+            withTimeout(liveWorkers(deps.redis, deps.config.redisPrefix), 1000).catch(() => null),
+          ]);
+          redisOk = pong === 'PONG';
+          workers = live;
+        } catch {
+          redisOk = false;
+        }
+        if (!redisOk) res.setHeader('Retry-After', '1');
+        res.status(redisOk ? 200 : 503).json({
+          status: redisOk ? 'ready' : 'not-ready',
+          appVersion: APP_VERSION,
+          checks: { redis: redisOk ? 'up' : 'down', workers, draining: false },
+        });
+      },
+    ],
+    metrics: metrics
+      ? [
+          async (_req, res) => {
+            try {
+              const text = await metrics.metrics();
+              res.type(metrics.contentType).send(text);
+            } catch (err) {
+              throw unavailable('METRICS_UNAVAILABLE', 'Metrics could not be collected (is Redis reachable?).', 5, err);
+            }
+          },
+        ]
+      : null,
   });
-  router.get('/readiness', async (_req, res) => {
-    let redisOk = false;
-    let workers: number | null = null;
-    try {
-      // A connection known to be down (refused, reconnecting, closed) is not-ready at once, without
-      // a round trip; a first connection still being made gets its bounded ping.
-      if (DOWN.has(deps.redis.status)) throw new Error(`redis connection ${deps.redis.status}`);
-      const [pong, live] = await Promise.all([
-        withTimeout(deps.redis.ping(), 1000),
-        withTimeout(liveWorkers(deps.redis, deps.config.redisPrefix), 1000).catch(() => null),
-      ]);
-      redisOk = pong === 'PONG';
-      workers = live;
-    } catch {
-      redisOk = false;
-    }
-    if (!redisOk) res.setHeader('Retry-After', '1');
-    res.status(redisOk ? 200 : 503).json({
-      status: redisOk ? 'ready' : 'not-ready',
-      appVersion: APP_VERSION,
-      checks: { redis: redisOk ? 'up' : 'down', workers, draining: false },
-    });
-  });
-  return router;
 }
 
 /** ioredis connection states in which a command cannot be answered now. */

@@ -57,7 +57,7 @@ describe('records funded from the wallet pool', () => {
 
   it('once funded, a write spends one UTXO; a refused update gives its UTXO back (pool counters unchanged)', async () => {
     const pool = f.api.recordsScope.wallet.pool;
-    await fundPool(pool, 3, 1000, { oldDevnet: { redis: f.redis, prefix: f.prefix } });
+    await fundPool(pool, 3, 1000);
     const created = await f.request('POST', '/api/v1/linkedrecords', { body: 'v1' });
     expect(created.status).toBe(200);
     const { txId, updateToken } = (await created.json()) as { txId: string; updateToken: string };

@@ -3,7 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { principalOf, requireKey } from '@proofline/identity-feature';
 import type { Identity } from '@proofline/identity-feature';
 import { AppError } from '@proofline/shared-errors';
-import type { Caller, ContentResult } from '@proofline/records-feature';
+import type { Caller, ContentResult, RecordReads, RecordReceipts, RecordWrites } from '@proofline/records-feature';
 
 /**
  * How the record routes authenticate (`x-api-key`), supplied by the composition root from the
@@ -64,6 +64,23 @@ export function recordBody(maxBytes: number): RequestHandler[] {
     express.raw({ type: 'application/octet-stream', limit: maxBytes }),
   ];
 }
+
+/** The records use cases a records router calls. */
+export interface RecordUseCases {
+  readonly reads: RecordReads;
+  readonly writes: RecordWrites;
+  readonly receipts?: RecordReceipts;
+}
+
+/** The last handler of most record routes: 200 with the JSON of what `run` answers. */
+export function answer(run: (req: Request) => Promise<unknown>): RequestHandler {
+  return async (req, res) => {
+    res.status(200).json(await run(req));
+  };
+}
+
+/** The `encode` query parameter (a repeated one is 400 ENCODE_PARAM_INVALID). */
+export const encodeOf = (req: Request): string | undefined => queryParam(req, 'encode', 'ENCODE_PARAM_INVALID');
 
 /** The parsed raw body, or undefined when none was sent. */
 export function bodyOf(req: Request): Buffer | undefined {

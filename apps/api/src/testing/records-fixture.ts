@@ -5,8 +5,8 @@
 // x-api-key is a real key, registered with the bootstrap admin function or issued through the
 // key use case and its BullMQ key worker, and verified by the production `requireKey` middleware.
 import type { FundingUtxo } from '@proofline/chain-wallet';
-import { startArcDevnet } from '@proofline/chain-testing';
-import type { ArcDevnet } from '@proofline/chain-testing';
+import { startArcDevnet } from '@proofline/devnet-testing';
+import type { ArcDevnet } from '@proofline/devnet-testing';
 import { createBootstrapKey } from '@proofline/identity-feature';
 import type { RecordStore } from '@proofline/records-data-access';
 import { createPublication } from '@proofline/records-publication';

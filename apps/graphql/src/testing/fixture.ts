@@ -7,8 +7,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createArcChain } from '@proofline/chain-arc';
-import { startArcDevnet } from '@proofline/chain-testing';
-import type { ArcDevnet } from '@proofline/chain-testing';
+import { startArcDevnet } from '@proofline/devnet-testing';
+import type { ArcDevnet } from '@proofline/devnet-testing';
 import { fundPool } from '@proofline/records-testing';
 import type { Permission } from '@proofline/identity-domain';
 import { createRecords } from '@proofline/records-feature';

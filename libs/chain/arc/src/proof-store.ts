@@ -35,8 +35,8 @@ const MAX_LEVELS = 32;
  * root are the same for all of a block's transactions that share a subtree, so a block with many
  * of our records stored them hundreds of times. Six levels = at most 126 nodes per block, which
  * Redis keeps as a listpack (≤ 128 fields of ≤ 64 bytes by default: ~40 bytes a node); a record
- * then stores 32 bytes for each level below them only. See `inclusionValue` and the README's
- * Memory section.
+ * then stores 32 bytes for each level below them only. See `inclusionValue` and docs/performance.md,
+ * "Memory".
  */
 export const SHARED_TOP_LEVELS = 6;
 

@@ -3,6 +3,7 @@ import { MerklePath } from '@bsv/sdk';
 import {
   DUPLICATE_NODE,
   REGTEST_BITS,
+  ZERO_HASH,
   blockHash as hashOfHeader,
   buildBranchProofs,
   merkleBranches,
@@ -10,11 +11,11 @@ import {
   mineHeader,
   parseHeader,
   serializeHeader,
+  tscProof,
   verifyTscProof,
 } from '@proofline/chain-domain';
 import type { ChainHeader, TxInclusion } from '@proofline/chain-domain';
-import { BsvTransactionBuilder, deriveChainKeys, tscToMerklePath } from '@proofline/chain-bsv';
-import { DevnetBlockProducer, DevnetPublisher, DevnetReader } from '@proofline/chain-devnet';
+import { BsvTransactionBuilder, buildCoinbaseTo, deriveChainKeys, tscToMerklePath } from '@proofline/chain-bsv';
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { ArcClient } from './arc-client';
 import { bumpToTsc, verifyBump } from './bump';
@@ -41,7 +42,7 @@ interface KnownBlock {
 }
 
 /**
- * A chain as the two services see it: the devnet's blocks (from Redis) plus blocks the test adds
+ * A chain as the two services see it: the blocks the spec mines plus blocks a test adds
  * (a competing block for a reorg). The fixture answers ARC's GET /v1/tx and WoC's header paths
  * from it, with knobs for corrupted BUMPs and blocks that left the main chain.
  */
@@ -140,18 +141,36 @@ class ChainView {
   };
 }
 
-async function devnetBlock(reader: DevnetReader, hash: string): Promise<KnownBlock> {
-  const block = (await reader.blockByHash(hash))!;
-  const { branches } = merkleBranches(block.txIds);
-  return { hash, height: block.height, headerHex: block.headerHex, txIds: [...block.txIds], branches };
+/** A block on `prev` (genesis when null): a real coinbase first, then `txIds`, under a mined header. */
+function mineBlock(prev: KnownBlock | null, txIds: readonly string[], time: Date): KnownBlock {
+  const height = prev ? prev.height + 1 : 0;
+  const all = [buildCoinbaseTo(height, builder.fundingLockingScriptHex(), 'proofs spec').txId, ...txIds];
+  const { root, branches } = merkleBranches(all);
+  const mined = mineHeader({
+    version: 0x20000000,
+    prevHash: prev?.hash ?? ZERO_HASH,
+    merkleRoot: root,
+    time: Math.floor(time.getTime() / 1000),
+    bits: REGTEST_BITS,
+    nonce: 0,
+  });
+  return { hash: mined.hash, height, headerHex: mined.hex, txIds: all, branches };
 }
 
-describe('BUMP proofs from a devnet block, verified before storing', () => {
+/** What a chain's reader answers for a transaction of `b`: its place and its TSC proof. */
+function inclusionIn(b: KnownBlock, index: number): TxInclusion {
+  return {
+    blockHash: b.hash,
+    blockHeight: b.height,
+    blockTime: new Date(parseHeader(b.headerHex).time * 1000),
+    index,
+    proof: tscProof(index, b.txIds[index]!, b.headerHex, b.branches[index]!),
+  };
+}
+
+describe('BUMP proofs from a mined block, verified before storing', () => {
   const prefix = uniquePrefix('arc-proofs');
   const { redis, cleanup } = testRedis(prefix);
-  const devPublisher = new DevnetPublisher(redis, prefix);
-  const producer = new DevnetBlockProducer(redis, prefix, { keys });
-  const reader = new DevnetReader(redis, prefix);
   const store = new ArcProofStore(redis, prefix);
   const view = new ChainView();
   let fx: ProtocolFixture;
@@ -160,7 +179,7 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
   let block: KnownBlock;
   let records: string[];
   let emptyBlock: KnownBlock;
-  let devnetInclusions: (TxInclusion | null)[];
+  let blockInclusions: (TxInclusion | null)[];
 
   beforeAll(async () => {
     fx = await startProtocolFixture(view.answer);
@@ -172,21 +191,17 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
         kind: 'independent',
         data: new Uint8Array(Buffer.from(`record ${i}`)),
         contentType: 'text/plain',
+        funding: [{ txId: createHash('sha256').update(`funding ${i}`).digest('hex'), vout: 0, satoshis: 1000 }],
       });
-      expect(await devPublisher.submit(tx)).toEqual({ status: 'accepted' });
       records.push(tx.txId);
     }
-    const produced = await producer.produceBlock(T0);
-    if (produced.status !== 'produced') throw new Error('no block');
-    const genesis = (await reader.blockByHeight(0))!;
-    view.add(await devnetBlock(reader, genesis.hash));
-    block = await devnetBlock(reader, produced.hash);
+    const genesis = mineBlock(null, [], T0);
+    view.add(genesis);
+    block = mineBlock(genesis, records, T0);
     view.add(block);
-    const empty = await producer.produceBlock(new Date(T0.getTime() + 10_000));
-    if (empty.status !== 'produced') throw new Error('no block');
-    emptyBlock = await devnetBlock(reader, empty.hash);
+    emptyBlock = mineBlock(block, [], new Date(T0.getTime() + 10_000));
     view.add(emptyBlock);
-    devnetInclusions = await reader.inclusions(block.txIds);
+    blockInclusions = block.txIds.map((_, index) => inclusionIn(block, index));
   });
   afterAll(async () => {
     await fx.close();
@@ -205,13 +220,13 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
     expect(block.branches.flat()).toContain(DUPLICATE_NODE);
   });
 
-  it("converts each transaction's BUMP into the devnet's own TSC proof, which the sdk and the TSC fold both accept", () => {
+  it("converts each transaction's BUMP into the block's own TSC proof, which the sdk and the TSC fold both accept", () => {
     const root = parseHeader(block.headerHex).merkleRoot;
     block.txIds.forEach((txId, index) => {
       const bump = view.bump(txId, block, index);
       const converted = bumpToTsc(bump, txId, block.headerHex);
       if (!converted.ok) throw new Error(converted.detail);
-      expect(converted.proof).toEqual(devnetInclusions[index]!.proof);
+      expect(converted.proof).toEqual(blockInclusions[index]!.proof);
       expect(converted.height).toBe(block.height);
       expect(MerklePath.fromHex(bump).computeRoot(txId)).toBe(root);
       expect(verifyTscProof(converted.proof, txId)).toEqual({ valid: true, root });
@@ -262,7 +277,7 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
       for (const i of subset) {
         const converted = bumpToTsc(hex, block.txIds[i]!, block.headerHex);
         if (!converted.ok) throw new Error(converted.detail);
-        expect(converted.proof).toEqual(devnetInclusions[i]!.proof);
+        expect(converted.proof).toEqual(blockInclusions[i]!.proof);
         // a compound BUMP is not the plain shape: the sdk reads it (and folds it again in verifyBump)
         expect(converted.path).toBeDefined();
       }
@@ -340,7 +355,7 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
     view.forgedHeader.delete(block.hash);
   });
 
-  it('tracker: polls, verifies and stores; the stored proofs read back exactly as the devnet built them', async () => {
+  it("tracker: polls, verifies and stores; the stored proofs read back exactly as the block's TSC proofs", async () => {
     const unknownTx = 'ab'.repeat(32);
     view.corrupt.add(block.txIds[5]!);
     const report = await trackConfirmations({
@@ -357,14 +372,14 @@ describe('BUMP proofs from a devnet block, verified before storing', () => {
     expect(await store.tipHeight()).toBe(emptyBlock.height);
 
     const stored = await store.inclusions([...block.txIds, unknownTx]);
-    block.txIds.forEach((_, i) => expect(stored[i]).toEqual(i === 5 ? null : devnetInclusions[i]));
+    block.txIds.forEach((_, i) => expect(stored[i]).toEqual(i === 5 ? null : blockInclusions[i]));
     expect(stored[7]).toBeNull();
     // The refused proof was never stored; a later poll with a good BUMP stores it.
     expect(await redis.hexists(arcKeys(prefix).inclusions, Buffer.from(block.txIds[5]!, 'hex'))).toBe(0);
     view.corrupt.delete(block.txIds[5]!);
     const again = await trackConfirmations({ client, headers, store, txIds: [block.txIds[5]!] });
     expect(again.proven).toEqual([block.txIds[5]]);
-    expect((await store.inclusions([block.txIds[5]!]))[0]).toEqual(devnetInclusions[5]);
+    expect((await store.inclusions([block.txIds[5]!]))[0]).toEqual(blockInclusions[5]);
 
     expect(await store.txIdsOfBlock(block.hash)).toEqual(block.txIds);
     await expect(store.blockByHash(block.hash)).resolves.toMatchObject({

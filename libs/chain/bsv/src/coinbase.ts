@@ -4,7 +4,7 @@ import type { ChainKeys } from './keys';
 import { lockingScriptOf, p2pkhScriptBytes, pushData } from './scripts';
 import { UnlockingScript } from '@bsv/sdk';
 
-/** Regtest-like subsidy of every devnet block (fees are not added: the faucet is simulated). */
+/** Regtest-like subsidy of every devnet block (fees are not added to it). */
 export const DEVNET_SUBSIDY = 50 * 100_000_000;
 
 /** Minimal little-endian script number (BIP34 height push). */

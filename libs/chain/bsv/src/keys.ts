@@ -4,7 +4,7 @@ import { PrivateKey } from '@bsv/sdk';
 
 /**
  * The development seed every process uses unless one is injected. It only ever signs devnet
- * transactions (funded by the simulated faucet); a real-network adapter MUST inject its own.
+ * transactions; a real-network adapter MUST inject its own.
  */
 export const DEV_CHAIN_SEED = 'proofline-devnet-seed-v1';
 
@@ -19,7 +19,7 @@ export interface SigningKey {
   readonly nodeKey: KeyObject;
 }
 
-/** The keys of a deployment: link outputs, faucet funding and coinbase rewards. */
+/** The keys of a deployment: link outputs, pool funding and coinbase rewards. */
 export interface ChainKeys {
   readonly link: SigningKey;
   readonly funding: SigningKey;

@@ -1,4 +1,3 @@
-import { fromDisplayHex, sha256d, toDisplayHex } from '@proofline/chain-domain';
 import type { RecordTxKind } from '@proofline/chain-domain';
 import { dataScriptBytes, readDataPushes } from './scripts';
 
@@ -9,17 +8,14 @@ import { dataScriptBytes, readDataPushes } from './scripts';
  * - output 1: `OP_FALSE OP_RETURN <record bytes>` (absent for `delete`)
  * - output 2: for a linked `create`/`update`, a P2PKH "fund for next" output the next update or
  *   delete spends as its input 0
- * - inputs: for `update`/`delete`, input 0 spends the previous record's output 2; the last input
- *   spends the devnet faucet outpoint named by the funding nonce (see {@link faucetTxId}).
+ * - inputs: for `update`/`delete`, input 0 spends the previous record's output 2; then the
+ *   funding wallet's pool UTXOs (P2PKH to the funding key)
  */
 export const PROTOCOL_TAG = 'proofline';
 export const LAYOUT_VERSION = '1';
-export const HEADER_VOUT = 0;
 export const DATA_VOUT = 1;
 export const LINK_VOUT = 2;
 export const FUNDING_NONCE_BYTES = 16;
-/** The faucet's synthetic transactions have a single output, spent at this index. */
-export const FAUCET_VOUT = 0;
 
 const KINDS: readonly RecordTxKind[] = ['independent', 'create', 'update', 'delete'];
 
@@ -28,7 +24,7 @@ export interface RecordHeader {
   readonly version: string;
   /** Empty for a delete. */
   readonly contentType: string;
-  /** 16 random bytes, hex: names the faucet outpoint that funds the transaction. */
+  /** 16 random bytes, hex. Layout version 1 requires the push (decoders refuse a header without it); no input refers to it. */
   readonly fundingNonce: string;
 }
 
@@ -56,18 +52,3 @@ export function decodeHeaderScript(script: Uint8Array): RecordHeader | null {
     fundingNonce: nonce.toString('hex'),
   };
 }
-
-/**
- * The txId of the devnet faucet's synthetic transaction for `nonceHex`:
- * `sha256d("proofline/faucet" || nonce)`, displayed reversed. Nothing with that txId exists;
- * the devnet accepts an input spending `<faucetTxId(nonce)>:0` as funding because the nonce is
- * in the spending transaction's own header, and rejects its second spend like any other.
- */
-export function faucetTxId(nonceHex: string): string {
-  const nonce = Buffer.from(nonceHex, 'hex');
-  if (nonce.length !== FUNDING_NONCE_BYTES) throw new Error('funding nonce must be 16 bytes');
-  return toDisplayHex(sha256d(Buffer.concat([Buffer.from('proofline/faucet', 'utf8'), nonce])));
-}
-
-/** Internal-order bytes of a txId (for callers that serialize outpoints). */
-export const txIdBytes = fromDisplayHex;

@@ -8,7 +8,6 @@ import {
   InvalidTransactionError,
   buildCoinbase,
   deriveChainKeys,
-  faucetTxId,
   parseTransaction,
   pooledRandomBytes,
 } from './index';
@@ -20,6 +19,15 @@ const text = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));
 const hexOf = (s: string) => Buffer.from(s, 'utf8').toString('hex');
 /** The hex the sdk and the parser read, of a built transaction's bytes. */
 const rawHexOf = (built: { readonly rawTx: Uint8Array }) => Buffer.from(built.rawTx).toString('hex');
+
+/** A pool UTXO paying the funding key (a fake parent txId: the interpreter checks signatures, not parents). */
+const utxo = (satoshis: number, n = 1): Outpoint => ({ txId: n.toString(16).padStart(64, '0'), vout: n % 3, satoshis });
+
+/** `request` funded by one pool UTXO of exactly `fundingNeeded`: no change output. */
+const exactly = (request: Omit<RecordTxRequest, 'funding'>, n = 1): RecordTxRequest => ({
+  ...request,
+  funding: [utxo(builder.fundingNeeded(request), n)],
+});
 
 /** Pushes as they must appear: OP_FALSE OP_RETURN then minimal pushes. */
 function expectedHeaderHex(kind: string, contentType: string, nonce: string): string {
@@ -57,9 +65,9 @@ function expectSignaturesValid(
 }
 
 describe('BsvTransactionBuilder', () => {
-  const req = (r: RecordTxRequest) => builder.buildDetailed(r);
+  const req = (r: Omit<RecordTxRequest, 'funding'>) => builder.buildDetailed(exactly(r));
 
-  it('legacy (no funding given: old devnet specs): an independent record funded by the faucet, parsable by the sdk', () => {
+  it('an independent record funded by one pool UTXO without change, parsable by the sdk', () => {
     const built = req({ kind: 'independent', data: text('hello'), contentType: 'text/plain' });
     const tx = Transaction.fromHex(rawHexOf(built));
     expect(tx.id('hex')).toBe(built.txId);
@@ -71,7 +79,7 @@ describe('BsvTransactionBuilder', () => {
     expect(tx.outputs[1]?.lockingScript.toHex()).toBe(`006a05${hexOf('hello')}`);
     expect(tx.outputs.map((o) => o.satoshis)).toEqual([0, 0]);
     expect(tx.inputs).toHaveLength(1);
-    expect(tx.inputs[0]).toMatchObject({ sourceTXID: faucetTxId(built.fundingNonce), sourceOutputIndex: 0 });
+    expect(tx.inputs[0]).toMatchObject({ sourceTXID: utxo(0).txId, sourceOutputIndex: utxo(0).vout });
     expectSignaturesValid(built);
   });
 
@@ -96,7 +104,7 @@ describe('BsvTransactionBuilder', () => {
     expect(utx.id('hex')).toBe(update.txId);
     expect(utx.inputs).toHaveLength(2);
     expect(utx.inputs[0]).toMatchObject({ sourceTXID: create.txId, sourceOutputIndex: 2 });
-    expect(utx.inputs[1]).toMatchObject({ sourceTXID: faucetTxId(update.fundingNonce), sourceOutputIndex: 0 });
+    expect(utx.inputs[1]).toMatchObject({ sourceTXID: utxo(0).txId, sourceOutputIndex: utxo(0).vout });
     expect(utx.outputs).toHaveLength(3);
     expect(update.linkOutput).toEqual({ txId: update.txId, vout: 2, satoshis: 1 });
     expectSignaturesValid(update, { satoshis: 1, scriptHex: linkScript });
@@ -110,7 +118,7 @@ describe('BsvTransactionBuilder', () => {
     expect(dtx.inputs[0]).toMatchObject({ sourceTXID: update.txId, sourceOutputIndex: 2 });
     expectSignaturesValid(del, { satoshis: 1, scriptHex: linkScript });
 
-    // The fee the faucet pays covers the sdk's own SatoshisPerKilobyte computation of the signed tx.
+    // The fee covers the sdk's own SatoshisPerKilobyte computation of the signed tx.
     for (const [built, tx] of [
       [create, ctx],
       [update, utx],
@@ -142,10 +150,14 @@ describe('BsvTransactionBuilder', () => {
 
   it('rejects requests that break the layout', () => {
     const link = { txId: 'a'.repeat(64), vout: 2, satoshis: 1 };
-    expect(() => builder.build({ kind: 'create' })).toThrow(/needs data/);
-    expect(() => builder.build({ kind: 'delete', data: text('x'), spends: link })).toThrow(/no data/);
-    expect(() => builder.build({ kind: 'update', data: text('x') })).toThrow(/must spend/);
-    expect(() => builder.build({ kind: 'independent', data: text('x'), spends: link })).toThrow(/must not spend/);
+    const funding = [utxo(1000)];
+    expect(() => builder.build({ kind: 'create', funding })).toThrow(/needs data/);
+    expect(() => builder.build({ kind: 'delete', data: text('x'), spends: link, funding })).toThrow(/no data/);
+    expect(() => builder.build({ kind: 'update', data: text('x'), funding })).toThrow(/must spend/);
+    expect(() => builder.build({ kind: 'independent', data: text('x'), spends: link, funding })).toThrow(
+      /must not spend/,
+    );
+    expect(() => builder.build({ kind: 'independent', data: text('x'), funding: [] })).toThrow(/at least one UTXO/);
   });
 
   it('derives the same keys from the same seed in every process, other keys from another seed', () => {
@@ -154,14 +166,11 @@ describe('BsvTransactionBuilder', () => {
     expect(new BsvTransactionBuilder({ seed: 'another' }).linkLockingScriptHex()).not.toBe(
       builder.linkLockingScriptHex(),
     );
-    expect(builder.build({ kind: 'independent', data: text('a') }).txId).not.toBe(
-      builder.build({ kind: 'independent', data: text('a') }).txId,
+    expect(builder.build(exactly({ kind: 'independent', data: text('a') })).txId).not.toBe(
+      builder.build(exactly({ kind: 'independent', data: text('a') })).txId,
     );
   });
 });
-
-/** A pool UTXO paying the funding key (a fake parent txId: the interpreter checks signatures, not parents). */
-const utxo = (satoshis: number, n = 1): Outpoint => ({ txId: n.toString(16).padStart(64, '0'), vout: n % 3, satoshis });
 
 /**
  * Checks every input of a funded transaction with the sdk's interpreter against the output it
@@ -326,19 +335,16 @@ describe('BsvSplitBuilder', () => {
 
 describe('parseTransaction', () => {
   it('returns txId, outpoints, outputs and the decoded header', () => {
-    const create = builder.buildDetailed({ kind: 'create', data: text('v1'), contentType: 'text/plain' });
-    const update = builder.buildDetailed({
-      kind: 'update',
-      data: text('v2'),
-      contentType: 'text/plain',
-      spends: create.linkOutput!,
-    });
+    const create = builder.buildDetailed(exactly({ kind: 'create', data: text('v1'), contentType: 'text/plain' }));
+    const update = builder.buildDetailed(
+      exactly({ kind: 'update', data: text('v2'), contentType: 'text/plain', spends: create.linkOutput! }, 2),
+    );
     const p = parseTransaction(rawHexOf(update));
     expect(p.txId).toBe(update.txId);
     expect(p.isCoinbase).toBe(false);
     expect(p.inputs.map((i) => [i.txId, i.vout])).toEqual([
       [create.txId, 2],
-      [faucetTxId(update.fundingNonce), 0],
+      [utxo(0, 2).txId, utxo(0, 2).vout],
     ]);
     expect(p.outputs.map((o) => o.satoshis)).toEqual([0, 0, 1]);
     expect(p.recordHeader).toEqual({
@@ -361,7 +367,7 @@ describe('parseTransaction', () => {
   });
 
   it('rejects garbage, truncation and trailing bytes', () => {
-    const rawHex = rawHexOf(builder.build({ kind: 'independent', data: text('x') }));
+    const rawHex = rawHexOf(builder.build(exactly({ kind: 'independent', data: text('x') })));
     expect(() => parseTransaction('zz')).toThrow(InvalidTransactionError);
     expect(() => parseTransaction('')).toThrow(InvalidTransactionError);
     expect(() => parseTransaction(rawHex.slice(0, -10))).toThrow(InvalidTransactionError);

@@ -5,14 +5,7 @@ import { InsufficientFundingError, sha256d, toDisplayHex } from '@proofline/chai
 import type { BuiltTransaction, Outpoint, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
 import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
-import {
-  FAUCET_VOUT,
-  FUNDING_NONCE_BYTES,
-  LAYOUT_VERSION,
-  LINK_VOUT,
-  faucetTxId,
-  headerScriptBytes,
-} from './record-layout';
+import { FUNDING_NONCE_BYTES, LAYOUT_VERSION, LINK_VOUT, headerScriptBytes } from './record-layout';
 import { dataScriptBytes, lockingScriptOf, p2pkhScriptBytes } from './scripts';
 import { signP2pkhInputs } from './sign';
 import type { SpentOutput } from './sign';
@@ -86,8 +79,7 @@ export function pooledRandomBytes(poolSize = 4096): (n: number) => Buffer {
  * `record-layout.ts`). Funding: the pool UTXOs the request names (P2PKH to the funding key),
  * spent after the link input, with change back to the funding script (the last output) when it
  * is at least the dust limit. The fee is computed on an upper bound of the signed size, so the
- * paid rate is never below the requested one. Without `funding` (the old in-process devnet's
- * specs only) it spends one synthetic faucet outpoint worth exactly the fee plus the link.
+ * paid rate is never below the requested one.
  * @throws Error on a request that breaks the layout's rules (a programming error, not user
  * input); `InsufficientFundingError` when the funding cannot pay the outputs and the fee.
  */
@@ -129,33 +121,23 @@ export class BsvTransactionBuilder implements TransactionBuilder {
     const spentLink = request.spends?.satoshis ?? 0;
     const linkOut = layout.linked ? this.linkSatoshis : 0;
 
-    let funding: Outpoint[];
+    const funding = request.funding;
+    if (funding.length === 0) throw new Error('funding must name at least one UTXO');
+    for (const u of funding) {
+      if (!Number.isSafeInteger(u.satoshis) || u.satoshis < 1) throw new Error(`bad funding UTXO ${u.txId}:${u.vout}`);
+    }
     let change = 0;
     let fee: number;
-    if (request.funding === undefined) {
-      fee = this.feeOf(layout, 1, false);
-      funding = [
-        { txId: faucetTxId(layout.fundingNonce), vout: FAUCET_VOUT, satoshis: Math.max(1, fee + linkOut - spentLink) },
-      ];
-      fee = (funding[0] as Outpoint).satoshis + spentLink - linkOut;
+    const available = funding.reduce((n, u) => n + u.satoshis, 0) + spentLink;
+    const feeWith = this.feeOf(layout, funding.length, true);
+    const feeWithout = this.feeOf(layout, funding.length, false);
+    const withChange = available - linkOut - feeWith;
+    if (withChange >= this.dustLimit) {
+      change = withChange;
+      fee = feeWith;
     } else {
-      funding = [...request.funding];
-      if (funding.length === 0) throw new Error('funding must name at least one UTXO');
-      for (const u of funding) {
-        if (!Number.isSafeInteger(u.satoshis) || u.satoshis < 1)
-          throw new Error(`bad funding UTXO ${u.txId}:${u.vout}`);
-      }
-      const available = funding.reduce((n, u) => n + u.satoshis, 0) + spentLink;
-      const feeWith = this.feeOf(layout, funding.length, true);
-      const feeWithout = this.feeOf(layout, funding.length, false);
-      const withChange = available - linkOut - feeWith;
-      if (withChange >= this.dustLimit) {
-        change = withChange;
-        fee = feeWith;
-      } else {
-        fee = available - linkOut;
-        if (fee < feeWithout) throw new InsufficientFundingError(feeWithout + linkOut, available);
-      }
+      fee = available - linkOut;
+      if (fee < feeWithout) throw new InsufficientFundingError(feeWithout + linkOut, available);
     }
 
     const spent: SpentOutput[] = [];
@@ -197,7 +179,7 @@ export class BsvTransactionBuilder implements TransactionBuilder {
       txId,
       rawTx: raw,
       linkOutput: layout.linked ? { txId, vout: LINK_VOUT, satoshis: this.linkSatoshis } : null,
-      fundingSpent: request.funding === undefined ? [] : funding,
+      fundingSpent: funding,
       change: change > 0 ? { txId, vout: outputs.length - 1, satoshis: change } : null,
       fee,
       funding: { ...last, lockingScriptHex: this.fundingScript.toString('hex') },

@@ -5,6 +5,8 @@ import { BsvSpvCodec, BsvTransactionBuilder, DEV_CHAIN_SEED, deriveChainKeys } f
 
 const codec = new BsvSpvCodec();
 const builder = new BsvTransactionBuilder({ keys: deriveChainKeys(DEV_CHAIN_SEED), satoshisPerKilobyte: 100 });
+/** A pool UTXO (a fake parent: the builder signs for the funding key whatever the parent). */
+const funding = [{ txId: 'fa'.repeat(32), vout: 0, satoshis: 100_000 }];
 const filler = (n: number) =>
   Array.from({ length: n }, (_, i) => createHash('sha256').update(`filler-${i}`).digest('hex'));
 
@@ -14,6 +16,7 @@ describe('BsvSpvCodec (receipts: Atomic BEEF, record data)', () => {
       kind: 'independent',
       data: new Uint8Array(Buffer.from('receipt me')),
       contentType: 'text/plain',
+      funding,
     });
     const txIds = filler(7);
     txIds.splice(index, 0, tx.txId);
@@ -52,9 +55,9 @@ describe('BsvSpvCodec (receipts: Atomic BEEF, record data)', () => {
   it('refuses what is not a BEEF; a delete has no data output', () => {
     expect(() => codec.readBeef('zz')).toThrow();
     expect(() => codec.readBeef('0101010100')).toThrow();
-    const created = builder.build({ kind: 'create', data: new Uint8Array([1, 2]) });
+    const created = builder.build({ kind: 'create', data: new Uint8Array([1, 2]), funding });
     if (!created.linkOutput) throw new Error('a create has a link output');
-    const deleted = builder.build({ kind: 'delete', spends: created.linkOutput });
+    const deleted = builder.build({ kind: 'delete', spends: created.linkOutput, funding });
     expect(codec.recordData(Buffer.from(deleted.rawTx).toString('hex')).data).toBeNull();
   });
 });

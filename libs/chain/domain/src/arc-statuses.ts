@@ -1,6 +1,6 @@
 /**
  * ARC's transaction statuses (bitcoin-sv/arc `metamorph_api.proto`), shared by the ARC client
- * (chain-arc) and the devnet node that speaks ARC's API (chain-devnet): one list, so the two
+ * (chain-arc) and the devnet node that speaks ARC's API (libs/devnet): one list, so the two
  * sides of the wire cannot disagree.
  */
 

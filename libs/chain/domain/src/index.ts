@@ -4,7 +4,6 @@ export * from './block-header';
 export * from './merkle';
 export * from './arc-ports';
 export * from './inclusion-check';
-export * from './block-job';
 export * from './spv-ports';
 export * from './arc-statuses';
 export * from './broadcast-verdict';

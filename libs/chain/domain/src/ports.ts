@@ -2,8 +2,8 @@ import type { BlockHeader } from './block-header';
 import type { BroadcastVerdict } from './broadcast-verdict';
 
 /**
- * The contract between the records feature and a chain (the embedded devnet today, a real BSV
- * network adapter later). Records code depends only on these types; chain libs implement them.
+ * The contract between the records feature and a chain (ARC: a BSV network or the devnet node).
+ * Records code depends only on these types; chain libs implement them.
  * All ids are txIds / block hashes as 64 lowercase hex characters in display (reversed) order.
  */
 
@@ -25,12 +25,8 @@ export interface RecordTxRequest {
   readonly contentType?: string;
   /** For update/delete: the previous record's link output, spent as input 0. */
   readonly spends?: Outpoint;
-  /**
-   * UTXOs of the funding wallet's pool (P2PKH to the funding key), spent after `spends`. The
-   * write path always passes them (reserved from the pool). Absent: the legacy devnet faucet
-   * outpoint (only the old in-process devnet's own specs build that way; never production).
-   */
-  readonly funding?: readonly Outpoint[];
+  /** UTXOs of the funding wallet's pool (P2PKH to the funding key), spent after `spends`; at least one. */
+  readonly funding: readonly Outpoint[];
   /** Fee rate for this transaction, satoshis per 1000 bytes (default: the builder's). */
   readonly satoshisPerKilobyte?: number;
 }

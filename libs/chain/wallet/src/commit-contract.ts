@@ -27,8 +27,3 @@ export function poolCommitLua(): string {
   }
   return cached;
 }
-
-/** `lua` with the commit contract's functions defined in front of it (Redis forbids globals, so they are locals of the script). */
-export function withPoolCommit(lua: string): string {
-  return `${poolCommitLua()}\n${lua}`;
-}

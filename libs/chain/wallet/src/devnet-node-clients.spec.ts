@@ -1,6 +1,6 @@
 import { LockingScript, P2PKH, PrivateKey, Transaction } from '@bsv/sdk';
-import { COINBASE_MATURITY, startDevnetNode } from '@proofline/chain-devnet';
-import type { DevnetNode } from '@proofline/chain-devnet';
+import { COINBASE_MATURITY, startDevnetNode } from '@proofline/devnet';
+import type { DevnetNode } from '@proofline/devnet';
 import { CoinbaseScanner, FundingPool, fundingIdentity, httpCoinbaseSource } from './index';
 import { deriveChainKeys } from '@proofline/chain-bsv';
 import { verifyTscProof } from '@proofline/chain-domain';
@@ -15,9 +15,9 @@ import {
   trackConfirmations,
 } from '@proofline/chain-arc';
 
-// The devnet node (libs/chain/devnet, startDevnetNode) driven by the existing clients: chain-arc's
-// ARC and headers clients and this lib's coinbase scanner. It lives in chain-wallet, the one lib
-// that may import both chain-arc and chain-devnet without a dependency cycle.
+// The devnet node (libs/devnet, startDevnetNode) driven by the existing clients: chain-arc's
+// ARC and headers clients and this lib's coinbase scanner (so it lives here: chain-arc cannot
+// import chain-wallet).
 const testKey = PrivateKey.fromHex('11'.repeat(32));
 const otherKey = PrivateKey.fromHex('22'.repeat(32));
 const testScriptHex = new P2PKH().lock(testKey.toAddress()).toHex();

@@ -7,8 +7,8 @@
  */
 import { ArcClient } from '@proofline/chain-arc';
 import { BsvTransactionBuilder, deriveChainKeys } from '@proofline/chain-bsv';
-import { COINBASE_MATURITY, startDevnetNode } from '@proofline/chain-devnet';
-import type { DevnetNode } from '@proofline/chain-devnet';
+import { COINBASE_MATURITY, startDevnetNode } from '@proofline/devnet';
+import type { DevnetNode } from '@proofline/devnet';
 import { loadConfig } from '@proofline/shared-config';
 import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { DEVNET_COINBASE_MATURITY, createWalletServices } from './wallet-services';

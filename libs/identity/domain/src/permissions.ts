@@ -3,8 +3,6 @@ export const ISSUER_PERMISSIONS = ['Issuer_Admin', 'Issuer_User', 'Issuer_Audito
 export const VERIFIER_PERMISSIONS = ['Verifier_Admin', 'Verifier_User', 'Verifier_Auditor'] as const;
 export const PERMISSIONS = [...ISSUER_PERMISSIONS, ...VERIFIER_PERMISSIONS] as const;
 
-export type IssuerPermission = (typeof ISSUER_PERMISSIONS)[number];
-export type VerifierPermission = (typeof VERIFIER_PERMISSIONS)[number];
 export type Permission = (typeof PERMISSIONS)[number];
 export type Side = 'issuer' | 'verifier';
 

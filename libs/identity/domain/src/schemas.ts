@@ -40,7 +40,6 @@ export const createKeyBody = z
   .refine((b) => Boolean(b.issuerPermission ?? b.verifierPermission), {
     message: 'at least one of issuerPermission and verifierPermission is required',
   });
-export type CreateKeyBody = z.output<typeof createKeyBody>;
 
 export const revokeKeyBody = z.strictObject(
   { isRevoked: z.boolean({ error: 'isRevoked is required and must be a boolean (true or false)' }) },
@@ -76,5 +75,4 @@ export const legacyImportItem = z
   .refine((i) => (i.rawKey === undefined) !== (i.keyHash === undefined), {
     message: 'exactly one of rawKey and keyHash is required',
   });
-export type LegacyImportItem = z.output<typeof legacyImportItem>;
 export const legacyImportFile = z.array(legacyImportItem, { error: 'the import file must be a JSON array of keys' });

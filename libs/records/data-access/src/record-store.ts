@@ -3,7 +3,8 @@ import type { Redis } from 'ioredis';
 import { poolCommitLua } from '@proofline/chain-wallet';
 import { fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
 import { encodedContentType } from '@proofline/records-domain';
-import type { EncoderName, PublicationState, RecordFamily, RecordKind, RecordMeta } from '@proofline/records-domain';
+import type { PublicationState, RecordFamily, RecordKind, RecordMeta } from '@proofline/records-domain';
+import type { EncoderName } from '@proofline/shared-config';
 import { recordsKeys } from './keys';
 import { ACCEPT_REPLIES, NAVIGATE_REPLIES, SETTLE_REPLIES } from './script-replies';
 import type { RecordsKeys } from './keys';
@@ -372,7 +373,7 @@ export class RecordStore {
 
   /**
    * The record hash's fields. Redis keeps a small hash as one listpack, so every byte counts per
-   * record (README "Memory"): a value equal to what a reader assumes when the field is absent is
+   * record (docs/performance.md, "Memory"): a value equal to what a reader assumes when the field is absent is
    * not stored: `contentType` when it is the one its encoders give (`encodedContentType`), and for roots `chainId` (= txId) and
    * `position` (0); `failure` is written only when there is one. {@link toMeta} and the scripts
    * (accept-successor, navigate) apply the same defaults.

@@ -1,19 +1,12 @@
 import { hash } from 'node:crypto';
 import { AppError } from '@proofline/shared-errors';
-import type { EncoderName } from '@proofline/shared-config';
-
-export type { EncoderName } from '@proofline/shared-config';
+import { ENCODER_NAMES, type EncoderName } from '@proofline/shared-config';
+import type { EncodingEntry } from './responses';
 
 /** One step of an `encode` chain: an encoder and the salt prepended to its input. */
 export interface EncodeStep {
   readonly encoder: EncoderName;
   readonly salt?: string;
-}
-
-/** One entry of a write result's `encoding[]`, one per step. */
-export interface EncodingEntry {
-  readonly contentType: string;
-  readonly output: string;
 }
 
 export interface EncodedRecord {
@@ -38,7 +31,6 @@ export const MAX_ENCODE_STEPS = 8;
 /** Longest accepted salt, in characters. */
 export const MAX_SALT_LENGTH = 256;
 
-const KNOWN: readonly EncoderName[] = ['SHA256', 'Base64'];
 const SALT = /^[A-Za-z0-9/:+-]+$/;
 const STEP = /^([A-Za-z0-9]+)(?:\(([^()]*)\))?$/;
 
@@ -87,12 +79,12 @@ export function parseEncodeParam(raw: string | undefined, opts: ParseEncodeOptio
     const salt = m[2];
     if (name.toLowerCase() === 'none')
       throw invalid('encode: `none` cannot be combined with encoders or carry a salt.');
-    const encoder = KNOWN.find((k) => k.toLowerCase() === name.toLowerCase());
+    const encoder = ENCODER_NAMES.find((k) => k.toLowerCase() === name.toLowerCase());
     if (!encoder) {
       throw new AppError({
         errorCode: 'UNKNOWN_ENCODER',
         httpStatus: 400,
-        detail: `encode: unknown encoder "${clip(name)}" (known: ${KNOWN.join(', ')}).`,
+        detail: `encode: unknown encoder "${clip(name)}" (known: ${ENCODER_NAMES.join(', ')}).`,
       });
     }
     if (!opts.available.includes(encoder)) {
@@ -116,11 +108,6 @@ export function parseEncodeParam(raw: string | undefined, opts: ParseEncodeOptio
     }
   }
   return steps;
-}
-
-/** The `encode` string that `steps` were parsed from, without salts (what is stored). */
-export function encoderNames(steps: readonly EncodeStep[]): EncoderName[] {
-  return steps.map((s) => s.encoder);
 }
 
 /**

@@ -1,10 +1,9 @@
 import type { EncoderName } from '@proofline/shared-config';
+import type { PublicationState } from './responses';
 
 /** Linked records form chains; independent records stand alone. */
 export type RecordFamily = 'linked' | 'independent';
 export type RecordKind = 'create' | 'update' | 'delete' | 'independent';
-/** Publication state: accepted (in the outbox), published to the chain, or rejected for good. */
-export type PublicationState = 'pending' | 'published' | 'failed';
 
 /** A stored record without its bytes and raw transaction. */
 export interface RecordMeta {
@@ -32,8 +31,4 @@ export interface RecordMeta {
 /** `updatable`: a linked record that is not a delete and that no accepted record links to yet. */
 export function isUpdatable(meta: Pick<RecordMeta, 'family' | 'kind' | 'nextTxId'>): boolean {
   return meta.family === 'linked' && meta.kind !== 'delete' && meta.nextTxId === null;
-}
-
-export function familyOf(kind: RecordKind): RecordFamily {
-  return kind === 'independent' ? 'independent' : 'linked';
 }

@@ -1,6 +1,4 @@
 import type { Config } from '@proofline/shared-config';
-import type { TscMerkleProof } from '@proofline/chain-domain';
-import type { EncodingEntry, PublicationState } from '@proofline/records-domain';
 
 /** Who is calling (from the auth middleware). */
 export interface Caller {
@@ -12,40 +10,20 @@ export interface PublishQueue {
   enqueue(txId: string): Promise<void>;
 }
 
-export interface Confirmation {
-  readonly confirmedBlocks: number;
-  readonly blockHash: string;
-  readonly blockTimestamp: string;
-  readonly merkleProof: TscMerkleProof;
-}
+/**
+ * The answers of the records use cases: inferred from the zod schemas in records-domain, which
+ * the REST app also publishes as its OpenAPI components (one definition for both).
+ */
+export type {
+  Confirmation,
+  DeleteResult,
+  IndependentWriteResult,
+  LinkedWriteResult,
+  MatchResult,
+  NavigateResult,
+  StatusResult,
+} from '@proofline/records-domain';
 
-export interface LinkedWriteResult {
-  readonly txId: string;
-  readonly updateToken: string;
-  readonly encoding: EncodingEntry[];
-}
-export interface IndependentWriteResult {
-  readonly txId: string;
-  readonly encoding: EncodingEntry[];
-}
-export interface StatusResult {
-  readonly confirmation: Confirmation | null;
-  /** Linked records only. */
-  readonly updatable?: boolean;
-  /** Where publication stands: `pending` (accepted, not yet in the mempool), `published`, `failed`. */
-  readonly publication: PublicationState;
-  /** Only when `publication` is `failed`: the chain's code and reason, e.g. `INVALID_TX: ARC 461: script failed: …`. */
-  readonly failure?: string;
-}
-export interface MatchResult {
-  readonly match: boolean;
-  readonly confirmation: Confirmation | null;
-}
-export interface NavigateResult {
-  readonly txIds: string[];
-  readonly endOfLinks: boolean;
-  readonly maxLinksRequestable: number;
-}
 export interface ContentResult {
   readonly bytes: Buffer;
   readonly contentType: string;

@@ -6,11 +6,17 @@ import { InMemoryChain } from './in-memory-chain';
 describe('InMemoryChain (test double of the chain ports)', () => {
   it('accepts once per txId, rejects a second spend and an unknown input, and mines with proofs', async () => {
     const chain = new InMemoryChain();
-    const root = chain.build({ kind: 'create', data: Buffer.from('a'), contentType: 'application/octet-stream' });
+    const funding = [{ txId: 'fa'.repeat(32), vout: 0, satoshis: 1000 }];
+    const root = chain.build({
+      kind: 'create',
+      data: Buffer.from('a'),
+      contentType: 'application/octet-stream',
+      funding,
+    });
     expect(root.linkOutput).toEqual({ txId: root.txId, vout: 2, satoshis: 1 });
     const link = root.linkOutput ?? { txId: '', vout: 0, satoshis: 0 };
-    const update = chain.build({ kind: 'update', data: Buffer.from('b'), spends: link });
-    const rival = chain.build({ kind: 'update', data: Buffer.from('c'), spends: link });
+    const update = chain.build({ kind: 'update', data: Buffer.from('b'), spends: link, funding });
+    const rival = chain.build({ kind: 'update', data: Buffer.from('c'), spends: link, funding });
 
     const seen = (txId: string) => ({ kind: 'accepted', txId, status: 'SEEN_ON_NETWORK', mined: null });
     expect(await chain.submit(update)).toEqual({

@@ -48,20 +48,20 @@ export class InMemoryChain implements TransactionBuilder, ChainPublisher, ChainR
         contentType: request.contentType ?? null,
         data: request.data ? Buffer.from(request.data).toString('hex') : null,
         spends: request.spends ?? null,
-        funding: request.funding ?? [],
+        funding: request.funding,
         nonce: randomBytes(8).toString('hex'),
       }),
     );
     const txId = toDisplayHex(sha256d(payload));
     const linked = request.kind === 'create' || request.kind === 'update';
-    const funded = (request.funding ?? []).reduce((n, u) => n + u.satoshis, 0);
+    const funded = request.funding.reduce((n, u) => n + u.satoshis, 0);
     // A fake fee of 1 satoshi and the link output; the rest is change (at output 3).
     const changeSats = funded - 1 - (linked ? 1 : 0) + (request.spends?.satoshis ?? 0);
     return {
       txId,
       rawTx: payload,
       linkOutput: linked ? { txId, vout: 2, satoshis: 1 } : null,
-      fundingSpent: request.funding ?? [],
+      fundingSpent: request.funding,
       change: changeSats > 0 ? { txId, vout: 3, satoshis: changeSats } : null,
       fee: 1,
     };

@@ -1,4 +1,4 @@
-import { ConfigError, DEVNET_WALLET_SEED, loadConfig } from './config';
+import { CONFIG_VARIABLES, ConfigError, DEVNET_WALLET_SEED, configSchema, loadConfig } from './config';
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
@@ -165,7 +165,103 @@ describe('loadConfig', () => {
     expect(loadConfig({ METRICS_PORT: '' }).metrics.apiPort).toBeUndefined();
   });
 
+  it('applies the defaults of the process, Redis, worker and identity settings', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      nodeEnv: 'development',
+      logLevel: 'info',
+      redisPrefix: 'proofline',
+      host: '0.0.0.0',
+      workers: 1,
+      workerConcurrency: 16,
+      apiProcesses: 2,
+      redisCommandTimeoutMs: 1000,
+      publishCoalesceMs: 50,
+      bootstrapApiKey: undefined,
+      keyCreateTimeoutMs: 10_000,
+      shutdownGraceMs: 10_000,
+      network: 'devnet',
+    });
+    expect(c.auth).toEqual({
+      jwtSecret: undefined,
+      jwksUrl: undefined,
+      issuer: undefined,
+      audience: undefined,
+      claimsField: 'cognito:groups',
+    });
+    expect(c.metrics.workerPort).toBeUndefined();
+    expect(loadConfig({ WORKER_METRICS_PORT: '9470', HOST: '10.0.0.2' }).metrics).toEqual({
+      host: '10.0.0.2',
+      apiPort: undefined,
+      graphqlPort: undefined,
+      workerPort: 9470,
+    });
+  });
+
+  it('freezes every nested object and list', () => {
+    const c = loadConfig({ CORS_ORIGINS: 'https://a.example', RATE_LIMIT_PER_KEY: '5' });
+    for (const part of [
+      c.auth,
+      c.chain,
+      c.metrics,
+      c.devnet,
+      c.wallet,
+      c.webhooks,
+      c.rateLimit,
+      c.rateLimit.perKey,
+      c.corsOrigins,
+      c.encoders,
+    ])
+      expect(Object.isFrozen(part)).toBe(true);
+  });
+
+  it('declares each variable once, with a doc line, and the schema parses what loadConfig returns', () => {
+    const names = CONFIG_VARIABLES.map((v) => v.name);
+    expect(names).toHaveLength(58);
+    expect(new Set(names).size).toBe(names.length);
+    expect(CONFIG_VARIABLES.filter((v) => v.doc.trim() === '')).toEqual([]);
+    const env = { PORT: '3100', FEATURES: 'verify', DEVNET_REDIS_URL: 'redis://127.0.0.1:7000' };
+    expect(configSchema.parse(env)).toEqual(loadConfig(env));
+  });
+
+  it('quotes no value when production lacks a token secret, a blank one included', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: '' })).toThrow(
+      new ConfigError('AUTH_JWT_SECRET: required when NODE_ENV=production (32+ characters), or set AUTH_JWKS_URL'),
+    );
+    // Rules about a value that is set quote it, as a bad value does.
+    expect(() => loadConfig({ POOL_LOW_WATER: '50', POOL_TARGET: '10' })).toThrow(
+      new ConfigError('POOL_TARGET: must be at least POOL_LOW_WATER (50) (got "10")'),
+    );
+  });
+
   it.each([
+    [{ NODE_ENV: 'staging' }, /^NODE_ENV: /],
+    [{ LOG_LEVEL: 'verbose' }, /^LOG_LEVEL: /],
+    [{ REDIS_PREFIX: 'a:b' }, /^REDIS_PREFIX: must be 1-32 characters/],
+    [{ REDIS_COMMAND_TIMEOUT_MS: '99' }, /^REDIS_COMMAND_TIMEOUT_MS: /],
+    [{ WORKERS: '65' }, /^WORKERS: /],
+    [{ WORKER_CONCURRENCY: '0' }, /^WORKER_CONCURRENCY: /],
+    [{ API_PROCESSES: '0' }, /^API_PROCESSES: /],
+    [{ MAX_PENDING_PUBLICATIONS: '-1' }, /^MAX_PENDING_PUBLICATIONS: /],
+    [{ PUBLISH_COALESCE_MS: '1001' }, /^PUBLISH_COALESCE_MS: /],
+    [{ MAX_LINKS: '0' }, /^MAX_LINKS: /],
+    [{ MAX_RECORD_BYTES: 'big' }, /^MAX_RECORD_BYTES: must be an integer/],
+    [{ BLOCK_INTERVAL_MS: '100' }, /^BLOCK_INTERVAL_MS: /],
+    [{ KEY_LIFETIME_DAYS: '3651' }, /^KEY_LIFETIME_DAYS: /],
+    [{ KEY_CREATE_TIMEOUT_MS: '99' }, /^KEY_CREATE_TIMEOUT_MS: /],
+    [{ SHUTDOWN_GRACE_MS: '120001' }, /^SHUTDOWN_GRACE_MS: /],
+    [{ AUTH_JWKS_URL: 'idp.example/jwks' }, /^AUTH_JWKS_URL: must be an http\(s\) URL/],
+    [{ AUTH_CLAIMS_FIELD: '' }, /^AUTH_CLAIMS_FIELD: /],
+    [{ WORKER_METRICS_PORT: '0' }, /^WORKER_METRICS_PORT: /],
+    [
+      { ARC_CALLBACK_URL: 'me.example/arc', ARC_CALLBACK_TOKEN: '0123456789abcdef' },
+      /^ARC_CALLBACK_URL: must be an http/,
+    ],
+    [{ ARC_POLL_MS: '99' }, /^ARC_POLL_MS: /],
+    [{ POOL_UTXO_SATS: '1' }, /^POOL_UTXO_SATS: /],
+    [{ FEE_FLOOR_SATS_PER_KB: '-1' }, /^FEE_FLOOR_SATS_PER_KB: /],
+    [{ WEBHOOK_ALLOW_PRIVATE: 'TRUE' }, /^WEBHOOK_ALLOW_PRIVATE: must be true or false/],
+    [{ WEBHOOK_LIMIT: '0' }, /^WEBHOOK_LIMIT: /],
     [{ CORS_ORIGINS: '*' }, /^CORS_ORIGINS: "\*" is not an origin/],
     [{ CORS_ORIGINS: 'https://a.example/path' }, /^CORS_ORIGINS: /],
     [{ METRICS_PORT: '70000' }, /^METRICS_PORT: /],

@@ -1,20 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import http from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Duplex } from 'node:stream';
 import type { RequestHandler } from 'express';
 import type { Logger } from '@proofline/shared-logger';
+import { createEdgeServer } from './protocol';
 
 // Edge rules shared by the REST (Express) and the GraphQL (node:http + yoga) servers, so both
-// answer the same way: request ids, CORS, HTTP parser refusals, an internal /metrics listener.
-
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
-/** The request id of a request: a well-formed incoming `x-request-id` (echoed) or a new UUID. */
-export function requestIdOf(header: string | string[] | undefined): string {
-  const incoming = Array.isArray(header) ? header[0] : header;
-  return incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-}
+// answer the same way: CORS and an internal /metrics listener (protocol refusals: protocol.ts).
 
 /** Headers a browser may send cross-origin, and response headers it may read. */
 const ALLOWED_HEADERS = 'authorization, content-type, x-api-key, x-request-id';
@@ -72,47 +62,6 @@ export function cors(origins: readonly string[], methods = 'GET, POST, PUT, PATC
   };
 }
 
-/** Status and errorCode of a request Node's HTTP parser refused, by the parser's error code. */
-function parserRefusal(code: string | undefined): { status: number; errorCode: string; title: string } {
-  switch (code) {
-    case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, errorCode: 'REQUEST_HEADER_FIELDS_TOO_LARGE', title: 'Request Header Fields Too Large' };
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, errorCode: 'REQUEST_TIMEOUT', title: 'Request Timeout' };
-    default:
-      return { status: 400, errorCode: 'BAD_REQUEST', title: 'Bad Request' };
-  }
-}
-
-/**
- * A `clientError` listener: requests Node's HTTP parser refused (bad request line, headers over
- * `maxHeaderSize`, a header timeout) get a short problem+json with an `errorCode` and an
- * `x-request-id`, then the connection is closed. When the socket can no longer be written
- * (reset, half-closed) it is only destroyed, as Node does by default.
- */
-export function onClientError(logger: Logger): (err: Error & { code?: string }, socket: Duplex) => void {
-  return (err, socket) => {
-    if (err.code === 'ECONNRESET' || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    const { status, errorCode, title } = parserRefusal(err.code);
-    const id = randomUUID();
-    const body = JSON.stringify({
-      type: 'about:blank',
-      title,
-      status,
-      errorCode,
-      detail: 'The HTTP request could not be parsed.',
-    });
-    logger.info({ reqId: id, status, errorCode, parser: err.code }, 'request refused by the HTTP parser');
-    socket.end(
-      `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  };
-}
-
 /** What {@link serveMetrics} reads: a prom-client Registry fits. */
 export interface MetricsSource {
   readonly contentType: string;
@@ -135,7 +84,7 @@ export async function serveMetrics(
   port: number,
   logger: Logger,
 ): Promise<MetricsListener> {
-  const server = http.createServer((req, res) => {
+  const server = createEdgeServer((req, res) => {
     if ((req.url ?? '').split('?')[0] !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
       res
         .writeHead(404, { 'content-type': 'application/problem+json' })
@@ -151,8 +100,7 @@ export async function serveMetrics(
           .end(JSON.stringify({ title: 'Service Unavailable', status: 503, errorCode: 'METRICS_UNAVAILABLE' }));
       },
     );
-  });
-  server.on('clientError', onClientError(logger));
+  }, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

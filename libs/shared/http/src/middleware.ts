@@ -3,7 +3,7 @@ import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Respon
 import { AppError, normaliseError, toProblem } from '@proofline/shared-errors';
 import { logScope } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
-import { requestIdOf } from './edge';
+import { bodyBeyondDiscard, discardBody, requestIdOf } from './protocol';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -40,9 +40,17 @@ export function requestContext(logger: Logger): RequestHandler {
 function logFinished(this: TimedResponse): void {
   const req = this.req;
   const ms = performance.now() - (this[STARTED_AT] ?? 0);
-  // Only the path, never the query string: it may carry an updateToken.
+  // Only the path, never the query string: it may carry an updateToken. A refused request's line
+  // carries its errorCode: a client's mistake is visible at info, never logged at error.
+  const errorCode = (this.locals as { errorCode?: string } | undefined)?.errorCode;
   req.log.info(
-    { method: req.method, path: req.path, status: this.statusCode, ms: Math.round(ms * 10) / 10 },
+    {
+      method: req.method,
+      path: req.path,
+      status: this.statusCode,
+      ms: Math.round(ms * 10) / 10,
+      ...(errorCode ? { errorCode } : {}),
+    },
     'request',
   );
 }
@@ -52,6 +60,7 @@ export function sendProblem(req: Request, res: Response, thrown: unknown): void 
   // Redis unavailability (refused, reset, timed out, LOADING, READONLY, ...) is mapped here, once: 503 REDIS_UNAVAILABLE.
   const error = normaliseError(thrown);
   const problem = toProblem(error, req.originalUrl.split('?')[0]);
+  res.locals['errorCode'] = problem.errorCode;
   if (error instanceof AppError && error.errorCode === 'REDIS_UNAVAILABLE') {
     // An outage answers many requests at once: one warn line each, without a stack.
     req.log?.warn({ errorCode: error.errorCode, internal: error.internalDetail }, 'request refused: redis unavailable');
@@ -67,7 +76,12 @@ export function sendProblem(req: Request, res: Response, thrown: unknown): void 
     res.end();
     return;
   }
+  // A body not read yet (refused before its parser ran, e.g. 401 or 413 by Content-Length) is
+  // drained after the answer, so a client still sending gets the answer and not a reset.
+  const unread = !req.complete;
+  if (unread && bodyBeyondDiscard(req)) res.setHeader('connection', 'close');
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
+  if (unread) discardBody(req);
 }
 
 /**

@@ -8,12 +8,6 @@ export const QUEUES = {
   /** Publication of accepted record transactions to the chain (publisher). */
   recordsPublish: 'records-publish',
   /**
-   * The devnet block producer's repeatable tick (one at a time across all workers). It also
-   * builds every Merkle proof of the block in one pass and stores them in the block's atomic
-   * commit, so proofs need no queue of their own.
-   */
-  chainBlocks: 'chain-blocks',
-  /**
    * ARC confirmations: a job scheduler every ARC_POLL_MS; each run polls the published but
    * unproven transactions, verifies and stores their proofs, and handles reorgs (one run at a
    * time across all workers).
@@ -30,8 +24,6 @@ export const QUEUES = {
   /** The webhook watcher's tick (a job scheduler): turns watched txIds into deliveries once confirmed or failed. */
   webhooksWatch: 'webhooks-watch',
 } as const;
-
-export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 /** BullMQ's key prefix under the deployment's Redis prefix. */
 export const bullPrefix = (redisPrefix: string): string => `${redisPrefix}:bull`;

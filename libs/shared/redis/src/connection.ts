@@ -29,7 +29,7 @@ export const REQUEST_COMMAND_TIMEOUT_MS = 1000;
  *   within half a second of Redis (the default cap, 2 s, would add up to 2 s of 503s).
  * - `enableAutoPipelining: false`: ioredis sends an auto-pipeline only after the previous one of
  *   the same slot has answered, and a command's timeout starts when it is sent; against a frozen
- *   server every command queued behind the first pipeline waited 2 × the timeout (measured: 2.0–2.2 s).
+ *   server every command queued behind the first pipeline would wait up to twice the timeout.
  *   Without it commands are still written back to back on the one connection (Redis pipelining on
  *   the wire), each with its own timer.
  * A command that timed out may still run when a frozen server resumes (Redis executes what it
@@ -150,9 +150,9 @@ const coalesced = new WeakSet<object>();
 /**
  * Sends every command `redis` issues in one event-loop turn in one socket write. ioredis writes
  * each command (or pipeline) to the socket at once: under load an API process answering many
- * requests per turn made one `write(2)` per command, and each woke Redis separately (the CPU
- * profile showed socket writes as the largest single cost of a write request). Here the socket
- * is corked at its first write of a turn and uncorked by `setImmediate`, i.e. after every
+ * requests per turn would make one `write(2)` per command, each waking Redis separately, and
+ * socket writes would be the largest single cost of a write request. Here the socket is corked
+ * at its first write of a turn and uncorked by `setImmediate`, i.e. after every
  * callback of the current poll phase: commands still leave in the order they were issued, none
  * waits for another's reply, and the latency added is the rest of the current turn (no timer).
  * Unlike ioredis' auto-pipelining, each command keeps its own timeout and nothing waits for a

@@ -1,2 +1,5 @@
 export * from './redis';
 export * from './ports';
+export * from './load';
+export * from './raw-http';
+export * from './log-capture';

@@ -1,3 +1,10 @@
+/**
+ * How long a delivered message is remembered: longer than any re-run of its job (a stalled job is
+ * retried within a minute; a job whose completion was lost, at once). A re-enqueue of the same
+ * jobId is a no-op anyway while BullMQ keeps the finished job.
+ */
+export const DELIVERED_KEPT_SECONDS = 3600;
+
 /** Every Redis key of the webhooks lib, built from the deployment's prefix. Nowhere else spells them. */
 export function webhooksKeys(prefix: string) {
   const tenantPrefix = `${prefix}:webhooks:tenant:`;
@@ -15,6 +22,11 @@ export function webhooksKeys(prefix: string) {
      * with webhooks, published and not yet confirmed or failed; score = when to look next (ms).
      */
     watch: `${prefix}:webhooks:watch`,
+    /**
+     * STRING: the delivery ledger of one message to one webhook: `sending:{token}` while an attempt
+     * holds it (a lease), `delivered` after a 2xx (kept {@link DELIVERED_KEPT_SECONDS}).
+     */
+    sent: (id: string, messageId: string) => `${prefix}:webhooks:sent:${id}:${messageId}`,
     /** STRING: the generated secret-encryption key when WEBHOOK_SECRET_KEY is unset (development). */
     sealKey: `${prefix}:webhooks:seal-key`,
   };

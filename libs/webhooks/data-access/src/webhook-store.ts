@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
 import { MAX_DELIVERIES_KEPT } from '@proofline/webhooks-domain';
 import type { DeliveryAttempt, StoredWebhook, WebhookEvent } from '@proofline/webhooks-domain';
-import { webhooksKeys } from './keys';
+import { DELIVERED_KEPT_SECONDS, webhooksKeys } from './keys';
 import type { WebhooksKeys } from './keys';
 
 interface Commands {
@@ -12,6 +12,9 @@ interface Commands {
 }
 
 export const CREATE_WEBHOOK_REPLIES = { OK: 'OK', LIMIT: 'LIMIT' } as const;
+
+/** What {@link WebhookStore.claimDelivery} found. */
+export type ClaimOutcome = 'claimed' | 'delivered' | 'busy';
 
 /**
  * Redis storage of webhooks, their delivery log and the watch set. Creation holds the per-tenant
@@ -93,6 +96,32 @@ export class WebhookStore {
       .lpush(key, JSON.stringify(attempt))
       .ltrim(key, 0, MAX_DELIVERIES_KEPT - 1)
       .exec();
+  }
+
+  /**
+   * Claims the right to send `messageId` to webhook `id` for `leaseMs`: `claimed` (send it),
+   * `delivered` (a 2xx was already received: never send it again) or `busy` (another attempt of
+   * the same message is running: send nothing now).
+   */
+  async claimDelivery(id: string, messageId: string, token: string, leaseMs: number): Promise<ClaimOutcome> {
+    const key = this.keys.sent(id, messageId);
+    if ((await this.redis.set(key, `sending:${token}`, 'PX', leaseMs, 'NX')) === 'OK') return 'claimed';
+    return (await this.redis.get(key)) === 'delivered' ? 'delivered' : 'busy';
+  }
+
+  /** Records that `messageId` reached webhook `id` (a 2xx). MUST run before the attempt is logged or the job completes. */
+  async markDelivered(id: string, messageId: string): Promise<void> {
+    await this.redis.set(this.keys.sent(id, messageId), 'delivered', 'EX', DELIVERED_KEPT_SECONDS);
+  }
+
+  /** Gives up a claim after a failed attempt, so the retry may send (only the claim's own token). */
+  async releaseDelivery(id: string, messageId: string, token: string): Promise<void> {
+    await this.redis.eval(
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+      1,
+      this.keys.sent(id, messageId),
+      `sending:${token}`,
+    );
   }
 
   /** The latest delivery attempts, newest first. */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
@@ -9,12 +10,15 @@ import type { Logger } from '@proofline/shared-logger';
 import type { Redis } from '@proofline/shared-redis';
 import type { WebhookStore } from '@proofline/webhooks-data-access';
 import { WebhookDeliveryJob, isForbiddenAddress, signWebhook } from '@proofline/webhooks-domain';
-import type { DeliveryAttempt } from '@proofline/webhooks-domain';
+import type { DeliveryAttempt, StoredWebhook } from '@proofline/webhooks-domain';
 import type { SecretBox } from './secret-box';
 import { ForbiddenAddressError, guardedLookup } from './url-guard';
 
 /** Deadline of one delivery attempt (connect, send, answer). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
+
+/** A claim outlives its attempt's deadline by this much (a crashed attempt frees it by itself). */
+const CLAIM_MARGIN_MS = 5000;
 
 export interface SendResult {
   readonly statusCode: number | null;
@@ -98,7 +102,12 @@ export interface DeliveryDeps {
   readonly logger?: Logger;
 }
 
-export type DeliveryOutcome = 'delivered' | 'webhook-deleted';
+export type DeliveryOutcome = 'delivered' | 'already-delivered' | 'webhook-deleted';
+
+/** Thrown when another attempt of the same message holds its claim: BullMQ retries it later (and then finds it delivered). */
+export class DeliveryBusyError extends Error {
+  override readonly name = 'DeliveryBusyError';
+}
 
 /**
  * One delivery attempt of a `webhooks-deliver` job (Standard Webhooks): `webhook-id` is the
@@ -107,6 +116,11 @@ export type DeliveryOutcome = 'delivered' | 'webhook-deleted';
  * decoded bytes. Every attempt is recorded for the deliveries endpoint. A non-2xx answer, a
  * timeout or a connection error throws (BullMQ retries with exponential backoff); a forbidden
  * address or a bad payload is unrecoverable. The secret never reaches a log line.
+ *
+ * A message that got a 2xx is never sent again: the webhook's ledger (`claimDelivery`) is checked
+ * before each attempt and written before the job completes, so a job BullMQ runs again (stalled,
+ * or its completion lost) finds it delivered; and one attempt of a message sends at a time (a
+ * second one throws {@link DeliveryBusyError}: retried later, it finds the first one's outcome).
  */
 export async function deliverWebhook(
   deps: DeliveryDeps,
@@ -117,6 +131,30 @@ export async function deliverWebhook(
   const d = parsed.data;
   const hook = await deps.store.get(d.webhookId);
   if (!hook) return 'webhook-deleted';
+  // Exactly once on the success path: BullMQ runs a job at least once (a stalled job is run again,
+  // a job whose completion was lost is run again), so the ledger, not the job, says whether this
+  // message was delivered; and only one attempt of a message sends at a time.
+  const timeoutMs = deps.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const token = randomUUID();
+  const claim = await deps.store.claimDelivery(hook.id, d.messageId, token, timeoutMs + CLAIM_MARGIN_MS);
+  if (claim === 'delivered') return 'already-delivered';
+  if (claim === 'busy') throw new DeliveryBusyError('another attempt of this message is running');
+  try {
+    return await attempt(deps, hook, d, job.attemptsMade + 1, timeoutMs);
+  } catch (err) {
+    await deps.store.releaseDelivery(hook.id, d.messageId, token);
+    throw err;
+  }
+}
+
+/** One claimed attempt: sign, POST, mark delivered on a 2xx (before logging it), log the attempt. */
+async function attempt(
+  deps: DeliveryDeps,
+  hook: StoredWebhook,
+  d: WebhookDeliveryJob,
+  attemptNo: number,
+  timeoutMs: number,
+): Promise<DeliveryOutcome> {
   const secret = (await deps.box()).open(hook.secretSealed, hook.id);
   const started = deps.clock.now();
   const timestamp = Math.floor(started.getTime() / 1000);
@@ -126,22 +164,20 @@ export async function deliverWebhook(
     'webhook-signature': signWebhook(secret, d.messageId, timestamp, d.body),
   };
   const t0 = performance.now();
-  const result = await postOnce(new URL(hook.url), headers, d.body, {
-    allowPrivate: deps.allowPrivate,
-    timeoutMs: deps.timeoutMs ?? DELIVERY_TIMEOUT_MS,
-  });
-  const attempt: DeliveryAttempt = {
+  const result = await postOnce(new URL(hook.url), headers, d.body, { allowPrivate: deps.allowPrivate, timeoutMs });
+  if (result.error === null) await deps.store.markDelivered(hook.id, d.messageId);
+  const record: DeliveryAttempt = {
     messageId: d.messageId,
     event: d.event,
     txId: d.txId,
-    attempt: job.attemptsMade + 1,
+    attempt: attemptNo,
     at: started.toISOString(),
     statusCode: result.statusCode,
     durationMs: Math.round(performance.now() - t0),
     error: result.error,
     delivered: result.error === null,
   };
-  await deps.store.recordAttempt(hook.id, attempt);
+  await deps.store.recordAttempt(hook.id, record);
   if (result.error === null) return 'delivered';
   deps.logger?.warn(
     {
@@ -149,7 +185,7 @@ export async function deliverWebhook(
       messageId: d.messageId,
       statusCode: result.statusCode,
       err: result.error,
-      attempt: attempt.attempt,
+      attempt: record.attempt,
     },
     'webhook delivery attempt failed',
   );

@@ -1,5 +1,0 @@
-module.exports = {
-  displayName: 'chain-devnet',
-  preset: '../../../jest.preset.js',
-  rootDir: __dirname,
-};

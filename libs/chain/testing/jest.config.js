@@ -1,5 +1,0 @@
-module.exports = {
-  displayName: 'chain-testing',
-  preset: '../../../jest.preset.js',
-  rootDir: __dirname,
-};

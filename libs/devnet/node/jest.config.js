@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'devnet-node',
+  preset: '../../../jest.preset.js',
+  rootDir: __dirname,
+};

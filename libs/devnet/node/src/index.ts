@@ -1,0 +1,3 @@
+export * from './keys';
+export * from './block-producer';
+export * from './node';

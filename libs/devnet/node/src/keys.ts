@@ -1,0 +1,52 @@
+/**
+ * Every Redis key of the devnet, from the injected prefix (config.redisPrefix). Nowhere else
+ * spells a key; the Lua scripts receive them as KEYS. Fixed keys (hashes keyed by txId or block
+ * hash) keep every script's key list static.
+ */
+export function devnetKeys(prefix: string) {
+  const p = `${prefix}:chain`;
+  return {
+    /** HASH txId -> raw transaction hex (accepted and mined transactions, coinbases included). */
+    raw: `${p}:raw`,
+    /** HASH "txId:vout" -> txId of the accepted transaction that spends it. */
+    spent: `${p}:spent`,
+    /** HASH "txId:vout" -> satoshis, for every spendable (non-data) output of a known transaction. */
+    outputs: `${p}:outputs`,
+    /** ZSET txId scored by arrival order: accepted, not yet mined. */
+    mempool: `${p}:mempool`,
+    /** Arrival counter for the mempool order. */
+    seq: `${p}:seq`,
+    /** HASH {hash, height, time}: the chain tip. */
+    tip: `${p}:tip`,
+    /** HASH blockHash -> 80-byte header hex. */
+    headers: `${p}:headers`,
+    /** HASH blockHash -> height. */
+    heights: `${p}:heights`,
+    /** HASH height -> blockHash. */
+    hashes: `${p}:hashes`,
+    /** HASH blockHash -> txIds of the block in order (coinbase first), comma-separated. */
+    blockTxIds: `${p}:block-txids`,
+    /** HASH txId -> "blockHash|height|index|node,node,..." (its TSC branch, stored with the block). */
+    mined: `${p}:mined`,
+    /** Devnet node: HASH txId -> JSON {txStatus, extraInfo, competingTxs} of a submission it refused after storing its verdict (double spends). */
+    verdicts: `${p}:node:verdicts`,
+    /** Devnet node: SET per first spender of the double-spend losers it beat (see {@link competitorsKey}). */
+    competitorsBase: `${p}:node:competitors`,
+    /** Devnet node: HASH txId -> JSON array of callback registrations {url, token, batch, full}. */
+    callbacks: `${p}:node:callbacks`,
+    /** Devnet node: ZSET of pending callback deliveries (JSON) scored by due time (ms). */
+    callbackQueue: `${p}:node:callback-queue`,
+    /** Devnet node: height of the last block whose MINED callbacks were queued (a restart queues the rest). */
+    callbackHeight: `${p}:node:callback-height`,
+    /** Devnet node: delivery id counter (makes every queued delivery a distinct member). */
+    callbackSeq: `${p}:node:callback-seq`,
+  };
+}
+
+export type DevnetKeys = ReturnType<typeof devnetKeys>;
+
+/** Devnet node: SET of the txIds that tried to double-spend an output `winner` spends first. */
+export const competitorsKey = (k: DevnetKeys, winner: string): string => `${k.competitorsBase}:${winner}`;
+
+/** The field of an outpoint in `spent` / `outputs`. */
+export const outpointField = (txId: string, vout: number): string => `${txId}:${vout}`;

@@ -1,0 +1,71 @@
+import { z } from 'zod';
+
+/** An integer within `min..max`, from its decimal text. */
+export const intFrom = (min: number, max: number) =>
+  z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(min).max(max);
+
+/** A comma-separated list of `allowed` names, matched case-insensitively, duplicates dropped. */
+export const csvOf = <T extends string>(allowed: readonly T[], what: string) =>
+  z.string().transform((value, ctx) => {
+    const out: T[] = [];
+    for (const item of splitList(value)) {
+      const hit = allowed.find((a) => a.toLowerCase() === item.toLowerCase());
+      if (!hit) {
+        ctx.addIssue({ code: 'custom', message: `unknown ${what} "${item}" (allowed: ${allowed.join(', ')})` });
+        return z.NEVER;
+      }
+      if (!out.includes(hit)) out.push(hit);
+    }
+    return out;
+  });
+
+/** The non-empty items of a comma-separated list, trimmed. */
+export const splitList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+
+/** A string that may be unset: unset, empty or blank = `undefined`. */
+export const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
+
+/** An optional TCP port: unset or empty = not configured. */
+export const optionalPort = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+  intFrom(1, 65535).optional(),
+);
+
+export const httpUrl = z.string().regex(/^https?:\/\/\S+$/, 'must be an http(s) URL');
+
+/** An optional http(s) URL (unset or blank = `undefined`). */
+export const optionalHttpUrl = optionalString.refine(
+  (v) => v === undefined || /^https?:\/\//.test(v),
+  'must be an http(s) URL',
+);
+
+export const redisUrl = z.string().url('must be a redis:// URL');
+
+/** An optional 32-byte key in hex, lowercased (unset or blank = `undefined`). */
+export const optionalHexKey = optionalString
+  .refine(
+    (v) => v === undefined || /^[0-9a-fA-F]{64}$/.test(v),
+    'must be 64 hex characters (generate one: openssl rand -hex 32)',
+  )
+  .transform((v) => v?.toLowerCase());
+
+/** `true`/`1`/`yes`/`on` or `false`/`0`/`no`/`off`, any case; unset or blank = `fallback`. */
+export const booleanFlag = (fallback: boolean) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return fallback;
+      const t = v.trim().toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(t)) return true;
+      if (['false', '0', 'no', 'off'].includes(t)) return false;
+      ctx.addIssue({ code: 'custom', message: 'must be true or false' });
+      return z.NEVER;
+    });

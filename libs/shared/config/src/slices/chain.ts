@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { httpUrl, intFrom, optionalHttpUrl, optionalString } from '../parsers';
+import { slice, variable } from '../variable';
+
+/** Networks a deployment publishes to (`NETWORK`). */
+export const NETWORKS = ['devnet', 'testnet', 'mainnet'] as const;
+export type Network = (typeof NETWORKS)[number];
+
+export const NETWORK = variable(
+  'NETWORK',
+  'Where records are published: devnet, testnet or mainnet.',
+  z.enum(NETWORKS, { error: `must be one of ${NETWORKS.join(', ')}` }).default('devnet'),
+);
+
+/** ARC publication: the network, the ARC endpoint and the headers source proofs are checked against. */
+export const chain = slice(
+  {
+    network: NETWORK,
+    chain: {
+      network: NETWORK,
+      arcUrl: variable(
+        'ARC_URL',
+        'ARC v1 endpoint every record transaction is published to (default: the devnet).',
+        httpUrl.default('http://127.0.0.1:9090'),
+      ),
+      arcApiKey: variable('ARC_API_KEY', 'Sent to ARC as `Authorization: Bearer`.', optionalString),
+      arcCallbackUrl: variable(
+        'ARC_CALLBACK_URL',
+        'Where ARC posts status callbacks; an accelerator only (polling always runs).',
+        optionalHttpUrl,
+      ),
+      arcCallbackToken: variable(
+        'ARC_CALLBACK_TOKEN',
+        'Bearer token ARC sends with its callbacks (16+ characters).',
+        optionalString.refine((v) => v === undefined || v.length >= 16, 'must be at least 16 characters'),
+      ),
+      arcTimeoutMs: variable(
+        'ARC_TIMEOUT_MS',
+        'Deadline of each ARC and headers request.',
+        intFrom(1000, 120_000).default(15_000),
+      ),
+      headersUrl: variable(
+        'HEADERS_URL',
+        'WhatsOnChain-compatible block headers source every proof is checked against.',
+        httpUrl.default('http://127.0.0.1:9090'),
+      ),
+      pollMs: variable(
+        'ARC_POLL_MS',
+        'Confirmation polling interval (unproven transactions and the reorg check), one run at a time across workers.',
+        intFrom(100, 3_600_000).default(2000),
+      ),
+      callbackGraceMs: variable(
+        'ARC_CALLBACK_GRACE_MS',
+        'With callbacks configured, how long a published transaction is left to its callback before polling asks for it.',
+        intFrom(0, 86_400_000).default(30_000),
+      ),
+    },
+  },
+  (c) =>
+    (c.chain.arcCallbackUrl === undefined) !== (c.chain.arcCallbackToken === undefined)
+      ? { env: 'ARC_CALLBACK_TOKEN', message: 'ARC_CALLBACK_URL and ARC_CALLBACK_TOKEN are set together or not at all' }
+      : undefined,
+);
