@@ -114,6 +114,8 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
     arcCallbackToken: o.callback?.token,
     arcTimeoutMs: 10_000,
     headersUrl: node.url,
+    headersApiKey: undefined,
+    headersMaxRps: undefined,
     pollMs,
     callbackGraceMs: o.callbackGraceMs ?? 0,
   };
