@@ -54,6 +54,19 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     createRecords({ config, clock, redis, prefix, builder: chain, funding, reader: chain, queue: q, logger }).writes;
   const reads = (chain: InMemoryChain) =>
     createRecords({ config, clock, redis, prefix, builder: chain, funding, reader: chain, queue, logger }).reads;
+  /** A create and its update written on a fresh chain, neither enqueued (their jobs "lost"). */
+  const unqueuedCreateAndUpdate = async () => {
+    const chain = new InMemoryChain();
+    const lost: PublishQueue = { enqueue: async () => undefined };
+    const svc = service(chain, lost);
+    const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
+    const updated = await svc.updateLinked(tenant, created.txId, {
+      body: Buffer.from('b'),
+      encode: undefined,
+      updateToken: created.updateToken,
+    });
+    return { chain, created, updated };
+  };
   /** Resolves once every job has left the queue (completed or failed for good: both are removed). */
   const drained = () =>
     eventually(
@@ -267,15 +280,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
   });
 
   it("a batch carrying an update before its create: the create's publication follows the chain to the update, both in chain order", async () => {
-    const chain = new InMemoryChain();
-    const lost: PublishQueue = { enqueue: async () => undefined };
-    const svc = service(chain, lost);
-    const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
-    const updated = await svc.updateLinked(tenant, created.txId, {
-      body: Buffer.from('b'),
-      encode: undefined,
-      updateToken: created.updateToken,
-    });
+    const { chain, created, updated } = await unqueuedCreateAndUpdate();
     await queue.queue.add(
       'publish',
       { txIds: [updated.txId, created.txId] },
@@ -365,15 +370,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
   });
 
   it('a waiting successor whose previous record no publisher carries (its job lost) is published by the sweeper, in chain order', async () => {
-    const chain = new InMemoryChain();
-    const lost: PublishQueue = { enqueue: async () => undefined };
-    const svc = service(chain, lost);
-    const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
-    const updated = await svc.updateLinked(tenant, created.txId, {
-      body: Buffer.from('b'),
-      encode: undefined,
-      updateToken: created.updateToken,
-    });
+    const { chain, created, updated } = await unqueuedCreateAndUpdate();
     const publisher = start(chain);
     // only the update's batch arrives: it waits (nothing follows the chain to it: the create has no job)
     await queue.queue.add(
