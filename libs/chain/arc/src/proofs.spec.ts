@@ -19,7 +19,8 @@ import { BsvTransactionBuilder, buildCoinbaseTo, deriveChainKeys, tscToMerklePat
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { ArcClient } from './arc-client';
 import { bumpToTsc, verifyBump } from './bump';
-import { handleArcCallback, parseArcCallback, trackConfirmations } from './confirmation-tracker';
+import { handleArcCallback, parseArcCallback } from './arc-callbacks';
+import { trackConfirmations } from './confirmation-tracker';
 import { HeadersSourceError, WocHeadersClient } from './headers-client';
 import { arcKeys } from './keys';
 import { ArcProofStore } from './proof-store';
