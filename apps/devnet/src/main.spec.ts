@@ -1,7 +1,8 @@
 /**
  * The devnet app as a process (its composition root through tsx; the launcher spec runs the
  * compiled bundle): configuration, its own Redis connection, coinbases paying WALLET_SEED's
- * funding address, DEVNET_PORT, DEVNET_API_KEY, /liveness, graceful SIGTERM.
+ * funding address, DEVNET_PORT, DEVNET_API_KEY, the strictness and reality settings, /liveness,
+ * graceful SIGTERM.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -13,6 +14,22 @@ import { devnetPrefix } from './devnet-prefix';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
+/** The devnet app through tsx, with PATH, HOME and the test Redis as REDIS_URL (overridable) plus `env`. */
+function spawnDevnet(env: Record<string, string>) {
+  return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/devnet/src/main.ts')], {
+    cwd: ROOT,
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', REDIS_URL: testRedisUrl(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** A raw (non-EF) transaction spending output 0 of `txid` (unsigned: a 460 comes before any script check). */
+function rawSpendOf(txid: string): string {
+  const prev = Buffer.from(txid, 'hex').reverse().toString('hex');
+  const output = 'e803000000000000' + '0100'; // 1000 sat, script OP_0
+  return '01000000' + `01${prev}00000000` + '00ffffffff' + `01${output}` + '00000000';
+}
+
 jest.setTimeout(60_000);
 
 describe('apps/devnet', () => {
@@ -23,21 +40,14 @@ describe('apps/devnet', () => {
   it('serves ARC v1 on DEVNET_PORT behind DEVNET_API_KEY, mines to the wallet seed’s funding address, stops on SIGTERM', async () => {
     const port = await freePort();
     const seed = 'cd'.repeat(32);
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/devnet/src/main.ts')], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        HOME: process.env['HOME'] ?? '/tmp',
-        REDIS_URL: testRedisUrl(),
-        REDIS_PREFIX: prefix,
-        HOST: '127.0.0.1',
-        DEVNET_PORT: String(port),
-        DEVNET_API_KEY: 'app-devnet-key',
-        WALLET_SEED: seed,
-        BLOCK_INTERVAL_MS: '200',
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const child = spawnDevnet({
+      REDIS_PREFIX: prefix,
+      HOST: '127.0.0.1',
+      DEVNET_PORT: String(port),
+      DEVNET_API_KEY: 'app-devnet-key',
+      WALLET_SEED: seed,
+      BLOCK_INTERVAL_MS: '200',
+      LOG_LEVEL: 'info',
     });
     let out = '';
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -70,25 +80,70 @@ describe('apps/devnet', () => {
     expect(out).not.toMatch(/ECONNREFUSED|connection error/i);
   });
 
-  it('refuses to run on another NETWORK with a one-line configuration error (exit 78)', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/devnet/src/main.ts')], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        HOME: process.env['HOME'] ?? '/tmp',
-        REDIS_URL: testRedisUrl(),
-        NETWORK: 'testnet',
-        WALLET_SEED: 'ef'.repeat(32),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  it('passes DEVNET_STRICT, DEVNET_STANDARD_FORMAT, DEVNET_REJECT_CALLBACK_CONTAINING and DEVNET_SUBMIT_DELAY_MS to the node', async () => {
+    const port = await freePort();
+    const child = spawnDevnet({
+      REDIS_PREFIX: `${prefix}strict`,
+      HOST: '127.0.0.1',
+      DEVNET_PORT: String(port),
+      WALLET_SEED: 'ce'.repeat(32),
+      DEVNET_STRICT: 'true',
+      DEVNET_STANDARD_FORMAT: 'false',
+      DEVNET_REJECT_CALLBACK_CONTAINING: 'http://localhost, https://localhost',
+      DEVNET_SUBMIT_DELAY_MS: '300',
+      LOG_LEVEL: 'warn',
     });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const base = `http://127.0.0.1:${port}`;
+    const post = (headers: Record<string, string>, rawTx: string) =>
+      fetch(`${base}/v1/tx`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...headers },
+        body: JSON.stringify({ rawTx }),
+      });
+    try {
+      await eventually(async () => (await fetch(`${base}/liveness`)).ok, 40_000, 100);
+      const policy = (await (await fetch(`${base}/v1/policy`)).json()) as {
+        policy: { standardFormatSupported: boolean };
+      };
+      expect(policy.policy.standardFormatSupported).toBe(false);
+      // A refused callback URL, and bytes that are no transaction (DEVNET_STRICT): 400.
+      expect((await post({ 'X-CallbackUrl': 'http://localhost:3000/arc/callback' }, '00')).status).toBe(400);
+      expect((await post({}, 'zz')).status).toBe(400);
+      // A raw coinbase spend (not EF): 460, after the submission delay.
+      const cb = (await (await fetch(`${base}/block/height/0/coinbase`)).json()) as { txid: string };
+      const spendHex = rawSpendOf(cb.txid);
+      const started = Date.now();
+      const answer = await post({}, spendHex);
+      expect(answer.status).toBe(460);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  });
+
+  /** Runs the app with `env` until it exits: its exit code and stderr. */
+  const exitOf = async (env: Record<string, string>) => {
+    const child = spawnDevnet({ WALLET_SEED: 'ef'.repeat(32), ...env });
     let err = '';
     child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-    expect(code).toBe(78);
-    expect(err.trim()).toBe(
-      'proofline devnet: configuration error: NETWORK: the devnet node only runs with NETWORK=devnet (got testnet; set ARC_URL to an external ARC)',
-    );
+    return { code, err: err.trim() };
+  };
+
+  it('refuses a DEVNET_STATUS_BEFORE_SEEN that is not below SEEN_ON_NETWORK with a one-line configuration error (exit 78)', async () => {
+    expect(await exitOf({ DEVNET_STATUS_BEFORE_SEEN: 'SEEN_ON_NETWORK' })).toEqual({
+      code: 78,
+      err: 'proofline devnet: configuration error: DEVNET_STATUS_BEFORE_SEEN: must be one of RECEIVED, STORED, ANNOUNCED_TO_NETWORK, REQUESTED_BY_NETWORK, SENT_TO_NETWORK, ACCEPTED_BY_NETWORK (got SEEN_ON_NETWORK)',
+    });
+  });
+
+  it('refuses to run on another NETWORK with a one-line configuration error (exit 78)', async () => {
+    expect(await exitOf({ NETWORK: 'testnet' })).toEqual({
+      code: 78,
+      err: 'proofline devnet: configuration error: NETWORK: the devnet node only runs with NETWORK=devnet (got testnet; set ARC_URL to an external ARC)',
+    });
   });
 
   it("keeps its chain in DEVNET_REDIS_URL, unless the service's Redis already holds the chain the wallet was funded from", async () => {
@@ -97,20 +152,13 @@ describe('apps/devnet', () => {
     const ownRedis = createRedis(own);
     const run = async (p: string) => {
       const port = await freePort();
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/devnet/src/main.ts')], {
-        cwd: ROOT,
-        env: {
-          PATH: process.env['PATH'] ?? '',
-          HOME: process.env['HOME'] ?? '/tmp',
-          REDIS_URL: testRedisUrl(),
-          DEVNET_REDIS_URL: own,
-          REDIS_PREFIX: p,
-          HOST: '127.0.0.1',
-          DEVNET_PORT: String(port),
-          BLOCK_INTERVAL_MS: '200',
-          LOG_LEVEL: 'warn',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+      const child = spawnDevnet({
+        DEVNET_REDIS_URL: own,
+        REDIS_PREFIX: p,
+        HOST: '127.0.0.1',
+        DEVNET_PORT: String(port),
+        BLOCK_INTERVAL_MS: '200',
+        LOG_LEVEL: 'warn',
       });
       let out = '';
       child.stdout?.on('data', (d: Buffer) => (out += d.toString()));

@@ -8,7 +8,14 @@ import { CONFIG_ERROR_EXIT, followLauncher, loadConfigOrExit } from '@proofline/
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
 import { coalesceWrites, createRedis } from '@proofline/shared-redis';
-import { devnetKeys, startDevnetNode } from '@proofline/devnet';
+import {
+  LENIENT_ARC,
+  STATUSES_BEFORE_SEEN,
+  STRICT_ARC,
+  devnetKeys,
+  isStatusBeforeSeen,
+  startDevnetNode,
+} from '@proofline/devnet';
 import { fundingIdentity } from '@proofline/chain-wallet';
 import { devnetPrefix } from './devnet-prefix';
 
@@ -19,6 +26,13 @@ async function main(): Promise<void> {
   if (config.network !== 'devnet') {
     process.stderr.write(
       `proofline devnet: configuration error: NETWORK: the devnet node only runs with NETWORK=devnet (got ${config.network}; set ARC_URL to an external ARC)\n`,
+    );
+    process.exit(CONFIG_ERROR_EXIT);
+  }
+  const { statusBeforeSeen } = config.devnet;
+  if (!isStatusBeforeSeen(statusBeforeSeen)) {
+    process.stderr.write(
+      `proofline devnet: configuration error: DEVNET_STATUS_BEFORE_SEEN: must be one of ${STATUSES_BEFORE_SEEN.join(', ')} (got ${statusBeforeSeen})\n`,
     );
     process.exit(CONFIG_ERROR_EXIT);
   }
@@ -39,6 +53,17 @@ async function main(): Promise<void> {
     coinbaseLockingScriptHex: funding.lockingScriptHex,
     blockIntervalMs: config.blockIntervalMs,
     ...(config.devnet.apiKey !== undefined ? { apiKey: config.devnet.apiKey } : {}),
+    strictness: {
+      ...(config.devnet.strict ? STRICT_ARC : LENIENT_ARC),
+      standardFormatSupported: config.devnet.standardFormatSupported,
+      rejectCallbackContaining: config.devnet.rejectCallbackContaining,
+    },
+    realities: {
+      timeToSeenMs: config.devnet.timeToSeenMs,
+      statusBeforeSeen,
+      submitDelayMs: config.devnet.submitDelayMs,
+      doubleSpendMarksBoth: config.devnet.doubleSpendMarksBoth,
+    },
     logger,
   });
   logger.info(
@@ -47,6 +72,7 @@ async function main(): Promise<void> {
       coinbaseAddress: funding.address,
       blockIntervalMs: config.blockIntervalMs,
       auth: config.devnet.apiKey !== undefined,
+      strict: config.devnet.strict,
     },
     'devnet node started',
   );

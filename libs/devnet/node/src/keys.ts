@@ -40,6 +40,12 @@ export function devnetKeys(prefix: string) {
     callbackHeight: `${p}:node:callback-height`,
     /** Devnet node: delivery id counter (makes every queued delivery a distinct member). */
     callbackSeq: `${p}:node:callback-seq`,
+    /** Devnet node: HASH txId -> ms epoch at which an accepted transaction reports SEEN_ON_NETWORK (the time-to-SEEN reality). */
+    seenAt: `${p}:node:seen-at`,
+    /** Devnet node: HASH txId -> JSON {rawHex, efInputs} of an EF transaction held as SEEN_IN_ORPHAN_MEMPOOL. */
+    orphans: `${p}:node:orphans`,
+    /** Devnet node: ZSET per unknown parent of the orphans waiting for it, by arrival (see {@link orphansOfKey}). */
+    orphansOfBase: `${p}:node:orphans-of`,
   };
 }
 
@@ -47,6 +53,9 @@ export type DevnetKeys = ReturnType<typeof devnetKeys>;
 
 /** Devnet node: SET of the txIds that tried to double-spend an output `winner` spends first. */
 export const competitorsKey = (k: DevnetKeys, winner: string): string => `${k.competitorsBase}:${winner}`;
+
+/** Devnet node: ZSET (by arrival) of the orphan txIds that spend an output of `parent`, not yet known. */
+export const orphansOfKey = (k: DevnetKeys, parent: string): string => `${k.orphansOfBase}:${parent}`;
 
 /** The field of an outpoint in `spent` / `outputs`. */
 export const outpointField = (txId: string, vout: number): string => `${txId}:${vout}`;

@@ -14,8 +14,8 @@ import type {
   RunningConfirmationWorker,
 } from '@proofline/chain-arc';
 import { deriveChainKeys } from '@proofline/chain-bsv';
-import { COINBASE_MATURITY, startDevnetNode } from '@proofline/devnet';
-import type { DevnetNode } from '@proofline/devnet';
+import { COINBASE_MATURITY, LENIENT_ARC, NO_REALITIES, startDevnetNode } from '@proofline/devnet';
+import type { ArcRealities, ArcStrictness, DevnetNode } from '@proofline/devnet';
 import { FundingPool, fundingIdentity } from '@proofline/chain-wallet';
 import type { FundingIdentity, FundingUtxo } from '@proofline/chain-wallet';
 import { DEVNET_WALLET_SEED } from '@proofline/shared-config';
@@ -44,7 +44,23 @@ export interface ArcDevnetOptions {
   readonly callback?: { readonly url: string; readonly token: string };
   /** ARC_CALLBACK_GRACE_MS of the returned configuration (default 0: poll every watched tx, as before callbacks had a grace). */
   readonly callbackGraceMs?: number;
+  /** Over {@link ARC_DEVNET_STRICTNESS}: how strictly the node holds the service to ARC's code. */
+  readonly strictness?: Partial<ArcStrictness>;
+  /** Over {@link ARC_DEVNET_REALITIES}: ARC's timing and double-spend realities. */
+  readonly realities?: Partial<ArcRealities>;
 }
+
+/**
+ * The node's strictness for every spec that starts it here. MUST become `STRICT_ARC` once the
+ * service sends Extended Format and reads 460 and request-level 400s as ARC means them; until
+ * then the service's specs would fail on what they test.
+ */
+export const ARC_DEVNET_STRICTNESS: ArcStrictness = LENIENT_ARC;
+/**
+ * The node's realities for every spec that starts it here. MUST become `TEST_REALITIES` once the
+ * service handles statuses below SEEN_ON_NETWORK and a DOUBLE_SPEND_ATTEMPTED that ends MINED.
+ */
+export const ARC_DEVNET_REALITIES: ArcRealities = NO_REALITIES;
 
 export interface ArcDevnet {
   /** The ARC-compatible devnet node, over real HTTP on 127.0.0.1 (port 0). */
@@ -94,6 +110,8 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
     blockIntervalMs: o.blockIntervalMs ?? 0,
     ...(o.apiKey ? { apiKey: o.apiKey } : {}),
     callbackRetryBaseMs: 20,
+    strictness: { ...ARC_DEVNET_STRICTNESS, ...o.strictness },
+    realities: { ...ARC_DEVNET_REALITIES, ...o.realities },
   });
   const pollMs = o.pollMs ?? 100;
   const env: Record<string, string> = {

@@ -5,6 +5,7 @@
 import type { Transaction } from '@bsv/sdk';
 import { PrivateKey } from '@bsv/sdk';
 import type { z } from 'zod';
+import { LENIENT_ARC, STRICT_ARC } from '@proofline/devnet';
 import type { DevnetNode } from '@proofline/devnet';
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import {
@@ -166,6 +167,35 @@ describe("conformance: the devnet node's ARC answers against ARC's OpenAPI docum
     expectProblem(malformed, 463);
   });
 
+  it('460 (ErrorTxFormat) with the strict behaviours on: a raw transaction whose parent is not stored (in the same request, or unknown), every raw one without standardFormatSupported; an EF orphan is a 200 SEEN_IN_ORPHAN_MEMPOOL; an unreadable entry is then a 400 for the request', async () => {
+    Object.assign(node.strictness, STRICT_ARC);
+    try {
+      const parent = await sdkSpend(coins, coin());
+      const child = await sdkSpend(parent, 0);
+      const batch = await post('/v1/txs', JSON.stringify([parent, child].map((t) => ({ rawTx: t.toHex() }))));
+      expectConforms(batch, 200, transactionResponses);
+      const [accepted, refused] = batch.body as unknown[];
+      expect(contractViolations(transactionResponse, accepted)).toEqual([]);
+      expect(contractViolations(errorFields, refused)).toEqual([]);
+      expect(refused).toMatchObject({ status: 460, txid: child.id('hex') });
+      const orphan = await sdkSpend(await sdkSpend(coins, coin(), { each: 10_000 }), 0);
+      expectProblem(await post('/v1/tx', orphan.toHex(), { 'Content-Type': 'text/plain' }), 460, orphan.id('hex'));
+      // The same transaction in Extended Format: an orphan until its parent arrives.
+      const held = await post('/v1/tx', rawTxBody(orphan.toHexEF()), { ...json, 'X-MaxTimeout': '1' });
+      expectConforms(held, 200, transactionResponse);
+      expect(held.body).toMatchObject({ txStatus: 'SEEN_IN_ORPHAN_MEMPOOL' });
+      node.strictness.standardFormatSupported = false;
+      const raw = await sdkSpend(coins, coin());
+      expectProblem(await post('/v1/tx', rawTxBody(raw.toHex())), 460, raw.id('hex'));
+      expectConforms(await post('/v1/tx', rawTxBody(raw.toHexEF())), 200, transactionResponse);
+      const unreadable = await post('/v1/txs', JSON.stringify([{ rawTx: raw.toHexEF() }, { rawTx: '00' }]));
+      expectProblem(unreadable, 400);
+      expect((unreadable.body as { txid: unknown }).txid).toBeNull();
+    } finally {
+      Object.assign(node.strictness, LENIENT_ARC);
+    }
+  });
+
   it('401 without the Bearer key (NotAuthorized declares no body; ours is still ErrorFields)', async () => {
     const answer = await arcCall(node, '/v1/policy', { headers: { Authorization: 'Bearer wrong' } });
     expectProblem(answer, 401, undefined);
@@ -173,9 +203,6 @@ describe("conformance: the devnet node's ARC answers against ARC's OpenAPI docum
 
   it.todo(
     "problem answers' Content-Type: ARC's document declares application/json for every error response (and ARC's echo handler sends it); the node sends application/problem+json, the project's rule for every error answer. The sdk reads both (its FetchHttpClient falls back to JSON.parse); Proofline's ArcClient ignores the content type",
-  );
-  it.todo(
-    '460 (ErrorTxFormat): the node accepts every raw transaction (it knows every parent) and never answers 460; issue 19 item 10 makes it answer 460 for an unknown parent',
   );
   it.todo(
     '473 (ErrorCumulativeFees) and 474 (oversize): the node has no cumulative-fee validation and no size policy check, so it never answers them',

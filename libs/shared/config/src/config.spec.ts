@@ -1,5 +1,16 @@
 import { CONFIG_VARIABLES, ConfigError, DEVNET_WALLET_SEED, configSchema, loadConfig } from './config';
 
+/** The devnet node's strictness and realities as configured by default (today's lenient node). */
+const LENIENT_NODE = {
+  strict: false,
+  standardFormatSupported: true,
+  rejectCallbackContaining: [],
+  timeToSeenMs: 0,
+  statusBeforeSeen: 'ACCEPTED_BY_NETWORK',
+  submitDelayMs: 0,
+  doubleSpendMarksBoth: false,
+};
+
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
     const c = loadConfig({});
@@ -31,7 +42,7 @@ describe('loadConfig', () => {
       pollMs: 2000,
       callbackGraceMs: 30_000,
     });
-    expect(c.devnet).toEqual({ port: 9090, apiKey: undefined, redisUrl: 'redis://127.0.0.1:6379' });
+    expect(c.devnet).toEqual({ port: 9090, apiKey: undefined, redisUrl: 'redis://127.0.0.1:6379', ...LENIENT_NODE });
   });
 
   it('reads the devnet node settings and refuses a bad DEVNET_PORT', () => {
@@ -39,7 +50,30 @@ describe('loadConfig', () => {
       port: 9191,
       apiKey: 'devnet-key',
       redisUrl: 'redis://127.0.0.1:6379',
+      ...LENIENT_NODE,
     });
+    expect(
+      loadConfig({
+        DEVNET_STRICT: 'true',
+        DEVNET_STANDARD_FORMAT: 'false',
+        DEVNET_REJECT_CALLBACK_CONTAINING: 'http://localhost, https://localhost',
+        DEVNET_TIME_TO_SEEN_MS: '1500',
+        DEVNET_STATUS_BEFORE_SEEN: 'STORED',
+        DEVNET_SUBMIT_DELAY_MS: '1000',
+        DEVNET_DOUBLE_SPEND_MARKS_BOTH: 'yes',
+      }).devnet,
+    ).toMatchObject({
+      strict: true,
+      standardFormatSupported: false,
+      rejectCallbackContaining: ['http://localhost', 'https://localhost'],
+      timeToSeenMs: 1500,
+      statusBeforeSeen: 'STORED',
+      submitDelayMs: 1000,
+      doubleSpendMarksBoth: true,
+    });
+    expect(loadConfig({ DEVNET_STATUS_BEFORE_SEEN: 'stored' }).devnet.statusBeforeSeen).toBe('STORED');
+    expect(() => loadConfig({ DEVNET_STATUS_BEFORE_SEEN: 'not a status' })).toThrow(/^DEVNET_STATUS_BEFORE_SEEN: /);
+    expect(() => loadConfig({ DEVNET_SUBMIT_DELAY_MS: '-1' })).toThrow(/^DEVNET_SUBMIT_DELAY_MS: /);
     expect(
       loadConfig({ REDIS_URL: 'redis://10.0.0.1:6379', DEVNET_REDIS_URL: 'redis://127.0.0.1:7000' }).devnet.redisUrl,
     ).toBe('redis://127.0.0.1:7000');
@@ -226,7 +260,7 @@ describe('loadConfig', () => {
 
   it('declares each variable once, with a doc line, and the schema parses what loadConfig returns', () => {
     const names = CONFIG_VARIABLES.map((v) => v.name);
-    expect(names).toHaveLength(60);
+    expect(names).toHaveLength(67);
     expect(new Set(names).size).toBe(names.length);
     expect(CONFIG_VARIABLES.filter((v) => v.doc.trim() === '')).toEqual([]);
     const env = { PORT: '3100', FEATURES: 'verify', DEVNET_REDIS_URL: 'redis://127.0.0.1:7000' };

@@ -55,6 +55,7 @@ export const ARC_ERRORS: Readonly<Record<number, { title: string; errorCode: str
   404: { title: 'Not found', errorCode: 'ARC_NOT_FOUND' },
   409: { title: 'Generic error', errorCode: 'ARC_GENERIC_ERROR' },
   413: { title: 'Payload too large', errorCode: 'ARC_PAYLOAD_TOO_LARGE' },
+  460: { title: 'Not extended format', errorCode: 'ARC_NOT_EXTENDED_FORMAT' },
   461: { title: 'Invalid unlocking scripts', errorCode: 'ARC_UNLOCKING_SCRIPTS' },
   462: { title: 'Invalid inputs', errorCode: 'ARC_INPUTS' },
   463: { title: 'Malformed transaction', errorCode: 'ARC_MALFORMED' },

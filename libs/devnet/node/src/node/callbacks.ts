@@ -4,6 +4,8 @@ import type { Logger } from '@proofline/shared-logger';
 import { ARC_STATUSES } from '@proofline/chain-domain';
 import { callbackBody } from './arc-protocol';
 import type { TxStatusRecord } from './arc-protocol';
+import { LENIENT_ARC } from './arc-settings';
+import type { ArcStrictness } from './arc-settings';
 import { devnetCommands } from '../commands';
 import type { DevnetCommands } from '../commands';
 import type { DevnetKeys } from '../keys';
@@ -40,7 +42,9 @@ export interface CallbackerOptions {
   readonly clock: Clock;
   readonly faults: CallbackFaults;
   readonly logger?: Logger;
-  /** Attempts per delivery before it is dropped (default 5). */
+  /** Batch size, network-error retries, DSA callbacks, attempts: read on every pass (default LENIENT_ARC). */
+  readonly strictness?: ArcStrictness;
+  /** Attempts per delivery before it is dropped (default `strictness.callbackMaxAttempts`). */
   readonly maxAttempts?: number;
   /** First retry delay; doubles per attempt (default 250 ms). */
   readonly retryBaseMs?: number;
@@ -52,23 +56,25 @@ export interface CallbackerOptions {
   readonly leaseMs?: number;
 }
 
-const BATCH_MAX = 50;
+/** How a POST ended: answered 2xx, answered otherwise, or no answer (refused, reset, timed out). */
+type SendResult = 'ok' | 'status' | 'network';
 
 /**
  * ARC-style callbacks, durable in Redis: registrations per txId (HASH), and a delivery queue
  * (ZSET scored by due time) that survives a restart of the node. A delivery is claimed with a
  * lease (`callback-claim-1.lua`: two node processes never send the same one at once, and one
  * that dies mid-send leaves it to be claimed again), POSTed with the Bearer token, removed once
- * answered 2xx, and re-queued with exponential backoff on a non-2xx answer or a network error,
- * up to `maxAttempts`: at-least-once delivery, as receivers must be idempotent anyway.
- * Batch registrations are flushed as `{count, callbacks}` (≤ 50) on every poll of the queue;
+ * answered 2xx, and re-queued with exponential backoff on a non-2xx answer (and on a network
+ * error unless `strictness.callbackRetryOnNetworkError` is off, as in ARC), up to `maxAttempts`:
+ * at-least-once delivery, as receivers must be idempotent anyway. Batch registrations are
+ * flushed as `{count, callbacks}` (≤ `strictness.callbackBatchMax`) on every poll of the queue;
  * one receiver URL gets one request at a time, in queue order.
  */
 export class Callbacker {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private closed = false;
-  private readonly maxAttempts: number;
+  private readonly maxAttempts: number | undefined;
   private readonly retryBaseMs: number;
   private readonly timeoutMs: number;
   private readonly leaseMs: number;
@@ -77,7 +83,7 @@ export class Callbacker {
   constructor(private readonly o: CallbackerOptions) {
     this.commands = devnetCommands(o.redis);
     this.leaseMs = o.leaseMs ?? 30_000;
-    this.maxAttempts = o.maxAttempts ?? 5;
+    this.maxAttempts = o.maxAttempts;
     this.retryBaseMs = o.retryBaseMs ?? 250;
     this.timeoutMs = o.timeoutMs ?? 5000;
   }
@@ -129,9 +135,14 @@ export class Callbacker {
     return raw ? (JSON.parse(raw) as CallbackRegistration[]) : [];
   }
 
+  private get strictness(): ArcStrictness {
+    return this.o.strictness ?? LENIENT_ARC;
+  }
+
   /**
-   * Queues the callbacks that `record` triggers for every registration of its txId (MINED,
-   * REJECTED and DOUBLE_SPEND_ATTEMPTED always; lower statuses only with X-FullStatusUpdates).
+   * Queues the callbacks that `record` triggers for every registration of its txId (MINED and
+   * REJECTED always, DOUBLE_SPEND_ATTEMPTED always unless strict, as ARC; lower statuses only
+   * with X-FullStatusUpdates).
    * `only` restricts it to one registration (a new one on a re-submission).
    */
   async notify(record: TxStatusRecord, only?: CallbackRegistration): Promise<number> {
@@ -150,24 +161,36 @@ export class Callbacker {
     );
   }
 
-  /** Queues what each record's status triggers for the given registrations, in one INCRBY and one ZADD. */
+  /**
+   * Queues what each record's status triggers for the given registrations, in one INCRBY and one
+   * ZADD; an item with `dueAtMs` (a status reached later) is delivered from then on.
+   */
   async notifyEach(
-    items: readonly { readonly record: TxStatusRecord; readonly regs: readonly CallbackRegistration[] }[],
+    items: readonly {
+      readonly record: TxStatusRecord;
+      readonly regs: readonly CallbackRegistration[];
+      readonly dueAtMs?: number;
+    }[],
   ): Promise<number> {
     const now = this.o.clock.now();
-    const deliveries: Omit<Delivery, 'id'>[] = [];
-    for (const { record, regs } of items) {
+    const at = Date.now();
+    const plain = this.strictness.doubleSpendCallbackNeedsFullStatusUpdates
+      ? ARC_STATUSES.REJECTED
+      : ARC_STATUSES.DOUBLE_SPEND_ATTEMPTED;
+    const deliveries: { d: Omit<Delivery, 'id'>; dueAtMs: number }[] = [];
+    for (const { record, regs, dueAtMs } of items) {
       const rank = ARC_STATUSES[record.txStatus];
-      const due = regs.filter((r) =>
-        r.full ? rank >= ARC_STATUSES.SEEN_IN_ORPHAN_MEMPOOL : rank >= ARC_STATUSES.DOUBLE_SPEND_ATTEMPTED,
-      );
+      const due = regs.filter((r) => rank >= (r.full ? ARC_STATUSES.SEEN_IN_ORPHAN_MEMPOOL : plain));
       if (due.length === 0) continue;
-      const payload = callbackBody(record, now);
-      for (const r of due) deliveries.push({ url: r.url, token: r.token, batch: r.batch, attempt: 0, payload });
+      const payload = callbackBody(record, dueAtMs === undefined ? now : new Date(dueAtMs));
+      for (const r of due)
+        deliveries.push({
+          d: { url: r.url, token: r.token, batch: r.batch, attempt: 0, payload },
+          dueAtMs: dueAtMs ?? at,
+        });
     }
     if (deliveries.length === 0) return 0;
-    const at = Date.now();
-    await this.enqueue(deliveries.map((d) => ({ d, dueAtMs: at })));
+    await this.enqueue(deliveries);
     this.kick();
     return deliveries.length;
   }
@@ -225,9 +248,10 @@ export class Callbacker {
       const key = `${c.d.url}\n${c.d.token}`;
       groups.set(key, [...(groups.get(key) ?? []), c]);
     }
+    const batchMax = this.strictness.callbackBatchMax;
     for (const group of groups.values()) {
-      for (let i = 0; i < group.length; i += BATCH_MAX) {
-        const chunk = group.slice(i, i + BATCH_MAX);
+      for (let i = 0; i < group.length; i += batchMax) {
+        const chunk = group.slice(i, i + batchMax);
         const first = (chunk[0] as (typeof claimed)[number]).d;
         queueSend(first.url, first.token, { count: chunk.length, callbacks: chunk.map((c) => c.d.payload) }, chunk);
       }
@@ -237,7 +261,7 @@ export class Callbacker {
         let ok = true;
         for (const { token, body, items } of sends) {
           if (ok) ok = await this.send(url, token, body, items);
-          else await this.settle(items, false);
+          else await this.settle(items, 'status');
         }
       }),
     );
@@ -251,20 +275,30 @@ export class Callbacker {
     items: readonly { member: string; d: Delivery }[],
   ): Promise<boolean> {
     const times = this.o.faults.duplicateCallbacks ? 2 : 1;
-    let ok = true;
-    for (let t = 0; t < times; t++) ok = (await this.post(url, token, body)) && ok;
-    await this.settle(items, ok);
-    return ok;
+    let result: SendResult = 'ok';
+    for (let t = 0; t < times; t++) {
+      const r = await this.post(url, token, body);
+      if (result === 'ok') result = r;
+    }
+    await this.settle(items, result);
+    return result === 'ok';
   }
 
-  /** Removes claimed deliveries: done when `ok`, else re-queued with backoff (or given up after maxAttempts). */
-  private async settle(items: readonly { member: string; d: Delivery }[], ok: boolean): Promise<void> {
+  /**
+   * Removes claimed deliveries: done when answered 2xx, else re-queued with backoff (or given up
+   * after maxAttempts, or at once after a network error when those are not retried).
+   */
+  private async settle(items: readonly { member: string; d: Delivery }[], result: SendResult): Promise<void> {
+    const { callbackRetryOnNetworkError, callbackMaxAttempts } = this.strictness;
+    const maxAttempts = this.maxAttempts ?? callbackMaxAttempts;
+    if (result === 'network' && !callbackRetryOnNetworkError)
+      this.o.logger?.warn({ callbacks: items.length }, 'callback not delivered (network error, not retried, as ARC)');
     // Re-queue (a new member: the attempt count is part of it) before removing the claimed ones.
-    if (!ok) {
+    else if (result !== 'ok') {
       const retries: { d: Omit<Delivery, 'id'>; dueAtMs: number }[] = [];
       for (const { d } of items) {
         const attempt = d.attempt + 1;
-        if (attempt < this.maxAttempts)
+        if (attempt < maxAttempts)
           retries.push({
             d: { url: d.url, token: d.token, batch: d.batch, attempt, payload: d.payload },
             dueAtMs: Date.now() + this.retryBaseMs * 2 ** (attempt - 1),
@@ -276,7 +310,7 @@ export class Callbacker {
     await this.o.redis.zrem(this.o.keys.callbackQueue, ...items.map((i) => i.member));
   }
 
-  private async post(url: string, token: string, body: Record<string, unknown>): Promise<boolean> {
+  private async post(url: string, token: string, body: Record<string, unknown>): Promise<SendResult> {
     const headers: Record<string, string> = { 'Content-Type': 'application/json; charset=UTF-8' };
     if (token) headers['Authorization'] = `Bearer ${token}`;
     try {
@@ -287,9 +321,9 @@ export class Callbacker {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
       await res.arrayBuffer().catch(() => undefined);
-      return res.status >= 200 && res.status < 300;
+      return res.status >= 200 && res.status < 300 ? 'ok' : 'status';
     } catch {
-      return false;
+      return 'network';
     }
   }
 }

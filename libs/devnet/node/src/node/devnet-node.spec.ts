@@ -20,6 +20,7 @@ import {
   postTx,
   spend,
   split,
+  startTestNode,
   testKey,
   testScriptHex,
 } from './node-test-kit';
@@ -40,14 +41,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
   const nextCoin = () => coinIndex++;
 
   beforeAll(async () => {
-    node = await startDevnetNode({
-      redis,
-      prefix: `${prefix}:devnet`,
-      port: 0,
-      coinbaseLockingScriptHex: testScriptHex,
-      blockIntervalMs: 0,
-      callbackRetryBaseMs: 20,
-    });
+    node = await startTestNode(redis, prefix);
     base = node.url;
     coins = await split(await coinbaseTx(base, 0), 48);
     const r = await postTx(base, json(coins.toHexEF()));

@@ -5,6 +5,8 @@ import { systemClock } from '@proofline/shared-config';
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
 import type { TxStatusRecord } from './arc-protocol';
+import { LENIENT_ARC, NO_REALITIES } from './arc-settings';
+import type { ArcRealities, ArcStrictness, Mutable } from './arc-settings';
 import { Callbacker } from './callbacks';
 import { createHttpHandler } from './http-server';
 import type { DevnetFaults } from './http-server';
@@ -30,9 +32,13 @@ export interface DevnetNodeOptions {
   feeSatoshisPerKb?: number;
   clock?: Clock;
   logger?: Logger;
-  /** Callback delivery tuning (tests shorten the backoff). */
+  /** Callback delivery tuning (tests shorten the backoff); attempts default to `strictness.callbackMaxAttempts`. */
   callbackRetryBaseMs?: number;
   callbackMaxAttempts?: number;
+  /** How strictly the node holds clients to ARC's code (default LENIENT_ARC; STRICT_ARC is ARC's). */
+  strictness?: Partial<ArcStrictness>;
+  /** ARC's timing and double-spend realities (default NO_REALITIES: all off). */
+  realities?: Partial<ArcRealities>;
 }
 
 export interface DevnetNode {
@@ -47,6 +53,10 @@ export interface DevnetNode {
   reorgLastBlock(): Promise<{ oldHash: string; newHash: string; height: number }>;
   /** Mutable switches for tests. */
   readonly faults: DevnetFaults;
+  /** The strict behaviours in force, read on every use: a test may change a field between requests. */
+  readonly strictness: Mutable<ArcStrictness>;
+  /** The realities in force, likewise. */
+  readonly realities: Mutable<ArcRealities>;
   /** Stops the timer, the callback loop and the server; leaves the Redis connection open. */
   close(): Promise<void>;
 }
@@ -66,6 +76,8 @@ export async function startDevnetNode(o: DevnetNodeOptions): Promise<DevnetNode>
   // Every input's public key is parsed twice by the interpreter; the funding key over and over.
   cachePublicKeyParsing();
   const faults: DevnetFaults = { dropCallbacks: false, duplicateCallbacks: false, corruptBump: false };
+  const strictness: Mutable<ArcStrictness> = { ...LENIENT_ARC, ...o.strictness };
+  const realities: Mutable<ArcRealities> = { ...NO_REALITIES, ...o.realities };
   const chain = new NodeChain({
     redis: o.redis,
     prefix: o.prefix,
@@ -73,12 +85,15 @@ export async function startDevnetNode(o: DevnetNodeOptions): Promise<DevnetNode>
     feeSatoshisPerKb,
     clock,
     corruptBump: () => faults.corruptBump,
+    strictness,
+    realities,
   });
   const callbacks = new Callbacker({
     redis: o.redis,
     keys: chain.keys,
     clock,
     faults,
+    strictness,
     ...(o.logger ? { logger: o.logger } : {}),
     ...(o.callbackRetryBaseMs !== undefined ? { retryBaseMs: o.callbackRetryBaseMs } : {}),
     ...(o.callbackMaxAttempts !== undefined ? { maxAttempts: o.callbackMaxAttempts } : {}),
@@ -138,6 +153,8 @@ export async function startDevnetNode(o: DevnetNodeOptions): Promise<DevnetNode>
       faults,
       clock,
       feeSatoshisPerKb,
+      strictness,
+      realities,
       ...(o.apiKey !== undefined ? { apiKey: o.apiKey } : {}),
       ...(o.logger ? { logger: o.logger } : {}),
     }),
@@ -172,6 +189,8 @@ export async function startDevnetNode(o: DevnetNodeOptions): Promise<DevnetNode>
     mineBlock,
     reorgLastBlock,
     faults,
+    strictness,
+    realities,
     close: async () => {
       stopped = true;
       if (timer) clearTimeout(timer);

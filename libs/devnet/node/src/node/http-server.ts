@@ -8,6 +8,7 @@ import { ARC_STATUSES, isArcStatus } from '@proofline/chain-domain';
 import type { ArcStatus } from '@proofline/chain-domain';
 import { problemBody, successBody } from './arc-protocol';
 import type { TxStatusRecord } from './arc-protocol';
+import type { ArcRealities, ArcStrictness } from './arc-settings';
 import type { CallbackRegistration, Callbacker } from './callbacks';
 import type { AcceptOutcome, NodeChain } from './node-chain';
 import {
@@ -39,6 +40,9 @@ export interface HttpContext {
   readonly clock: Clock;
   readonly apiKey?: string;
   readonly feeSatoshisPerKb: number;
+  /** Read on every request (tests change them between requests). */
+  readonly strictness: ArcStrictness;
+  readonly realities: ArcRealities;
   readonly logger?: Logger;
 }
 
@@ -62,6 +66,8 @@ interface SubmitOptions {
   readonly callback: CallbackRegistration | null;
   readonly waitFor: ArcStatus;
   readonly maxTimeoutMs: number;
+  /** When the request arrived (Date.now()): the submission delay counts from here. */
+  readonly arrivedAtMs: number;
 }
 
 /** The node's request handler (node:http): ARC v1, the WhatsOnChain-shaped reads, liveness. */
@@ -185,7 +191,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
 // ------------------------------------------------------------------ /v1 routes
 
 async function postTx(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const options = submitOptions(req);
+  const options = submitOptions(ctx, req);
   const body = await readBody(req);
   const type = contentType(req);
   let sub: SubmittedTx;
@@ -206,17 +212,23 @@ async function postTx(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
       );
     }
   } catch (e) {
-    if (e instanceof MalformedTransactionError) return sendProblem(res, 463, e.message, e.txid, '/v1/tx');
+    if (e instanceof MalformedTransactionError) {
+      // ARC: bytes it cannot read as a transaction are a problem of the request (400, no txid).
+      if (ctx.strictness.malformedIsBadRequest) throw new BadRequest(400, `cannot read the transaction: ${e.message}`);
+      return sendProblem(res, 463, e.message, e.txid, '/v1/tx');
+    }
     throw e;
   }
-  const outcome = await submitOne(ctx, sub, options);
+  const outcome = (await submitInOrder(ctx, [sub], options))[0] as AcceptOutcome;
+  await submissionDelay(ctx, options);
   if (outcome.kind === 'refused')
     return sendProblem(res, outcome.refusal.code, outcome.refusal.detail, outcome.refusal.txid, '/v1/tx');
-  return sendJson(res, 200, successBody(outcome.record, ctx.clock.now()));
+  const [record] = await waitForMany(ctx, [outcome.record], options);
+  return sendJson(res, 200, successBody(record ?? outcome.record, ctx.clock.now()));
 }
 
 async function postTxs(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const options = submitOptions(req);
+  const options = submitOptions(ctx, req);
   const body = await readBody(req);
   const type = contentType(req);
   const subs: (SubmittedTx | MalformedTransactionError)[] = [];
@@ -242,8 +254,9 @@ async function postTxs(ctx: HttpContext, req: IncomingMessage, res: ServerRespon
     try {
       subs.push(...transactionsFromBytes(body));
     } catch (e) {
-      if (e instanceof MalformedTransactionError) return sendProblem(res, 463, e.message, null, '/v1/txs');
-      throw e;
+      if (!(e instanceof MalformedTransactionError)) throw e;
+      if (ctx.strictness.malformedIsBadRequest) throw new BadRequest(400, `cannot read the transactions: ${e.message}`);
+      return sendProblem(res, 463, e.message, null, '/v1/txs');
     }
   } else {
     throw new BadRequest(
@@ -252,11 +265,16 @@ async function postTxs(ctx: HttpContext, req: IncomingMessage, res: ServerRespon
     );
   }
   if (subs.length === 0) throw new BadRequest(400, 'no transactions in the body');
-  const successes: unknown[] = [];
+  // ARC reads the whole request before validating any of it: one unreadable entry fails it all.
+  const unreadable = subs.find((sub) => sub instanceof MalformedTransactionError);
+  if (unreadable && ctx.strictness.malformedIsBadRequest)
+    throw new BadRequest(400, `cannot read a transaction of the request: ${unreadable.message}`);
+  const successes: TxStatusRecord[] = [];
   const failures: unknown[] = [];
   // In order (a child later in the batch may spend a parent earlier in it), in one pass.
   const valid = subs.filter((sub): sub is SubmittedTx => !(sub instanceof MalformedTransactionError));
-  const outcomes = await submitInOrder(ctx, valid, { ...options, waitFor: 'SEEN_ON_NETWORK' });
+  const outcomes = await submitInOrder(ctx, valid, options);
+  await submissionDelay(ctx, options);
   let next = 0;
   for (const sub of subs) {
     if (sub instanceof MalformedTransactionError) {
@@ -269,7 +287,7 @@ async function postTxs(ctx: HttpContext, req: IncomingMessage, res: ServerRespon
     else successes.push(outcome.record);
   }
   // X-WaitFor for the whole batch, then answer every success's current status.
-  const records = await Promise.all(successes.map((r) => waitFor(ctx, r as TxStatusRecord, options)));
+  const records = await waitForMany(ctx, successes, options);
   const now = ctx.clock.now();
   // ARC's order (mergeSuccessAndFailResults): successes first, failures appended.
   sendJson(res, 200, [...records.map((r) => successBody(r, now)), ...failures]);
@@ -290,18 +308,15 @@ function policy(ctx: HttpContext, res: ServerResponse): void {
       maxtxsigopscountspolicy: 4_294_967_295,
       maxtxsizepolicy: 10_000_000_000,
       miningFee: { satoshis: ctx.feeSatoshisPerKb, bytes: 1000 },
-      standardFormatSupported: true,
+      standardFormatSupported: ctx.strictness.standardFormatSupported,
     },
   });
 }
 
-/** Accepts one transaction, registers its callback, fires the callbacks its status triggers, waits. */
-async function submitOne(ctx: HttpContext, sub: SubmittedTx, options: SubmitOptions): Promise<AcceptOutcome> {
-  const [outcome] = await submitInOrder(ctx, [sub], options);
-  return outcome as AcceptOutcome;
-}
-
-/** {@link submitOne} for each transaction, accepted in order in one pass (`NodeChain.acceptInOrder`). */
+/**
+ * Accepts transactions in order in one pass (`NodeChain.acceptInOrder`), registers their
+ * callbacks and queues the callbacks their statuses trigger. Does not wait (see {@link waitForMany}).
+ */
 async function submitInOrder(
   ctx: HttpContext,
   subs: readonly SubmittedTx[],
@@ -318,19 +333,28 @@ async function submitInOrder(
       },
     }));
   }
-  return afterAccept(ctx, await ctx.chain.acceptInOrder(subs), options);
+  const outcomes = await ctx.chain.acceptInOrder(subs);
+  await afterAccept(ctx, outcomes, options);
+  return outcomes;
 }
 
 /**
  * What follows the acceptance of a batch: its callback registrations (one read and one write for
- * the batch), the callbacks their statuses trigger (one enqueue), X-WaitFor per transaction.
+ * the batch) and the callbacks their statuses trigger (one enqueue), SEEN_ON_NETWORK queued for
+ * when it is reached (the time-to-SEEN reality), the other side of a double spend marked too.
  */
 async function afterAccept(
   ctx: HttpContext,
   outcomes: readonly AcceptOutcome[],
   options: SubmitOptions,
-): Promise<AcceptOutcome[]> {
+): Promise<void> {
   const accepted = outcomes.flatMap((o) => (o.kind === 'refused' ? [] : [o]));
+  const alsoChanged = accepted.flatMap((o) => o.alsoChanged ?? []);
+  if (alsoChanged.length > 0) await ctx.callbacks.notifyMany(alsoChanged);
+  const seenLater = (o: (typeof accepted)[number], regs: readonly CallbackRegistration[]) =>
+    o.seenAtMs === undefined
+      ? []
+      : [{ record: { ...o.record, txStatus: 'SEEN_ON_NETWORK' as const }, regs, dueAtMs: o.seenAtMs }];
   const reg = options.callback;
   if (reg) {
     const regs = await ctx.callbacks.registerMany(
@@ -342,7 +366,7 @@ async function afterAccept(
       accepted.flatMap((o, i) => {
         const r = regs[i];
         if (!r) return [];
-        if (o.fresh) return [{ record: o.record, regs: r.all }];
+        if (o.fresh) return [{ record: o.record, regs: r.all }, ...seenLater(o, r.all)];
         return r.isNew ? [{ record: o.record, regs: [reg] }] : [];
       }),
     );
@@ -351,28 +375,47 @@ async function afterAccept(
       accepted.filter((o) => o.fresh && o.record.txStatus !== 'SEEN_ON_NETWORK').map((o) => o.record),
     );
   }
-  return Promise.all(
-    outcomes.map(async (o) => (o.kind === 'refused' ? o : { ...o, record: await waitFor(ctx, o.record, options) })),
-  );
 }
 
-/** X-WaitFor: polls the status until it reaches `waitFor` (or a final status) or X-MaxTimeout passes. */
-async function waitFor(ctx: HttpContext, record: TxStatusRecord, options: SubmitOptions): Promise<TxStatusRecord> {
+/** The submission-delay reality: resolves no earlier than `submitDelayMs` after the request arrived. */
+async function submissionDelay(ctx: HttpContext, options: SubmitOptions): Promise<void> {
+  const left = options.arrivedAtMs + ctx.realities.submitDelayMs - Date.now();
+  if (left > 0) await new Promise((r) => setTimeout(r, left));
+}
+
+/**
+ * X-WaitFor: the current status of each record (one pipeline per poll), polled until each reaches
+ * `waitFor` (or DOUBLE_SPEND_ATTEMPTED or above) or X-MaxTimeout passes; then the status reached
+ * so far, as ARC answers a wait that times out.
+ */
+async function waitForMany(
+  ctx: HttpContext,
+  records: readonly TxStatusRecord[],
+  options: SubmitOptions,
+): Promise<TxStatusRecord[]> {
   const wanted = ARC_STATUSES[options.waitFor];
-  let current = record;
-  const deadline = Date.now() + options.maxTimeoutMs;
-  while (
-    ARC_STATUSES[current.txStatus] < wanted &&
-    current.txStatus !== 'DOUBLE_SPEND_ATTEMPTED' &&
-    Date.now() < deadline
-  ) {
-    await new Promise((r) => setTimeout(r, 50));
-    current = (await ctx.chain.status(current.txid)) ?? current;
+  const done = (r: TxStatusRecord) =>
+    ARC_STATUSES[r.txStatus] >= wanted || ARC_STATUSES[r.txStatus] >= ARC_STATUSES.DOUBLE_SPEND_ATTEMPTED;
+  const current = [...records];
+  // The wait counts from the request's arrival, as ARC's X-MaxTimeout context does.
+  const deadline = options.arrivedAtMs + options.maxTimeoutMs;
+  let first = ctx.realities.submitDelayMs > 0;
+  for (;;) {
+    const pending = current.flatMap((r, i) => (done(r) ? [] : [i]));
+    // After a submission delay the statuses are read again once even when all are done (a block may have come).
+    if (!first && (pending.length === 0 || Date.now() >= deadline)) return current;
+    if (!first) await new Promise((r) => setTimeout(r, 50));
+    const ids = first ? current.map((_, i) => i) : pending;
+    first = false;
+    const fresh = await ctx.chain.statusMany(ids.map((i) => (current[i] as TxStatusRecord).txid));
+    ids.forEach((i, j) => {
+      current[i] = fresh[j] ?? (current[i] as TxStatusRecord);
+    });
   }
-  return current;
 }
 
-function submitOptions(req: IncomingMessage): SubmitOptions {
+function submitOptions(ctx: HttpContext, req: IncomingMessage): SubmitOptions {
+  const arrivedAtMs = Date.now();
   const header = (name: string): string | undefined => {
     const v = req.headers[name];
     return Array.isArray(v) ? v[0] : v;
@@ -399,6 +442,9 @@ function submitOptions(req: IncomingMessage): SubmitOptions {
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
       throw new BadRequest(400, 'X-CallbackUrl must be http(s)');
+    // ARC's ValidateCallbackURL: a substring match on the URL as sent.
+    const refused = ctx.strictness.rejectCallbackContaining.find((part) => cbUrl.includes(part));
+    if (refused !== undefined) throw new BadRequest(400, `X-CallbackUrl is not acceptable (contains "${refused}")`);
     callback = {
       url: parsed.toString(),
       token: header('x-callbacktoken') ?? '',
@@ -406,7 +452,12 @@ function submitOptions(req: IncomingMessage): SubmitOptions {
       full: header('x-fullstatusupdates')?.toLowerCase() === 'true',
     };
   }
-  return { callback, waitFor: (waitForHeader as ArcStatus | undefined) ?? 'SEEN_ON_NETWORK', maxTimeoutMs };
+  return {
+    callback,
+    waitFor: (waitForHeader as ArcStatus | undefined) ?? 'SEEN_ON_NETWORK',
+    maxTimeoutMs,
+    arrivedAtMs,
+  };
 }
 
 // ------------------------------------------------------------------ plumbing

@@ -5,4 +5,5 @@ export type { AcceptOutcome, MinedBlock } from './node-chain';
 export { Callbacker } from './callbacks';
 export type { CallbackRegistration } from './callbacks';
 export * from './arc-protocol';
+export * from './arc-settings';
 export * from './tx-format';

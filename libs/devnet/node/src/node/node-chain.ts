@@ -11,10 +11,12 @@ import { devnetCommands } from '../commands';
 import type { DevnetCommands } from '../commands';
 import { withNativeChecksig } from './native-checksig';
 import { ForkIdDigests, checkStandardP2pkh } from './p2pkh-check';
-import { competitorsKey, devnetKeys, outpointField } from '../keys';
+import { competitorsKey, devnetKeys, orphansOfKey, outpointField } from '../keys';
 import type { DevnetKeys } from '../keys';
 import { NODE_ACCEPT_REPLIES, REORG_TIP_REPLIES } from '../script-replies';
 import type { TxRefusal, TxStatusRecord } from './arc-protocol';
+import { STATUSES_BEFORE_SEEN } from './arc-settings';
+import type { ArcRealities, ArcStrictness } from './arc-settings';
 import { readTransaction } from './tx-format';
 import type { SubmittedTx, WireInput, WireOutput, WireTx } from './tx-format';
 
@@ -28,7 +30,15 @@ export const COINBASE_MATURITY = 2;
 
 /** The outcome of one submission: a status (HTTP 200 in ARC) or a refusal with an ARC code. */
 export type AcceptOutcome =
-  | { readonly kind: 'status'; readonly record: TxStatusRecord; readonly fresh: boolean }
+  | {
+      readonly kind: 'status';
+      readonly record: TxStatusRecord;
+      readonly fresh: boolean;
+      /** Other transactions' new statuses this submission caused (the first spender of a double spend, adopted orphans). */
+      readonly alsoChanged?: readonly TxStatusRecord[];
+      /** When the fresh transaction's status becomes SEEN_ON_NETWORK (ms epoch), if not yet. */
+      readonly seenAtMs?: number;
+    }
   | { readonly kind: 'refused'; readonly refusal: TxRefusal };
 
 export interface MinedBlock {
@@ -46,6 +56,9 @@ export interface NodeChainOptions {
   readonly clock: Clock;
   /** Returns true when BUMPs must be corrupted (fault switch), read on every status. */
   readonly corruptBump: () => boolean;
+  /** Read on every submission (a test may change them between requests). */
+  readonly strictness: ArcStrictness;
+  readonly realities: ArcRealities;
 }
 
 interface StoredVerdict {
@@ -67,7 +80,19 @@ interface Checked {
   readonly rawHex: string;
   readonly outpoints: readonly string[];
   readonly spendable: readonly { readonly vout: number; readonly satoshis: number }[];
+  /** Unknown parents of an EF transaction validated with its EF data (an orphan until they are accepted). */
+  readonly missingParents: readonly string[];
 }
+
+/** An orphan as stored: enough to validate it again once its parents are known. */
+interface StoredOrphan {
+  readonly rawHex: string;
+  readonly efInputs: SubmittedTx['efInputs'];
+}
+
+/** Statuses of a transaction the accept script took into the mempool (its outputs spendable). */
+const IN_MEMPOOL: ReadonlySet<string> = new Set(['SEEN_ON_NETWORK', ...STATUSES_BEFORE_SEEN]);
+const isInMempool = (status: string): boolean => IN_MEMPOOL.has(status);
 
 const refuse = (code: number, detail: string, txid: string | null): AcceptOutcome => ({
   kind: 'refused',
@@ -153,6 +178,9 @@ export class NodeChain {
     const raws = subs.map((sub) => Buffer.from(sub.rawHex, 'hex'));
     const txIds = raws.map((raw) => toDisplayHex(sha256d(raw)));
     const known = await this.statusMany(txIds);
+    // Not stored before this request: what ARC's parent lookup for a raw transaction cannot find
+    // (it validates the whole request before submitting any of it).
+    const newInRequest = new Set(txIds.filter((_, i) => !known[i]));
     const outcomes: Promise<AcceptOutcome>[] = [];
     for (const [i, sub] of subs.entries()) {
       const txId = txIds[i] as string;
@@ -161,16 +189,114 @@ export class NodeChain {
         outcomes.push(Promise.resolve({ kind: 'status', record, fresh: false }));
         continue;
       }
+      const notExtended = this.rawRefusal(sub, txId, newInRequest);
+      if (notExtended) {
+        outcomes.push(Promise.resolve(notExtended));
+        continue;
+      }
       const checked = await this.validate(sub, txId, raws[i] as Buffer);
       if ('kind' in checked) {
         outcomes.push(Promise.resolve(checked));
+        continue;
+      }
+      if (checked.missingParents.length > 0) {
+        outcomes.push(this.keepOrphan(checked, sub));
         continue;
       }
       // Its children later in the list validate against it before its script has run.
       this.rememberParsed(txId, readTransaction(raws[i] as Buffer).tx.wire);
       outcomes.push(this.commit(checked));
     }
-    return Promise.all(outcomes);
+    const done = await Promise.all(outcomes);
+    return this.o.strictness.efOrphans ? this.adoptOrphans(done) : done;
+  }
+
+  /** Holds an EF transaction whose parents are unknown as SEEN_IN_ORPHAN_MEMPOOL, filed under each parent. */
+  private async keepOrphan(checked: Checked, sub: SubmittedTx): Promise<AcceptOutcome> {
+    const stored: StoredOrphan = { rawHex: checked.rawHex, efInputs: sub.efInputs };
+    // Filed in arrival order (the mempool's counter): the first orphan to spend an output wins it.
+    const arrival = await this.redis.incr(this.keys.seq);
+    const tx = this.redis.multi().hset(this.keys.orphans, checked.txId, JSON.stringify(stored));
+    for (const parent of checked.missingParents) tx.zadd(orphansOfKey(this.keys, parent), arrival, checked.txId);
+    await tx.exec();
+    return { kind: 'status', record: this.orphan(checked.txId), fresh: true };
+  }
+
+  /**
+   * Orphans waiting for a transaction just accepted are validated again, now with their parent
+   * (and accepted, or refused: then REJECTED, as the network would); their new records go to the
+   * parent's `alsoChanged` (for callbacks). Their own children follow in the same way.
+   */
+  private async adoptOrphans(outcomes: AcceptOutcome[]): Promise<AcceptOutcome[]> {
+    const parents = outcomes.flatMap((o, i) =>
+      o.kind === 'status' && o.fresh && isInMempool(o.record.txStatus) ? [{ i, txId: o.record.txid }] : [],
+    );
+    if (parents.length === 0) return outcomes;
+    const pipe = this.redis.pipeline();
+    for (const { txId } of parents) pipe.zrange(orphansOfKey(this.keys, txId), 0, -1);
+    const waiting = ((await pipe.exec()) ?? []).map(([err, v]) => {
+      if (err) throw err;
+      return v as string[];
+    });
+    const out = [...outcomes];
+    for (const [j, { i, txId }] of parents.entries()) {
+      const childIds = waiting[j] ?? [];
+      if (childIds.length === 0) continue;
+      const stored = await this.redis.hmget(this.keys.orphans, ...childIds);
+      await this.redis
+        .multi()
+        .hdel(this.keys.orphans, ...childIds)
+        .del(orphansOfKey(this.keys, txId))
+        .exec();
+      const children = childIds.flatMap((id, c) => {
+        const json = stored[c];
+        if (!json) return [];
+        const orphan = JSON.parse(json) as StoredOrphan;
+        const { wire } = readTransaction(Buffer.from(orphan.rawHex, 'hex')).tx;
+        return [{ id, sub: { rawHex: orphan.rawHex, efInputs: orphan.efInputs, wire } satisfies SubmittedTx }];
+      });
+      // One still missing another parent is filed again under it by the same path.
+      const adopted = await this.acceptInOrder(children.map((c) => c.sub));
+      const changed: TxStatusRecord[] = [];
+      for (const [c, outcome] of adopted.entries()) {
+        if (outcome.kind === 'status') {
+          changed.push(outcome.record, ...(outcome.alsoChanged ?? []));
+          continue;
+        }
+        const verdict: StoredVerdict = {
+          txStatus: 'REJECTED',
+          extraInfo: `refused once its parent ${txId} arrived: ${outcome.refusal.detail}`,
+          competingTxs: null,
+        };
+        const id = (children[c] as { id: string }).id;
+        await this.redis.hset(this.keys.verdicts, id, JSON.stringify(verdict));
+        changed.push(this.fromVerdict(id, verdict));
+      }
+      const parent = out[i] as AcceptOutcome & { kind: 'status' };
+      out[i] = { ...parent, alsoChanged: [...(parent.alsoChanged ?? []), ...changed] };
+    }
+    return out;
+  }
+
+  /**
+   * ARC's 460 for a raw (non-EF) transaction: refused outright when the node is configured
+   * without `standardFormatSupported`, or when a parent is in the same request (see
+   * `ArcStrictness.rawParentsMustBeStored`; a parent missing from the store is found in `validate`).
+   */
+  private rawRefusal(sub: SubmittedTx, txId: string, newInRequest: ReadonlySet<string>): AcceptOutcome | null {
+    if (sub.efInputs !== null) return null;
+    const s = this.o.strictness;
+    if (!s.standardFormatSupported)
+      return refuse(460, 'transaction is not in extended format (standardFormatSupported is false)', txId);
+    if (!s.rawParentsMustBeStored) return null;
+    const parent = sub.wire.inputs.find((i) => newInRequest.has(i.sourceTXID));
+    return parent
+      ? refuse(
+          460,
+          `parent ${parent.sourceTXID} is not stored yet (it is in the same request): a raw transaction needs its parents stored before the request, or Extended Format`,
+          txId,
+        )
+      : null;
   }
 
   /** Everything about one transaction that needs no UTXO state: outputs, inputs' structure, fee, scripts. */
@@ -194,8 +320,23 @@ export class NodeChain {
       return refuse(463, 'the transaction spends one outpoint twice', txId);
     const parents = await this.parentsOf(wire);
     const spent: WireOutput[] = [];
+    const missingParents = new Set<string>();
     for (const [i, input] of wire.inputs.entries()) {
       const out = parents.get(input.sourceTXID)?.outputs[input.sourceOutputIndex];
+      const efInput = sub.efInputs?.[i];
+      // An unknown parent of an EF transaction: validated with the output its EF carries (an orphan).
+      if (!parents.has(input.sourceTXID) && efInput && this.o.strictness.efOrphans) {
+        missingParents.add(input.sourceTXID);
+        spent.push({ satoshis: efInput.satoshis, script: Buffer.from(efInput.lockingScriptHex, 'hex') });
+        continue;
+      }
+      // ARC cannot extend a raw transaction whose parent output it cannot find (extendTx: 460).
+      if (!out && sub.efInputs === null && this.o.strictness.rawParentsMustBeStored)
+        return refuse(
+          460,
+          `input ${i} spends ${outpoints[i] ?? ''}: its parent is not stored, so the raw transaction cannot be extended`,
+          txId,
+        );
       if (!out) return refuse(462, `input ${i} spends ${outpoints[i] ?? ''}, which is no known output`, txId);
       const ef = sub.efInputs?.[i];
       if (ef && (ef.satoshis !== out.satoshis || ef.lockingScriptHex !== out.script.toString('hex'))) {
@@ -230,6 +371,7 @@ export class NodeChain {
       rawHex: sub.rawHex.toLowerCase(),
       outpoints,
       spendable: outputs.filter((o) => isSpendableScript(o.scriptHex)),
+      missingParents: [...missingParents],
     };
   }
 
@@ -237,6 +379,11 @@ export class NodeChain {
   private async commit(checked: Checked): Promise<AcceptOutcome> {
     const { txId, outpoints, spendable } = checked;
     const k = this.keys;
+    // Sent before the accept script on the same connection, so no status read sees the
+    // transaction SEEN before its time; harmless when the script refuses it (read only with raw).
+    const { timeToSeenMs } = this.o.realities;
+    const seenAtMs = timeToSeenMs > 0 ? Date.now() + timeToSeenMs : undefined;
+    const seenAtWritten = seenAtMs === undefined ? null : this.redis.hset(k.seenAt, txId, String(seenAtMs));
     const [reply, a, b] = await this.commands.nodeAccept(
       k.raw,
       k.spent,
@@ -253,9 +400,12 @@ export class NodeChain {
       String(spendable.length),
       ...spendable.flatMap((o) => [outpointField(txId, o.vout), String(o.satoshis)]),
     );
+    await seenAtWritten;
     switch (fromScriptReply('node-accept-7.lua', NODE_ACCEPT_REPLIES, reply)) {
       case 'accepted':
-        return { kind: 'status', record: this.seen(txId), fresh: true };
+        return seenAtMs === undefined
+          ? { kind: 'status', record: this.seen(txId), fresh: true }
+          : { kind: 'status', record: this.beforeSeen(txId), fresh: true, seenAtMs };
       case 'known': {
         const now = await this.status(txId);
         return now
@@ -268,14 +418,28 @@ export class NodeChain {
           extraInfo: `outpoint ${a ?? ''} is already spent by ${b ?? ''}`,
           competingTxs: [b ?? ''],
         };
-        // First seen wins (the competitor keeps SEEN_ON_NETWORK); the verdict is kept so a re-POST or GET answers it,
-        // and the loser is remembered under the winner: REJECTED once the winner is mined.
-        await this.redis
+        // First seen wins (the competitor keeps SEEN_ON_NETWORK, or is marked too as ARC marks
+        // both sides); the verdict is kept so a re-POST or GET answers it, and the loser is
+        // remembered under the winner: REJECTED once the winner is mined (the winner then MINED).
+        const winner = b ?? '';
+        const winnerVerdict: StoredVerdict | null = this.o.realities.doubleSpendMarksBoth
+          ? {
+              txStatus: 'DOUBLE_SPEND_ATTEMPTED',
+              extraInfo: `transaction ${txId} tried to spend its input ${a ?? ''} too`,
+              competingTxs: [txId],
+            }
+          : null;
+        const tx = this.redis
           .multi()
           .hsetnx(k.verdicts, txId, JSON.stringify(verdict))
-          .sadd(competitorsKey(k, b ?? ''), txId)
-          .exec();
-        return { kind: 'status', record: this.fromVerdict(txId, verdict), fresh: true };
+          .sadd(competitorsKey(k, winner), txId);
+        if (winnerVerdict) tx.hsetnx(k.verdicts, winner, JSON.stringify(winnerVerdict));
+        const replies = await tx.exec();
+        const loser = { kind: 'status', record: this.fromVerdict(txId, verdict), fresh: true } as const;
+        // Only the first double spend of a winner changes its status (later ones find it marked).
+        return winnerVerdict && replies?.[2]?.[1] === 1
+          ? { ...loser, alsoChanged: [this.fromVerdict(winner, winnerVerdict)] }
+          : loser;
       }
       case 'SPENT_IN_BLOCK':
         return refuse(462, `input ${a ?? ''} is already spent by ${b ?? ''} in a block`, txId);
@@ -300,16 +464,32 @@ export class NodeChain {
   async statusMany(txIds: readonly string[]): Promise<(TxStatusRecord | null)[]> {
     const k = this.keys;
     const pipeline = this.redis.pipeline();
-    for (const txId of txIds) pipeline.hget(k.mined, txId).hexists(k.raw, txId).hget(k.verdicts, txId);
+    // The time to SEEN is read only while that reality is on (a status read is on every hot path).
+    // Likewise the orphans, while EF orphans are held.
+    const timed = this.o.realities.timeToSeenMs > 0;
+    const orphans = this.o.strictness.efOrphans;
+    const per = 3 + (timed ? 1 : 0) + (orphans ? 1 : 0);
+    for (const txId of txIds) {
+      pipeline.hget(k.mined, txId).hexists(k.raw, txId).hget(k.verdicts, txId);
+      if (timed) pipeline.hget(k.seenAt, txId);
+      if (orphans) pipeline.hexists(k.orphans, txId);
+    }
     const values = ((await pipeline.exec()) ?? []).map(([err, v]) => {
       if (err) throw err;
       return v;
     });
+    const now = Date.now();
     return txIds.map((txId, i) => {
-      const [mined, raw, verdict] = values.slice(3 * i, 3 * i + 3);
+      const [mined, raw, verdict, ...extra] = values.slice(per * i, per * i + per);
+      const seenAt = timed ? extra[0] : null;
+      const orphan = orphans ? extra[timed ? 1 : 0] : 0;
       if (typeof mined === 'string') return this.minedRecord(txId, mined);
-      if (raw === 1) return this.seen(txId);
+      // Before raw: a stored transaction may carry a verdict too (the first spender of a double
+      // spend when both sides are marked).
       if (typeof verdict === 'string') return this.fromVerdict(txId, JSON.parse(verdict) as StoredVerdict);
+      if (raw === 1)
+        return typeof seenAt === 'string' && Number(seenAt) > now ? this.beforeSeen(txId) : this.seen(txId);
+      if (orphan === 1) return this.orphan(txId);
       return null;
     });
   }
@@ -324,6 +504,16 @@ export class NodeChain {
       extraInfo: '',
       competingTxs: null,
     };
+  }
+
+  /** An EF transaction held until its unknown parent is accepted. */
+  private orphan(txId: string): TxStatusRecord {
+    return { ...this.seen(txId), txStatus: 'SEEN_IN_ORPHAN_MEMPOOL' };
+  }
+
+  /** An accepted transaction not yet SEEN_ON_NETWORK (the time-to-SEEN reality). */
+  private beforeSeen(txId: string): TxStatusRecord {
+    return { ...this.seen(txId), txStatus: this.o.realities.statusBeforeSeen };
   }
 
   private fromVerdict(txId: string, v: StoredVerdict): TxStatusRecord {

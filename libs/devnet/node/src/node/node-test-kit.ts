@@ -3,10 +3,30 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LockingScript, MerklePath, P2PKH, PrivateKey, Transaction } from '@bsv/sdk';
+import type { Redis } from 'ioredis';
+import { startDevnetNode } from './devnet-node';
+import type { DevnetNode, DevnetNodeOptions } from './devnet-node';
 
 export const testKey = PrivateKey.fromHex('11'.repeat(32));
 export const otherKey = PrivateKey.fromHex('22'.repeat(32));
 export const testScriptHex = new P2PKH().lock(testKey.toAddress()).toHex();
+
+/** A node on an ephemeral port under `${prefix}:devnet`, coinbases to the test key, mining only on demand. */
+export function startTestNode(
+  redis: Redis,
+  prefix: string,
+  extra: Partial<DevnetNodeOptions> = {},
+): Promise<DevnetNode> {
+  return startDevnetNode({
+    redis,
+    prefix: `${prefix}:devnet`,
+    port: 0,
+    coinbaseLockingScriptHex: testScriptHex,
+    blockIntervalMs: 0,
+    callbackRetryBaseMs: 20,
+    ...extra,
+  });
+}
 
 export async function getJson(
   url: string,
