@@ -1,0 +1,36 @@
+import fs from 'node:fs';
+import type { Browser } from 'playwright-core';
+
+/** Debian's Chromium (`apt-get install -y chromium`; .ci/run installs it); CHROMIUM_PATH points elsewhere. */
+export const CHROMIUM_PATH = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+
+/**
+ * `withBrowser`: `it` for a spec that drives a real browser. Without Chromium such a spec is skipped on a
+ * developer's machine, but MUST NOT be in CI (CI=true): there it runs and fails, so a browser
+ * check never passes by not running.
+ */
+export const browserSpecsRun: boolean = fs.existsSync(CHROMIUM_PATH) || process.env['CI'] === 'true';
+export const withBrowser: jest.It = browserSpecsRun ? it : it.skip;
+
+/** One headless Chromium for a spec file (launch in beforeAll, close in afterAll). */
+export async function launchChromium(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM_PATH))
+    throw new Error(`no Chromium at ${CHROMIUM_PATH}: apt-get install -y chromium, or set CHROMIUM_PATH`);
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
+  });
+}
+
+/** Where a browser spec writes its screenshots: docs/img when SCREENSHOTS=1 (`npm run screenshots`), else nowhere. */
+export function screenshotPath(root: string, name: string): string | undefined {
+  return process.env['SCREENSHOTS'] === '1' ? `${root}/docs/img/${name}.png` : undefined;
+}
