@@ -74,13 +74,13 @@ const VERSION_FIELDS = `
     version txId family prevTxId rawTx encoding contentType
     merkleProof { index txOrId target nodes targetType proofType composite }
     blockHeader blockHash blockHeight beef
-  }
-  ... on LinkedRecord { kind position chainId }`;
+  }`;
+const LINKED_FIELDS = `${VERSION_FIELDS} kind position chainId`;
 
 const EXPLORE = `query Explore($txId: String!) {
   linkedRecord(txId: $txId) {
     __typename
-    ... on LinkedRecord { ${VERSION_FIELDS} chain { totalCount pageInfo { hasNextPage endCursor } edges { node { ${VERSION_FIELDS} } } } }
+    ... on LinkedRecord { ${LINKED_FIELDS} chain { totalCount pageInfo { hasNextPage endCursor } edges { node { ${LINKED_FIELDS} } } } }
     ... on UserError { code message }
   }
   record(txId: $txId) {
@@ -92,11 +92,11 @@ const EXPLORE = `query Explore($txId: String!) {
 const CHAIN_PAGE = `query ChainPage($txId: String!, $after: String!) {
   linkedRecord(txId: $txId) {
     __typename
-    ... on LinkedRecord { chain(after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { ${VERSION_FIELDS} } } } }
+    ... on LinkedRecord { chain(after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { ${LINKED_FIELDS} } } } }
     ... on UserError { code message }
   }
 }`;
-const ONE_LINKED = `query One($txId: String!) { linkedRecord(txId: $txId) { __typename ... on LinkedRecord { ${VERSION_FIELDS} } ... on UserError { code message } } }`;
+const ONE_LINKED = `query One($txId: String!) { linkedRecord(txId: $txId) { __typename ... on LinkedRecord { ${LINKED_FIELDS} } ... on UserError { code message } } }`;
 const ONE_INDEPENDENT = `query One($txId: String!) { record(txId: $txId) { __typename ... on IndependentRecord { ${VERSION_FIELDS} } ... on UserError { code message } } }`;
 const BLOCK = `query Block($hash: String!) { block(hash: $hash) { __typename ... on Block { hash height time txCount } ... on UserError { code message } } }`;
 const FOLLOW = `subscription Follow($txId: String!, $depth: Int!) {
