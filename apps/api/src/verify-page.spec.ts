@@ -155,6 +155,48 @@ describe('/verify: the receipt verifier in the browser, offline', () => {
     },
   );
 
+  withBrowser(
+    'checks the block online with the headers source the user names, and fails where it is unknown',
+    async () => {
+      const headersUrl = f.dev.env['HEADERS_URL'] as string;
+      const context = await browser.newContext();
+      try {
+        const page = await context.newPage();
+        await page.goto(`${f.base}/verify`);
+        // The devnet node's own answers, with the CORS header a public headers service sends;
+        // `unknown` answers 404 for every block.
+        const asked: string[] = [];
+        await context.route('**/*', async (route) => {
+          const url = route.request().url();
+          const cors = { 'access-control-allow-origin': '*' };
+          if (url.startsWith(`${headersUrl}/`)) {
+            asked.push(url);
+            const res = await fetch(url);
+            return route.fulfill({
+              status: res.status,
+              headers: { ...cors, 'content-type': 'application/json' },
+              body: await res.text(),
+            });
+          }
+          if (url.startsWith('http://unknown.invalid/')) return route.fulfill({ status: 404, headers: cors, body: '' });
+          return route.abort();
+        });
+        await page.check('#online');
+        await page.fill('#headers-url', headersUrl);
+        expect(await verify(page, receipt, content)).toMatchObject({ CONTENT: 'passed', HEADERS_SOURCE: 'passed' });
+        expect(asked.some((u) => u.includes(receipt['blockHash'] as string))).toBe(true);
+        expect(await page.textContent('#steps li[data-check="HEADERS_SOURCE"]')).toContain('✓ equal');
+
+        await page.fill('#headers-url', 'http://unknown.invalid/v1/bsv/main');
+        const steps = await verify(page, receipt, content);
+        expect(steps).toMatchObject({ CONTENT: 'passed', HEADERS_SOURCE: 'failed' });
+        expect(await page.textContent('#steps li[data-check="HEADERS_SOURCE"]')).toContain('does not know block');
+      } finally {
+        await context.close();
+      }
+    },
+  );
+
   withBrowser('works saved to disk: the built file opened from file:// with no network at all', async () => {
     const context = await browser.newContext({ offline: true });
     try {

@@ -3,16 +3,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { createLogger } from '@proofline/shared-logger';
+import { CHROMIUM_PATH as CHROMIUM, withBrowser } from '@proofline/shared-testing';
 import { GRAPHIQL_HEADERS } from './app';
 import { startGraphQLServer } from './server';
 import type { RunningGraphQL } from './server';
 import { startGraphQL } from './testing/fixture';
 import type { GraphQLFixture } from './testing/fixture';
 
-// The browser check runs where a Chromium is installed (CI: `apt-get install -y chromium`);
-// CHROMIUM_PATH points elsewhere. The page checks below run everywhere.
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const withBrowser = fs.existsSync(CHROMIUM) ? it : it.skip;
+// The browser check runs where a Chromium is installed and always in CI (.ci/run installs it;
+// `withBrowser` fails there rather than skip); CHROMIUM_PATH points elsewhere. The page checks below run everywhere.
 
 describe('GraphiQL works offline: assets served by the app, ASCII headers, an example query', () => {
   let fx: GraphQLFixture;
