@@ -57,7 +57,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Express {
     app.use(queueDashboard(deps.identity.authenticator, deps.queues));
   app.use(claimsRoutes(deps.claims));
   app.use(docsRoutes(openApiDocument()));
-  app.use(pageRoutes());
+  app.use(pageRoutes(deps.config.graphqlPort));
   if (deps.arcCallback) app.use(arcCallbackRoutes(deps.arcCallback));
   app.use(notFoundHandler());
   app.use(problemHandler());

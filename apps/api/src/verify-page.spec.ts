@@ -1,7 +1,13 @@
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { browserSpecsRun, eventually, launchChromium, screenshotPath, withBrowser } from '@proofline/shared-testing';
+import {
+  browserSpecsRun,
+  buildPages,
+  eventually,
+  launchChromium,
+  screenshotPath,
+  withBrowser,
+} from '@proofline/shared-testing';
 import { startRecordsFixture } from './testing/records-fixture';
 import type { RecordsFixture } from './testing/records-fixture';
 
@@ -34,7 +40,7 @@ describe('/verify: the receipt verifier in the browser, offline', () => {
   const encode = 'SHA256(pepper)|Base64';
 
   beforeAll(async () => {
-    execFileSync(process.execPath, [path.join(ROOT, 'tools/build/pages.mjs')], { cwd: ROOT, stdio: 'pipe' });
+    buildPages();
     f = await startRecordsFixture();
     f.startPublisher();
     const res = await f.request('POST', `/api/v1/records?encode=${encodeURIComponent(encode)}`, { body: content });
@@ -110,7 +116,7 @@ describe('/verify: the receipt verifier in the browser, offline', () => {
         // One row per proof node, and the root row: computed root equals the header's.
         expect(await page.locator('#merkle li').count()).toBe(receipt.merkleProof.nodes.length + 1);
         expect(await page.textContent('#merkle li.root')).toContain('✓ equal');
-        const shot = screenshotPath(ROOT, 'verify');
+        const shot = screenshotPath('verify');
         if (shot) await page.screenshot({ path: shot, fullPage: true });
         expect(external).toEqual([]);
       } finally {

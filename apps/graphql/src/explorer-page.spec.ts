@@ -1,18 +1,22 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { BsvSpvCodec } from '@proofline/chain-bsv';
 import { Receipt } from '@proofline/records-domain';
 import { verifyReceipt } from '@proofline/records-feature';
 import { createLogger } from '@proofline/shared-logger';
-import { browserSpecsRun, eventually, launchChromium, screenshotPath, withBrowser } from '@proofline/shared-testing';
+import {
+  browserSpecsRun,
+  buildPages,
+  eventually,
+  launchChromium,
+  screenshotPath,
+  withBrowser,
+} from '@proofline/shared-testing';
 import { startGraphQLServer } from './server';
 import type { RunningGraphQL } from './server';
 import { startGraphQL } from './testing/fixture';
 import type { GraphQLFixture } from './testing/fixture';
 
-const ROOT = path.resolve(__dirname, '../../..');
 const caller = { tenant: 'default' };
 
 // A real three-version chain on the devnet (mined only when the spec says so), explored in
@@ -36,7 +40,7 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
   }
 
   beforeAll(async () => {
-    execFileSync(process.execPath, [path.join(ROOT, 'tools/build/pages.mjs')], { cwd: ROOT, stdio: 'pipe' });
+    buildPages();
     f = await startGraphQL({ BLOCK_INTERVAL_MS: '3600000' }, undefined, { publish: true, fund: 20 });
     key = (await f.seedKey({ permissions: ['Verifier_User'] })).rawKey;
     await f.startChain();
@@ -154,7 +158,7 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
         expect(await page.getByRole('button', { name: 'Download the receipt of version 3 · update' }).isEnabled()).toBe(
           true,
         );
-        const shot = screenshotPath(ROOT, 'explorer');
+        const shot = screenshotPath('explorer');
         if (shot) await page.screenshot({ path: shot, fullPage: true });
 
         // Readable on a phone: nothing wider than the screen.

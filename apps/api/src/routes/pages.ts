@@ -6,13 +6,15 @@ import { PAGE_HEADERS, readBuiltPage } from '@proofline/shared-http';
 import { STARTING, json, text } from '../openapi/parts';
 import { mountRoutes, routeTable } from '../openapi/route';
 
-/** What `GET /` answers: where to go from here. */
-export const ROOT_LINKS = {
-  docs: '/api/v1/docs',
-  openapi: '/api/v1/openapi.json',
-  verify: '/verify',
-  explorer: 'GET /explorer on the GraphQL app (GRAPHQL_PORT)',
-} as const;
+/** What `GET /` answers: where to go from here (the explorer is on the GraphQL app's port). */
+export function rootLinks(graphqlPort: number): Record<string, string> {
+  return {
+    docs: '/api/v1/docs',
+    openapi: '/api/v1/openapi.json',
+    verify: '/verify',
+    explorer: `/explorer on the GraphQL app (port ${graphqlPort})`,
+  };
+}
 
 /** `/` (the way in) and `/verify`, the receipt verifier page built by `npm run build`. */
 export const PAGE_ROUTES = routeTable({
@@ -36,7 +38,7 @@ export const PAGE_ROUTES = routeTable({
               links: { type: 'object', additionalProperties: { type: 'string' } },
             },
           },
-          { name: 'proofline', version: APP_VERSION, links: ROOT_LINKS },
+          { name: 'proofline', version: APP_VERSION, links: rootLinks(4000) },
         ),
       },
       errors: STARTING,
@@ -57,8 +59,9 @@ export const PAGE_ROUTES = routeTable({
   },
 });
 
-export function pageRoutes(): Router {
-  const body = JSON.stringify({ name: 'proofline', version: APP_VERSION, links: ROOT_LINKS });
+/** `graphqlPort`: GRAPHQL_PORT, named in the root's link to the explorer. */
+export function pageRoutes(graphqlPort: number): Router {
+  const body = JSON.stringify({ name: 'proofline', version: APP_VERSION, links: rootLinks(graphqlPort) });
   return mountRoutes(
     PAGE_ROUTES,
     {

@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Browser } from 'playwright-core';
 
 /** Debian's Chromium (`apt-get install -y chromium`; .ci/run installs it); CHROMIUM_PATH points elsewhere. */
@@ -31,6 +33,17 @@ export async function launchChromium(): Promise<Browser> {
 }
 
 /** Where a browser spec writes its screenshots: docs/img when SCREENSHOTS=1 (`npm run screenshots`), else nowhere. */
-export function screenshotPath(root: string, name: string): string | undefined {
-  return process.env['SCREENSHOTS'] === '1' ? `${root}/docs/img/${name}.png` : undefined;
+export function screenshotPath(name: string): string | undefined {
+  return process.env['SCREENSHOTS'] === '1' ? path.join(ROOT, 'docs/img', `${name}.png`) : undefined;
+}
+
+const ROOT = path.resolve(__dirname, '../../../..');
+
+/**
+ * Builds the browser pages (`/verify`, `/explorer`) into dist/pages, as `npm run build` does:
+ * the apps serve them from there. A spec that loads a page calls this first (well under a second);
+ * the files are replaced atomically, so specs building at once do not disturb each other.
+ */
+export function buildPages(): void {
+  execFileSync(process.execPath, [path.join(ROOT, 'tools/build/pages.mjs')], { cwd: ROOT, stdio: 'pipe' });
 }
