@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** The pages: name -> directory holding <name>.ts, <name>.html and <name>.css. */
+/** The pages: name -> directory holding <name>.ts, <name>.html and <name>.css (after browser/base.css). */
 export const PAGES = { verify: 'apps/api/pages', explorer: 'apps/graphql/pages' };
 
 /** Library import -> the file the pages take from it (everything else in its index is server code). */
@@ -73,7 +73,9 @@ export async function buildPages({ out = path.join(ROOT, 'dist', 'pages'), quiet
       plugins: [browserPlugin],
     });
     const js = inlineSafe(result.outputFiles[0].text);
-    const css = fs.readFileSync(path.join(ROOT, dir, `${name}.css`), 'utf8');
+    const css =
+      fs.readFileSync(path.join(ROOT, 'tools/build/browser/base.css'), 'utf8') +
+      fs.readFileSync(path.join(ROOT, dir, `${name}.css`), 'utf8');
     const scriptHash = crypto.createHash('sha256').update(js).digest('base64');
     // Only this script runs; nothing is loaded from anywhere; fetch may go where the user points it.
     const csp = [
@@ -87,8 +89,12 @@ export async function buildPages({ out = path.join(ROOT, 'dist', 'pages'), quiet
     ].join('; ');
     const html = fs
       .readFileSync(path.join(ROOT, dir, `${name}.html`), 'utf8')
-      .replace('<!--CSP-->', `<meta http-equiv="Content-Security-Policy" content="${csp}">`)
-      .replace('<!--STYLE-->', () => `<style>${css}</style>`)
+      .replace(
+        '<!--HEAD-->',
+        () =>
+          `<meta charset="utf-8">\n    <meta name="viewport" content="width=device-width, initial-scale=1">\n    ` +
+          `<meta http-equiv="Content-Security-Policy" content="${csp}">\n    <style>${css}</style>`,
+      )
       .replace('<!--SCRIPT-->', () => `<script>${js}</script>`);
     const file = path.join(out, `${name}.html`);
     const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;

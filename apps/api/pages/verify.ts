@@ -11,6 +11,7 @@ import { DUPLICATE_NODE, fromDisplayHex, parseHeader, sha256d, toDisplayHex } fr
 import { Receipt } from '@proofline/records-domain';
 import { RECEIPT_CHECKS, RECEIPT_CHECK_MEANING, RECEIPT_LIMITS, verifyReceipt } from '@proofline/records-feature';
 import type { ReceiptCheck, ReceiptComparison, ReceiptVerdict } from '@proofline/records-feature';
+import { byId, el } from '@proofline/shared-pages';
 
 type Step = 'RECEIPT' | ReceiptCheck;
 type Status = 'passed' | 'failed' | 'skipped' | 'not-run';
@@ -30,7 +31,7 @@ const MEANING: Record<Step, string> = {
   ...RECEIPT_CHECK_MEANING,
 };
 
-const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const $ = byId;
 const form = $<HTMLFormElement>('form');
 const drop = $<HTMLDivElement>('drop');
 const receiptInput = $<HTMLInputElement>('receipt');
@@ -41,17 +42,6 @@ const headersUrlInput = $<HTMLInputElement>('headers-url');
 
 let receiptFile: File | undefined;
 let contentFile: File | undefined;
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string> = {},
-  ...children: (Node | string)[]
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  node.append(...children);
-  return node;
-}
 
 function showPicked(): void {
   $('receipt-name').textContent = receiptFile ? receiptFile.name : '';

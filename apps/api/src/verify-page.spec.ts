@@ -1,13 +1,6 @@
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import {
-  browserSpecsRun,
-  buildPages,
-  eventually,
-  launchChromium,
-  screenshotPath,
-  withBrowser,
-} from '@proofline/shared-testing';
+import { eventually, pagesAndBrowser, screenshotPath, withBrowser } from '@proofline/shared-testing';
 import { startRecordsFixture } from './testing/records-fixture';
 import type { RecordsFixture } from './testing/records-fixture';
 
@@ -40,7 +33,7 @@ describe('/verify: the receipt verifier in the browser, offline', () => {
   const encode = 'SHA256(pepper)|Base64';
 
   beforeAll(async () => {
-    buildPages();
+    browser = await pagesAndBrowser();
     f = await startRecordsFixture();
     f.startPublisher();
     const res = await f.request('POST', `/api/v1/records?encode=${encodeURIComponent(encode)}`, { body: content });
@@ -51,7 +44,6 @@ describe('/verify: the receipt verifier in the browser, offline', () => {
     const got = await f.request('GET', `/api/v1/records/${txId}/receipt`);
     expect(got.status).toBe(200);
     receipt = (await got.json()) as ReceiptJson;
-    if (browserSpecsRun) browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -5,35 +5,14 @@
  * the blocks, live confirmations over the `confirmation` subscription (SSE). The key lives in
  * sessionStorage and travels only in the x-api-key header: never in a URL or a cookie.
  */
+import type { Receipt } from '@proofline/records-domain';
+import { byId, el } from '@proofline/shared-pages';
 
 const KEY_SLOT = 'proofline.explorer.apiKey';
 /** Confirmations the live view follows a version to (the subscription ends there). */
 const FOLLOW_DEPTH = 6;
 const TX_ID = /^[0-9a-f]{64}$/;
 
-interface MerkleProofJson {
-  index: number;
-  txOrId: string;
-  target: string;
-  nodes: string[];
-  targetType: string;
-  proofType: string;
-  composite: boolean;
-}
-interface ReceiptJson {
-  version: number;
-  txId: string;
-  family: string;
-  prevTxId: string | null;
-  rawTx: string;
-  encoding: string[];
-  contentType: string;
-  merkleProof: MerkleProofJson;
-  blockHeader: string;
-  blockHash: string;
-  blockHeight: number;
-  beef: string;
-}
 interface Confirmation {
   blockHash: string;
   blockTimestamp: string;
@@ -49,7 +28,7 @@ interface Version {
   publication: 'PENDING' | 'PUBLISHED' | 'FAILED';
   confirmation: Confirmation | null;
   content: { text: string | null; byteLength: number };
-  receipt: ReceiptJson | null;
+  receipt: Receipt | null;
   kind?: 'CREATE' | 'UPDATE' | 'DELETE';
   position?: number;
   chainId?: string;
@@ -103,7 +82,7 @@ const FOLLOW = `subscription Follow($txId: String!, $depth: Int!) {
   confirmation(txId: $txId, depth: $depth) { txId publication confirmedBlocks reached confirmation { blockHash blockTimestamp confirmedBlocks } }
 }`;
 
-const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const $ = byId;
 const keyInput = $<HTMLInputElement>('key');
 const txInput = $<HTMLInputElement>('txid');
 const status = $<HTMLParagraphElement>('status');
@@ -112,17 +91,6 @@ const live = $<HTMLParagraphElement>('live');
 /** The versions shown, by txId; the live streams of the current view. */
 const shown = new Map<string, Version>();
 let streams = new AbortController();
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string> = {},
-  ...children: (Node | string)[]
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  node.append(...children);
-  return node;
-}
 
 function apiKey(): string {
   return sessionStorage.getItem(KEY_SLOT) ?? '';
@@ -173,7 +141,7 @@ function confirmationsText(v: Version): string {
   return `${n} confirmation${n === 1 ? '' : 's'}`;
 }
 
-function receiptFile(r: ReceiptJson): string {
+function receiptFile(r: Receipt): string {
   // The REST receipt's shape and field order: a linked record's prevTxId, an independent one's none.
   const { prevTxId, ...rest } = r;
   const ordered = {

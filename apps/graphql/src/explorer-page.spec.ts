@@ -4,14 +4,7 @@ import { BsvSpvCodec } from '@proofline/chain-bsv';
 import { Receipt } from '@proofline/records-domain';
 import { verifyReceipt } from '@proofline/records-feature';
 import { createLogger } from '@proofline/shared-logger';
-import {
-  browserSpecsRun,
-  buildPages,
-  eventually,
-  launchChromium,
-  screenshotPath,
-  withBrowser,
-} from '@proofline/shared-testing';
+import { eventually, pagesAndBrowser, screenshotPath, withBrowser } from '@proofline/shared-testing';
 import { startGraphQLServer } from './server';
 import type { RunningGraphQL } from './server';
 import { startGraphQL } from './testing/fixture';
@@ -40,7 +33,7 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
   }
 
   beforeAll(async () => {
-    buildPages();
+    browser = await pagesAndBrowser();
     f = await startGraphQL({ BLOCK_INTERVAL_MS: '3600000' }, undefined, { publish: true, fund: 20 });
     key = (await f.seedKey({ permissions: ['Verifier_User'] })).rawKey;
     await f.startChain();
@@ -71,7 +64,6 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
         await eventually(async () => (await state(next.txId)).confirmed >= 1, 15_000);
       }
     }
-    if (browserSpecsRun) browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

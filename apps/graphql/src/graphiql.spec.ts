@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { createLogger } from '@proofline/shared-logger';
-import { CHROMIUM_PATH as CHROMIUM, withBrowser } from '@proofline/shared-testing';
+import { CHROMIUM_ARGS, CHROMIUM_PATH as CHROMIUM, withBrowser } from '@proofline/shared-testing';
 import { GRAPHIQL_HEADERS } from './app';
 import { startGraphQLServer } from './server';
 import type { RunningGraphQL } from './server';
@@ -48,13 +48,7 @@ describe('GraphiQL works offline: assets served by the app, ASCII headers, an ex
       const context = await chromium.launchPersistentContext(userDataDir, {
         executablePath: CHROMIUM,
         headless: true,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--no-first-run',
-        ],
+        args: [...CHROMIUM_ARGS],
       });
       const external: string[] = [];
       const sentKeys: (string | undefined)[] = [];

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { QUEUES } from '@proofline/shared-jobs';
 import { deleteByPrefix } from '@proofline/shared-redis';
-import { CHROMIUM_PATH as CHROMIUM, uniquePrefix, withBrowser } from '@proofline/shared-testing';
+import { CHROMIUM_ARGS, CHROMIUM_PATH as CHROMIUM, uniquePrefix, withBrowser } from '@proofline/shared-testing';
 import { seedKey, send, startApi } from '../testing/harness';
 import type { RunningApi, SeededKey } from '../testing/harness';
 
@@ -116,13 +116,7 @@ describe('queue dashboard /admin/queues', () => {
         executablePath: CHROMIUM,
         headless: true,
         httpCredentials: { username: 'admin', password: verifierAdmin.rawKey },
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--no-first-run',
-        ],
+        args: [...CHROMIUM_ARGS],
       });
       const external: string[] = [];
       const failed: string[] = [];

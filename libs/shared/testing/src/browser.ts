@@ -14,6 +14,15 @@ export const CHROMIUM_PATH = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium'
 export const browserSpecsRun: boolean = fs.existsSync(CHROMIUM_PATH) || process.env['CI'] === 'true';
 export const withBrowser: jest.It = browserSpecsRun ? it : it.skip;
 
+/** Flags for a headless Chromium in a container: no sandbox, GPU, background traffic or first-run pages. */
+export const CHROMIUM_ARGS: readonly string[] = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
+
 /** One headless Chromium for a spec file (launch in beforeAll, close in afterAll). */
 export async function launchChromium(): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM_PATH))
@@ -22,13 +31,7 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
+    args: [...CHROMIUM_ARGS],
   });
 }
 
@@ -46,4 +49,13 @@ const ROOT = path.resolve(__dirname, '../../../..');
  */
 export function buildPages(): void {
   execFileSync(process.execPath, [path.join(ROOT, 'tools/build/pages.mjs')], { cwd: ROOT, stdio: 'pipe' });
+}
+
+/**
+ * For a spec file that loads the pages, in its beforeAll: builds them and, where browser specs run,
+ * launches the one Chromium of the file (undefined elsewhere; `withBrowser` tests do not run there).
+ */
+export async function pagesAndBrowser(): Promise<Browser> {
+  buildPages();
+  return (browserSpecsRun ? await launchChromium() : undefined) as Browser;
 }
