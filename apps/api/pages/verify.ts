@@ -77,8 +77,7 @@ drop.addEventListener('drop', (e) => {
   drop.classList.remove('over');
   void (async () => {
     for (const file of Array.from(e.dataTransfer?.files ?? [])) {
-      if (!receiptFile && (await looksLikeReceipt(file))) receiptFile = file;
-      else if ((await looksLikeReceipt(file)) && receiptFile) receiptFile = file;
+      if (await looksLikeReceipt(file)) receiptFile = file;
       else contentFile = file;
     }
     showPicked();

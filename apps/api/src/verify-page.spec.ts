@@ -153,6 +153,30 @@ describe('/verify: the receipt verifier in the browser, offline', () => {
     },
   );
 
+  withBrowser('takes both files dropped on the page and verifies at once', async () => {
+    const { context, page, external } = await offlinePage(`${f.base}/verify`);
+    try {
+      await page.fill('#encode', encode);
+      const dropped = await page.evaluateHandle(
+        ({ json, text }) => {
+          const data = new DataTransfer();
+          data.items.add(new File([text], 'minutes.txt', { type: 'text/plain' }));
+          data.items.add(new File([json], 'receipt.json', { type: 'application/json' }));
+          return data;
+        },
+        { json: JSON.stringify(receipt), text: content.toString('utf8') },
+      );
+      await page.dispatchEvent('#drop', 'drop', { dataTransfer: dropped });
+      await page.waitForSelector('#steps li[data-check="CONTENT"][data-status="passed"]');
+      expect(await page.textContent('#receipt-name')).toBe('receipt.json');
+      expect(await page.textContent('#content-name')).toBe('minutes.txt');
+      expect(await page.textContent('#summary')).toContain('Verified');
+      expect(external).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   withBrowser(
     'checks the block online with the headers source the user names, and fails where it is unknown',
     async () => {
