@@ -121,7 +121,9 @@ async function gql<T>(query: string, variables: Record<string, unknown>): Promis
     detail?: string;
   };
   const first = body.errors?.[0];
-  if (first && !body.data) throw new Error(`${first.extensions?.code ?? 'ERROR'}: ${first.message}`);
+  // An error with nothing answered (no data, or every field null: a refused key) is the answer.
+  const nothing = !body.data || Object.values(body.data as object).every((v) => v === null);
+  if (first && nothing) throw new Error(`${first.extensions?.code ?? 'ERROR'}: ${first.message}`);
   if (!body.data) throw new Error(body.detail ?? `HTTP ${res.status}`);
   return body.data;
 }

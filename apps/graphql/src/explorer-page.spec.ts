@@ -163,6 +163,27 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
     },
   );
 
+  withBrowser('a malformed txId or a wrong key is said in the status line, and no record is shown', async () => {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${base}/explorer`);
+      await page.fill('#key', 'idty_not_a_key');
+      await page.press('#key', 'Enter');
+      await page.fill('#txid', 'nope');
+      await page.press('#txid', 'Enter');
+      expect(await page.textContent('#status')).toContain('64 hex characters');
+      await page.fill('#txid', versions[0] as string);
+      await page.press('#txid', 'Enter');
+      await page.waitForSelector('#status.error');
+      expect(await page.textContent('#status')).toMatch(/API_KEY_/);
+      expect(await page.isHidden('#record')).toBe(true);
+      expect(await page.isHidden('#chain')).toBe(true);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('GET /explorer is one self-contained HTML page; GraphiQL names it', async () => {
     const res = await fetch(`${base}/explorer`);
     expect(res.status).toBe(200);
