@@ -98,7 +98,7 @@ async function main(): Promise<void> {
     const t4 = performance.now();
     const st = await client.status((singles[0] as Transaction).id('hex'));
     const get = performance.now() - t4;
-    if (st.kind !== 'mined') throw new Error('not mined');
+    if (st.kind !== 'accepted' || !st.mined) throw new Error('not mined');
 
     console.log(`devnet node, ${TXS} txs each way (1 input, P2PKH):`);
     console.log(

@@ -18,17 +18,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startArcDevnet } from '@proofline/devnet-testing';
-import { inputsReleasable } from '@proofline/chain-wallet';
-import { RecordStore } from '@proofline/records-data-access';
 import { createBootstrapKey } from '@proofline/identity-feature';
-import {
-  BullPublishQueue,
-  createRecords,
-  publicationSettlement,
-  rawTxOf,
-  refusedWhileConfirming,
-  startRecordsPublisher,
-} from '@proofline/records-feature';
+import { createRecords } from '@proofline/records-feature';
+import { createPublication } from '@proofline/records-publication';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis, createRedis } from '@proofline/shared-redis';
@@ -93,8 +85,18 @@ async function main(): Promise<void> {
   });
   const logger = createLogger({ level: 'silent', name: 'bench' });
   const devnet = dev.chain;
-  const queue = new BullPublishQueue(bull, prefix);
   const { pool } = dev;
+  const publication = createPublication({
+    redis,
+    bull,
+    prefix,
+    config,
+    chain: devnet,
+    pool,
+    clock: systemClock,
+    logger,
+  });
+  const { queue } = publication;
   await dev.fund(LINKS + 10, 1000);
   const funding = { pool, feeRate: () => config.wallet.feeFloorSatsPerKb };
   const records = createRecords({
@@ -133,22 +135,7 @@ async function main(): Promise<void> {
 
   // publish in order (one worker, concurrency 1: FIFO, no successor waits) and mine one block
   t = performance.now();
-  const publisher = startRecordsPublisher({
-    connection: bull,
-    redis,
-    prefix,
-    chain: devnet.publisher,
-    settlement: publicationSettlement({
-      pool,
-      proofs: devnet.store,
-      clock: systemClock,
-      releasable: (code) => inputsReleasable({ code, reachedNetwork: false }),
-    }),
-    clock: systemClock,
-    logger,
-    concurrency: 1,
-    sweepEveryMs: 0,
-  });
+  const publisher = publication.startPublisher({ concurrency: 1, sweepEveryMs: 0 });
   for (;;) {
     const states = await records.reads.metaMany(chain);
     if (states.every((m) => m?.state === 'published')) break;
@@ -157,13 +144,9 @@ async function main(): Promise<void> {
   await publisher.close();
   await dev.node.mineBlock();
   await dev.node.mineBlock();
-  const store = new RecordStore(redis, prefix);
   // One confirmation pass proves up to 500 watched txs: run until every one is proven.
   while ((await devnet.store.watchedCount()) > 0) {
-    const pass = await dev.confirmOnce({
-      rawTxOf: rawTxOf(store),
-      onRefused: refusedWhileConfirming({ records: store, pool, clock: systemClock }),
-    });
+    const pass = await publication.confirmOnce();
     if (pass.proven === 0) break;
   }
   const mined = (await records.reads.confirmationMany(chain)).filter((c) => c !== null).length;
@@ -228,7 +211,7 @@ async function main(): Promise<void> {
 
   await deps.close();
   await dev.close();
-  await queue.close();
+  await publication.close();
   await bull.quit();
   await redis.quit();
   if (child) {

@@ -7,8 +7,10 @@ import type { FundingWallet } from '@proofline/chain-wallet';
 import { ClaimsService } from '@proofline/identity-claims';
 import { closeOmConnection, openOmConnection } from '@proofline/identity-data-access';
 import { createIdentity, registerBootstrapKey } from '@proofline/identity-feature';
-import { BullPublishQueue, SWEEP_DEFER_MS, createRecords } from '@proofline/records-feature';
+import { createRecords } from '@proofline/records-feature';
 import type { Records } from '@proofline/records-feature';
+import { createPublication } from '@proofline/records-publication';
+import type { BullPublishQueue, Publication } from '@proofline/records-publication';
 import type { Clock, Config } from '@proofline/shared-config';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
@@ -65,6 +67,8 @@ export interface ApiRecords {
   readonly records: Records;
   readonly chain: ArcChain;
   readonly queue: BullPublishQueue;
+  /** The publication wing on the app's connections (the API runs only its producer; fixtures start its workers). */
+  readonly publication: Publication;
   /** The funding wallet (its pool) every write reserves from; tests fund it with `fundPool`. */
   readonly wallet: FundingWallet;
   /** The fee rate writes are built with (ARC policy cached, refreshed in the background). */
@@ -91,12 +95,18 @@ export function composeApiRecords(o: {
     config: o.config.chain,
     seed: o.config.wallet.seed,
   });
-  // Once a batch job carries records, the outbox sweeper leaves them alone for SWEEP_DEFER_MS.
-  const queue = new BullPublishQueue(o.connections.bull, prefix, {
-    coalesceMs: o.config.publishCoalesceMs,
-    onAdded: (txIds) => records.store.deferSweep(txIds, new Date(o.clock.now().getTime() + SWEEP_DEFER_MS)),
-  });
   const wallet = createFundingWallet(o.connections.redis, { ...o.config, redisPrefix: prefix }, o.clock);
+  const publication = createPublication({
+    redis: o.connections.redis,
+    bull: o.connections.bull,
+    prefix,
+    config: o.config,
+    chain,
+    pool: wallet.pool,
+    clock: o.clock,
+    ...(o.logger ? { logger: o.logger } : {}),
+  });
+  const { queue } = publication;
   const upkeep = new WalletUpkeepRequester(o.connections.bull, prefix);
   const fees = feeRateCache(o.config, o.logger);
   // Fetch the policy now, not on the first write (which would otherwise be built at the floor); never awaited.
@@ -123,10 +133,11 @@ export function composeApiRecords(o: {
     records,
     chain,
     queue,
+    publication,
     wallet,
     fees,
     close: async () => {
-      await queue.close().catch(() => undefined);
+      await publication.close().catch(() => undefined);
       await upkeep.close().catch(() => undefined);
       await chain.close();
     },

@@ -10,7 +10,7 @@ import { composeApi } from './compose';
 import type { ComposedApi } from './compose';
 import { fundPool } from '@proofline/records-testing';
 import { testConfig } from './testing/harness';
-import { PUBLISH_EVENTS_MAX_LEN } from '@proofline/records-feature';
+import { PUBLISH_EVENTS_MAX_LEN } from '@proofline/records-publication';
 import { QUEUES } from '@proofline/shared-jobs';
 
 describe('GET /metrics (production composition)', () => {

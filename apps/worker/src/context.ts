@@ -2,6 +2,7 @@ import type { Clock, Config } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
 import type { ArcChain } from '@proofline/chain-arc';
 import type { FundingWallet } from '@proofline/chain-wallet';
+import type { Publication } from '@proofline/records-publication';
 import type { Redis } from '@proofline/shared-redis';
 
 /** What every worker role is started with. */
@@ -19,6 +20,8 @@ export interface WorkerContext {
   readonly chain: ArcChain;
   /** The funding wallet (its UTXO pool) on the command connection. */
   readonly wallet: FundingWallet;
+  /** The publication wing (createPublication): the records role starts its publisher, the chain role its confirmations. */
+  readonly publication: Publication;
   readonly clock: Clock;
   readonly instanceId: string;
 }

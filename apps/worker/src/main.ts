@@ -4,6 +4,9 @@ import { followLauncher, loadConfigOrExit, systemClock } from '@proofline/shared
 import { createLogger } from '@proofline/shared-logger';
 import { createArcChain } from '@proofline/chain-arc';
 import { createFundingWallet } from '@proofline/chain-wallet';
+import { createPublication } from '@proofline/records-publication';
+import { WebhookStore } from '@proofline/webhooks-data-access';
+import { watchPublications } from '@proofline/webhooks-feature';
 import { serveMetrics } from '@proofline/shared-http';
 import type { MetricsListener } from '@proofline/shared-http';
 import {
@@ -29,7 +32,31 @@ async function main(): Promise<void> {
   bull.on('error', (err) => logger.warn({ err: err.message }, 'bullmq connection error'));
   const chain = createArcChain({ redis, prefix: config.redisPrefix, config: config.chain, seed: config.wallet.seed });
   const wallet = createFundingWallet(redis, config);
-  const ctx: WorkerContext = { config, logger, redis, bull, chain, wallet, clock: systemClock, instanceId };
+  const prefix = config.redisPrefix;
+  const publication = createPublication({
+    redis,
+    bull,
+    prefix,
+    config,
+    chain,
+    pool: wallet.pool,
+    clock: systemClock,
+    logger,
+    // Records of tenants with webhooks enter the watch set before submission (libs/webhooks).
+    webhooks: (publisher) =>
+      watchPublications(publisher, { store: new WebhookStore(redis, prefix), prefix, clock: systemClock }),
+  });
+  const ctx: WorkerContext = {
+    config,
+    logger,
+    redis,
+    bull,
+    chain,
+    wallet,
+    publication,
+    clock: systemClock,
+    instanceId,
+  };
 
   // Metrics first, so the roles' BullMQ workers are observed from their first job (metrics.ts).
   // Job counts are read at scrape time on a bounded connection of their own: a scrape while Redis
@@ -63,6 +90,7 @@ async function main(): Promise<void> {
     await stopHeartbeat();
     // Workers (and their queues) first, then the chain scope, then the connections.
     await Promise.allSettled(running.map((r) => r.close()));
+    await publication.close().catch(() => undefined);
     await metricsListener?.close();
     await metrics.close();
     metricsRedis.disconnect();

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { cachingHeaders, handleArcCallback, parseArcCallback, publishBlockEvent } from '@proofline/chain-arc';
-import type { ArcChain } from '@proofline/chain-arc';
+import { arcCallbackReceiver } from '@proofline/chain-arc';
+import type { ArcChain, CallbackRefusal } from '@proofline/chain-arc';
 import { AppError } from '@proofline/shared-errors';
 import { jsonBody } from '@proofline/shared-http';
 import type { Logger } from '@proofline/shared-logger';
@@ -17,16 +17,11 @@ export interface ArcCallbackDeps {
   readonly logger: Logger;
 }
 
-/** How long the route trusts a main-chain header it fetched (see `cachingHeaders`). */
-const HEADER_CACHE_MS = 2000;
-
 /**
- * `POST /arc/callback` (mounted only when ARC_CALLBACK_URL and ARC_CALLBACK_TOKEN are set): ARC's
- * status callbacks, single or batched. The Bearer token is checked first, in constant time (401
- * `ARC_CALLBACK_UNAUTHORIZED`, nothing read); a body that is not a callback is 400
- * `ARC_CALLBACK_INVALID`. MINED items go through the same verify-against-headers-then-store path
- * as polling; everything else is a hint the next poll picks up. Idempotent. Polling stays the
- * ground truth: a lost or refused callback only delays a proof.
+ * `POST /arc/callback` (mounted only when ARC_CALLBACK_URL and ARC_CALLBACK_TOKEN are set): the
+ * HTTP adapter of chain-arc's callback receiver (arc-callbacks.ts: authentication, parsing,
+ * proving, tip and block events). The token is checked before the body is read (401
+ * `ARC_CALLBACK_UNAUTHORIZED`); a body that is not a callback is 400 `ARC_CALLBACK_INVALID`.
  */
 export const ARC_CALLBACK_ROUTES = routeTable({
   base: '',
@@ -54,36 +49,23 @@ export const ARC_CALLBACK_ROUTES = routeTable({
 });
 
 export function arcCallbackRoutes(deps: ArcCallbackDeps): Router {
-  // A block's callbacks arrive in many batches at once: one header fetch serves them all.
-  const headers = cachingHeaders(deps.chain.headers, HEADER_CACHE_MS);
+  const receiver = arcCallbackReceiver({
+    headers: deps.chain.headers,
+    store: deps.chain.store,
+    token: deps.token,
+    logger: deps.logger,
+    events: { redis: deps.redis, prefix: deps.prefix },
+  });
+  const problem = (r: CallbackRefusal) =>
+    new AppError({ errorCode: r.errorCode, httpStatus: r.httpStatus, detail: r.detail });
   const authorize = (req: Request, _res: Response, next: NextFunction) => {
-    const outcome = parseArcCallback({}, req.header('authorization'), deps.token);
-    if (outcome.httpStatus === 401)
-      next(new AppError({ errorCode: outcome.errorCode, httpStatus: 401, detail: outcome.detail }));
-    else next();
+    const refused = receiver.authorize(req.header('authorization'));
+    next(refused ? problem(refused) : undefined);
   };
   const receive = async (req: Request, res: Response) => {
-    const outcome = await handleArcCallback(
-      { headers, store: deps.chain.store, token: deps.token, logger: deps.logger },
-      req.body,
-      req.header('authorization'),
-    );
-    if (outcome.httpStatus !== 200)
-      throw new AppError({ errorCode: outcome.errorCode, httpStatus: outcome.httpStatus, detail: outcome.detail });
-    if (outcome.blocks.length > 0) {
-      // Wake confirmation subscriptions now rather than at the next poll.
-      for (const { hash, height } of outcome.blocks) {
-        // A verified block above the stored tip moves the tip up (the next poll sets it from the headers source).
-        if (((await deps.chain.store.tip())?.height ?? -1) < height) await deps.chain.store.setTip({ hash, height });
-        await publishBlockEvent(deps.redis, deps.prefix, deps.chain.store, hash).catch(() => null);
-      }
-    }
-    res.json({
-      received: true,
-      proven: outcome.proven.length,
-      refused: outcome.failed.length,
-      hints: outcome.hints.length,
-    });
+    const outcome = await receiver.receive(req.body, req.header('authorization'));
+    if (outcome.httpStatus !== 200) throw problem(outcome);
+    res.json(outcome.answer);
   };
   return mountRoutes(ARC_CALLBACK_ROUTES, { arcCallback: [authorize, ...jsonBody('1mb'), receive] });
 }

@@ -163,7 +163,7 @@ describe('linked records over HTTP', () => {
       [u1.txId, u2.txId],
       [u2.txId, del.txId],
     ] as const) {
-      const input = Transaction.fromHex((await f.store.publication(next))?.rawTx ?? '').inputs[0];
+      const input = Transaction.fromBinary((await f.store.publication(next))?.rawTx ?? []).inputs[0];
       expect([input?.sourceTXID, input?.sourceOutputIndex]).toEqual([prev, 2]);
     }
     const mined = await f.produceBlock();
@@ -233,7 +233,7 @@ describe('linked records over HTTP', () => {
     f.startPublisher();
     await eventually(async () => (await f.store.state(winner ?? '')) === 'published', 10_000);
     expect((await f.arcStatus(winner ?? ''))?.txStatus).toBe('SEEN_ON_NETWORK');
-    const input = Transaction.fromHex((await f.store.publication(winner ?? ''))?.rawTx ?? '').inputs[0];
+    const input = Transaction.fromBinary((await f.store.publication(winner ?? ''))?.rawTx ?? []).inputs[0];
     expect([input?.sourceTXID, input?.sourceOutputIndex]).toEqual([root.txId, 2]);
   });
 
@@ -251,7 +251,7 @@ describe('linked records over HTTP', () => {
       spends: { txId: root.txId, vout: meta?.linkVout ?? -1, satoshis: meta?.linkSatoshis ?? -1 },
       funding: await f.spareFunding(1),
     });
-    expect(await f.dev.chain.arc.submit(rival)).toEqual({ status: 'accepted' });
+    expect(await f.dev.chain.arc.submit(rival)).toMatchObject({ kind: 'accepted', txId: rival.txId });
 
     // the API accepts our update (it does not ask the chain); ARC refuses it for good
     const lost = await write(`${LR}/${root.txId}/update?updateToken=${root.updateToken}`, 'ours');

@@ -116,7 +116,7 @@ describe('receipts: GET …/{txId}/receipt and `receipt verify` offline', () => 
       version: 1,
       txId,
       family: 'records',
-      rawTx: stored?.rawTx,
+      rawTx: stored && Buffer.from(stored.rawTx).toString('hex'),
       encoding: ['SHA256', 'Base64'],
       contentType: 'text/plain; event-encoded=SHA256|Base64',
       merkleProof: status.confirmation.merkleProof,

@@ -1,19 +1,13 @@
 import { createHash } from 'node:crypto';
 import net from 'node:net';
 import { MerklePath, Spend, Transaction } from '@bsv/sdk';
-import { confirmationOptions, createArcChain, startConfirmationWorker } from '@proofline/chain-arc';
+import { confirmationOptions, createArcChain } from '@proofline/chain-arc';
 import type { ArcChain, RunningConfirmationWorker } from '@proofline/chain-arc';
 import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
-import { inputsReleasable } from '@proofline/chain-wallet';
 import { RecordStore } from '@proofline/records-data-access';
-import {
-  publicationSettlement,
-  rawTxOf,
-  refusedWhileConfirming,
-  startRecordsPublisher,
-} from '@proofline/records-feature';
-import type { RunningPublisher } from '@proofline/records-feature';
+import { createPublication } from '@proofline/records-publication';
+import type { Publication } from '@proofline/records-publication';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
 import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
@@ -87,28 +81,12 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   let dev: ArcDevnet;
   let api: RunningApi;
   let chain: ArcChain;
-  let publisher: RunningPublisher;
+  let publication: Publication;
   let confirmations: RunningConfirmationWorker | null = null;
   let writerKey: string;
 
   const startPolling = async (options: { pollAfterMs?: number } = {}) => {
-    confirmations ??= await startConfirmationWorker({
-      connection: workerBull,
-      redis: workerRedis,
-      redisPrefix: prefix,
-      pollMs: 100,
-      options,
-      pass: {
-        client: chain.client,
-        rebroadcast: (txs) => chain.arc.submitMany(txs),
-        headers: chain.headers,
-        store: chain.store,
-        redis: workerRedis,
-        prefix,
-        rawTxOf: rawTxOf(store),
-        onRefused: refusedWhileConfirming({ records: store, pool: dev.pool, clock: api.deps.clock }),
-      },
-    });
+    confirmations ??= await publication.startConfirmations(options);
   };
   const stopPolling = async () => {
     await confirmations?.close();
@@ -146,23 +124,17 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
       config: api.deps.config.chain,
       seed: api.deps.config.wallet.seed,
     });
-    publisher = startRecordsPublisher({
-      connection: workerBull,
+    publication = createPublication({
       redis: workerRedis,
+      bull: workerBull,
       prefix,
-      chain: chain.publisher,
-      settlement: publicationSettlement({
-        pool: dev.pool,
-        proofs: chain.store,
-        clock: api.deps.clock,
-        releasable: (code) => inputsReleasable({ code, reachedNetwork: false }),
-      }),
+      config: api.deps.config,
+      chain,
+      pool: dev.pool,
       clock: api.deps.clock,
       logger,
-      concurrency: 8,
-      sweepEveryMs: 200,
-      sweepAfterMs: 500,
     });
+    publication.startPublisher({ concurrency: 8, sweepEveryMs: 200, sweepAfterMs: 500 });
   });
   afterEach(() => {
     Object.assign(dev.node.faults, {
@@ -175,7 +147,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   });
   afterAll(async () => {
     await stopPolling();
-    await publisher.close();
+    await publication.close();
     await chain.close();
     await api.close();
     await dev.close();
@@ -307,7 +279,8 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
 
     // every input of every published transaction, checked by the sdk's interpreter against the output it spends
     const known = new Map<string, string>();
-    for (const t of all) known.set(t, (await store.publication(t))?.rawTx ?? '');
+    const hexOf = (rawTx: Uint8Array | undefined) => (rawTx ? Buffer.from(rawTx).toString('hex') : undefined);
+    for (const t of all) known.set(t, hexOf((await store.publication(t))?.rawTx) ?? '');
     for (const t of all) {
       const tx = Transaction.fromHex(known.get(t) ?? '');
       expect(tx.id('hex')).toBe(t);
@@ -315,7 +288,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
         // the parent: a record (its link output, or change that went back to the pool) or a funding split
         const parentHex =
           known.get(input.sourceTXID ?? '') ??
-          (await store.publication(input.sourceTXID ?? ''))?.rawTx ??
+          hexOf((await store.publication(input.sourceTXID ?? ''))?.rawTx) ??
           dev.splitHex(input.sourceTXID ?? '');
         const source = Transaction.fromHex(parentHex).outputs[input.sourceOutputIndex]!;
         const spend = new Spend({

@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startRecordsPublisher } from '@proofline/records-feature';
-import type { RunningPublisher } from '@proofline/records-feature';
+import { createPublication } from '@proofline/records-publication';
+import type { Publication } from '@proofline/records-publication';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis, createRedis } from '@proofline/shared-redis';
 import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
@@ -71,7 +71,7 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
   const workerRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
   const workerBull = createBullRedis(testRedisUrl());
   let webhooks: Webhooks;
-  let publisher: RunningPublisher;
+  let publication: Publication;
   let watcher: RunningWebhookWatcher;
   let delivery: RunningWebhookDelivery;
 
@@ -80,17 +80,18 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
     const { clock } = f.api.deps;
     webhooks = createWebhooks({ config: f.config, redis: workerRedis, prefix: f.prefix, clock });
     // The worker side as apps/worker composes it: the publisher's chain wrapped by the watch step.
-    publisher = startRecordsPublisher({
-      connection: workerBull,
+    publication = createPublication({
       redis: workerRedis,
+      bull: workerBull,
       prefix: f.prefix,
-      chain: watchPublications(f.dev.chain.publisher, { store: webhooks.store, prefix: f.prefix, clock }),
-      settlement: f.settlement,
+      config: f.config,
+      chain: f.dev.chain,
+      pool: f.dev.pool,
       clock,
       logger,
-      concurrency: 4,
-      sweepEveryMs: 0,
+      webhooks: (publisher) => watchPublications(publisher, { store: webhooks.store, prefix: f.prefix, clock }),
     });
+    publication.startPublisher({ concurrency: 4, sweepEveryMs: 0 });
     watcher = await startWebhookWatcher({
       connection: workerBull,
       redis: workerRedis,
@@ -117,7 +118,7 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
   afterAll(async () => {
     await delivery.close();
     await watcher.close();
-    await publisher.close();
+    await publication.close();
     await f.close();
     await workerBull.quit();
     await workerRedis.quit();

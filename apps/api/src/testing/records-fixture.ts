@@ -4,23 +4,19 @@
 // `startArcDevnet`, proofs verified against the node's headers) and the real identity auth: every
 // x-api-key is a real key, registered with the bootstrap admin function or issued through the
 // key use case and its BullMQ key worker, and verified by the production `requireKey` middleware.
-import { inputsReleasable } from '@proofline/chain-wallet';
 import type { FundingUtxo } from '@proofline/chain-wallet';
 import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
 import { createBootstrapKey } from '@proofline/identity-feature';
-import { RecordStore } from '@proofline/records-data-access';
-import {
-  publicationSettlement,
-  rawTxOf,
-  refusedWhileConfirming,
-  startRecordsPublisher,
-} from '@proofline/records-feature';
-import type { BullPublishQueue, PublicationSettlement, RunningPublisher } from '@proofline/records-feature';
+import type { RecordStore } from '@proofline/records-data-access';
+import { createPublication } from '@proofline/records-publication';
+import type { BullPublishQueue, PublicationSettlement, RunningPublisher } from '@proofline/records-publication';
 import type { Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
 import type { Redis } from '@proofline/shared-redis';
+import { WebhookStore } from '@proofline/webhooks-data-access';
+import { watchPublications } from '@proofline/webhooks-feature';
 import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { send, startApi, startKeyWorker } from './harness';
 import type { RunningApi } from './harness';
@@ -124,14 +120,23 @@ export async function startRecordsFixture(
   const keys: Record<KeyRole, string> = { writerA, writerA2, writerB, auditorA };
 
   const store = scope.records.store;
-  const settlement = publicationSettlement({
+  // The worker side as apps/worker composes it (createPublication, the webhooks watch step
+  // included), on its own connections and the devnet's chain scope.
+  const publication = createPublication({
+    redis: workerRedis,
+    bull: workerBull,
+    prefix,
+    config,
+    chain: dev.chain,
     pool: dev.pool,
-    proofs: dev.chain.store,
     clock,
-    releasable: (code) => inputsReleasable({ code, reachedNetwork: false }),
+    logger,
+    webhooks: (publisher) =>
+      watchPublications(publisher, { store: new WebhookStore(workerRedis, prefix), prefix, clock }),
   });
+  const { settlement } = publication;
   let publisher: RunningPublisher | undefined;
-  let confirmations: ReturnType<ArcDevnet['startConfirmations']> | undefined;
+  let confirmations: Promise<unknown> | undefined;
   return {
     base: api.baseUrl,
     prefix,
@@ -145,22 +150,8 @@ export async function startRecordsFixture(
     queue,
     startPublisher() {
       if (!publisher) {
-        const records = new RecordStore(workerRedis, prefix);
-        publisher = startRecordsPublisher({
-          connection: workerBull,
-          redis: workerRedis,
-          prefix,
-          chain: dev.chain.publisher,
-          settlement,
-          clock,
-          logger,
-          concurrency: 4,
-          sweepEveryMs: 0,
-        });
-        confirmations = dev.startConfirmations(workerBull, {
-          rawTxOf: rawTxOf(records),
-          onRefused: refusedWhileConfirming({ records, pool: dev.pool, clock }),
-        });
+        publisher = publication.startPublisher({ concurrency: 4, sweepEveryMs: 0 });
+        confirmations = publication.startConfirmations();
       }
       return publisher;
     },
@@ -180,7 +171,7 @@ export async function startRecordsFixture(
           20,
         );
       } else {
-        await dev.confirmOnce({ rawTxOf: rawTxOf(store), onRefused: async () => undefined });
+        await publication.confirmOnce();
       }
       return { hash: mined.hash, height: mined.height, txIds: mined.txIds };
     },
@@ -207,8 +198,7 @@ export async function startRecordsFixture(
       });
     },
     async close() {
-      if (publisher) await publisher.close();
-      await (await confirmations)?.close();
+      await publication.close();
       await api.close();
       await dev.close();
       await deleteByPrefix(workerRedis, prefix);

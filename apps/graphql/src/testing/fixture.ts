@@ -2,32 +2,26 @@
 // (createGraphQLDeps) on a private prefix, pointed at the devnet node (`startArcDevnet`: ARC over
 // HTTP, a block every BLOCK_INTERVAL_MS, the wallet's pool funded by a real coinbase split), a
 // writer built by the same factories as apps/api's (createArcChain, createRecords,
-// BullPublishQueue), and on demand the real publisher and confirmation workers, wired like
-// apps/worker's roles.
+// createPublication), and on demand the real publisher and confirmation workers, composed by
+// createPublication as apps/worker composes them.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createArcChain } from '@proofline/chain-arc';
 import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
-import { inputsReleasable } from '@proofline/chain-wallet';
-import { RecordStore } from '@proofline/records-data-access';
 import { fundPool } from '@proofline/records-testing';
 import type { Permission } from '@proofline/identity-domain';
-import {
-  BullPublishQueue,
-  createRecords,
-  publicationSettlement,
-  rawTxOf,
-  refusedWhileConfirming,
-  startRecordsPublisher,
-} from '@proofline/records-feature';
-import type { RecordWrites, RunningPublisher } from '@proofline/records-feature';
+import { createRecords } from '@proofline/records-feature';
+import type { RecordWrites } from '@proofline/records-feature';
+import { createPublication } from '@proofline/records-publication';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import type { Clock, Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
 import type { Redis } from '@proofline/shared-redis';
 import { testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { WebhookStore } from '@proofline/webhooks-data-access';
+import { watchPublications } from '@proofline/webhooks-feature';
 import { createGraphQL } from '../app';
 import type { GraphQLServer } from '../app';
 import { createGraphQLDeps } from '../deps';
@@ -98,9 +92,10 @@ export async function startGraphQL(
   const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
   const bull = createBullRedis(config.redisUrl);
   const chain = createArcChain({ redis, prefix, config: config.chain, seed: config.wallet.seed });
-  const publishQueue = new BullPublishQueue(bull, prefix);
   // Writes reserve funding from the wallet's pool: real UTXOs the node knows (a coinbase split) when the spec publishes.
   const { pool } = dev;
+  // The writer's side of publication, as apps/api runs it: only the producer.
+  const writerPublication = createPublication({ redis, bull, prefix, config, chain, pool, clock, logger });
   if (options.publish) await dev.fund(options.fund ?? 300, 1000);
   else await fundPool(pool, options.fund ?? 300, 1000);
   const funding = { pool, feeRate: () => config.wallet.feeFloorSatsPerKb };
@@ -113,7 +108,7 @@ export async function startGraphQL(
     builder: chain.builder,
     funding,
     reader: chain.reader,
-    queue: publishQueue,
+    queue: writerPublication.queue,
   }).writes;
   const closers: (() => Promise<unknown>)[] = [];
 
@@ -152,30 +147,23 @@ export async function startGraphQL(
         config: config.chain,
         seed: config.wallet.seed,
       });
-      const records = new RecordStore(workerRedis, prefix);
-      const publisher: RunningPublisher = startRecordsPublisher({
-        connection: workerBull,
+      // The worker side as apps/worker composes it, on its own connections.
+      const publication = createPublication({
         redis: workerRedis,
+        bull: workerBull,
         prefix,
-        chain: workerChain.publisher,
-        settlement: publicationSettlement({
-          pool,
-          proofs: workerChain.store,
-          clock,
-          releasable: (code) => inputsReleasable({ code, reachedNetwork: false }),
-        }),
+        config,
+        chain: workerChain,
+        pool,
         clock,
         logger,
-        concurrency: 8,
-        sweepEveryMs: 0,
+        webhooks: (publisher) =>
+          watchPublications(publisher, { store: new WebhookStore(workerRedis, prefix), prefix, clock }),
       });
-      const confirmations = await dev.startConfirmations(workerBull, {
-        rawTxOf: rawTxOf(records),
-        onRefused: refusedWhileConfirming({ records, pool, clock }),
-      });
+      publication.startPublisher({ concurrency: 8, sweepEveryMs: 0 });
+      await publication.startConfirmations();
       closers.push(async () => {
-        await confirmations.close();
-        await publisher.close();
+        await publication.close();
         await workerChain.close();
         await workerBull.quit();
         await workerRedis.quit();
@@ -195,7 +183,7 @@ export async function startGraphQL(
     },
     async close() {
       for (const c of closers.reverse()) await c().catch(() => undefined);
-      await publishQueue.close();
+      await writerPublication.close();
       await deps.close();
       await chain.close();
       await dev.close();

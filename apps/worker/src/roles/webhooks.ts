@@ -1,11 +1,10 @@
-import { RecordStore } from '@proofline/records-data-access';
 import { createWebhooks, startWebhookDelivery, startWebhookWatcher } from '@proofline/webhooks-feature';
 import type { RoleStarter } from '../context';
 
 /**
  * Webhooks: the watcher (one pass per second across all workers: watched records that are
  * confirmed or failed become delivery jobs) and the delivery worker (signed POSTs with retries).
- * Records enter the watch set in the records role (`watchPublications` around its publisher).
+ * Records enter the watch set in the publisher (createPublication's `webhooks`, wired in main.ts).
  */
 export const webhooksRole: RoleStarter = async (ctx) => {
   const prefix = ctx.config.redisPrefix;
@@ -16,7 +15,7 @@ export const webhooksRole: RoleStarter = async (ctx) => {
     redis: ctx.redis,
     prefix,
     webhooks: webhooks.store,
-    records: new RecordStore(ctx.redis, prefix),
+    records: ctx.publication.store,
     reader: ctx.chain.reader,
     clock: ctx.clock,
     logger,

@@ -2,8 +2,8 @@ import net from 'node:net';
 import { ArcClient } from './arc-client';
 import { ArcAuthError, ArcTransientError } from './arc-errors';
 import { ArcChainPublisher } from './arc-publisher';
-import { ARC_STATUSES, isRejectionCode } from './arc-status';
-import type { ArcStatus } from './arc-status';
+import { ARC_STATUSES, isRejectionCode } from './arc-verdict';
+import type { ArcStatus } from './arc-verdict';
 import { startProtocolFixture } from './testing/protocol-fixture';
 import type { FixtureReply, ProtocolFixture } from './testing/protocol-fixture';
 
@@ -78,7 +78,7 @@ describe('ArcClient against an ARC protocol fixture', () => {
       kind: 'accepted',
       txId: TX.txId,
       status: 'SEEN_ON_NETWORK',
-      extraInfo: '',
+      mined: null,
     });
     const [req] = fx.requests;
     expect(req).toMatchObject({ method: 'POST', path: '/v1/tx' });
@@ -105,10 +105,10 @@ describe('ArcClient against an ARC protocol fixture', () => {
     ACCEPTED_BY_NETWORK: 'pending',
     SEEN_IN_ORPHAN_MEMPOOL: 'pending',
     SEEN_ON_NETWORK: 'accepted',
-    DOUBLE_SPEND_ATTEMPTED: 'double-spend',
-    REJECTED: 'rejected',
+    DOUBLE_SPEND_ATTEMPTED: 'refused',
+    REJECTED: 'refused',
     MINED_IN_STALE_BLOCK: 'pending',
-    MINED: 'mined',
+    MINED: 'accepted',
   };
   it.each(Object.keys(ARC_STATUSES) as ArcStatus[])('maps status %s', async (status) => {
     fx.handle(() =>
@@ -122,15 +122,13 @@ describe('ArcClient against an ARC protocol fixture', () => {
   it('reads MINED with block data, and MINED without a merklePath as not proven yet', async () => {
     fx.handle(() => ok(TX.txId, 'MINED', { blockHash: BLOCK.toUpperCase(), blockHeight: 12, merklePath: 'abcd' }));
     await expect(client.status(TX.txId)).resolves.toEqual({
-      kind: 'mined',
+      kind: 'accepted',
       txId: TX.txId,
       status: 'MINED',
-      blockHash: BLOCK,
-      blockHeight: 12,
-      merklePath: 'abcd',
+      mined: { blockHash: BLOCK, blockHeight: 12, merklePath: 'abcd' },
     });
     fx.handle(() => ok(TX.txId, 'MINED', { blockHash: BLOCK, blockHeight: 12, merklePath: '' }));
-    await expect(client.status(TX.txId)).resolves.toMatchObject({ kind: 'accepted', status: 'MINED' });
+    await expect(client.status(TX.txId)).resolves.toMatchObject({ kind: 'accepted', status: 'MINED', mined: null });
   });
 
   it('reads double spends with the competing txs, and late rejections', async () => {
@@ -138,17 +136,21 @@ describe('ArcClient against an ARC protocol fixture', () => {
       ok(TX.txId, 'DOUBLE_SPEND_ATTEMPTED', { competingTxs: [id(9).toUpperCase()], extraInfo: 'spent twice' }),
     );
     await expect(client.submit(TX)).resolves.toEqual({
-      kind: 'double-spend',
+      kind: 'refused',
       txId: TX.txId,
+      code: 'DOUBLE_SPEND_ATTEMPTED',
+      reason: `ARC DOUBLE_SPEND_ATTEMPTED: spent twice (competing: ${id(9)})`,
+      final: false,
       competingTxs: [id(9)],
-      detail: 'spent twice',
     });
     fx.handle(() => ok(TX.txId, 'REJECTED', { extraInfo: 'arc error 461: script failed' }));
     await expect(client.submit(TX)).resolves.toEqual({
-      kind: 'rejected',
+      kind: 'refused',
       txId: TX.txId,
       code: 'REJECTED',
-      detail: 'arc error 461: script failed',
+      reason: 'ARC REJECTED: arc error 461: script failed',
+      final: true,
+      competingTxs: [],
     });
   });
 
@@ -157,8 +159,8 @@ describe('ArcClient against an ARC protocol fixture', () => {
     async (code) => {
       fx.handle(() => problem(code, TX.txId, 'refused', 'details here'));
       const r = await client.submit(TX);
-      expect(r).toMatchObject({ kind: 'rejected', txId: TX.txId, code });
-      expect(r.kind === 'rejected' && r.detail).toMatch(/refused: details here$/);
+      expect(r).toMatchObject({ kind: 'refused', txId: TX.txId, code, final: code !== 460 });
+      expect(r.kind === 'refused' && r.reason).toMatch(/refused: details here$/);
       expect(isRejectionCode(code)).toBe(true);
     },
   );
@@ -245,7 +247,7 @@ describe('ArcClient against an ARC protocol fixture', () => {
     expect(fx.requests[0]).toMatchObject({ method: 'POST', path: '/v1/txs' });
     expect(JSON.parse(fx.requests[0]!.body)).toEqual(txs.map((t) => ({ rawTx: t.hex })));
     expect(results[0]).toMatchObject({ kind: 'pending', txId: id(1), status: 'STORED' });
-    expect(results[1]).toMatchObject({ kind: 'rejected', txId: id(2), code: 465 });
+    expect(results[1]).toMatchObject({ kind: 'refused', txId: id(2), code: 465 });
     expect(results[2]).toMatchObject({ kind: 'accepted', txId: id(3) });
     expect(results[3]).toBeInstanceOf(ArcTransientError);
     expect(results[3]).toMatchObject({ reason: 'missing-in-batch' });
@@ -291,7 +293,7 @@ describe('ArcClient against an ARC protocol fixture', () => {
   });
 });
 
-describe('ArcChainPublisher mapping', () => {
+describe('ArcChainPublisher: ARC answers as broadcast verdicts', () => {
   let fx: ProtocolFixture;
   let publisher: ArcChainPublisher;
   beforeAll(async () => {
@@ -299,27 +301,34 @@ describe('ArcChainPublisher mapping', () => {
     publisher = new ArcChainPublisher(new ArcClient({ url: fx.url, timeoutMs: 1000 }));
   });
   afterAll(() => fx.close());
-  const tx = { txId: TX.txId, rawHex: TX.hex };
+  const tx = { txId: TX.txId, rawTx: Buffer.from(TX.hex, 'hex') };
 
   it.each([
-    [ok(TX.txId, 'SEEN_ON_NETWORK'), { status: 'accepted' }],
-    [ok(TX.txId, 'STORED'), { status: 'accepted' }],
-    [ok(TX.txId, 'ANNOUNCED_TO_NETWORK'), { status: 'accepted' }],
-    [ok(TX.txId, 'MINED_IN_STALE_BLOCK'), { status: 'accepted' }],
-    [ok(TX.txId, 'MINED', { blockHash: BLOCK, blockHeight: 3, merklePath: 'ab' }), { status: 'already-known' }],
-    [ok(TX.txId, 'SEEN_IN_ORPHAN_MEMPOOL'), { status: 'rejected', code: 'MISSING_INPUT' }],
+    [ok(TX.txId, 'SEEN_ON_NETWORK'), { kind: 'accepted', status: 'SEEN_ON_NETWORK' }],
+    [ok(TX.txId, 'STORED'), { kind: 'pending', status: 'STORED' }],
+    [ok(TX.txId, 'RECEIVED'), { kind: 'pending', status: 'RECEIVED' }],
+    [ok(TX.txId, 'ANNOUNCED_TO_NETWORK'), { kind: 'pending', status: 'ANNOUNCED_TO_NETWORK' }],
+    [ok(TX.txId, 'MINED_IN_STALE_BLOCK'), { kind: 'pending', status: 'MINED_IN_STALE_BLOCK' }],
+    [
+      ok(TX.txId, 'MINED', { blockHash: BLOCK, blockHeight: 3, merklePath: 'ab' }),
+      { kind: 'accepted', status: 'MINED', mined: { blockHash: BLOCK, blockHeight: 3, merklePath: 'ab' } },
+    ],
+    [ok(TX.txId, 'SEEN_IN_ORPHAN_MEMPOOL'), { kind: 'pending', status: 'SEEN_IN_ORPHAN_MEMPOOL' }],
     [
       ok(TX.txId, 'DOUBLE_SPEND_ATTEMPTED', { competingTxs: [id(5)] }),
-      { status: 'rejected', code: 'DOUBLE_SPEND', arcCode: 'DOUBLE_SPEND_ATTEMPTED' },
+      { kind: 'refused', code: 'DOUBLE_SPEND_ATTEMPTED', final: false, competingTxs: [id(5)] },
     ],
-    [problem(466, TX.txId, 'conflict'), { status: 'rejected', code: 'DOUBLE_SPEND', arcCode: 466 }],
-    [problem(461, TX.txId, 'script'), { status: 'rejected', code: 'INVALID_TX', arcCode: 461 }],
-    [problem(465, TX.txId, 'fee'), { status: 'rejected', code: 'INVALID_TX', arcCode: 465 }],
-    [problem(475, TX.txId, 'ancestors'), { status: 'rejected', code: 'INVALID_TX', arcCode: 475 }],
-    [ok(TX.txId, 'REJECTED'), { status: 'rejected', code: 'INVALID_TX', arcCode: 'REJECTED' }],
-  ] as [FixtureReply, object][])('maps %j', async (reply, result) => {
+    [problem(466, TX.txId, 'conflict'), { kind: 'refused', code: 466, final: true }],
+    [problem(461, TX.txId, 'script'), { kind: 'refused', code: 461, final: true }],
+    [problem(465, TX.txId, 'fee'), { kind: 'refused', code: 465, final: true }],
+    [problem(475, TX.txId, 'ancestors'), { kind: 'refused', code: 475, final: true }],
+    [problem(460, TX.txId, 'parents'), { kind: 'refused', code: 460, final: false }],
+    [ok(TX.txId, 'REJECTED'), { kind: 'refused', code: 'REJECTED', final: true }],
+    [problem(400, '', 'invalid X-CallbackUrl'), { kind: 'request-problem', httpStatus: 400 }],
+    [problem(463, id(6), 'not this one'), { kind: 'request-problem', httpStatus: 463 }],
+  ] as [FixtureReply, object][])('reads %j', async (reply, verdict) => {
     fx.handle(() => reply);
-    await expect(publisher.submit(tx)).resolves.toMatchObject(result);
+    await expect(publisher.submit(tx)).resolves.toMatchObject({ txId: TX.txId, ...verdict });
   });
 
   it('throws on transient faults so BullMQ retries the same bytes', async () => {
@@ -329,8 +338,8 @@ describe('ArcChainPublisher mapping', () => {
 
   it('submitMany falls back to one submission per tx when ARC refuses the whole batch', async () => {
     fx.requests.splice(0);
-    const good = { txId: id(7), rawHex: '07' };
-    const bad = { txId: id(8), rawHex: '08' };
+    const good = { txId: id(7), rawTx: Uint8Array.of(7) };
+    const bad = { txId: id(8), rawTx: Uint8Array.of(8) };
     fx.handle((req) => {
       if (req.path === '/v1/txs') return problem(463, '', 'cannot parse transaction 2');
       const { rawTx } = JSON.parse(req.body) as { rawTx: string };
@@ -338,8 +347,8 @@ describe('ArcChainPublisher mapping', () => {
     });
     const results = await publisher.submitMany([good, bad]);
     expect(results).toEqual([
-      { txId: good.txId, result: { status: 'accepted' } },
-      { txId: bad.txId, result: expect.objectContaining({ status: 'rejected', code: 'INVALID_TX', arcCode: 463 }) },
+      { txId: good.txId, verdict: { kind: 'accepted', txId: good.txId, status: 'SEEN_ON_NETWORK', mined: null } },
+      { txId: bad.txId, verdict: expect.objectContaining({ kind: 'refused', code: 463 }) },
     ]);
     expect(fx.requests.map((r) => r.path)).toEqual(['/v1/txs', '/v1/tx', '/v1/tx']);
   });

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { isHashHex } from '@proofline/chain-domain';
+import type { BroadcastVerdict } from '@proofline/chain-domain';
 import { ArcAuthError, ArcTransientError } from './arc-errors';
 import type { ArcTransientReason } from './arc-errors';
-import { classifyStatus, describeArcCode, isArcStatus, isRejectionCode } from './arc-status';
-import type { ArcStatus } from './arc-status';
+import { isArcStatus, isRejectionCode, problemDetail, verdictOfProblem, verdictOfStatus } from './arc-verdict';
+import type { ArcStatus } from './arc-verdict';
 
 /** A transaction to broadcast: its txId and its bytes as raw or Extended Format (BIP-239) hex. */
 export interface ArcSubmission {
@@ -11,35 +12,8 @@ export interface ArcSubmission {
   readonly hex: string;
 }
 
-/** What ARC says about one transaction. Expected outcomes are data; transient faults throw. */
-export type ArcTxResult =
-  | { readonly kind: 'pending'; readonly txId: string; readonly status: ArcStatus; readonly extraInfo: string }
-  | { readonly kind: 'accepted'; readonly txId: string; readonly status: ArcStatus; readonly extraInfo: string }
-  | {
-      readonly kind: 'mined';
-      readonly txId: string;
-      readonly status: 'MINED';
-      readonly blockHash: string;
-      readonly blockHeight: number;
-      /** BRC-74 BUMP, hex. Unverified: check it against a header before trusting it. */
-      readonly merklePath: string;
-    }
-  | {
-      readonly kind: 'rejected';
-      readonly txId: string;
-      /** ARC's error code (46x, 400), or 'REJECTED' when a stored transaction was rejected later. */
-      readonly code: number | 'REJECTED';
-      readonly detail: string;
-    }
-  | {
-      readonly kind: 'double-spend';
-      readonly txId: string;
-      readonly competingTxs: readonly string[];
-      readonly detail: string;
-    };
-
 /** `status()` adds: ARC answered 404 with its problem JSON, i.e. it does not know the tx. */
-export type ArcStatusResult = ArcTxResult | { readonly kind: 'not-found'; readonly txId: string };
+export type ArcStatusResult = BroadcastVerdict | { readonly kind: 'not-found'; readonly txId: string };
 
 /** ARC's mining fee policy (`GET /v1/policy`). */
 export interface ArcPolicy {
@@ -87,7 +61,6 @@ const problemBody = z.object({
   txid: z.string().nullish(),
   extraInfo: z.string().nullish(),
 });
-type ProblemBody = z.infer<typeof problemBody>;
 
 const policyBody = z.object({
   policy: z.object({
@@ -109,7 +82,7 @@ interface HttpAnswer {
  * We do not use `@bsv/sdk`'s `ARC` broadcaster: it has no timeout, reports network faults as
  * HTTP 500, leaves `/v1/txs` answers unparsed and has no status query (research/arc.md §2).
  *
- * Outcomes are data ({@link ArcTxResult}); it throws {@link ArcTransientError} (network, timeout,
+ * Outcomes are data (a {@link BroadcastVerdict}, read in arc-verdict.ts); it throws {@link ArcTransientError} (network, timeout,
  * 5xx, 429, 409, malformed or unknown answers; retry later with the same bytes) and
  * {@link ArcAuthError} (401/403).
  */
@@ -128,15 +101,13 @@ export class ArcClient {
   }
 
   /** POST /v1/tx. Re-submitting the same bytes is safe: ARC answers the stored status. */
-  async submit(tx: ArcSubmission): Promise<ArcTxResult> {
+  async submit(tx: ArcSubmission): Promise<BroadcastVerdict> {
     const txId = checkTxId(tx.txId);
     const answer = await this.request('POST', '/v1/tx', JSON.stringify({ rawTx: tx.hex }), this.submitHeaders());
     if (answer.status === 200) return this.fromEntry(parseJson(answer, successEntry), txId);
     this.throwIfTransientOrAuth(answer);
-    if (isRejectionCode(answer.status)) {
-      const problem = tryParse(answer.text, problemBody);
-      return { kind: 'rejected', txId, code: answer.status, detail: rejectionDetail(answer.status, problem) };
-    }
+    if (isRejectionCode(answer.status))
+      return verdictOfProblem(txId, answer.status, tryParse(answer.text, problemBody));
     throw unexpected(answer);
   }
 
@@ -146,7 +117,7 @@ export class ArcClient {
    * {@link ArcTransientError} in its slot; a whole-batch refusal (400/46x for the request) throws
    * one with reason `batch-refused` (submit the txs one by one to find the culprit).
    */
-  async submitMany(txs: readonly ArcSubmission[]): Promise<(ArcTxResult | ArcTransientError)[]> {
+  async submitMany(txs: readonly ArcSubmission[]): Promise<(BroadcastVerdict | ArcTransientError)[]> {
     if (txs.length === 0) return [];
     const ids = txs.map((t) => checkTxId(t.txId));
     const body = JSON.stringify(txs.map((t) => ({ rawTx: t.hex })));
@@ -154,17 +125,13 @@ export class ArcClient {
     if (answer.status !== 200) {
       this.throwIfTransientOrAuth(answer);
       if (isRejectionCode(answer.status)) {
-        const problem = tryParse(answer.text, problemBody);
-        throw new ArcTransientError(
-          'batch-refused',
-          `the batch was refused: ${rejectionDetail(answer.status, problem)}`,
-          answer.status,
-        );
+        const detail = problemDetail(answer.status, tryParse(answer.text, problemBody));
+        throw new ArcTransientError('batch-refused', `the batch was refused: ${detail}`, answer.status);
       }
       throw unexpected(answer);
     }
     const entries = parseJson(answer, z.array(z.unknown()));
-    const byTxId = new Map<string, ArcTxResult | ArcTransientError>();
+    const byTxId = new Map<string, BroadcastVerdict | ArcTransientError>();
     for (const raw of entries) {
       const entry = this.fromBatchEntry(raw);
       if (entry) byTxId.set(entry.txId, entry.result);
@@ -278,7 +245,7 @@ export class ArcClient {
   }
 
   /** One `/v1/txs` element: a success entry (has txStatus) or a failure entry (problem fields + txid). */
-  private fromBatchEntry(raw: unknown): { txId: string; result: ArcTxResult | ArcTransientError } | null {
+  private fromBatchEntry(raw: unknown): { txId: string; result: BroadcastVerdict | ArcTransientError } | null {
     const ok = successEntry.safeParse(raw);
     if (ok.success) {
       const txId = ok.data.txid.toLowerCase();
@@ -293,8 +260,7 @@ export class ArcClient {
     if (!failed.success || !failed.data.txid) return null;
     const txId = failed.data.txid.toLowerCase();
     const code = failed.data.status;
-    if (isRejectionCode(code))
-      return { txId, result: { kind: 'rejected', txId, code, detail: rejectionDetail(code, failed.data) } };
+    if (isRejectionCode(code)) return { txId, result: verdictOfProblem(txId, code, failed.data) };
     return {
       txId,
       result: new ArcTransientError(
@@ -305,43 +271,12 @@ export class ArcClient {
     };
   }
 
-  private fromEntry(e: SuccessEntry, txId: string): ArcTxResult {
+  private fromEntry(e: SuccessEntry, txId: string): BroadcastVerdict {
     if (e.txid.toLowerCase() !== txId)
       throw new ArcTransientError('malformed-response', `ARC answered for ${e.txid}, not ${txId}`, 200);
     if (!isArcStatus(e.txStatus))
       throw new ArcTransientError('unknown-status', `unknown ARC status "${e.txStatus.slice(0, 60)}" for ${txId}`, 200);
-    const status = e.txStatus;
-    const extraInfo = e.extraInfo ?? '';
-    switch (classifyStatus(status)) {
-      case 'pending':
-        return { kind: 'pending', txId, status, extraInfo };
-      case 'accepted':
-        return { kind: 'accepted', txId, status, extraInfo };
-      case 'double-spend':
-        return {
-          kind: 'double-spend',
-          txId,
-          competingTxs: (e.competingTxs ?? []).map((t) => t.toLowerCase()),
-          detail: extraInfo || 'double spend attempted',
-        };
-      case 'rejected':
-        return { kind: 'rejected', txId, code: 'REJECTED', detail: extraInfo || 'rejected by the network' };
-      case 'mined': {
-        const blockHash = (e.blockHash ?? '').toLowerCase();
-        // An empty or partial MINED answer is known to happen (go-wallet-toolbox#1017): treat it as
-        // "seen" and ask again later rather than guessing.
-        if (!isHashHex(blockHash) || e.blockHeight == null || !e.merklePath)
-          return { kind: 'accepted', txId, status, extraInfo: 'MINED without block data' };
-        return {
-          kind: 'mined',
-          txId,
-          status: 'MINED',
-          blockHash,
-          blockHeight: e.blockHeight,
-          merklePath: e.merklePath,
-        };
-      }
-    }
+    return verdictOfStatus(txId, { ...e, txStatus: e.txStatus });
   }
 }
 
@@ -379,11 +314,6 @@ function tryParse<T>(text: string, schema: z.ZodType<T>): T | null {
   } catch {
     return null;
   }
-}
-
-function rejectionDetail(code: number, problem: ProblemBody | null): string {
-  const said = [problem?.detail, problem?.extraInfo].filter((s): s is string => !!s).join(': ');
-  return said ? `${describeArcCode(code)}: ${said}`.slice(0, 500) : describeArcCode(code);
 }
 
 function problemSuffix(answer: HttpAnswer): string {

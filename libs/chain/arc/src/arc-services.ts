@@ -17,7 +17,7 @@ export interface ArcServices {
  * Composition helper for apps: the ARC client (Bearer `ARC_API_KEY`, callback headers when
  * `ARC_CALLBACK_URL`/`ARC_CALLBACK_TOKEN` are set, `ARC_TIMEOUT_MS` per request and an
  * `X-MaxTimeout` 2 s below it (none under 3 s), capped at ARC's 30 s, so ARC answers before our deadline), the
- * `ChainPublisher` on it, the headers client on `HEADERS_URL` and the proof store under `prefix`.
+ * `ChainPublisher` on it, the headers client on `HEADERS_URL` (`HEADERS_API_KEY`, `HEADERS_MAX_RPS`) and the proof store under `prefix`.
  */
 export function createArcServices(chain: Config['chain'], redis: Redis, prefix: string): ArcServices {
   const maxTimeoutSeconds =
@@ -34,7 +34,17 @@ export function createArcServices(chain: Config['chain'], redis: Redis, prefix: 
   return {
     client,
     publisher: new ArcChainPublisher(client),
-    headers: new WocHeadersClient({ url: chain.headersUrl, timeoutMs: chain.arcTimeoutMs }),
+    headers: new WocHeadersClient({
+      url: chain.headersUrl,
+      timeoutMs: chain.arcTimeoutMs,
+      ...(chain.headersApiKey ? { apiKey: chain.headersApiKey } : {}),
+      // The devnet node has no request limit; any other source gets the client's default budget.
+      ...(chain.headersMaxRps !== undefined
+        ? { maxRps: chain.headersMaxRps }
+        : chain.network === 'devnet'
+          ? { maxRps: Infinity }
+          : {}),
+    }),
     store: new ArcProofStore(redis, prefix),
   };
 }

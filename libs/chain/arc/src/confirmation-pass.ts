@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { parseHeader } from '@proofline/chain-domain';
-import type { HeadersSource } from '@proofline/chain-domain';
+import { parseHeader, refusalCode } from '@proofline/chain-domain';
+import type { HeadersSource, Refusal } from '@proofline/chain-domain';
 import type { Config } from '@proofline/shared-config';
 import { publishBlockEvent } from './arc-blocks';
 import type { BatchSubmitOutcome } from './arc-publisher';
@@ -8,21 +8,11 @@ import { trackConfirmations } from './confirmation-tracker';
 import type { StatusSource, TrackerLogger } from './confirmation-tracker';
 import type { ArcProofStore } from './proof-store';
 
-/** A final refusal learnt while confirming (polling or a re-broadcast): the record fails with it. */
-export interface ArcRefusal {
-  readonly txId: string;
-  /** ARC's code (`'461'`) or final status (`'REJECTED'`, `'DOUBLE_SPEND_ATTEMPTED'`). */
-  readonly code: string;
-  readonly detail: string;
-  /** ARC had reported the transaction at SEEN_ON_NETWORK or beyond (always true here: only published txs are watched). */
-  readonly reachedNetwork: boolean;
-}
-
 export interface ConfirmationPassDeps {
   readonly client: StatusSource;
   /** Re-broadcasts the same bytes (ArcChainPublisher.submitMany fits). */
   readonly rebroadcast: (
-    txs: readonly { readonly txId: string; readonly rawHex: string }[],
+    txs: readonly { readonly txId: string; readonly rawTx: Uint8Array }[],
   ) => Promise<BatchSubmitOutcome[]>;
   readonly headers: HeadersSource;
   readonly store: ArcProofStore;
@@ -30,9 +20,9 @@ export interface ConfirmationPassDeps {
   readonly redis: Redis;
   readonly prefix: string;
   /** The raw transactions (the bytes accepted at write time) of txIds, null where unknown. */
-  readonly rawTxOf: (txIds: readonly string[]) => Promise<(string | null)[]>;
-  /** A watched transaction was refused for good: mark its record failed, settle its funding. */
-  readonly onRefused: (refusal: ArcRefusal) => Promise<void>;
+  readonly rawTxOf: (txIds: readonly string[]) => Promise<(Uint8Array | null)[]>;
+  /** A watched transaction was refused: mark its record failed, settle its funding. */
+  readonly onRefused: (refusal: Refusal) => Promise<void>;
   readonly logger?: TrackerLogger & { info?(obj: object, msg: string): void };
 }
 
@@ -116,33 +106,29 @@ export async function runConfirmationPass(
   });
 
   let refused = 0;
-  const refuse = async (r: ArcRefusal) => {
+  // Every refusal fails the record, final or not (a DOUBLE_SPEND_ATTEMPTED that may still be
+  // mined included): the verdict's `final` is not read here yet.
+  const refuse = async (r: Refusal) => {
     await deps.onRefused(r);
-    await store.countRejection(r.code);
+    await store.countRejection(refusalCode(r));
     await store.unwatch([r.txId]);
     refused++;
   };
-  for (const r of track.rejected) {
-    const code = r.kind === 'double-spend' ? 'DOUBLE_SPEND_ATTEMPTED' : String(r.code);
-    await refuse({ txId: r.txId, code, detail: r.detail, reachedNetwork: true });
-  }
+  for (const r of track.rejected) await refuse(r);
 
   let rebroadcast = 0;
   if (track.unknown.length > 0) {
     const raws = await deps.rawTxOf(track.unknown);
-    const txs = track.unknown.flatMap((txId, i) => (raws[i] ? [{ txId, rawHex: raws[i] as string }] : []));
+    const txs = track.unknown.flatMap((txId, i) => {
+      const rawTx = raws[i];
+      return rawTx ? [{ txId, rawTx }] : [];
+    });
     try {
       for (const outcome of await deps.rebroadcast(txs)) {
         if ('retry' in outcome) continue;
-        const result = outcome.result;
-        if (result.status === 'rejected' && result.code !== 'MISSING_INPUT') {
-          await refuse({
-            txId: outcome.txId,
-            code: String(result.arcCode ?? result.code),
-            detail: result.detail,
-            reachedNetwork: true,
-          });
-        } else rebroadcast++;
+        const { verdict } = outcome;
+        if (verdict.kind === 'refused' || verdict.kind === 'request-problem') await refuse(verdict);
+        else rebroadcast++;
       }
     } catch (e) {
       deps.logger?.warn(

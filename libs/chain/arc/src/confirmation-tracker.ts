@@ -1,7 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { z } from 'zod';
-import { isHashHex } from '@proofline/chain-domain';
-import type { ChainHeader, HeadersSource } from '@proofline/chain-domain';
+import type { ChainHeader, HeadersSource, Refusal } from '@proofline/chain-domain';
 import type { ArcStatusResult } from './arc-client';
 import { verifyBump } from './bump';
 import type { MinedClaim, ProofFailure, VerifiedProof } from './bump';
@@ -84,8 +81,8 @@ export interface TrackReport extends ProveReport {
   readonly waiting: readonly { readonly txId: string; readonly status: string }[];
   /** ARC answered 404 with its problem body: broadcast the same bytes again. */
   readonly unknown: readonly string[];
-  /** Final refusals ARC reported while polling: mark the records failed. */
-  readonly rejected: readonly Extract<ArcStatusResult, { kind: 'rejected' | 'double-spend' }>[];
+  /** Refusals ARC reported while polling (REJECTED, DOUBLE_SPEND_ATTEMPTED). */
+  readonly rejected: readonly Refusal[];
   /** Status queries that failed transiently (retry later). */
   readonly errors: readonly { readonly txId: string; readonly error: Error }[];
   /** The tip reported by the headers source during this run (also stored), or null if it failed. */
@@ -103,7 +100,7 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
   const claims: MinedClaim[] = [];
   const waiting: { txId: string; status: string }[] = [];
   const unknown: string[] = [];
-  const rejected: Extract<ArcStatusResult, { kind: 'rejected' | 'double-spend' }>[] = [];
+  const rejected: Refusal[] = [];
   const errors: { txId: string; error: Error }[] = [];
   let next = 0;
   const lane = async () => {
@@ -111,10 +108,9 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
       const txId = txIds[next++] as string;
       try {
         const r = await client.status(txId);
-        if (r.kind === 'mined')
-          claims.push({ txId, blockHash: r.blockHash, blockHeight: r.blockHeight, merklePath: r.merklePath });
-        else if (r.kind === 'not-found') unknown.push(txId);
-        else if (r.kind === 'rejected' || r.kind === 'double-spend') rejected.push(r);
+        if (r.kind === 'not-found') unknown.push(txId);
+        else if (r.kind === 'accepted' && r.mined) claims.push({ txId, ...r.mined });
+        else if (r.kind === 'refused' || r.kind === 'request-problem') rejected.push(r);
         else waiting.push({ txId, status: r.status });
       } catch (e) {
         errors.push({ txId, error: e instanceof Error ? e : new Error(String(e)) });
@@ -131,89 +127,4 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
   await Promise.all(Array.from({ length: Math.min(concurrency, txIds.length) }, lane));
   const proved = await proveMined(options, claims);
   return { ...proved, waiting, unknown, rejected, errors, tipHeight: await tip };
-}
-
-const hashHex = z
-  .string()
-  .transform((s) => s.toLowerCase())
-  .refine(isHashHex, 'must be 64 hex characters');
-const callbackItem = z.object({
-  timestamp: z.string().nullish(),
-  txid: hashHex,
-  txStatus: z.string().min(1),
-  extraInfo: z.string().nullish(),
-  competingTxs: z.array(z.string()).nullish(),
-  merklePath: z.string().nullish(),
-  blockHash: z.string().nullish(),
-  blockHeight: z.number().int().nonnegative().nullish(),
-});
-const callbackBody = z.union([
-  z.object({ count: z.number().int().nonnegative(), callbacks: z.array(callbackItem).max(1000) }),
-  callbackItem,
-]);
-export type ArcCallback = z.infer<typeof callbackItem>;
-
-/** What the callback route answers; a wrong token or a bad body is data, not a throw. */
-export type CallbackOutcome =
-  | { readonly httpStatus: 401; readonly errorCode: 'ARC_CALLBACK_UNAUTHORIZED'; readonly detail: string }
-  | { readonly httpStatus: 400; readonly errorCode: 'ARC_CALLBACK_INVALID'; readonly detail: string }
-  | { readonly httpStatus: 200; readonly callbacks: readonly ArcCallback[] };
-
-/**
- * Checks the `Authorization: Bearer <ARC_CALLBACK_TOKEN>` header in constant time and parses a
- * single or batch (`{count, callbacks[]}`) ARC callback. Fast and I/O free, so a route can answer
- * at once and enqueue the work.
- */
-export function parseArcCallback(body: unknown, authorization: string | undefined, token: string): CallbackOutcome {
-  const given = /^Bearer (.+)$/.exec(authorization ?? '')?.[1] ?? '';
-  if (!token || !constantTimeEqual(given, token)) {
-    return { httpStatus: 401, errorCode: 'ARC_CALLBACK_UNAUTHORIZED', detail: 'missing or wrong callback token' };
-  }
-  const parsed = callbackBody.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return {
-      httpStatus: 400,
-      errorCode: 'ARC_CALLBACK_INVALID',
-      detail: `not an ARC callback: ${issue ? `${issue.path.join('.')} ${issue.message}` : 'invalid'}`,
-    };
-  }
-  const callbacks = 'callbacks' in parsed.data ? parsed.data.callbacks : [parsed.data];
-  return { httpStatus: 200, callbacks };
-}
-
-export type HandledCallback =
-  | Exclude<CallbackOutcome, { httpStatus: 200 }>
-  | ({ readonly httpStatus: 200; readonly hints: readonly ArcCallback[] } & ProveReport);
-
-/**
- * Handles an ARC callback end to end: {@link parseArcCallback}, then every MINED item with block
- * data goes through the same verify-and-store path as polling ({@link proveMined}). Idempotent
- * (storing a proof again changes nothing). A callback is only a hint: the other statuses are
- * returned as `hints` for the caller to schedule a poll; polling stays the ground truth.
- */
-export async function handleArcCallback(
-  deps: ProofDeps & { readonly token: string },
-  body: unknown,
-  authorization: string | undefined,
-): Promise<HandledCallback> {
-  const outcome = parseArcCallback(body, authorization, deps.token);
-  if (outcome.httpStatus !== 200) return outcome;
-  const claims: MinedClaim[] = [];
-  const hints: ArcCallback[] = [];
-  for (const c of outcome.callbacks) {
-    const blockHash = c.blockHash?.toLowerCase();
-    if (c.txStatus === 'MINED' && c.merklePath && blockHash && isHashHex(blockHash) && c.blockHeight != null) {
-      claims.push({ txId: c.txid, blockHash, blockHeight: c.blockHeight, merklePath: c.merklePath });
-    } else hints.push(c);
-  }
-  const report = await proveMined(deps, claims);
-  return { httpStatus: 200, hints, ...report };
-}
-
-function constantTimeEqual(a: string, b: string): boolean {
-  // Hash first so the comparison takes the same time whatever the lengths.
-  const ha = createHash('sha256').update(a).digest();
-  const hb = createHash('sha256').update(b).digest();
-  return timingSafeEqual(ha, hb);
 }

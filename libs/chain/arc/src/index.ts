@@ -1,4 +1,4 @@
-export * from './arc-status';
+export * from './arc-verdict';
 export * from './arc-errors';
 export * from './arc-client';
 export * from './arc-publisher';
@@ -7,6 +7,7 @@ export * from './headers-client';
 export * from './keys';
 export * from './proof-store';
 export * from './confirmation-tracker';
+export * from './arc-callbacks';
 export * from './arc-services';
 export * from './arc-blocks';
 export * from './submit-batcher';

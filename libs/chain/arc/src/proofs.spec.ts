@@ -19,7 +19,8 @@ import { BsvTransactionBuilder, buildCoinbaseTo, deriveChainKeys, tscToMerklePat
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { ArcClient } from './arc-client';
 import { bumpToTsc, verifyBump } from './bump';
-import { handleArcCallback, parseArcCallback, trackConfirmations } from './confirmation-tracker';
+import { handleArcCallback, parseArcCallback } from './arc-callbacks';
+import { trackConfirmations } from './confirmation-tracker';
 import { HeadersSourceError, WocHeadersClient } from './headers-client';
 import { arcKeys } from './keys';
 import { ArcProofStore } from './proof-store';
@@ -183,7 +184,7 @@ describe('BUMP proofs from a mined block, verified before storing', () => {
   beforeAll(async () => {
     fx = await startProtocolFixture(view.answer);
     client = new ArcClient({ url: fx.url, timeoutMs: 2000 });
-    headers = new WocHeadersClient({ url: fx.url, timeoutMs: 2000 });
+    headers = new WocHeadersClient({ url: fx.url, timeoutMs: 2000, maxRps: Infinity });
     records = [];
     for (let i = 0; i < 6; i++) {
       const tx = builder.build({
@@ -350,7 +351,11 @@ describe('BUMP proofs from a mined block, verified before storing', () => {
     await expect(headers.tip()).resolves.toEqual({ height: emptyBlock.height, hash: emptyBlock.hash });
     await expect(headers.headerByHash('ef'.repeat(32))).resolves.toBeNull();
     view.forgedHeader.add(block.hash);
-    await expect(headers.headerByHash(block.hash)).rejects.toBeInstanceOf(HeadersSourceError);
+    // A client that has not kept this block's header asks the source, and refuses the forgery.
+    const cold = new WocHeadersClient({ url: fx.url, timeoutMs: 2000, maxRps: Infinity });
+    await expect(cold.headerByHash(block.hash)).rejects.toBeInstanceOf(HeadersSourceError);
+    // The header kept by hash is the one that hashed to it: a forgery served later never replaces it.
+    await expect(headers.headerByHash(block.hash)).resolves.toMatchObject({ headerHex: block.headerHex });
     view.forgedHeader.delete(block.hash);
   });
 
@@ -460,7 +465,9 @@ describe('BUMP proofs from a mined block, verified before storing', () => {
     view.down.add(`/v1/tx/${a}`);
     view.down.add(`/block/${block.hash}/header`);
     view.down.add('/chain/info');
-    const report = await trackConfirmations({ client, headers, store, txIds: [a, b] });
+    // A client that has not seen the block yet (the shared one keeps its header by hash).
+    const cold = new WocHeadersClient({ url: fx.url, timeoutMs: 2000, maxRps: Infinity });
+    const report = await trackConfirmations({ client, headers: cold, store, txIds: [a, b] });
     expect(report.errors).toEqual([
       { txId: a, error: expect.objectContaining({ reason: 'server-error', retryable: true }) },
     ]);

@@ -1,5 +1,5 @@
-import type { ChainPublisher } from '@proofline/chain-domain';
-import type { ArcChainPublisher, ArcSubmitResult } from './arc-publisher';
+import type { BroadcastVerdict, ChainPublisher } from '@proofline/chain-domain';
+import type { ArcChainPublisher } from './arc-publisher';
 
 export interface SubmitBatcherOptions {
   /** How long the first submission of a batch waits for others (default 5 ms). */
@@ -9,8 +9,8 @@ export interface SubmitBatcherOptions {
 }
 
 interface Waiting {
-  readonly tx: { readonly txId: string; readonly rawHex: string };
-  readonly resolve: (r: ArcSubmitResult) => void;
+  readonly tx: { readonly txId: string; readonly rawTx: Uint8Array };
+  readonly resolve: (r: BroadcastVerdict) => void;
   readonly reject: (e: unknown) => void;
 }
 
@@ -44,8 +44,8 @@ export class ArcSubmitBatcher implements ChainPublisher {
     this.maxBatch = Math.max(1, options.maxBatch ?? 100);
   }
 
-  submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<ArcSubmitResult> {
-    return new Promise<ArcSubmitResult>((resolve, reject) => {
+  submit(tx: { readonly txId: string; readonly rawTx: Uint8Array }): Promise<BroadcastVerdict> {
+    return new Promise<BroadcastVerdict>((resolve, reject) => {
       this.queue.push({ tx, resolve, reject });
       // While a request is out, its completion sends what waits.
       if (this.inFlight) return;
@@ -85,7 +85,7 @@ export class ArcSubmitBatcher implements ChainPublisher {
         const o = outcomes[i];
         if (!o) w.reject(new Error(`no outcome for ${w.tx.txId} in the batch answer`));
         else if ('retry' in o) w.reject(o.retry);
-        else w.resolve(o.result);
+        else w.resolve(o.verdict);
       });
     } catch (e) {
       for (const w of batch) w.reject(e);

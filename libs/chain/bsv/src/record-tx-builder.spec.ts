@@ -17,6 +17,8 @@ const keys = deriveChainKeys(DEV_CHAIN_SEED);
 const builder = new BsvTransactionBuilder({ keys, satoshisPerKilobyte: 100 });
 const text = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));
 const hexOf = (s: string) => Buffer.from(s, 'utf8').toString('hex');
+/** The hex the sdk and the parser read, of a built transaction's bytes. */
+const rawHexOf = (built: { readonly rawTx: Uint8Array }) => Buffer.from(built.rawTx).toString('hex');
 
 /** A pool UTXO paying the funding key (a fake parent txId: the interpreter checks signatures, not parents). */
 const utxo = (satoshis: number, n = 1): Outpoint => ({ txId: n.toString(16).padStart(64, '0'), vout: n % 3, satoshis });
@@ -38,7 +40,7 @@ function expectSignaturesValid(
   built: BuiltRecordTransaction,
   previousLink?: { satoshis: number; scriptHex: string },
 ): void {
-  const tx = Transaction.fromHex(built.rawHex);
+  const tx = Transaction.fromHex(rawHexOf(built));
   tx.inputs.forEach((input, inputIndex) => {
     const isFunding = inputIndex === tx.inputs.length - 1;
     const source = isFunding
@@ -67,7 +69,7 @@ describe('BsvTransactionBuilder', () => {
 
   it('an independent record funded by one pool UTXO without change, parsable by the sdk', () => {
     const built = req({ kind: 'independent', data: text('hello'), contentType: 'text/plain' });
-    const tx = Transaction.fromHex(built.rawHex);
+    const tx = Transaction.fromHex(rawHexOf(built));
     expect(tx.id('hex')).toBe(built.txId);
     expect(built.linkOutput).toBeNull();
     expect(tx.outputs).toHaveLength(2);
@@ -85,7 +87,7 @@ describe('BsvTransactionBuilder', () => {
     const create = req({ kind: 'create', data: text('v1'), contentType: 'application/json' });
     const linkScript = builder.linkLockingScriptHex();
     expect(create.linkOutput).toEqual({ txId: create.txId, vout: 2, satoshis: 1 });
-    const ctx = Transaction.fromHex(create.rawHex);
+    const ctx = Transaction.fromHex(rawHexOf(create));
     expect(ctx.outputs).toHaveLength(3);
     expect(ctx.outputs[2]).toMatchObject({ satoshis: 1 });
     expect(ctx.outputs[2]?.lockingScript.toHex()).toBe(linkScript);
@@ -98,7 +100,7 @@ describe('BsvTransactionBuilder', () => {
       contentType: 'application/json',
       spends: create.linkOutput!,
     });
-    const utx = Transaction.fromHex(update.rawHex);
+    const utx = Transaction.fromHex(rawHexOf(update));
     expect(utx.id('hex')).toBe(update.txId);
     expect(utx.inputs).toHaveLength(2);
     expect(utx.inputs[0]).toMatchObject({ sourceTXID: create.txId, sourceOutputIndex: 2 });
@@ -108,7 +110,7 @@ describe('BsvTransactionBuilder', () => {
     expectSignaturesValid(update, { satoshis: 1, scriptHex: linkScript });
 
     const del = req({ kind: 'delete', spends: update.linkOutput! });
-    const dtx = Transaction.fromHex(del.rawHex);
+    const dtx = Transaction.fromHex(rawHexOf(del));
     expect(dtx.id('hex')).toBe(del.txId);
     expect(del.linkOutput).toBeNull();
     expect(dtx.outputs).toHaveLength(1);
@@ -138,9 +140,9 @@ describe('BsvTransactionBuilder', () => {
   it('uses large pushes for large records and a fee proportional to size', () => {
     const big = new Uint8Array(300_000).fill(7);
     const built = req({ kind: 'independent', data: big, contentType: 'application/octet-stream' });
-    const tx = Transaction.fromHex(built.rawHex);
+    const tx = Transaction.fromHex(rawHexOf(built));
     expect(tx.outputs[1]?.lockingScript.toHex().slice(0, 14)).toBe('006a4ee0930400');
-    const size = built.rawHex.length / 2;
+    const size = rawHexOf(built).length / 2;
     expect(built.fee).toBeGreaterThanOrEqual(Math.ceil((size / 1000) * 100));
     expect(built.fee).toBeLessThanOrEqual(Math.ceil(((size + 2) / 1000) * 100));
     expect(built.fee).toBeGreaterThan(30_000);
@@ -211,16 +213,16 @@ describe('BsvTransactionBuilder with pool funding', () => {
       funding: [utxo(1000, 1)],
       satoshisPerKilobyte: rate,
     });
-    const ctx = Transaction.fromHex(create.rawHex);
+    const ctx = Transaction.fromHex(rawHexOf(create));
     expect(ctx.inputs.map((i) => [i.sourceTXID, i.sourceOutputIndex])).toEqual([[utxo(1, 1).txId, 1]]);
     expect(create.fundingSpent).toEqual([utxo(1000, 1)]);
     expect(ctx.outputs).toHaveLength(4);
     expect(ctx.outputs[3]?.lockingScript.toHex()).toBe(fundingScript);
     expect(create.change).toEqual({ txId: create.txId, vout: 3, satoshis: ctx.outputs[3]?.satoshis });
-    expect(1000 - sumOut(create.rawHex)).toBe(create.fee);
-    expect(create.fee).toBeGreaterThanOrEqual(Math.ceil(((create.rawHex.length / 2) * rate) / 1000));
+    expect(1000 - sumOut(rawHexOf(create))).toBe(create.fee);
+    expect(create.fee).toBeGreaterThanOrEqual(Math.ceil(((rawHexOf(create).length / 2) * rate) / 1000));
     expect(create.fee).toBeGreaterThanOrEqual(await new SatoshisPerKilobyte(rate).computeFee(ctx));
-    expectFundedInputsValid(create.rawHex, [{ satoshis: 1000, scriptHex: fundingScript }]);
+    expectFundedInputsValid(rawHexOf(create), [{ satoshis: 1000, scriptHex: fundingScript }]);
 
     const update = builder.build({
       kind: 'update',
@@ -229,12 +231,12 @@ describe('BsvTransactionBuilder with pool funding', () => {
       funding: [create.change!],
       satoshisPerKilobyte: rate,
     });
-    const utx = Transaction.fromHex(update.rawHex);
+    const utx = Transaction.fromHex(rawHexOf(update));
     expect(utx.inputs[0]).toMatchObject({ sourceTXID: create.txId, sourceOutputIndex: 2 });
     expect(utx.inputs[1]).toMatchObject({ sourceTXID: create.txId, sourceOutputIndex: 3 });
     expect(update.change?.vout).toBe(3);
-    expect(create.change!.satoshis + 1 - sumOut(update.rawHex)).toBe(update.fee);
-    expectFundedInputsValid(update.rawHex, [
+    expect(create.change!.satoshis + 1 - sumOut(rawHexOf(update))).toBe(update.fee);
+    expectFundedInputsValid(rawHexOf(update), [
       { satoshis: 1, scriptHex: linkScript },
       { satoshis: create.change!.satoshis, scriptHex: fundingScript },
     ]);
@@ -245,24 +247,24 @@ describe('BsvTransactionBuilder with pool funding', () => {
       funding: [utxo(500, 2), utxo(700, 3)],
       satoshisPerKilobyte: rate,
     });
-    const dtx = Transaction.fromHex(del.rawHex);
+    const dtx = Transaction.fromHex(rawHexOf(del));
     expect(dtx.outputs).toHaveLength(2);
     expect(del.change).toEqual({ txId: del.txId, vout: 1, satoshis: 1201 - del.fee });
-    expectFundedInputsValid(del.rawHex, [
+    expectFundedInputsValid(rawHexOf(del), [
       { satoshis: 1, scriptHex: linkScript },
       { satoshis: 500, scriptHex: fundingScript },
       { satoshis: 700, scriptHex: fundingScript },
     ]);
     // A wrong amount or a wrong script fails the interpreter (the check can fail).
     expect(() =>
-      expectFundedInputsValid(del.rawHex, [
+      expectFundedInputsValid(rawHexOf(del), [
         { satoshis: 1, scriptHex: linkScript },
         { satoshis: 501, scriptHex: fundingScript },
         { satoshis: 700, scriptHex: fundingScript },
       ]),
     ).toThrow();
     expect(() =>
-      expectFundedInputsValid(del.rawHex, [
+      expectFundedInputsValid(rawHexOf(del), [
         { satoshis: 1, scriptHex: linkScript },
         { satoshis: 500, scriptHex: linkScript },
         { satoshis: 700, scriptHex: fundingScript },
@@ -282,7 +284,7 @@ describe('BsvTransactionBuilder with pool funding', () => {
       const exact = builder.build({ ...request, funding: [utxo(needed, 4)] });
       expect(exact.change).toBeNull();
       expect(exact.fee).toBe(needed);
-      expect(exact.fee).toBeGreaterThanOrEqual(Math.ceil(((exact.rawHex.length / 2) * rate) / 1000));
+      expect(exact.fee).toBeGreaterThanOrEqual(Math.ceil(((rawHexOf(exact).length / 2) * rate) / 1000));
       expect(() => builder.build({ ...request, funding: [utxo(needed - 1, 5)] })).toThrow(InsufficientFundingError);
     }
   });
@@ -337,7 +339,7 @@ describe('parseTransaction', () => {
     const update = builder.buildDetailed(
       exactly({ kind: 'update', data: text('v2'), contentType: 'text/plain', spends: create.linkOutput! }, 2),
     );
-    const p = parseTransaction(update.rawHex);
+    const p = parseTransaction(rawHexOf(update));
     expect(p.txId).toBe(update.txId);
     expect(p.isCoinbase).toBe(false);
     expect(p.inputs.map((i) => [i.txId, i.vout])).toEqual([
@@ -365,7 +367,7 @@ describe('parseTransaction', () => {
   });
 
   it('rejects garbage, truncation and trailing bytes', () => {
-    const { rawHex } = builder.build(exactly({ kind: 'independent', data: text('x') }));
+    const rawHex = rawHexOf(builder.build(exactly({ kind: 'independent', data: text('x') })));
     expect(() => parseTransaction('zz')).toThrow(InvalidTransactionError);
     expect(() => parseTransaction('')).toThrow(InvalidTransactionError);
     expect(() => parseTransaction(rawHex.slice(0, -10))).toThrow(InvalidTransactionError);

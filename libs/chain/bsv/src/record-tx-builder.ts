@@ -106,8 +106,8 @@ export class BsvTransactionBuilder implements TransactionBuilder {
   }
 
   build(request: RecordTxRequest): BuiltTransaction {
-    const { txId, rawHex, linkOutput, fundingSpent, change, fee } = this.buildDetailed(request);
-    return { txId, rawHex, linkOutput, fundingSpent, change, fee };
+    const { txId, rawTx, linkOutput, fundingSpent, change, fee } = this.buildDetailed(request);
+    return { txId, rawTx, linkOutput, fundingSpent, change, fee };
   }
 
   fundingNeeded(request: Omit<RecordTxRequest, 'funding'>): number {
@@ -177,7 +177,7 @@ export class BsvTransactionBuilder implements TransactionBuilder {
     const last = funding[funding.length - 1] as Outpoint;
     return {
       txId,
-      rawHex: raw.toString('hex'),
+      rawTx: raw,
       linkOutput: layout.linked ? { txId, vout: LINK_VOUT, satoshis: this.linkSatoshis } : null,
       fundingSpent: funding,
       change: change > 0 ? { txId, vout: outputs.length - 1, satoshis: change } : null,

@@ -30,7 +30,7 @@ describe('BsvSpvCodec (receipts: Atomic BEEF, record data)', () => {
     }).toString('hex');
     const proof = buildBranchProofs(txIds, header)[index];
     if (!proof) throw new Error('no proof');
-    const beef = codec.toBeef({ rawTx: tx.rawHex, proof, blockHeight: 321 });
+    const beef = codec.toBeef({ rawTx: tx.rawTx, proof, blockHeight: 321 });
     expect(beef.startsWith(`01010101${Buffer.from(tx.txId, 'hex').reverse().toString('hex')}`)).toBe(true);
 
     // Independently through the sdk: the same transaction, a path to the header's root, canonical bytes.
@@ -42,11 +42,14 @@ describe('BsvSpvCodec (receipts: Atomic BEEF, record data)', () => {
 
     expect(codec.readBeef(beef)).toEqual({
       txId: tx.txId,
-      rawTx: tx.rawHex,
+      rawTx: Buffer.from(tx.rawTx).toString('hex'),
       blockHeight: 321,
       merkleRoot: parseHeader(header).merkleRoot,
     });
-    expect(codec.recordData(tx.rawHex)).toEqual({ data: Buffer.from('receipt me'), contentType: 'text/plain' });
+    expect(codec.recordData(Buffer.from(tx.rawTx).toString('hex'))).toEqual({
+      data: Buffer.from('receipt me'),
+      contentType: 'text/plain',
+    });
   });
 
   it('refuses what is not a BEEF; a delete has no data output', () => {
@@ -55,6 +58,6 @@ describe('BsvSpvCodec (receipts: Atomic BEEF, record data)', () => {
     const created = builder.build({ kind: 'create', data: new Uint8Array([1, 2]), funding });
     if (!created.linkOutput) throw new Error('a create has a link output');
     const deleted = builder.build({ kind: 'delete', spends: created.linkOutput, funding });
-    expect(codec.recordData(deleted.rawHex).data).toBeNull();
+    expect(codec.recordData(Buffer.from(deleted.rawTx).toString('hex')).data).toBeNull();
   });
 });

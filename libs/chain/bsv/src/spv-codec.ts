@@ -13,7 +13,7 @@ import { readDataPushes } from './scripts';
  */
 export class BsvSpvCodec implements SpvCodec {
   toBeef(proven: ProvenTransaction): string {
-    const tx = Transaction.fromHex(proven.rawTx);
+    const tx = Transaction.fromBinary(proven.rawTx);
     const path = tscToMerklePath(proven.proof, proven.blockHeight);
     // Leaves in offset order, as the sdk writes them after a parse: the same BEEF bytes either way.
     for (const level of path.path) level.sort((a, b) => a.offset - b.offset);

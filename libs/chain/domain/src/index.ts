@@ -6,3 +6,4 @@ export * from './arc-ports';
 export * from './inclusion-check';
 export * from './spv-ports';
 export * from './arc-statuses';
+export * from './broadcast-verdict';

@@ -1,4 +1,5 @@
 import type { BlockHeader } from './block-header';
+import type { BroadcastVerdict } from './broadcast-verdict';
 
 /**
  * The contract between the records feature and a chain (ARC: a BSV network or the devnet node).
@@ -32,8 +33,8 @@ export interface RecordTxRequest {
 
 export interface BuiltTransaction {
   readonly txId: string;
-  /** Serialized, signed transaction. */
-  readonly rawHex: string;
+  /** The serialized, signed transaction (bytes; hex only where a wire or an answer speaks hex). */
+  readonly rawTx: Uint8Array;
   /** The "fund for next" output of a linked create/update (output 2); null otherwise. */
   readonly linkOutput: Outpoint | null;
   /** The funding outpoints it spends (the request's `funding`), in input order. */
@@ -65,18 +66,12 @@ export class InsufficientFundingError extends Error {
   }
 }
 
-export type SubmitResult =
-  | { readonly status: 'accepted' }
-  | { readonly status: 'already-known' }
-  | {
-      readonly status: 'rejected';
-      readonly code: 'DOUBLE_SPEND' | 'INVALID_TX' | 'MISSING_INPUT';
-      readonly detail: string;
-    };
-
-/** Accepts transactions into the chain's mempool. MUST be idempotent by txId. */
+/**
+ * Accepts transactions into the chain's mempool. MUST be idempotent by txId. Expected outcomes
+ * are a {@link BroadcastVerdict}; a transient fault (network, timeout, 5xx) throws.
+ */
 export interface ChainPublisher {
-  submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<SubmitResult>;
+  submit(tx: { readonly txId: string; readonly rawTx: Uint8Array }): Promise<BroadcastVerdict>;
 }
 
 /** TSC Merkle proof (JSON form): https://tsc.bitcoinassociation.net/standards/merkle-proof-standardised-format/ */

@@ -2,8 +2,8 @@ import type { TscMerkleProof } from './ports';
 
 /** A mined transaction with what proves it (input of {@link SpvCodec.toBeef}). */
 export interface ProvenTransaction {
-  /** Serialized transaction, hex. */
-  readonly rawTx: string;
+  /** The serialized transaction. */
+  readonly rawTx: Uint8Array;
   /** TSC branch proof of the transaction against its block header. */
   readonly proof: TscMerkleProof;
   /** Height of the block the proof targets (a BUMP carries it). */

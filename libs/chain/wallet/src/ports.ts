@@ -1,3 +1,5 @@
+import type { BroadcastVerdict } from '@proofline/chain-domain';
+
 /**
  * The ports the wallet codes against. They mirror the interfaces being built on other branches
  * (the transaction builder in @proofline/chain-bsv, the ARC client), so the wallet compiles and
@@ -38,27 +40,16 @@ export interface SplitBuilder {
   buildSplitTransaction(request: SplitRequest): BuiltSplit;
 }
 
-/** What the ARC client answered for one submitted transaction. */
-export type SubmitOutcome =
-  /** ARC holds it at SEEN_ON_NETWORK or beyond (MINED): its outputs can be spent. */
-  | { readonly status: 'accepted' }
-  /** ARC has it below SEEN_ON_NETWORK (STORED, ANNOUNCED, ...): wait, poll, never rebuild. */
-  | { readonly status: 'pending'; readonly arcStatus: string }
-  /**
-   * A definitive rejection (46x, REJECTED, DOUBLE_SPEND_ATTEMPTED). `reachedNetwork` is true when
-   * ARC ever reported the transaction at ANNOUNCED_TO_NETWORK or beyond.
-   */
-  | { readonly status: 'rejected'; readonly code: string; readonly reason: string; readonly reachedNetwork: boolean };
-
 /**
- * Submits one transaction to ARC (on arc-client: `ArcChainPublisher.submit`). MUST throw for an
- * ambiguous outcome (timeout, network error, 5xx, 429): the transaction may be out.
+ * Submits one transaction to ARC (`arcSubmitPort`: its Extended Format bytes) and answers ARC's
+ * verdict. MUST throw for an ambiguous outcome (timeout, network error, 5xx, 429): the
+ * transaction may be out.
  */
 export type SubmitPort = (tx: {
   readonly txId: string;
   readonly rawHex: string;
   readonly efHex: string;
-}) => Promise<SubmitOutcome>;
+}) => Promise<BroadcastVerdict>;
 
 /** A coinbase transaction as a funding source serves it. */
 export interface CoinbaseTx {

@@ -9,21 +9,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { LockingScript, Spend, Transaction, TransactionSignature, UnlockingScript } from '@bsv/sdk';
 import { Redis } from 'ioredis';
 import { deriveChainKeys } from '@proofline/chain-bsv';
+import type { BroadcastVerdict, RefusalCode } from '@proofline/chain-domain';
 import { DEVNET_WALLET_SEED, ManualClock } from '@proofline/shared-config';
 import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { fundingIdentity } from './funding-address';
 import { FundingPool } from './funding-pool';
 import { toOutpoint } from './outpoint';
 import { CoinbaseScanner } from './coinbase-scan';
-import type {
-  BuiltSplit,
-  CoinbaseSource,
-  FundingUtxo,
-  SplitBuilder,
-  SplitRequest,
-  SubmitOutcome,
-  SubmitPort,
-} from './ports';
+import type { BuiltSplit, CoinbaseSource, FundingUtxo, SplitBuilder, SplitRequest, SubmitPort } from './ports';
 import { Splitter } from './splitter';
 import { walletUpkeep } from './wallet-upkeep';
 
@@ -103,6 +96,21 @@ function sha256(bytes: number[] | Uint8Array): Buffer {
   return createHash('sha256').update(Uint8Array.from(bytes)).digest();
 }
 
+const accepted = (txId: string): BroadcastVerdict => ({
+  kind: 'accepted',
+  txId,
+  status: 'SEEN_ON_NETWORK',
+  mined: null,
+});
+const refused = (txId: string, code: RefusalCode, reason: string): BroadcastVerdict => ({
+  kind: 'refused',
+  txId,
+  code,
+  reason,
+  final: code !== 'DOUBLE_SPEND_ATTEMPTED',
+  competingTxs: [],
+});
+
 /** A validating stand-in for ARC's POST /v1/tx over a UTXO ledger. */
 class LedgerArc {
   readonly ledger = new Map<string, { satoshis: number; scriptHex: string; spentBy?: string }>();
@@ -116,28 +124,21 @@ class LedgerArc {
     this.ledger.set(toOutpoint(u), { satoshis: u.satoshis, scriptHex });
   }
 
-  readonly submit: SubmitPort = async ({ txId, rawHex, efHex }): Promise<SubmitOutcome> => {
+  readonly submit: SubmitPort = async ({ txId, rawHex, efHex }): Promise<BroadcastVerdict> => {
     if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:9090');
     const tx = Transaction.fromHexEF(efHex);
-    if (tx.id('hex') !== txId || tx.toHex() !== rawHex)
-      return { status: 'rejected', code: '463', reason: 'malformed', reachedNetwork: false };
-    if (this.accepted.includes(txId)) return { status: 'accepted' };
-    if (this.holdBelowSeen) return { status: 'pending', arcStatus: 'STORED' };
+    if (tx.id('hex') !== txId || tx.toHex() !== rawHex) return refused(txId, 463, 'malformed');
+    if (this.accepted.includes(txId)) return accepted(txId);
+    if (this.holdBelowSeen) return { kind: 'pending', txId, status: 'STORED', detail: '' };
     let totalIn = 0;
     for (const [inputIndex, input] of tx.inputs.entries()) {
       const op = `${input.sourceTXID}:${input.sourceOutputIndex}`;
       const prev = this.ledger.get(op);
-      if (!prev) return { status: 'rejected', code: '462', reason: `unknown input ${op}`, reachedNetwork: false };
-      if (prev.spentBy)
-        return {
-          status: 'rejected',
-          code: 'DOUBLE_SPEND_ATTEMPTED',
-          reason: `spent by ${prev.spentBy}`,
-          reachedNetwork: true,
-        };
+      if (!prev) return refused(txId, 462, `unknown input ${op}`);
+      if (prev.spentBy) return refused(txId, 'DOUBLE_SPEND_ATTEMPTED', `spent by ${prev.spentBy}`);
       const source = input.sourceTransaction?.outputs[input.sourceOutputIndex];
       if (source?.satoshis !== prev.satoshis || source.lockingScript.toHex() !== prev.scriptHex)
-        return { status: 'rejected', code: '461', reason: 'EF source mismatch', reachedNetwork: false };
+        return refused(txId, 461, 'EF source mismatch');
       const spend = new Spend({
         sourceTXID: input.sourceTXID as string,
         sourceOutputIndex: input.sourceOutputIndex,
@@ -157,19 +158,19 @@ class LedgerArc {
       } catch {
         valid = false;
       }
-      if (!valid) return { status: 'rejected', code: '461', reason: 'script failed', reachedNetwork: false };
+      if (!valid) return refused(txId, 461, 'script failed');
       totalIn += prev.satoshis;
     }
     const totalOut = tx.outputs.reduce((s, o) => s + (o.satoshis ?? 0), 0);
     if (totalIn - totalOut < Math.ceil(((rawHex.length / 2) * this.minSatsPerKb) / 1000))
-      return { status: 'rejected', code: '465', reason: 'fee too low', reachedNetwork: false };
+      return refused(txId, 465, 'fee too low');
     for (const input of tx.inputs)
       (this.ledger.get(`${input.sourceTXID}:${input.sourceOutputIndex}`) as { spentBy?: string }).spentBy = txId;
     tx.outputs.forEach((o, vout) =>
       this.ledger.set(`${txId}:${vout}`, { satoshis: o.satoshis ?? 0, scriptHex: o.lockingScript.toHex() }),
     );
     this.accepted.push(txId);
-    return { status: 'accepted' };
+    return accepted(txId);
   };
 }
 

@@ -1,7 +1,9 @@
+import { reachedNetwork, refusalCode } from '@proofline/chain-domain';
+import type { BroadcastVerdict } from '@proofline/chain-domain';
 import { Transaction } from '@bsv/sdk';
 import type { FundingPool } from './funding-pool';
 import { inputsReleasable } from './release-rules';
-import type { BuiltSplit, FundingUtxo, SplitBuilder, SubmitOutcome, SubmitPort } from './ports';
+import type { BuiltSplit, FundingUtxo, SplitBuilder, SubmitPort } from './ports';
 
 export interface SplitterOptions {
   readonly pool: FundingPool;
@@ -175,20 +177,24 @@ export class Splitter {
     fee: number,
   ): Promise<SplitReport> {
     const { pool } = this.options;
-    let outcome: SubmitOutcome;
+    let verdict: BroadcastVerdict;
     try {
-      outcome = await this.options.submit({ txId, rawHex, efHex });
+      verdict = await this.options.submit({ txId, rawHex, efHex });
     } catch (e) {
       return { status: 'unreachable', txId, error: e instanceof Error ? e.message : String(e) };
     }
-    if (outcome.status === 'accepted') {
+    // Outputs are spendable at SEEN_ON_NETWORK or MINED; below it the split waits (same bytes later).
+    if (verdict.kind === 'accepted') {
       await pool.confirm(txId);
       return { status: 'split', txId, outputs, fee, outcome: 'accepted' };
     }
-    if (outcome.status === 'pending') return { status: 'split', txId, outputs, fee, outcome: 'pending' };
-    const release = inputsReleasable(outcome);
+    if (verdict.kind === 'pending') return { status: 'split', txId, outputs, fee, outcome: 'pending' };
+    // Every refusal settles the split, final or not; its inputs go back only by the release rules.
+    const code = refusalCode(verdict);
+    const release = inputsReleasable({ code, reachedNetwork: reachedNetwork(verdict) });
     await pool.fail(txId, { releaseInputs: release });
-    return { status: 'rejected', txId, code: outcome.code, reason: outcome.reason, inputsReleased: release };
+    const reason = verdict.kind === 'refused' ? verdict.reason : verdict.detail;
+    return { status: 'rejected', txId, code, reason, inputsReleased: release };
   }
 
   /** Submits the oldest unsettled split again (same bytes) once it is older than `resubmitAfterMs`. */

@@ -54,7 +54,7 @@ describe('wallet upkeep worker (real BullMQ)', () => {
       if (!ok) throw new Error('bad signature');
     });
     submitted.push(tx.txId);
-    return { status: 'accepted' };
+    return { kind: 'accepted', txId: tx.txId, status: 'SEEN_ON_NETWORK', mined: null };
   };
   const runs: number[] = [];
   const deps = async () => {

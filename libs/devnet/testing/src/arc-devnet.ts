@@ -6,9 +6,9 @@ import {
   runConfirmationPass,
   startConfirmationWorker,
 } from '@proofline/chain-arc';
+import type { Refusal } from '@proofline/chain-domain';
 import type {
   ArcChain,
-  ArcRefusal,
   ConfirmationPassDeps,
   ConfirmationPassReport,
   RunningConfirmationWorker,
@@ -21,10 +21,10 @@ import type { FundingIdentity, FundingUtxo } from '@proofline/chain-wallet';
 import { DEVNET_WALLET_SEED } from '@proofline/shared-config';
 import type { Config } from '@proofline/shared-config';
 
-/** What the confirmation pass needs from the records scope (records-feature's `rawTxOf` and `refusedWhileConfirming` fit). */
+/** What the confirmation pass needs from the records scope (records-publication's `rawTxOf` and `refusedWhileConfirming` fit). */
 export interface RecordHooks {
-  readonly rawTxOf: (txIds: readonly string[]) => Promise<(string | null)[]>;
-  readonly onRefused: (refusal: ArcRefusal) => Promise<void>;
+  readonly rawTxOf: (txIds: readonly string[]) => Promise<(Uint8Array | null)[]>;
+  readonly onRefused: (refusal: Refusal) => Promise<void>;
 }
 
 export interface ArcDevnetOptions {
@@ -79,8 +79,8 @@ export interface ArcDevnet {
  * The one test helper of the ARC path: starts the devnet node (`startDevnetNode`, port 0, its
  * coinbases paying the wallet's funding script), gives the configuration pointing the service at
  * it, funds the wallet's pool with real UTXOs, and starts the confirmation worker like
- * apps/worker's chain role. Records specs start the publisher with records-feature's
- * `publicationSettlement` on `chain.publisher`, as apps/worker's records role does.
+ * apps/worker's chain role. Records specs start the publisher and the confirmations with
+ * records-publication's `createPublication` on `chain`, as apps/worker does.
  */
 export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
   const seed = o.seed ?? DEVNET_WALLET_SEED;
@@ -114,6 +114,8 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
     arcCallbackToken: o.callback?.token,
     arcTimeoutMs: 10_000,
     headersUrl: node.url,
+    headersApiKey: undefined,
+    headersMaxRps: undefined,
     pollMs,
     callbackGraceMs: o.callbackGraceMs ?? 0,
   };
@@ -163,9 +165,10 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
       tx.addOutput({ satoshis: total - count * satoshis - fee, lockingScript: script });
       await tx.sign();
       const txId = tx.id('hex');
-      const answer = await chain.arc.submit({ txId, rawHex: tx.toHexEF() });
-      if (answer.status !== 'accepted' && answer.status !== 'already-known')
-        throw new Error(`arc devnet: the funding split was refused: ${answer.detail}`);
+      const answer = await chain.arc.submit({ txId, rawTx: Uint8Array.from(tx.toEF()) });
+      // Held by the node (accepted, or pending other than an orphan): its outputs can fund writes.
+      if (answer.kind !== 'accepted' && !(answer.kind === 'pending' && answer.status !== 'SEEN_IN_ORPHAN_MEMPOOL'))
+        throw new Error(`arc devnet: the funding split was not accepted: ${JSON.stringify(answer)}`);
       splits.set(txId, tx.toHex());
       const utxos = Array.from({ length: count }, (_, vout) => ({ txId, vout, satoshis }));
       if (options.addToPool !== false) await pool.add(utxos);

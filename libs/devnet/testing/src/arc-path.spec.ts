@@ -3,8 +3,8 @@
 // corrupted BUMPs, unknown txs, reorgs), and the block reader over the proof store.
 import { LockingScript, MerklePath, P2PKH, Spend, Transaction } from '@bsv/sdk';
 import { ArcSubmitBatcher, ArcTransientError, createArcChain, publishBlockEvent } from '@proofline/chain-arc';
-import type { ArcRefusal } from '@proofline/chain-arc';
-import { parseHeader, verifyTscProof } from '@proofline/chain-domain';
+import { parseHeader, refusalCode, verifyTscProof } from '@proofline/chain-domain';
+import type { Refusal } from '@proofline/chain-domain';
 import type { FundingUtxo } from '@proofline/chain-wallet';
 import { createBullRedis, createRedis } from '@proofline/shared-redis';
 import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
@@ -16,17 +16,19 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
   const { redis, cleanup } = testRedis(prefix);
   let dev: ArcDevnet;
   let utxos: FundingUtxo[];
-  const raw = new Map<string, string>();
-  const refusals: ArcRefusal[] = [];
+  const raw = new Map<string, Uint8Array>();
+  const refusals: Refusal[] = [];
   const hooks = {
     rawTxOf: async (txIds: readonly string[]) => txIds.map((t) => raw.get(t) ?? null),
-    onRefused: async (r: ArcRefusal) => {
+    onRefused: async (r: Refusal) => {
       refusals.push(r);
     },
   };
 
   /** A real transaction spending one pool UTXO back to the funding script (fee 1 sat/kB rounded up). */
-  async function spendUtxo(u: FundingUtxo): Promise<{ txId: string; rawHex: string; efHex: string; tx: Transaction }> {
+  async function spendUtxo(
+    u: FundingUtxo,
+  ): Promise<{ txId: string; rawTx: Uint8Array; efHex: string; tx: Transaction }> {
     const parent = Transaction.fromHex(dev.splitHex(u.txId));
     const tx = new Transaction();
     tx.addInput({
@@ -37,8 +39,8 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
     tx.addOutput({ satoshis: u.satoshis - 2, lockingScript: LockingScript.fromHex(dev.funding.lockingScriptHex) });
     await tx.sign();
     const txId = tx.id('hex');
-    raw.set(txId, tx.toHex());
-    return { txId, rawHex: tx.toHex(), efHex: tx.toHexEF(), tx };
+    raw.set(txId, tx.toUint8Array());
+    return { txId, rawTx: tx.toUint8Array(), efHex: tx.toHexEF(), tx };
   }
   const take = () => {
     const u = utxos.shift();
@@ -71,11 +73,11 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
         lockingScript: LockingScript.fromHex(dev.funding.lockingScriptHex),
       });
       await tx.sign();
-      links.push({ txId: tx.id('hex'), rawHex: tx.toHex(), efHex: tx.toHexEF(), tx });
+      links.push({ txId: tx.id('hex'), rawTx: tx.toUint8Array(), efHex: tx.toHexEF(), tx });
     }
     const batcher = new ArcSubmitBatcher(dev.chain.arc, { maxBatch: 3, windowMs: 1 });
-    const results = await Promise.all(links.map((t) => batcher.submit({ txId: t.txId, rawHex: t.rawHex })));
-    expect(results.map((r) => r.status)).toEqual(links.map(() => 'accepted'));
+    const results = await Promise.all(links.map((t) => batcher.submit({ txId: t.txId, rawTx: t.rawTx })));
+    expect(results.map((r) => r.kind)).toEqual(links.map(() => 'accepted'));
     expect(batcher.sent).toEqual([3, 3, 3]);
     for (const t of links) {
       const status = (await (await fetch(`${dev.node.url}/v1/tx/${t.txId}`)).json()) as { txStatus: string };
@@ -105,8 +107,8 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
       expect(spend.validate()).toBe(true);
     }
     const sentBefore = dev.chain.publisher.sent.length;
-    const results = await Promise.all(txs.map((t) => dev.chain.publisher.submit({ txId: t.txId, rawHex: t.rawHex })));
-    expect(results.map((r) => r.status)).toEqual(txs.map(() => 'accepted'));
+    const results = await Promise.all(txs.map((t) => dev.chain.publisher.submit({ txId: t.txId, rawTx: t.rawTx })));
+    expect(results.map((r) => r.kind)).toEqual(txs.map(() => 'accepted'));
     const sent = dev.chain.publisher.sent.slice(sentBefore);
     expect(sent).toEqual([6]); // one request for the six
     await dev.chain.store.watch(
@@ -149,7 +151,7 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
 
   it('a corrupted BUMP is refused (nothing stored) and the transaction is proven once the node serves a good one', async () => {
     const t = await spendUtxo(take());
-    await dev.chain.publisher.submit({ txId: t.txId, rawHex: t.efHex });
+    await dev.chain.publisher.submit({ txId: t.txId, rawTx: Buffer.from(t.efHex, 'hex') });
     await dev.chain.store.watch([t.txId], new Date());
     await dev.node.mineBlock();
     dev.node.faults.corruptBump = true;
@@ -171,7 +173,7 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
     const t = await spendUtxo(take());
     dev.node.faults.arcStatus = 503;
     try {
-      await expect(dev.chain.publisher.submit({ txId: t.txId, rawHex: t.rawHex })).rejects.toBeInstanceOf(
+      await expect(dev.chain.publisher.submit({ txId: t.txId, rawTx: t.rawTx })).rejects.toBeInstanceOf(
         ArcTransientError,
       );
       // polling while ARC is down changes nothing
@@ -180,8 +182,8 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
     } finally {
       dev.node.faults.arcStatus = undefined;
     }
-    await expect(dev.chain.publisher.submit({ txId: t.txId, rawHex: t.rawHex })).resolves.toEqual({
-      status: 'accepted',
+    await expect(dev.chain.publisher.submit({ txId: t.txId, rawTx: t.rawTx })).resolves.toMatchObject({
+      kind: 'accepted',
     });
     await dev.node.mineBlock();
     expect(await dev.confirmOnce(hooks)).toMatchObject({ proven: 1 });
@@ -191,8 +193,8 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
     const bad = await spendUtxo(take());
     dev.node.faults.rejectAll = { code: 461, detail: 'script failed' };
     try {
-      const r = await dev.chain.publisher.submit({ txId: bad.txId, rawHex: bad.rawHex });
-      expect(r).toMatchObject({ status: 'rejected', code: 'INVALID_TX', arcCode: 461 });
+      const r = await dev.chain.publisher.submit({ txId: bad.txId, rawTx: bad.rawTx });
+      expect(r).toMatchObject({ kind: 'refused', code: 461 });
     } finally {
       dev.node.faults.rejectAll = undefined;
     }
@@ -209,7 +211,7 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
     // A watched tx ARC reports refused (a double spend of a mined input) fails through onRefused.
     const u = take();
     const first = await spendUtxo(u);
-    await dev.chain.publisher.submit({ txId: first.txId, rawHex: first.rawHex });
+    await dev.chain.publisher.submit({ txId: first.txId, rawTx: first.rawTx });
     const parent = Transaction.fromHex(dev.splitHex(u.txId));
     const rival = new Transaction();
     rival.addInput({
@@ -219,16 +221,17 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
     });
     rival.addOutput({ satoshis: u.satoshis - 3, lockingScript: LockingScript.fromHex(dev.funding.lockingScriptHex) });
     await rival.sign();
-    const answer = await dev.chain.publisher.submit({ txId: rival.id('hex'), rawHex: rival.toHex() });
-    expect(answer).toMatchObject({ status: 'rejected', code: 'DOUBLE_SPEND' });
+    const answer = await dev.chain.publisher.submit({ txId: rival.id('hex'), rawTx: rival.toUint8Array() });
+    expect(answer.kind).toBe('refused');
+    expect([466, 'DOUBLE_SPEND_ATTEMPTED']).toContain(answer.kind === 'refused' && answer.code);
     await dev.node.mineBlock();
     await dev.chain.store.watch([rival.id('hex'), first.txId], new Date());
     await dev.confirmOnce(hooks);
     expect(refusals.map((r) => r.txId)).toContain(rival.id('hex'));
     expect(await dev.chain.store.watched(100)).not.toContain(rival.id('hex'));
     const refusal = refusals.find((r) => r.txId === rival.id('hex'))!;
-    expect(['REJECTED', 'DOUBLE_SPEND_ATTEMPTED']).toContain(refusal.code);
-    expect((await dev.chain.store.rejections())[refusal.code]).toBeGreaterThanOrEqual(1);
+    expect(['REJECTED', 'DOUBLE_SPEND_ATTEMPTED']).toContain(refusalCode(refusal));
+    expect((await dev.chain.store.rejections())[refusalCode(refusal)]).toBeGreaterThanOrEqual(1);
   });
 
   it('a reorg of the last block: the proof is dropped, the tx waits again and is proven in the new block; a block event is published', async () => {
@@ -237,7 +240,7 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
     const events = reading.blocks.blockEvents();
     try {
       const t = await spendUtxo(take());
-      await dev.chain.publisher.submit({ txId: t.txId, rawHex: t.rawHex });
+      await dev.chain.publisher.submit({ txId: t.txId, rawTx: t.rawTx });
       await dev.chain.store.watch([t.txId], new Date());
       const mined = await dev.node.mineBlock();
       const next = events.next();
@@ -279,7 +282,7 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
     const b = await dev.startConfirmations(bull, hooks); // a second worker: BullMQ + the lock keep runs single
     try {
       const t = await spendUtxo(take());
-      await dev.chain.publisher.submit({ txId: t.txId, rawHex: t.rawHex });
+      await dev.chain.publisher.submit({ txId: t.txId, rawTx: t.rawTx });
       await dev.chain.store.watch([t.txId], new Date());
       await dev.node.mineBlock();
       await eventually(async () => (await dev.chain.reader.inclusions([t.txId]))[0] !== null, 10_000, 50);

@@ -17,7 +17,8 @@ export interface NewRecord {
   readonly contentType: string;
   readonly encoders: readonly EncoderName[];
   readonly bytes: Uint8Array;
-  readonly rawTx: string;
+  /** The signed transaction, stored as bytes (the `tx` key). */
+  readonly rawTx: Uint8Array;
   /** Output the next record spends (linked create/update). */
   readonly link: { readonly vout: number; readonly satoshis: number } | null;
   /** sha256 hex of the record's update token (linked create/update). */
@@ -76,7 +77,8 @@ export interface PublicationInfo {
   readonly kind: RecordKind;
   readonly prevTxId: string | null;
   readonly state: PublicationState;
-  readonly rawTx: string;
+  /** The bytes accepted at write time: the only bytes ever (re-)broadcast for the record. */
+  readonly rawTx: Uint8Array;
 }
 
 interface Commands {
@@ -154,7 +156,7 @@ export class RecordStore {
       record.kind === 'create' ? '1' : '0',
       String(opts.maxPending ?? 0),
       ...pool.args,
-      Buffer.from(record.rawTx, 'hex'),
+      asBuffer(record.rawTx),
       ...fields,
     );
     return fromScriptReply('accept-root-13.lua', ACCEPT_REPLIES, reply);
@@ -186,7 +188,7 @@ export class RecordStore {
       link.callerTenant,
       String(opts.maxPending ?? 0),
       ...pool.args,
-      Buffer.from(record.rawTx, 'hex'),
+      asBuffer(record.rawTx),
       ...fields,
     );
     return fromScriptReply('accept-successor-14.lua', ACCEPT_REPLIES, reply);
@@ -214,7 +216,7 @@ export class RecordStore {
   }
 
   /** Metadata and the raw transaction of a record (receipts), or null. One round trip. */
-  async receiptMaterial(txId: string): Promise<{ meta: RecordMeta; rawTx: string } | null> {
+  async receiptMaterial(txId: string): Promise<{ meta: RecordMeta; rawTx: Uint8Array } | null> {
     const key = this.keys.record(txId);
     const [values, length, binary, legacy] = pipelineValues(
       await this.redis
@@ -226,7 +228,7 @@ export class RecordStore {
         .exec(),
     ) as [(string | null)[], number, Buffer | null, string | null];
     const meta = toMeta(txId, values, length);
-    const rawTx = binary ? binary.toString('hex') : legacy;
+    const rawTx = binary ?? fromLegacyHex(legacy);
     return meta && rawTx ? { meta, rawTx } : null;
   }
 
@@ -234,17 +236,17 @@ export class RecordStore {
    * Raw transactions (hex) of many records (null where unknown), in order: one MGET of the
    * binary `tx` keys, then the hash's `rawTx` for records stored before that key existed.
    */
-  async rawTxMany(txIds: readonly string[]): Promise<(string | null)[]> {
+  async rawTxMany(txIds: readonly string[]): Promise<(Uint8Array | null)[]> {
     if (txIds.length === 0) return [];
     const binaries = await this.redis.mgetBuffer(...txIds.map((txId) => this.keys.tx(txId)));
-    const out = binaries.map((b) => (b ? b.toString('hex') : null));
+    const out: (Uint8Array | null)[] = binaries.map((b) => b ?? null);
     // Only records stored before the tx key existed (or unknown ones) cost a second round trip.
     const missing = txIds.flatMap((txId, i) => (out[i] === null ? [i] : []));
     if (missing.length > 0) {
       const pipeline = this.redis.pipeline();
       for (const i of missing) pipeline.hget(this.keys.record(txIds[i] as string), 'rawTx');
       const legacy = pipelineValues(await pipeline.exec()) as (string | null)[];
-      missing.forEach((i, j) => (out[i] = legacy[j] ?? null));
+      missing.forEach((i, j) => (out[i] = fromLegacyHex(legacy[j] ?? null)));
     }
     return out;
   }
@@ -302,7 +304,7 @@ export class RecordStore {
     const [[kind, prevTxId, state, legacy], binary] = pipelineValues(
       await this.redis.pipeline().hmget(key, 'kind', 'prevTxId', 'state', 'rawTx').getBuffer(this.keys.tx(txId)).exec(),
     ) as [(string | null)[], Buffer | null];
-    const rawTx = binary ? binary.toString('hex') : legacy;
+    const rawTx = binary ?? fromLegacyHex(legacy ?? null);
     if (!kind || !state || !rawTx) return null;
     return { txId, kind: kind as RecordKind, prevTxId: prevTxId || null, state: state as PublicationState, rawTx };
   }
@@ -404,6 +406,16 @@ export class RecordStore {
 function checkPoolCall(pool: PoolCommitCall): void {
   if (pool.keys.length !== 9 || pool.args.length !== 7)
     throw new Error(`pool commit call needs 9 keys and 7 args, got ${pool.keys.length} and ${pool.args.length}`);
+}
+
+/** A record accepted before the binary `tx` key existed keeps its transaction as hex in its hash. */
+function fromLegacyHex(hex: string | null): Uint8Array | null {
+  return hex ? Buffer.from(hex, 'hex') : null;
+}
+
+/** The bytes as a Buffer ioredis sends as is (a view, no copy). */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 function pipelineValues(replies: [Error | null, unknown][] | null): unknown[] {

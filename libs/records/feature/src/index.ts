@@ -2,8 +2,6 @@ export * from './types';
 export * from './record-reads';
 export * from './record-writes';
 export * from './records';
-export * from './publisher';
-export * from './settlement';
 export * from './record-receipts';
 export * from './receipt-verify';
 export * from './free-funding';

@@ -79,7 +79,8 @@ export class RecordReceipts {
     });
   }
 
-  private build(meta: RecordMeta, rawTx: string, inclusion: TxInclusion): Receipt {
+  /** A receipt is an answer: the transaction goes out as hex, here. */
+  private build(meta: RecordMeta, rawTx: Uint8Array, inclusion: TxInclusion): Receipt {
     const { txId } = meta;
     const proof = inclusion.proof;
     if (!proof) throw new Error(`no proof for ${txId}`);
@@ -89,7 +90,7 @@ export class RecordReceipts {
       txId,
       family: receiptFamily(meta.family),
       ...(meta.family === 'linked' ? { prevTxId: meta.prevTxId } : {}),
-      rawTx: rawTx.toLowerCase(),
+      rawTx: Buffer.from(rawTx.buffer, rawTx.byteOffset, rawTx.byteLength).toString('hex'),
       encoding: [...meta.encoders],
       contentType: meta.contentType,
       merkleProof: { ...proof, nodes: [...proof.nodes] },

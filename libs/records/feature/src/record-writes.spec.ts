@@ -171,7 +171,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     const chain = new InMemoryChain();
     const same: BuiltTransaction = {
       txId: 'ab'.repeat(32),
-      rawHex: '00',
+      rawTx: Uint8Array.of(0),
       linkOutput: null,
       fundingSpent: [],
       change: null,
@@ -242,17 +242,21 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       expect(await redis.hexists(`${p}:records:rec:${txId}`, 'rawTx')).toBe(0);
       // every value is small enough for Redis's listpack encoding (~3x less memory than a hashtable)
       expect(['listpack', 'ziplist']).toContain(await redis.object('ENCODING', `${p}:records:rec:${txId}`));
-      expect(await st.rawTxMany([txId])).toEqual([raw.toString('hex')]);
-      expect((await st.publication(txId))?.rawTx).toBe(raw.toString('hex'));
-      expect((await st.receiptMaterial(txId))?.rawTx).toBe(raw.toString('hex'));
+      expect(await st.rawTxMany([txId])).toEqual([raw]);
+      expect((await st.publication(txId))?.rawTx).toEqual(raw);
+      expect((await st.receiptMaterial(txId))?.rawTx).toEqual(raw);
     }
     // A record accepted before the tx key existed: its hex in the hash is what the readers answer.
     const legacy = independent.txId;
     const hex = ((await redis.getBuffer(`${p}:records:tx:${legacy}`)) as Buffer).toString('hex');
     await redis.multi().del(`${p}:records:tx:${legacy}`).hset(`${p}:records:rec:${legacy}`, 'rawTx', hex).exec();
-    expect(await st.rawTxMany([legacy, created.txId, 'ff'.repeat(32)])).toEqual([hex, expect.any(String), null]);
-    expect((await st.publication(legacy))?.rawTx).toBe(hex);
-    expect((await st.receiptMaterial(legacy))?.rawTx).toBe(hex);
+    expect(await st.rawTxMany([legacy, created.txId, 'ff'.repeat(32)])).toEqual([
+      Buffer.from(hex, 'hex'),
+      expect.any(Uint8Array),
+      null,
+    ]);
+    expect((await st.publication(legacy))?.rawTx).toEqual(Buffer.from(hex, 'hex'));
+    expect((await st.receiptMaterial(legacy))?.rawTx).toEqual(Buffer.from(hex, 'hex'));
   });
 
   it('stores no field whose value a reader assumes when it is absent; meta, navigate and updates answer the same', async () => {

@@ -18,11 +18,24 @@ describe('InMemoryChain (test double of the chain ports)', () => {
     const update = chain.build({ kind: 'update', data: Buffer.from('b'), spends: link, funding });
     const rival = chain.build({ kind: 'update', data: Buffer.from('c'), spends: link, funding });
 
-    expect(await chain.submit(update)).toEqual({ status: 'rejected', code: 'MISSING_INPUT', detail: `${root.txId}:2` });
-    expect(await chain.submit(root)).toEqual({ status: 'accepted' });
-    expect(await chain.submit(root)).toEqual({ status: 'already-known' });
-    expect(await chain.submit(update)).toEqual({ status: 'accepted' });
-    expect(await chain.submit(rival)).toEqual({ status: 'rejected', code: 'DOUBLE_SPEND', detail: `${root.txId}:2` });
+    const seen = (txId: string) => ({ kind: 'accepted', txId, status: 'SEEN_ON_NETWORK', mined: null });
+    expect(await chain.submit(update)).toEqual({
+      kind: 'pending',
+      txId: update.txId,
+      status: 'SEEN_IN_ORPHAN_MEMPOOL',
+      detail: `${root.txId}:2`,
+    });
+    expect(await chain.submit(root)).toEqual(seen(root.txId));
+    expect(await chain.submit(root)).toEqual(seen(root.txId));
+    expect(await chain.submit(update)).toEqual(seen(update.txId));
+    expect(await chain.submit(rival)).toEqual({
+      kind: 'refused',
+      txId: rival.txId,
+      code: 466,
+      reason: `${root.txId}:2`,
+      final: true,
+      competingTxs: [update.txId],
+    });
     expect(chain.accepted.get(root.txId)).toBe(1);
 
     expect(await chain.tipHeight()).toBe(-1);

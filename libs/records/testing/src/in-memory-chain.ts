@@ -14,7 +14,7 @@ import type {
   ChainReader,
   Outpoint,
   RecordTxRequest,
-  SubmitResult,
+  BroadcastVerdict,
   TransactionBuilder,
   TxInclusion,
 } from '@proofline/chain-domain';
@@ -59,7 +59,7 @@ export class InMemoryChain implements TransactionBuilder, ChainPublisher, ChainR
     const changeSats = funded - 1 - (linked ? 1 : 0) + (request.spends?.satoshis ?? 0);
     return {
       txId,
-      rawHex: payload.toString('hex'),
+      rawTx: payload,
       linkOutput: linked ? { txId, vout: 2, satoshis: 1 } : null,
       fundingSpent: request.funding,
       change: changeSats > 0 ? { txId, vout: 3, satoshis: changeSats } : null,
@@ -72,22 +72,28 @@ export class InMemoryChain implements TransactionBuilder, ChainPublisher, ChainR
     return request.kind === 'create' || request.kind === 'update' ? 2 : 1;
   }
 
-  async submit(tx: { readonly txId: string; readonly rawHex: string }): Promise<SubmitResult> {
+  /**
+   * ARC's verdicts, as ARC gives them: a known or newly accepted tx is SEEN_ON_NETWORK; a spend of
+   * an unknown output waits as an orphan; a second spend of an outpoint is refused (466).
+   */
+  async submit(tx: { readonly txId: string; readonly rawTx: Uint8Array }): Promise<BroadcastVerdict> {
     this.submitCalls++;
     if (this.gate) await this.gate;
-    if (this.accepted.has(tx.txId)) return { status: 'already-known' };
-    const parsed = JSON.parse(Buffer.from(tx.rawHex, 'hex').toString('utf8')) as FakeTx;
+    const seen: BroadcastVerdict = { kind: 'accepted', txId: tx.txId, status: 'SEEN_ON_NETWORK', mined: null };
+    if (this.accepted.has(tx.txId)) return seen;
+    const parsed = JSON.parse(Buffer.from(tx.rawTx).toString('utf8')) as FakeTx;
     if (parsed.spends) {
       const outpoint = `${parsed.spends.txId}:${parsed.spends.vout}`;
       if (!this.accepted.has(parsed.spends.txId))
-        return { status: 'rejected', code: 'MISSING_INPUT', detail: outpoint };
+        return { kind: 'pending', txId: tx.txId, status: 'SEEN_IN_ORPHAN_MEMPOOL', detail: outpoint };
       const by = this.spentBy.get(outpoint);
-      if (by && by !== tx.txId) return { status: 'rejected', code: 'DOUBLE_SPEND', detail: outpoint };
+      if (by && by !== tx.txId)
+        return { kind: 'refused', txId: tx.txId, code: 466, reason: outpoint, final: true, competingTxs: [by] };
       this.spentBy.set(outpoint, tx.txId);
     }
     this.accepted.set(tx.txId, 1);
     this.mempool.push(tx.txId);
-    return { status: 'accepted' };
+    return seen;
   }
 
   /** Mines the mempool into a block (with a fake coinbase id first) and proves every tx. */

@@ -26,6 +26,8 @@ describe('loadConfig', () => {
       arcCallbackToken: undefined,
       arcTimeoutMs: 15000,
       headersUrl: 'http://127.0.0.1:9090',
+      headersApiKey: undefined,
+      headersMaxRps: undefined,
       pollMs: 2000,
       callbackGraceMs: 30_000,
     });
@@ -57,6 +59,8 @@ describe('loadConfig', () => {
       ARC_TIMEOUT_MS: '20000',
       ARC_CALLBACK_GRACE_MS: '45000',
       HEADERS_URL: 'https://api.whatsonchain.com/v1/bsv/test',
+      HEADERS_API_KEY: 'mainnet_woc',
+      HEADERS_MAX_RPS: '2.5',
     });
     expect(c.chain).toEqual({
       network: 'testnet',
@@ -66,10 +70,15 @@ describe('loadConfig', () => {
       arcCallbackToken: '0123456789abcdef',
       arcTimeoutMs: 20000,
       headersUrl: 'https://api.whatsonchain.com/v1/bsv/test',
+      headersApiKey: 'mainnet_woc',
+      headersMaxRps: 2.5,
       pollMs: 2000,
       callbackGraceMs: 45000,
     });
     expect(loadConfig({}).chain.callbackGraceMs).toBe(30_000);
+    expect(loadConfig({ HEADERS_MAX_RPS: ' ' }).chain.headersMaxRps).toBeUndefined();
+    expect(() => loadConfig({ HEADERS_MAX_RPS: '0' })).toThrow(/^HEADERS_MAX_RPS: /);
+    expect(() => loadConfig({ HEADERS_MAX_RPS: 'fast' })).toThrow(/^HEADERS_MAX_RPS: /);
   });
 
   it('refuses production without AUTH_JWT_SECRET or AUTH_JWKS_URL, in one line naming the variable', () => {
@@ -217,7 +226,7 @@ describe('loadConfig', () => {
 
   it('declares each variable once, with a doc line, and the schema parses what loadConfig returns', () => {
     const names = CONFIG_VARIABLES.map((v) => v.name);
-    expect(names).toHaveLength(58);
+    expect(names).toHaveLength(60);
     expect(new Set(names).size).toBe(names.length);
     expect(CONFIG_VARIABLES.filter((v) => v.doc.trim() === '')).toEqual([]);
     const env = { PORT: '3100', FEATURES: 'verify', DEVNET_REDIS_URL: 'redis://127.0.0.1:7000' };

@@ -4,6 +4,14 @@ import { z } from 'zod';
 export const intFrom = (min: number, max: number) =>
   z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(min).max(max);
 
+/** A number (decimals allowed) within `min..max`, from its decimal text. */
+export const numberFrom = (min: number, max: number) =>
+  z.coerce.number({ error: 'must be a number' }).min(min).max(max);
+
+/** An optional number within `min..max`: unset or blank = `undefined`. */
+export const optionalNumberFrom = (min: number, max: number) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), numberFrom(min, max).optional());
+
 /** A comma-separated list of `allowed` names, matched case-insensitively, duplicates dropped. */
 export const csvOf = <T extends string>(allowed: readonly T[], what: string) =>
   z.string().transform((value, ctx) => {

@@ -229,7 +229,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
       contentType: 'text/plain',
       funding: [{ txId: 'fa'.repeat(32), vout: 0, satoshis: 1000 }],
     });
-    const r = await postTx(base, json(unfunded.rawHex));
+    const r = await postTx(base, json(Buffer.from(unfunded.rawTx).toString('hex')));
     expect(r).toMatchObject({ status: 462, body: { txid: unfunded.txId } });
     expect(await redis.hexists(devnetKeys(`${prefix}:devnet`).raw, unfunded.txId)).toBe(0);
   });

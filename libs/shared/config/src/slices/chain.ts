@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { httpUrl, intFrom, optionalHttpUrl, optionalString } from '../parsers';
+import { httpUrl, intFrom, optionalHttpUrl, optionalNumberFrom, optionalString } from '../parsers';
 import { slice, variable } from '../variable';
 
 /** Networks a deployment publishes to (`NETWORK`). */
@@ -43,6 +43,16 @@ export const chain = slice(
         'HEADERS_URL',
         'WhatsOnChain-compatible block headers source every proof is checked against.',
         httpUrl.default('http://127.0.0.1:9090'),
+      ),
+      headersApiKey: variable(
+        'HEADERS_API_KEY',
+        'WhatsOnChain API key, sent bare as `Authorization: <key>` (not Bearer); a secret, never logged.',
+        optionalString,
+      ),
+      headersMaxRps: variable(
+        'HEADERS_MAX_RPS',
+        'Requests per second each process sends to HEADERS_URL (default 2, WhatsOnChain allows about 3 without a key; no budget on NETWORK=devnet unless set).',
+        optionalNumberFrom(0.1, 1000),
       ),
       pollMs: variable(
         'ARC_POLL_MS',

@@ -1,6 +1,7 @@
+import type { Refusal } from '@proofline/chain-domain';
 import type { Clock } from '@proofline/shared-config';
 import type { RecordStore } from '@proofline/records-data-access';
-import type { PublicationSettlement } from './publisher';
+import type { PublicationSettlement } from './publish';
 
 /** The funding pool's settle steps (`FundingPool` of @proofline/chain-wallet fits). */
 export interface FundingSettle {
@@ -12,13 +13,6 @@ export interface FundingSettle {
 export interface ProofWatch {
   watch(txIds: readonly string[], at: Date): Promise<void>;
   countRejection(code: string): Promise<void>;
-}
-
-/** A refusal learnt while confirming (`ArcRefusal` of @proofline/chain-arc fits). */
-export interface LateRefusal {
-  readonly txId: string;
-  readonly code: string;
-  readonly detail: string;
 }
 
 /**
@@ -47,23 +41,32 @@ export function publicationSettlement(o: {
 }
 
 /**
+ * The failure a refused record shows (its status' `failure`): `DOUBLE_SPEND` for a double spend
+ * (DOUBLE_SPEND_ATTEMPTED, 466), `INVALID_TX` for every other refusal, then the verdict's reason
+ * (`INVALID_TX: ARC 461: script validation failed: …`). The one place a verdict becomes a failure.
+ */
+export function recordFailure(v: Refusal): string {
+  const doubleSpend = v.kind === 'refused' && (v.code === 'DOUBLE_SPEND_ATTEMPTED' || v.code === 466);
+  return `${doubleSpend ? 'DOUBLE_SPEND' : 'INVALID_TX'}: ${v.kind === 'refused' ? v.reason : v.detail}`;
+}
+
+/**
  * A published record whose transaction ARC refused later (REJECTED, DOUBLE_SPEND_ATTEMPTED while
- * waiting for its proof): the record fails with ARC's code; its funding is dropped, never
- * released (the transaction reached the network).
+ * waiting for its proof, or a re-broadcast refused): the record fails with it; its funding is
+ * dropped, never released (the transaction reached the network).
  */
 export function refusedWhileConfirming(o: {
   records: RecordStore;
   pool: FundingSettle;
   clock: Clock;
-}): (r: LateRefusal) => Promise<void> {
+}): (r: Refusal) => Promise<void> {
   return async (r) => {
-    const code = r.code === 'DOUBLE_SPEND_ATTEMPTED' ? 'DOUBLE_SPEND' : 'INVALID_TX';
-    await o.records.failPublished(r.txId, o.clock.now(), `${code}: ARC ${r.code}: ${r.detail}`);
+    await o.records.failPublished(r.txId, o.clock.now(), recordFailure(r));
     await o.pool.fail(r.txId, { releaseInputs: false });
   };
 }
 
 /** The bytes accepted at write time: the only bytes ever (re-)broadcast for a record. */
-export function rawTxOf(records: RecordStore): (txIds: readonly string[]) => Promise<(string | null)[]> {
+export function rawTxOf(records: RecordStore): (txIds: readonly string[]) => Promise<(Uint8Array | null)[]> {
   return (txIds) => Promise.all(txIds.map(async (txId) => (await records.publication(txId))?.rawTx ?? null));
 }

@@ -1,18 +1,28 @@
 import { RecordStore } from '@proofline/records-data-access';
 import { FundingPool } from '@proofline/chain-wallet';
 import { InMemoryChain, fundPool } from '@proofline/records-testing';
-import type { ChainPublisher, SubmitResult } from '@proofline/chain-domain';
+import type { BroadcastVerdict, ChainPublisher } from '@proofline/chain-domain';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis } from '@proofline/shared-redis';
 import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
-import { BullPublishQueue, PUBLISH_EVENTS_MAX_LEN, SWEEP_DEFER_MS, startRecordsPublisher } from './publisher';
-import type { RunningPublisher } from './publisher';
-import { createRecords } from './records';
-import type { PublishQueue } from './types';
+import { createRecords } from '@proofline/records-feature';
+import type { PublishQueue } from '@proofline/records-feature';
+import { BullPublishQueue, PUBLISH_EVENTS_MAX_LEN, SWEEP_DEFER_MS } from './producer';
+import { startRecordsPublisher } from './worker';
+import type { RunningPublisher } from './worker';
 
 const logger = createLogger({ level: 'silent', name: 'test' });
+/** ARC's verdict on a transaction whose script fails (461). */
+const badScript = (txId: string): BroadcastVerdict => ({
+  kind: 'refused',
+  txId,
+  code: 461,
+  reason: 'bad script',
+  final: true,
+  competingTxs: [],
+});
 const tenant = { tenant: 't1' };
 
 describe('records publisher (real Redis, real BullMQ)', () => {
@@ -28,7 +38,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
   const start = (chain: ChainPublisher, extra: Partial<Parameters<typeof startRecordsPublisher>[0]> = {}) => {
     const p = startRecordsPublisher({
       connection,
-      redis,
+      store,
       prefix,
       chain,
       clock,
@@ -44,6 +54,19 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     createRecords({ config, clock, redis, prefix, builder: chain, funding, reader: chain, queue: q, logger }).writes;
   const reads = (chain: InMemoryChain) =>
     createRecords({ config, clock, redis, prefix, builder: chain, funding, reader: chain, queue, logger }).reads;
+  /** A create and its update written on a fresh chain, neither enqueued (their jobs "lost"). */
+  const unqueuedCreateAndUpdate = async () => {
+    const chain = new InMemoryChain();
+    const lost: PublishQueue = { enqueue: async () => undefined };
+    const svc = service(chain, lost);
+    const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
+    const updated = await svc.updateLinked(tenant, created.txId, {
+      body: Buffer.from('b'),
+      encode: undefined,
+      updateToken: created.updateToken,
+    });
+    return { chain, created, updated };
+  };
   /** Resolves once every job has left the queue (completed or failed for good: both are removed). */
   const drained = () =>
     eventually(
@@ -87,13 +110,13 @@ describe('records publisher (real Redis, real BullMQ)', () => {
   it('a job held by a worker that dies is re-run by another and the record is published exactly once', async () => {
     const chain = new InMemoryChain();
     let hungCalls = 0;
-    let release: (r: SubmitResult) => void = () => undefined;
-    let hungSubmit: Promise<SubmitResult> = Promise.reject(new Error('never submitted'));
+    let release: (r: BroadcastVerdict) => void = () => undefined;
+    let hungSubmit: Promise<BroadcastVerdict> = Promise.reject(new Error('never submitted'));
     hungSubmit.catch(() => undefined);
     const hung: ChainPublisher = {
       submit: (tx) => {
         hungCalls++;
-        hungSubmit = new Promise<SubmitResult>((resolve) => {
+        hungSubmit = new Promise<BroadcastVerdict>((resolve) => {
           release = (r) => resolve(r);
         }).then(() => chain.submit(tx));
         return hungSubmit;
@@ -108,8 +131,8 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     start(chain, { lockDuration: 1000, stalledInterval: 500 });
     await eventually(async () => (await store.state(txId)) === 'published', 15_000);
     // the dead worker's submit finally returns: idempotent by txId
-    release({ status: 'accepted' });
-    expect(await hungSubmit).toEqual({ status: 'already-known' });
+    release({ kind: 'accepted', txId, status: 'SEEN_ON_NETWORK', mined: null });
+    expect(await hungSubmit).toEqual({ kind: 'accepted', txId, status: 'SEEN_ON_NETWORK', mined: null });
     const block = chain.mine();
     expect(block.txIds.filter((t) => t === txId)).toHaveLength(1);
     expect(await store.outboxSize()).toBe(0);
@@ -149,9 +172,9 @@ describe('records publisher (real Redis, real BullMQ)', () => {
 
     let calls = 0;
     const rejecting: ChainPublisher = {
-      submit: async () => {
+      submit: async (tx) => {
         calls++;
-        return { status: 'rejected', code: 'INVALID_TX', detail: 'bad script' };
+        return badScript(tx.txId);
       },
     };
     for (const p of running.splice(0)) await p.close();
@@ -191,7 +214,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
       refused: async (txId: string, r: { neverSent: boolean }) => void refused.push(`${txId}:${r.neverSent}`),
     };
     const rejecting: ChainPublisher = {
-      submit: async () => ({ status: 'rejected', code: 'INVALID_TX', detail: 'bad script' }),
+      submit: async (tx) => badScript(tx.txId),
     };
     start(rejecting, { settlement });
     await queue.enqueue(created.txId);
@@ -257,15 +280,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
   });
 
   it("a batch carrying an update before its create: the create's publication follows the chain to the update, both in chain order", async () => {
-    const chain = new InMemoryChain();
-    const lost: PublishQueue = { enqueue: async () => undefined };
-    const svc = service(chain, lost);
-    const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
-    const updated = await svc.updateLinked(tenant, created.txId, {
-      body: Buffer.from('b'),
-      encode: undefined,
-      updateToken: created.updateToken,
-    });
+    const { chain, created, updated } = await unqueuedCreateAndUpdate();
     await queue.queue.add(
       'publish',
       { txIds: [updated.txId, created.txId] },
@@ -355,15 +370,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
   });
 
   it('a waiting successor whose previous record no publisher carries (its job lost) is published by the sweeper, in chain order', async () => {
-    const chain = new InMemoryChain();
-    const lost: PublishQueue = { enqueue: async () => undefined };
-    const svc = service(chain, lost);
-    const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
-    const updated = await svc.updateLinked(tenant, created.txId, {
-      body: Buffer.from('b'),
-      encode: undefined,
-      updateToken: created.updateToken,
-    });
+    const { chain, created, updated } = await unqueuedCreateAndUpdate();
     const publisher = start(chain);
     // only the update's batch arrives: it waits (nothing follows the chain to it: the create has no job)
     await queue.queue.add(

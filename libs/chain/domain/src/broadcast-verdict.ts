@@ -1,0 +1,86 @@
+import type { ArcStatus } from './arc-statuses';
+
+/**
+ * What a broadcast (or a status query) learnt about one transaction: the ONE reading of an ARC
+ * answer, built in one place (`verdictOf…` in @proofline/chain-arc) and read by the publisher,
+ * the confirmations, the wallet's splitter and any other chain adapter (the in-memory test chain).
+ * Each variant says what ARC means, not what a consumer does with it: the consumers' policies
+ * (what frees change, what fails a record) are theirs, written next to where they read it.
+ */
+export type BroadcastVerdict = AcceptedVerdict | PendingVerdict | RefusedVerdict | RequestProblemVerdict;
+
+/** ARC has the transaction in the miners' mempools (SEEN_ON_NETWORK) or in a block (MINED). */
+export interface AcceptedVerdict {
+  readonly kind: 'accepted';
+  readonly txId: string;
+  readonly status: 'SEEN_ON_NETWORK' | 'MINED';
+  /** MINED with its block data; null for SEEN_ON_NETWORK and for a MINED answer without block data. */
+  readonly mined: MinedIn | null;
+}
+
+/** A MINED answer's block and BRC-74 BUMP (hex). Unverified: check it against a header before trusting it. */
+export interface MinedIn {
+  readonly blockHash: string;
+  readonly blockHeight: number;
+  readonly merklePath: string;
+}
+
+/**
+ * ARC holds the transaction but the network has not shown it yet, or not for good: the status
+ * reached so far (UNKNOWN … ACCEPTED_BY_NETWORK when `X-WaitFor` timed out; SEEN_IN_ORPHAN_MEMPOOL:
+ * a parent is missing; MINED_IN_STALE_BLOCK: its block was orphaned and ARC re-broadcasts it).
+ */
+export interface PendingVerdict {
+  readonly kind: 'pending';
+  readonly txId: string;
+  readonly status: Exclude<ArcStatus, 'SEEN_ON_NETWORK' | 'MINED' | 'REJECTED' | 'DOUBLE_SPEND_ATTEMPTED'>;
+  /** ARC's extraInfo, or ''. */
+  readonly detail: string;
+}
+
+/** ARC's error code (46x) or the status that refused a stored transaction. */
+export type RefusalCode = number | 'REJECTED' | 'DOUBLE_SPEND_ATTEMPTED';
+
+/**
+ * ARC refused this transaction, by its txid: an error code of its own (46x) or a refusing status.
+ * `final` is false where ARC documents that the refusal may still turn (DOUBLE_SPEND_ATTEMPTED
+ * ends MINED or REJECTED; 460: the parents were not found yet, a later send may pass).
+ */
+export interface RefusedVerdict {
+  readonly kind: 'refused';
+  readonly txId: string;
+  readonly code: RefusalCode;
+  /** Human reason, led by ARC's code (`ARC 461: script validation failed: …`). */
+  readonly reason: string;
+  readonly final: boolean;
+  /** For DOUBLE_SPEND_ATTEMPTED: the competing transactions ARC named (lowercase txIds); else empty. */
+  readonly competingTxs: readonly string[];
+}
+
+/**
+ * An answer about the request, not about this transaction: a problem that names no txid of ours
+ * (a 400 for a bad header or body, an unparsable request). Says nothing about the transaction.
+ */
+export interface RequestProblemVerdict {
+  readonly kind: 'request-problem';
+  readonly txId: string;
+  readonly httpStatus: number;
+  /** Human detail, led by ARC's code (`ARC 400: bad request: …`). */
+  readonly detail: string;
+}
+
+/** A verdict that refuses: the transaction (`refused`) or the request it came in (`request-problem`). */
+export type Refusal = RefusedVerdict | RequestProblemVerdict;
+
+/** The refusal code of a refused or request-problem verdict, as counted and matched (`'461'`, `'REJECTED'`). */
+export function refusalCode(v: Refusal): string {
+  return String(v.kind === 'refused' ? v.code : v.httpStatus);
+}
+
+/**
+ * True when ARC refused the transaction while holding it (a refusing status), false for an error
+ * code answered to the submission itself (46x, 400: never announced to the network).
+ */
+export function reachedNetwork(v: Refusal): boolean {
+  return v.kind === 'refused' && typeof v.code !== 'number';
+}

@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'records-publication',
+  preset: '../../../jest.preset.js',
+  rootDir: __dirname,
+};

@@ -1,0 +1,217 @@
+import { UnrecoverableError } from 'bullmq';
+import type { Clock } from '@proofline/shared-config';
+import type { Logger } from '@proofline/shared-logger';
+import { refusalCode } from '@proofline/chain-domain';
+import type { BroadcastVerdict, ChainPublisher, Refusal } from '@proofline/chain-domain';
+import type { RecordStore } from '@proofline/records-data-access';
+import { recordFailure } from './settlement';
+
+/*
+ * The batching algorithm of publication: publish one record, follow its chain (its successors
+ * accepted meanwhile, parents first, in one submit batch), and fail a rejected record's
+ * successors. BullMQ appears only as UnrecoverableError (a permanent outcome); jobs are worker.ts's.
+ */
+
+export type PublishOutcome = 'published' | 'already-published' | 'failed-before' | 'unknown';
+
+/**
+ * What publication settles besides the record (the funding pool, the confirmation watch list).
+ * Both calls MUST be idempotent: a crashed job runs again and calls them again.
+ */
+export interface PublicationSettlement {
+  /** The chain accepted (or already had) `txId`: confirm its funding, watch it for a proof. */
+  accepted(txId: string): Promise<void>;
+  /**
+   * The chain refused `txId` for good (`code`: ARC's code or status, or the records reason), or it
+   * will never be sent (`neverSent`: its previous record was rejected). Settle its funding.
+   */
+  refused(
+    txId: string,
+    refusal: { readonly code: string; readonly detail: string; readonly neverSent: boolean },
+  ): Promise<void>;
+}
+
+/** How many successors one publication follows down a chain before handing the rest on to a new job. */
+const FOLLOW_MAX = 1000;
+/** Successors published together (one submit batch, parents first) while following a chain. */
+const FOLLOW_RUN = 50;
+
+export type PublishDeps = {
+  store: RecordStore;
+  chain: ChainPublisher;
+  clock: Clock;
+  logger?: Logger;
+  settlement?: PublicationSettlement;
+  /**
+   * Carries on a chain follow that reached FOLLOW_MAX: a new job for the successors still
+   * pending. Without it they waited for the outbox sweeper (5 s), and so did every record accepted
+   * after them (their own jobs see an unpublished previous record and leave it to the follow).
+   */
+  handOff?: (txIds: readonly string[]) => Promise<void>;
+  /** FOLLOW_MAX unless a test lowers it. */
+  followMax?: number;
+};
+
+/**
+ * Publishes one accepted record: loads its raw transaction, submits it (idempotent by txId),
+ * marks it published and removes it from the outbox, then follows its chain (below). A successor
+ * whose previous record is not published yet answers `'wait-previous'` (nothing done). Transient
+ * faults throw (the job is retried with backoff); a permanent rejection is recorded on the record
+ * (status reports `failed`) and throws UnrecoverableError.
+ *
+ * Following the chain: the settle script reports, atomically with the state change, the
+ * successors still pending (a successor's own job may have seen this record unpublished and left
+ * it waiting). They are published at once, in chain order and submitted together (one `/v1/txs`,
+ * parents first, which ARC accepts), then the successors of the last of them, and so on. A
+ * follow-up that fails is left to its own job or the outbox sweeper: this record is published
+ * either way.
+ */
+export async function publishTx(deps: PublishDeps, txId: string): Promise<PublishOutcome | 'wait-previous'> {
+  const outcome = await publishOne(deps, txId, false);
+  if (typeof outcome === 'string') return outcome;
+  let run = outcome.successors;
+  const followMax = deps.followMax ?? FOLLOW_MAX;
+  for (let followed = 0; run.length > 0 && followed < followMax; followed += run.length) {
+    // All read and submitted in this order in one turn: the chain publisher batches them in order.
+    const results = await Promise.allSettled(run.map((successor) => publishOne(deps, successor, true)));
+    results.forEach((r, i) => {
+      if (r.status === 'rejected' && !(r.reason instanceof UnrecoverableError)) {
+        deps.logger?.debug(
+          { txId: run[i], err: r.reason instanceof Error ? r.reason.message : String(r.reason) },
+          'publishing a followed successor failed; its own job or the sweeper retries',
+        );
+      }
+    });
+    const last = results[results.length - 1];
+    run = last?.status === 'fulfilled' && typeof last.value !== 'string' ? last.value.successors : [];
+  }
+  if (run.length > 0 && deps.handOff) {
+    // Best effort: a hand-off that fails leaves them to the sweeper, as before.
+    await deps
+      .handOff(run)
+      .catch((err: unknown) =>
+        deps.logger?.warn(
+          { txId, err: err instanceof Error ? err.message : String(err) },
+          'handing a chain follow on failed; the sweeper picks it up',
+        ),
+      );
+  }
+  return 'published';
+}
+
+/**
+ * {@link publishTx} for one record, without following its chain: `{ successors }` when it
+ * published it. `previousSubmitted`: its previous record was submitted just before it in the same
+ * batch (a chain follow), so its state is not checked.
+ */
+async function publishOne(
+  deps: PublishDeps,
+  txId: string,
+  previousSubmitted: boolean,
+): Promise<Exclude<PublishOutcome, 'published'> | 'wait-previous' | { successors: string[] }> {
+  const info = await deps.store.publication(txId);
+  if (!info) return 'unknown';
+  if (info.state === 'published') {
+    await deps.store.settle(txId, deps.clock.now());
+    return 'already-published';
+  }
+  if (info.state === 'failed') return 'failed-before';
+  if (info.prevTxId && !previousSubmitted) {
+    const prevState = await deps.store.state(info.prevTxId);
+    if (prevState === 'failed') {
+      await refuseSuccessors(deps, txId, await refusePreviousRejected(deps, txId, info.prevTxId));
+      throw new UnrecoverableError(`previous record ${info.prevTxId} was rejected`);
+    }
+    if (prevState !== 'published') return 'wait-previous';
+  }
+  const verdict = await deps.chain.submit({ txId, rawTx: info.rawTx });
+  const reading = publicationReading(verdict);
+  if (reading === 'published') {
+    // Funding and the watch list first: a crash before the record is settled re-runs the job,
+    // which re-sends the same bytes (the chain answers it knows them) and settles again.
+    await deps.settlement?.accepted(txId);
+    const { successors } = await deps.store.settle(
+      txId,
+      deps.clock.now(),
+      undefined,
+      Math.min(FOLLOW_RUN, deps.followMax ?? FOLLOW_MAX),
+    );
+    return { successors };
+  }
+  if (reading === 'retry') {
+    // A parent of the transaction has not reached the chain node yet: retry with backoff.
+    throw new Error(`chain reports a missing input for ${txId}: ${verdict.kind === 'pending' ? verdict.detail : ''}`);
+  }
+  const code = refusalCode(reading);
+  const failure = recordFailure(reading);
+  await deps.settlement?.refused(txId, { code, detail: failure, neverSent: false });
+  const { successors } = await deps.store.settle(txId, deps.clock.now(), failure, FOLLOW_RUN);
+  deps.logger?.warn(
+    { txId, code, verdict: reading.kind, successors: successors.length },
+    'record transaction rejected by the chain',
+  );
+  await refuseSuccessors(deps, txId, successors);
+  throw new UnrecoverableError(failure);
+}
+
+/**
+ * What publication does with a broadcast verdict:
+ * - `accepted` (SEEN_ON_NETWORK, MINED) → published.
+ * - `pending` SEEN_IN_ORPHAN_MEMPOOL (a parent is missing) → retry the same bytes with backoff.
+ * - any other `pending` status (RECEIVED … ACCEPTED_BY_NETWORK, MINED_IN_STALE_BLOCK) → published:
+ *   ARC holds the transaction; the confirmation pass polls it until it is mined.
+ * - `refused` (final or not) and `request-problem` → the record fails with it.
+ */
+function publicationReading(v: BroadcastVerdict): 'published' | 'retry' | Refusal {
+  switch (v.kind) {
+    case 'accepted':
+      return 'published';
+    case 'pending':
+      return v.status === 'SEEN_IN_ORPHAN_MEMPOOL' ? 'retry' : 'published';
+    case 'refused':
+    case 'request-problem':
+      return v;
+  }
+}
+
+const PREVIOUS_REJECTED = 'PREVIOUS_REJECTED: the record this one links to was rejected by the chain';
+
+/**
+ * Fails a record whose previous record was rejected (it spends an output that will never exist);
+ * returns up to `maxSuccessors` of its pending successors, to be failed next.
+ */
+async function refusePreviousRejected(
+  deps: PublishDeps,
+  txId: string,
+  prevTxId: string,
+  maxSuccessors = FOLLOW_RUN,
+): Promise<string[]> {
+  await deps.settlement?.refused(txId, {
+    code: 'PREVIOUS_REJECTED',
+    detail: `previous record ${prevTxId} was rejected`,
+    neverSent: true,
+  });
+  const { successors } = await deps.store.settle(txId, deps.clock.now(), PREVIOUS_REJECTED, maxSuccessors);
+  return successors;
+}
+
+/**
+ * A record failed for good: every successor still pending spends, through the chain, an output
+ * that will never exist. They are failed now, in chain order (never sent, so their funding goes
+ * back to the pool), instead of each re-checking its previous record once a second until the
+ * failure reached it link by link (a long chain took minutes and kept hundreds of jobs cycling).
+ * Up to FOLLOW_MAX here; a longer rest is failed by its own jobs as before.
+ */
+async function refuseSuccessors(deps: PublishDeps, txId: string, successors: readonly string[]): Promise<void> {
+  let run = successors;
+  let prev = txId;
+  for (let failed = 0; run.length > 0 && failed < FOLLOW_MAX; failed += run.length) {
+    let next: string[] = [];
+    for (const [i, successor] of run.entries()) {
+      // The run already lists what follows; only its last record reads the chain further.
+      next = await refusePreviousRejected(deps, successor, prev, i === run.length - 1 ? FOLLOW_RUN : 0);
+      prev = successor;
+    }
+    run = next;
+  }
+}

@@ -1,0 +1,192 @@
+import { DelayedError, UnrecoverableError, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
+import type { Clock } from '@proofline/shared-config';
+import type { Logger } from '@proofline/shared-logger';
+import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
+import type { Redis } from '@proofline/shared-redis';
+import type { ChainPublisher } from '@proofline/chain-domain';
+import { RecordsPublishJob } from '@proofline/records-domain';
+import type { RecordStore } from '@proofline/records-data-access';
+import { BullPublishQueue, SWEEP_DEFER_MS } from './producer';
+import { publishTx } from './publish';
+import type { PublicationSettlement, PublishDeps, PublishOutcome } from './publish';
+import { startSweeper } from './sweeper';
+
+/**
+ * How long a single-job successor whose previous record is unpublished waits before re-checking
+ * (sweeper jobs only; a batch's waiting successors are left to the chain follow). A fallback:
+ * whoever publishes the previous record publishes an already accepted successor right after it
+ * ({@link publishTx} follows the chain), so the re-check normally finds it published.
+ */
+const WAIT_FOR_PREVIOUS_MS = 1000;
+
+/**
+ * A single-record job (`{ txId }`): {@link publishTx}; a successor waiting for its previous
+ * record moves this job back to delayed (no attempt spent).
+ */
+export async function publishRecord(
+  deps: PublishDeps,
+  job: Pick<Job, 'data' | 'moveToDelayed'>,
+  token: string | undefined,
+): Promise<PublishOutcome> {
+  const parsed = RecordsPublishJob.safeParse(job.data);
+  if (!parsed.success || !('txId' in parsed.data)) throw new UnrecoverableError('invalid records-publish payload');
+  const outcome = await publishTx(deps, parsed.data.txId);
+  if (outcome === 'wait-previous') {
+    await job.moveToDelayed(Date.now() + WAIT_FOR_PREVIOUS_MS, token);
+    throw new DelayedError();
+  }
+  return outcome;
+}
+
+/**
+ * A batch job (`{ txIds }`): every record at once (the ARC publisher coalesces the submits into
+ * `/v1/txs`). A permanent rejection fails only its record (already recorded by publishTx); a
+ * successor whose previous record is not published yet is handed to `waitFor` (the publisher of
+ * its previous record follows the chain to it; `waitFor` arms the fallback); any transient fault
+ * fails the batch, which BullMQ retries whole (its published records are no-ops the second time).
+ */
+export async function publishBatch(
+  deps: PublishDeps,
+  txIds: readonly string[],
+  waitFor: (txIds: readonly string[]) => Promise<void>,
+): Promise<Record<string, number>> {
+  const results = await Promise.allSettled(txIds.map((txId) => publishTx(deps, txId)));
+  const counts: Record<string, number> = {};
+  const waiting: string[] = [];
+  const transient: string[] = [];
+  results.forEach((r, i) => {
+    const txId = txIds[i] as string;
+    const key = r.status === 'fulfilled' ? r.value : r.reason instanceof UnrecoverableError ? 'failed' : 'error';
+    counts[key] = (counts[key] ?? 0) + 1;
+    if (r.status === 'fulfilled' && r.value === 'wait-previous') waiting.push(txId);
+    if (key === 'error')
+      transient.push(`${txId}: ${r.status === 'rejected' ? String((r.reason as Error)?.message ?? r.reason) : ''}`);
+  });
+  if (waiting.length > 0) await waitFor(waiting);
+  if (transient.length > 0)
+    throw new Error(
+      `${transient.length} of ${txIds.length} records not published yet (${transient.slice(0, 3).join('; ')})`,
+    );
+  return counts;
+}
+
+export interface RecordsPublisherOptions {
+  /**
+   * The app's BullMQ connection (`maxRetriesPerRequest: null`). Shared, not owned: close() leaves
+   * it open (BullMQ duplicates it for the worker's blocking reads and closes that copy).
+   */
+  readonly connection: Redis;
+  /** The records store on the app's command connection (records reads and the settle script). */
+  readonly store: RecordStore;
+  /**
+   * The producer hand-offs and sweeps go through (createPublication's). Absent: one of its own on
+   * `connection`, closed with the publisher.
+   */
+  readonly queue?: BullPublishQueue;
+  /** The deployment's (or test's) Redis prefix; BullMQ's prefix is derived from it. */
+  readonly prefix: string;
+  readonly chain: ChainPublisher;
+  /** Funding settlement and the confirmation watch list (the worker wires the pool and the proof store). */
+  readonly settlement?: PublicationSettlement;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly concurrency: number;
+  /** Outbox entries older than this are re-enqueued (default 5 s). */
+  readonly sweepAfterMs?: number;
+  /** How often the sweeper runs (default 2 s); 0 disables it (tests call sweep()). */
+  readonly sweepEveryMs?: number;
+  /** Successors one job follows before handing the rest on (default FOLLOW_MAX; tests lower it). */
+  readonly followMax?: number;
+  /** BullMQ lock settings (tests shorten them to exercise stalled-job recovery). */
+  readonly lockDuration?: number;
+  readonly stalledInterval?: number;
+}
+
+export interface RunningPublisher {
+  readonly worker: Worker;
+  /** Re-enqueues outbox entries accepted more than `sweepAfterMs` ago; returns how many. */
+  sweep(): Promise<number>;
+  close(force?: boolean): Promise<void>;
+}
+
+/**
+ * Starts the publisher: a BullMQ worker on QUEUES.recordsPublish running the job handlers above,
+ * plus the outbox sweeper (sweeper.ts).
+ */
+export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPublisher {
+  const { store } = opts;
+  const prefix = bullPrefix(opts.prefix);
+  // Records a hand-off job carries are left alone by the sweeper for a while, as the API's batches are.
+  const queue = opts.queue ?? deferringQueue(opts.connection, opts.prefix, store, opts.clock);
+  const deps: PublishDeps = {
+    store,
+    chain: opts.chain,
+    clock: opts.clock,
+    logger: opts.logger,
+    ...(opts.settlement ? { settlement: opts.settlement } : {}),
+    handOff: (txIds) => queue.handOff(txIds),
+    ...(opts.followMax ? { followMax: opts.followMax } : {}),
+  };
+  // A batch's successor whose previous record is unpublished needs no job of its own: whoever
+  // publishes the previous record follows the chain to it (publishTx; the settle script reports
+  // the successor atomically with the state change, so none is missed). The fallback, for a
+  // publisher that died between the two, is the outbox: the entry becomes due for the sweeper
+  // again (`sweepAfterMs` from now; it was deferred while its batch job carried it). A settle in
+  // between removed the entry, and ZADD XX leaves it removed.
+  const waitFor = (txIds: readonly string[]) => store.deferSweep(txIds, opts.clock.now());
+  const worker = new Worker(
+    QUEUES.recordsPublish,
+    async (job, token) => {
+      const parsed = RecordsPublishJob.safeParse(job.data);
+      if (!parsed.success) throw new UnrecoverableError('invalid records-publish payload');
+      return 'txIds' in parsed.data ? publishBatch(deps, parsed.data.txIds, waitFor) : publishRecord(deps, job, token);
+    },
+    {
+      connection: opts.connection,
+      prefix,
+      concurrency: opts.concurrency,
+      ...(opts.lockDuration ? { lockDuration: opts.lockDuration } : {}),
+      ...(opts.stalledInterval ? { stalledInterval: opts.stalledInterval } : {}),
+    },
+  );
+  worker.on('failed', (job, err) => {
+    if (err instanceof DelayedError || err.name === 'DelayedError') return;
+    opts.logger.warn({ txId: job?.id, attempts: job?.attemptsMade, err: err.message }, 'publication attempt failed');
+  });
+  worker.on('error', (err) => opts.logger.warn({ err: err.message }, 'publisher worker error'));
+  const sweeper = startSweeper({
+    store,
+    queue,
+    clock: opts.clock,
+    logger: opts.logger,
+    afterMs: opts.sweepAfterMs ?? 5000,
+    everyMs: opts.sweepEveryMs ?? 2000,
+  });
+  return {
+    worker,
+    sweep: sweeper.sweep,
+    close: async (force = false) => {
+      sweeper.stop();
+      await worker.close(force);
+      if (!opts.queue) await queue.close();
+    },
+  };
+}
+
+/**
+ * The producer as publication runs it: once a batch or hand-off job carries records, the outbox
+ * sweeper leaves them alone for SWEEP_DEFER_MS.
+ */
+export function deferringQueue(
+  connection: Redis,
+  prefix: string,
+  store: Pick<RecordStore, 'deferSweep'>,
+  clock: Clock,
+  coalesceMs?: number,
+): BullPublishQueue {
+  return new BullPublishQueue(connection, prefix, {
+    ...(coalesceMs === undefined ? {} : { coalesceMs }),
+    onAdded: (txIds) => store.deferSweep(txIds, new Date(clock.now().getTime() + SWEEP_DEFER_MS)),
+  });
+}
