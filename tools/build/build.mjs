@@ -10,6 +10,7 @@
  * `__dirname` in a workspace source file is compiled to that file's mirrored directory under
  * dist/ (see dirnamePlugin): `path.join(__dirname, 'lua')` in
  * libs/records/data-access/src/record-store.ts reads dist/libs/records/data-access/src/lua.
+ * The browser pages are built by tools/build/pages.mjs into dist/pages/.
  * dist/ is self-contained apart from node_modules.
  *
  *   node tools/build/build.mjs             build
@@ -22,6 +23,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildPages } from './pages.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DEFAULT_DIST = path.join(ROOT, 'dist');
@@ -135,6 +137,8 @@ export async function build({ dist: DIST = DEFAULT_DIST, quiet = false } = {}) {
       }),
     ),
   );
+  // The browser pages (/verify, /explorer): self-contained HTML files in dist/pages.
+  await buildPages({ out: path.join(DIST, 'pages') });
   for (const rel of assets()) {
     fs.mkdirSync(path.dirname(path.join(DIST, rel)), { recursive: true });
     fs.copyFileSync(path.join(ROOT, rel), path.join(DIST, rel));

@@ -13,6 +13,7 @@ import { healthRoutes } from './routes/health';
 import { identityKeyRoutes } from './routes/identity-keys';
 import { legacyKeyRoutes } from './routes/legacy-keys';
 import { linkedRecordsRoutes } from './routes/linked-records';
+import { pageRoutes } from './routes/pages';
 import { recordsRoutes } from './routes/records';
 import { webhookRoutes } from './routes/webhooks';
 
@@ -56,6 +57,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Express {
     app.use(queueDashboard(deps.identity.authenticator, deps.queues));
   app.use(claimsRoutes(deps.claims));
   app.use(docsRoutes(openApiDocument()));
+  app.use(pageRoutes(deps.config.graphqlPort));
   if (deps.arcCallback) app.use(arcCallbackRoutes(deps.arcCallback));
   app.use(notFoundHandler());
   app.use(problemHandler());

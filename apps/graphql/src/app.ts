@@ -14,6 +14,8 @@ export type GraphQLServer = YogaServerInstance<Record<string, unknown>, GraphQLC
 export const GRAPHIQL_DEFAULT_QUERY = `# Proofline GraphQL: health and version need no key.
 # For records, blocks and the tip, put your key in
 # Headers below: {"x-api-key": "idty_..."}
+# Explorer (a record's chain, live confirmations): /explorer
+# Receipt verifier (in the browser, offline): /verify on the REST API
 query Example {
   health
   version

@@ -3,16 +3,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { createLogger } from '@proofline/shared-logger';
+import { CHROMIUM_ARGS, CHROMIUM_PATH as CHROMIUM, withBrowser } from '@proofline/shared-testing';
 import { GRAPHIQL_HEADERS } from './app';
 import { startGraphQLServer } from './server';
 import type { RunningGraphQL } from './server';
 import { startGraphQL } from './testing/fixture';
 import type { GraphQLFixture } from './testing/fixture';
 
-// The browser check runs where a Chromium is installed (CI: `apt-get install -y chromium`);
-// CHROMIUM_PATH points elsewhere. The page checks below run everywhere.
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const withBrowser = fs.existsSync(CHROMIUM) ? it : it.skip;
+// The browser check runs where a Chromium is installed and always in CI (.ci/run installs it;
+// `withBrowser` fails there rather than skip); CHROMIUM_PATH points elsewhere. The page checks below run everywhere.
 
 describe('GraphiQL works offline: assets served by the app, ASCII headers, an example query', () => {
   let fx: GraphQLFixture;
@@ -49,13 +48,7 @@ describe('GraphiQL works offline: assets served by the app, ASCII headers, an ex
       const context = await chromium.launchPersistentContext(userDataDir, {
         executablePath: CHROMIUM,
         headless: true,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--no-first-run',
-        ],
+        args: [...CHROMIUM_ARGS],
       });
       const external: string[] = [];
       const sentKeys: (string | undefined)[] = [];

@@ -6,6 +6,8 @@ import {
   corsHeaders,
   discardBody,
   isPreflight,
+  PAGE_HEADERS,
+  readBuiltPage,
   refusalProblem,
   requestIdOf,
 } from '@proofline/shared-http';
@@ -58,7 +60,8 @@ function sendError(req: IncomingMessage, res: ServerResponse, status: number, co
  * The GraphQL process's HTTP edge, the same rules as REST's: a request id (`x-request-id`, a
  * well-formed incoming one is echoed), one access-log line per request (info level: LOG_LEVEL=warn
  * turns it off), CORS only for `CORS_ORIGINS`, a body limit, `/metrics`, `/liveness` (process up),
- * `/readiness` (Redis answers: the facade reads everything from it); everything else to yoga.
+ * `/readiness` (Redis answers: the facade reads everything from it), `/explorer` (the built page);
+ * everything else to yoga.
  */
 export function httpHandler(options: EdgeOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { redis, yoga, logger, corsOrigins, maxBodyBytes, metrics } = options;
@@ -122,6 +125,17 @@ export function httpHandler(options: EdgeOptions): (req: IncomingMessage, res: S
         (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
         () => sendError(req, res, 503, 'METRICS_UNAVAILABLE', 'Metrics could not be collected.'),
       );
+      return;
+    }
+    if (path === '/explorer' && (method === 'GET' || method === 'HEAD')) {
+      // The explorer page (built by `npm run build`): it reads through /graphql with the user's key.
+      const html = readBuiltPage('explorer');
+      if (html === undefined)
+        sendError(req, res, 404, 'PAGE_NOT_BUILT', 'The explorer page is not built: run `npm run build`.');
+      else
+        res
+          .writeHead(200, { ...PAGE_HEADERS, 'content-length': Buffer.byteLength(html) })
+          .end(method === 'HEAD' ? undefined : html);
       return;
     }
     if (method === 'GET' || method === 'HEAD') {

@@ -4,15 +4,13 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { QUEUES } from '@proofline/shared-jobs';
 import { deleteByPrefix } from '@proofline/shared-redis';
-import { uniquePrefix } from '@proofline/shared-testing';
+import { CHROMIUM_ARGS, CHROMIUM_PATH as CHROMIUM, uniquePrefix, withBrowser } from '@proofline/shared-testing';
 import { seedKey, send, startApi } from '../testing/harness';
 import type { RunningApi, SeededKey } from '../testing/harness';
 
 const PATH = '/admin/queues';
-// The browser check runs where a Chromium is installed (CI: `apt-get install -y chromium`);
-// CHROMIUM_PATH points elsewhere. The HTTP checks run everywhere.
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const withBrowser = fs.existsSync(CHROMIUM) ? it : it.skip;
+// The browser check runs where a Chromium is installed and always in CI (.ci/run installs it;
+// `withBrowser` fails there rather than skip); CHROMIUM_PATH points elsewhere. The HTTP checks run everywhere.
 const basic = (password: string, user = 'admin') => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 /** The queue dashboard over the real app: auth matrix, every queue, assets served with no internet. */
@@ -118,13 +116,7 @@ describe('queue dashboard /admin/queues', () => {
         executablePath: CHROMIUM,
         headless: true,
         httpCredentials: { username: 'admin', password: verifierAdmin.rawKey },
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--no-first-run',
-        ],
+        args: [...CHROMIUM_ARGS],
       });
       const external: string[] = [];
       const failed: string[] = [];

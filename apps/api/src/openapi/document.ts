@@ -22,6 +22,7 @@ import { HEALTH_ROUTES } from '../routes/health';
 import { IDENTITY_KEY_ROUTES } from '../routes/identity-keys';
 import { LEGACY_KEY_ROUTES } from '../routes/legacy-keys';
 import { LINKED_RECORD_ROUTES } from '../routes/linked-records';
+import { PAGE_ROUTES } from '../routes/pages';
 import { RECORD_ROUTES } from '../routes/records';
 import { WEBHOOK_ROUTES } from '../routes/webhooks';
 import { EX_KEY, EX_TX, legacyHeaders, rateLimitHeaders } from './parts';
@@ -43,6 +44,7 @@ export const ROUTE_TABLES: readonly RouteTable[] = [
   QUEUE_DASHBOARD_ROUTES,
   HEALTH_ROUTES,
   DOCS_ROUTES,
+  PAGE_ROUTES,
   ARC_CALLBACK_ROUTES,
 ];
 

@@ -3,6 +3,7 @@ import {
   meetsTarget,
   parseHeader,
   sha256d,
+  targetFromBits,
   toDisplayHex,
   verifyTscProof,
 } from '@proofline/chain-domain';
@@ -38,13 +39,27 @@ export const RECEIPT_CHECK_MEANING: Readonly<Record<ReceiptCheck, string>> = {
 export const RECEIPT_LIMITS =
   'A receipt does not prove that its block is on the longest chain: compare blockHash with a block explorer or headers service (or pass --headers-url).';
 
+/**
+ * The two values a check compared, as shown to a person (hex, numbers as text): what the receipt
+ * (or the header, the node, the user) claims, and what the verifier computed from the bytes.
+ */
+export interface ReceiptComparison {
+  readonly label: string;
+  readonly expected: string;
+  readonly computed: string;
+}
+
+/** Per check that ran (passed or failed), the values it compared, in the order it compared them. */
+export type ReceiptComparisons = Partial<Record<ReceiptCheck, readonly ReceiptComparison[]>>;
+
 export type ReceiptVerdict =
-  | { readonly valid: true; readonly passed: readonly ReceiptCheck[] }
+  | { readonly valid: true; readonly passed: readonly ReceiptCheck[]; readonly compared: ReceiptComparisons }
   | {
       readonly valid: false;
       readonly passed: readonly ReceiptCheck[];
       readonly failed: ReceiptCheck;
       readonly detail: string;
+      readonly compared: ReceiptComparisons;
     };
 
 export interface VerifyReceiptOptions {
@@ -73,6 +88,10 @@ class Failed extends Error {
  */
 export async function verifyReceipt(receipt: Receipt, opts: VerifyReceiptOptions): Promise<ReceiptVerdict> {
   const passed: ReceiptCheck[] = [];
+  const compared: Partial<Record<ReceiptCheck, ReceiptComparison[]>> = {};
+  const note = (check: ReceiptCheck, label: string, expected: string, computed: string): void => {
+    (compared[check] ??= []).push({ label, expected, computed });
+  };
   const steps =
     opts.encode === undefined
       ? undefined
@@ -80,15 +99,18 @@ export async function verifyReceipt(receipt: Receipt, opts: VerifyReceiptOptions
   try {
     const raw = Buffer.from(receipt.rawTx, 'hex');
     const computed = toDisplayHex(sha256d(raw));
+    note('TX_ID', 'txId', receipt.txId, computed);
     if (computed !== receipt.txId) throw new Failed('TX_ID', `rawTx hashes to ${computed}, not ${receipt.txId}`);
     passed.push('TX_ID');
 
     const hash = hashOfHeader(receipt.blockHeader);
+    note('BLOCK_HASH', 'block hash', receipt.blockHash, hash);
     if (hash !== receipt.blockHash)
       throw new Failed('BLOCK_HASH', `blockHeader hashes to ${hash}, not ${receipt.blockHash}`);
     passed.push('BLOCK_HASH');
 
     const header = parseHeader(receipt.blockHeader);
+    note('PROOF_OF_WORK', 'hash ≤ target', targetFromBits(header.bits).toString(16).padStart(64, '0'), hash);
     if (!meetsTarget(header))
       throw new Failed('PROOF_OF_WORK', `block ${hash} does not meet its target (bits ${header.bits.toString(16)})`);
     passed.push('PROOF_OF_WORK');
@@ -96,6 +118,7 @@ export async function verifyReceipt(receipt: Receipt, opts: VerifyReceiptOptions
     if (receipt.merkleProof.target !== receipt.blockHeader)
       throw new Failed('MERKLE_PROOF', 'merkleProof.target is not blockHeader');
     const proof = verifyTscProof(receipt.merkleProof, receipt.txId);
+    note('MERKLE_PROOF', 'Merkle root', header.merkleRoot, proof.root ?? `(none: ${proof.valid ? '' : proof.reason})`);
     if (!proof.valid)
       throw new Failed(
         'MERKLE_PROOF',
@@ -109,6 +132,9 @@ export async function verifyReceipt(receipt: Receipt, opts: VerifyReceiptOptions
     } catch (e) {
       throw new Failed('BEEF', `beef does not parse: ${(e as Error).message}`);
     }
+    note('BEEF', 'txId', receipt.txId, beef.txId);
+    note('BEEF', 'block height', String(receipt.blockHeight), String(beef.blockHeight));
+    note('BEEF', 'Merkle root', header.merkleRoot, beef.merkleRoot);
     if (beef.txId !== receipt.txId || beef.rawTx.toLowerCase() !== receipt.rawTx)
       throw new Failed('BEEF', `the BEEF's transaction is ${beef.txId}, not the receipt's`);
     if (beef.blockHeight !== receipt.blockHeight)
@@ -121,12 +147,20 @@ export async function verifyReceipt(receipt: Receipt, opts: VerifyReceiptOptions
     passed.push('BEEF');
 
     if (opts.content !== undefined) {
-      checkContent(receipt, opts.spv, opts.content, steps);
+      checkContent(receipt, opts.spv, opts.content, steps, (label, expected, computed) =>
+        note('CONTENT', label, expected, computed),
+      );
       passed.push('CONTENT');
     }
 
     if (opts.headers) {
       const known = await opts.headers.headerByHash(receipt.blockHash);
+      note(
+        'HEADERS_SOURCE',
+        'height of blockHash',
+        String(receipt.blockHeight),
+        known ? `${known.height}${known.confirmations < 0 ? ' (not on the main chain)' : ''}` : '(unknown block)',
+      );
       if (!known) throw new Failed('HEADERS_SOURCE', `the headers service does not know block ${receipt.blockHash}`);
       if (known.confirmations < 0)
         throw new Failed(
@@ -143,18 +177,25 @@ export async function verifyReceipt(receipt: Receipt, opts: VerifyReceiptOptions
       passed.push('HEADERS_SOURCE');
     }
   } catch (e) {
-    if (e instanceof Failed) return { valid: false, passed, failed: e.check, detail: e.message };
+    if (e instanceof Failed) return { valid: false, passed, failed: e.check, detail: e.message, compared };
     if (e instanceof AppError) throw e;
     const next = RECEIPT_CHECKS.find((c) => !passed.includes(c)) ?? 'TX_ID';
-    return { valid: false, passed, failed: next, detail: e instanceof Error ? e.message : String(e) };
+    return { valid: false, passed, failed: next, detail: e instanceof Error ? e.message : String(e), compared };
   }
-  return { valid: true, passed };
+  return { valid: true, passed, compared };
 }
 
-function checkContent(receipt: Receipt, spv: SpvCodec, content: Uint8Array, steps: EncodeStep[] | undefined): void {
+function checkContent(
+  receipt: Receipt,
+  spv: SpvCodec,
+  content: Uint8Array,
+  steps: EncodeStep[] | undefined,
+  note: (label: string, expected: string, computed: string) => void,
+): void {
   const chain: EncodeStep[] = steps ?? receipt.encoding.map((encoder) => ({ encoder }));
   const names = chain.map((s) => s.encoder).join('|') || 'none';
   const expected = receipt.encoding.join('|') || 'none';
+  note('encoding', expected, names);
   if (names !== expected)
     throw new Failed('CONTENT', `--encode names ${names}, the record was encoded with ${expected}`);
   let data: Uint8Array | null;
@@ -165,6 +206,7 @@ function checkContent(receipt: Receipt, spv: SpvCodec, content: Uint8Array, step
   }
   if (data === null) throw new Failed('CONTENT', 'the transaction has no data output (a delete carries no content)');
   const encoded = applyEncoding(chain, content).bytes;
+  note('data output (hex)', Buffer.from(data).toString('hex'), Buffer.from(encoded).toString('hex'));
   if (!Buffer.from(encoded).equals(Buffer.from(data))) {
     const salted = chain.some((s) => s.salt !== undefined);
     throw new Failed(

@@ -2,3 +2,4 @@ export * from './middleware';
 export * from './validate';
 export * from './edge';
 export * from './protocol';
+export * from './pages';

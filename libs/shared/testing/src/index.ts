@@ -3,3 +3,4 @@ export * from './ports';
 export * from './load';
 export * from './raw-http';
 export * from './log-capture';
+export * from './browser';
