@@ -12,6 +12,9 @@
   KEYS[4] chain list            (records:chain:<chainId>)
   KEYS[5..13] the pool's commit keys (FundingPool.commitKeys(txId))
   KEYS[14] raw transaction      (records:tx:<txId>; STRING, binary, beside the hash as in accept-root)
+  KEYS[15] the chain's create record hash (records:rec:<chainId>; holds `minedPos`, see below)
+  KEYS[16] confirmed index      (the proof store's HASH whose fields are the 32 raw bytes of every
+                                 txId with a stored proof: chain-arc's inclusions)
 
   ARGV[1] txId of the new record
   ARGV[2] outbox score (acceptance time, ms)
@@ -21,15 +24,26 @@
   ARGV[6] most records the outbox may hold (back-pressure); '0' = no limit
   ARGV[7..13] the pool's commit args (FundingPool.commitArgs(...))
   ARGV[14] the raw transaction (bytes)
-  ARGV[15..] field, value pairs of the new record (position is set here)
+  ARGV[15] most unconfirmed versions the chain may hold (MAX_UNCONFIRMED_LINKS); '0' = no limit
+  ARGV[16..] field, value pairs of the new record (position is set here)
 
   Returns 'OK' or one of: 'TX_NOT_FOUND' (no previous record), 'WRONG_FAMILY' (previous is not
   linked), 'TOKEN_INVALID', 'FORBIDDEN' (no token, other tenant), 'NOT_END' (previous is a
-  delete or already has a successor), 'CHAIN_MISMATCH', 'EXISTS' (txId already stored),
+  delete or already has a successor), 'CHAIN_DEPTH' (the chain already holds ARGV[15]
+  unconfirmed versions: one more would near the node's ancestor limit), 'CHAIN_MISMATCH',
+  'EXISTS' (txId already stored),
   'BACKPRESSURE' (the outbox is full: publication lags too far behind), 'LEASE_LOST' (a funding
   input is no longer leased by this write) or 'TAKEN' (a funding input taken from free is no
   longer free): after either, build again and never publish this transaction.
   Nothing changes in any refusal.
+
+  Unconfirmed depth: a version is confirmed when its txId has a stored proof, and a confirmed
+  version's predecessors are confirmed too (each spends the one before it), so the chain's
+  confirmed versions are positions 0..M and its unconfirmed ones M+1..end. M is cached on the
+  create record as `minedPos` (one field per chain, written only by an accepted successor when it
+  moved) and looked up from there: forward while the next version is confirmed (one check when
+  nothing was mined since), or, when the cached one is not confirmed any more (a reorg) or more
+  than ARGV[15] were mined since, backward from the end, at most ARGV[15] checks.
 ]]
 if redis.call('EXISTS', KEYS[3]) == 0 then
   return 'TX_NOT_FOUND'
@@ -52,6 +66,51 @@ end
 if prev[2] == 'delete' or (prev[6] and prev[6] ~= '') then
   return 'NOT_END'
 end
+local cap = tonumber(ARGV[15])
+local minedPos = nil
+if cap > 0 then
+  local endPos = tonumber(prev[7] or '0')
+  local function confirmed(pos)
+    local txId = redis.call('LINDEX', KEYS[4], pos)
+    if not txId then
+      return false
+    end
+    local raw = string.gsub(txId, '%x%x', function(h)
+      return string.char(tonumber(h, 16))
+    end)
+    return redis.call('HEXISTS', KEYS[16], raw) == 1
+  end
+  local cached = tonumber(redis.call('HGET', KEYS[15], 'minedPos') or '-1')
+  local m = nil
+  if cached <= endPos and (cached < 0 or confirmed(cached)) then
+    m = cached
+    local steps = 0
+    while m < endPos and confirmed(m + 1) do
+      m = m + 1
+      steps = steps + 1
+      if steps >= cap then
+        m = nil
+        break
+      end
+    end
+  end
+  if m == nil then
+    -- None confirmed in the last ARGV[15] versions: at least ARGV[15] unconfirmed (all, on a shorter chain).
+    m = math.max(-1, endPos - cap)
+    for pos = endPos, math.max(0, endPos - cap + 1), -1 do
+      if confirmed(pos) then
+        m = pos
+        break
+      end
+    end
+  end
+  if endPos - m >= cap then
+    return 'CHAIN_DEPTH'
+  end
+  if m ~= cached and m >= 0 then
+    minedPos = m
+  end
+end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 'EXISTS'
 end
@@ -64,7 +123,7 @@ if refused then
   return refused
 end
 local fields = {}
-for i = 15, #ARGV do
+for i = 16, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
 fields[#fields + 1] = 'position'
@@ -72,6 +131,9 @@ fields[#fields + 1] = tostring(tonumber(prev[7] or '0') + 1)
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('SET', KEYS[14], ARGV[14])
 redis.call('HSET', KEYS[3], 'nextTxId', ARGV[1])
+if minedPos then
+  redis.call('HSET', KEYS[15], 'minedPos', tostring(minedPos))
+end
 redis.call('RPUSH', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 pool_apply(KEYS, 5, ARGV, 7)
