@@ -50,7 +50,8 @@ export interface FeeRateCacheOptions {
   readonly onError?: (err: unknown) => void;
 }
 
-interface HeldPolicy extends FeePolicy {
+interface HeldPolicy {
+  readonly policy: FeePolicy;
   /** When it was fetched from ARC (ms). */
   readonly fetchedAt: number;
 }
@@ -63,7 +64,7 @@ interface HeldPolicy extends FeePolicy {
  * One fetch at a time.
  */
 export class FeeRateCache {
-  private policy: HeldPolicy | null = null;
+  private held: HeldPolicy | null = null;
   private nextFetchAt = 0;
   private inFlight: Promise<void> | null = null;
   private readonly refreshMs: number;
@@ -86,7 +87,7 @@ export class FeeRateCache {
   /** Satoshis per 1000 bytes: `effectiveFeeRate(last policy, floor)`. Starts a background refresh when due. */
   current(): number {
     this.refreshIfDue();
-    return effectiveFeeRate(this.policy, this.options.floorSatsPerKb);
+    return effectiveFeeRate(this.held?.policy ?? null, this.options.floorSatsPerKb);
   }
 
   /**
@@ -96,7 +97,7 @@ export class FeeRateCache {
    */
   writePolicy(): WritePolicy {
     this.refreshIfDue();
-    const p = this.fresh();
+    const p = this.fresh()?.policy;
     if (p) return { known: true, maxTxBytes: p.maxTxBytes ?? null, maxScriptBytes: p.maxScriptBytes ?? null };
     if (!this.options.required) return { known: true, maxTxBytes: null, maxScriptBytes: null };
     return {
@@ -107,7 +108,7 @@ export class FeeRateCache {
 
   /** For readiness: whether writes have the policy they need. */
   status(): FeePolicyStatus {
-    const ageMs = this.policy ? Math.max(0, this.now() - this.policy.fetchedAt) : null;
+    const ageMs = this.held ? Math.max(0, this.now() - this.held.fetchedAt) : null;
     if (!this.options.required) return { policy: 'not-required', ageMs };
     return { policy: this.fresh() ? 'known' : 'unknown', ageMs };
   }
@@ -117,7 +118,7 @@ export class FeeRateCache {
     if (this.inFlight) return this.inFlight;
     const run = (async () => {
       try {
-        const fetched = { ...(await this.options.fetchPolicy()), fetchedAt: this.now() };
+        const fetched = { policy: await this.options.fetchPolicy(), fetchedAt: this.now() };
         this.adopt(fetched);
         this.nextFetchAt = this.now() + this.refreshMs;
         await this.saveShared(fetched);
@@ -137,7 +138,7 @@ export class FeeRateCache {
 
   /** The last fetched policy (null before the first success). */
   lastPolicy(): FeePolicy | null {
-    return this.policy;
+    return this.held?.policy ?? null;
   }
 
   private refreshIfDue(): void {
@@ -145,19 +146,19 @@ export class FeeRateCache {
   }
 
   private fresh(): HeldPolicy | null {
-    return this.policy && this.now() - this.policy.fetchedAt <= this.maxAgeMs ? this.policy : null;
+    return this.held && this.now() - this.held.fetchedAt <= this.maxAgeMs ? this.held : null;
   }
 
   /** Keeps the newer of the held policy and `p`. */
   private adopt(p: HeldPolicy): void {
-    if (!this.policy || p.fetchedAt >= this.policy.fetchedAt) this.policy = p;
+    if (!this.held || p.fetchedAt >= this.held.fetchedAt) this.held = p;
   }
 
   private async saveShared(p: HeldPolicy): Promise<void> {
     const shared = this.options.shared;
     if (!shared) return;
     try {
-      await shared.redis.set(shared.key, JSON.stringify(p), 'PX', this.maxAgeMs);
+      await shared.redis.set(shared.key, JSON.stringify({ ...p.policy, fetchedAt: p.fetchedAt }), 'PX', this.maxAgeMs);
     } catch (err) {
       this.options.onError?.(err);
     }
@@ -190,10 +191,12 @@ function parseHeld(text: string): HeldPolicy | null {
   const limit = (x: unknown) => (num(x) ? (x as number) : null);
   if (!num(o['satoshis']) || !num(o['bytes']) || !num(o['fetchedAt']) || (o['bytes'] as number) <= 0) return null;
   return {
-    satoshis: o['satoshis'] as number,
-    bytes: o['bytes'] as number,
-    maxTxBytes: limit(o['maxTxBytes']),
-    maxScriptBytes: limit(o['maxScriptBytes']),
+    policy: {
+      satoshis: o['satoshis'] as number,
+      bytes: o['bytes'] as number,
+      maxTxBytes: limit(o['maxTxBytes']),
+      maxScriptBytes: limit(o['maxScriptBytes']),
+    },
     fetchedAt: o['fetchedAt'] as number,
   };
 }
