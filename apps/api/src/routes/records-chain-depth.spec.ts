@@ -1,4 +1,3 @@
-import { arcKeys } from '@proofline/chain-arc';
 import { eventually } from '@proofline/shared-testing';
 import { startRecordsFixture } from '../testing/records-fixture';
 import type { RecordsFixture } from '../testing/records-fixture';
@@ -109,25 +108,5 @@ describe(`linked chains hold at most MAX_UNCONFIRMED_LINKS (${CAP}) unconfirmed 
     expect(await f.store.chain(root)).toHaveLength(CAP);
     expect(outcomes.filter((o) => o === 'OK')).toHaveLength(CAP - 1);
     expect(outcomes.filter((o) => o === 'CHAIN_UNCONFIRMED_DEPTH')).toHaveLength(6);
-  });
-
-  it('a version whose proof was dropped (its block left the chain) counts as unconfirmed again', async () => {
-    f.startPublisher();
-    const root = await create();
-    const u1 = await post(`${LR}/${root}/update`, 'v1');
-    const v1 = (u1.json as { txId: string }).txId;
-    await eventually(async () => (await f.store.state(v1)) === 'published');
-    await f.produceBlock();
-    const u2 = await post(`${LR}/${v1}/update`, 'v2');
-    expect(u2.status).toBe(200);
-    const v2 = (u2.json as { txId: string }).txId;
-    expect(await f.redis.hget(`${f.prefix}:records:rec:${root}`, 'minedPos')).toBe('1');
-
-    // The proofs of the create and v1 gone, as after a reorg before they are proven again: the
-    // chain holds three unconfirmed versions, although the cached position says one.
-    await f.redis.hdel(arcKeys(f.prefix).inclusions, Buffer.from(root, 'hex'), Buffer.from(v1, 'hex'));
-    const refused = await post(`${LR}/${v2}/update`, 'v3');
-    expect(refused.status).toBe(409);
-    expect(refused.json).toMatchObject({ errorCode: 'CHAIN_UNCONFIRMED_DEPTH' });
   });
 });

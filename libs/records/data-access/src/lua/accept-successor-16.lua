@@ -39,11 +39,15 @@
 
   Unconfirmed depth: a version is confirmed when its txId has a stored proof, and a confirmed
   version's predecessors are confirmed too (each spends the one before it), so the chain's
-  confirmed versions are positions 0..M and its unconfirmed ones M+1..end. M is cached on the
-  create record as `minedPos` (one field per chain, written only by an accepted successor when it
-  moved) and looked up from there: forward while the next version is confirmed (one check when
-  nothing was mined since), or, when the cached one is not confirmed any more (a reorg) or more
-  than ARGV[15] were mined since, backward from the end, at most ARGV[15] checks.
+  confirmed versions are positions 0..M and its unconfirmed ones M+1..end. The create record
+  caches a confirmed position as `minedPos` (one field per chain; -1 when absent), so end -
+  minedPos bounds the unconfirmed count from above: below ARGV[15] the successor is accepted
+  with one HGET. At the cap, M is looked up by binary search over the last ARGV[15] positions
+  (about log2(ARGV[15]) + 1 proof lookups, each decoding a txId from hex; the cache plays no
+  part), and an accepted successor stores it. A cached version whose proof was dropped (its
+  block left the chain) is noticed at that lookup only: until then such a chain may hold up to
+  the versions of the dropped blocks more than ARGV[15] (the limit keeps a margin below the
+  node's for this).
 ]]
 if redis.call('EXISTS', KEYS[3]) == 0 then
   return 'TX_NOT_FOUND'
@@ -70,45 +74,40 @@ local cap = tonumber(ARGV[15])
 local minedPos = nil
 if cap > 0 then
   local endPos = tonumber(prev[7] or '0')
-  local function confirmed(pos)
-    local txId = redis.call('LINDEX', KEYS[4], pos)
-    if not txId then
-      return false
-    end
-    local raw = string.gsub(txId, '%x%x', function(h)
-      return string.char(tonumber(h, 16))
-    end)
-    return redis.call('HEXISTS', KEYS[16], raw) == 1
-  end
   local cached = tonumber(redis.call('HGET', KEYS[15], 'minedPos') or '-1')
-  local m = nil
-  if cached <= endPos and (cached < 0 or confirmed(cached)) then
-    m = cached
-    local steps = 0
-    while m < endPos and confirmed(m + 1) do
-      m = m + 1
-      steps = steps + 1
-      if steps >= cap then
-        m = nil
-        break
+  if endPos - cached >= cap then
+    -- The cached bound reached the cap: look up M, among the last ARGV[15] positions only (below
+    -- them the answer is the same: at least ARGV[15] unconfirmed, all of them on a shorter chain).
+    local function confirmed(pos)
+      local txId = redis.call('LINDEX', KEYS[4], pos)
+      if not txId then
+        return false
+      end
+      local raw = string.gsub(txId, '%x%x', function(h)
+        return string.char(tonumber(h, 16))
+      end)
+      return redis.call('HEXISTS', KEYS[16], raw) == 1
+    end
+    -- Invariant: lo is confirmed (or the window's floor), every position above hi unconfirmed.
+    -- The cached position is at or below the floor here, so the search never trusts it.
+    local lo = math.max(-1, endPos - cap)
+    local hi = endPos
+    local found = false
+    while lo < hi do
+      local mid = math.floor((lo + hi + 1) / 2)
+      if confirmed(mid) then
+        lo = mid
+        found = true
+      else
+        hi = mid - 1
       end
     end
-  end
-  if m == nil then
-    -- None confirmed in the last ARGV[15] versions: at least ARGV[15] unconfirmed (all, on a shorter chain).
-    m = math.max(-1, endPos - cap)
-    for pos = endPos, math.max(0, endPos - cap + 1), -1 do
-      if confirmed(pos) then
-        m = pos
-        break
-      end
+    if endPos - lo >= cap then
+      return 'CHAIN_DEPTH'
     end
-  end
-  if endPos - m >= cap then
-    return 'CHAIN_DEPTH'
-  end
-  if m ~= cached and m >= 0 then
-    minedPos = m
+    if found then
+      minedPos = lo
+    end
   end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
