@@ -6,6 +6,16 @@ import { eventually, uniquePrefix } from '@proofline/shared-testing';
 import { send, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 
+/** A record write (octet-stream body) with the given key. */
+function postRecord(api: RunningApi, key: string, body: string, path = '/api/v1/records'): Promise<Response> {
+  return send(api, 'POST', path, { key, body, contentType: 'application/octet-stream' });
+}
+
+/** A testnet deployment whose ARC (and headers source) is `url`. */
+function testnet(url: string): Record<string, string> {
+  return { NETWORK: 'testnet', WALLET_SEED: '11'.repeat(32), ARC_URL: url, HEADERS_URL: url };
+}
+
 /** ARC's `GET /v1/policy` answer with the given limits (fee 1 sat / 1000 B). */
 function policyBody(maxtxsizepolicy: number, maxscriptsizepolicy: number) {
   return {
@@ -76,10 +86,7 @@ describe('records outside the devnet: ARC fee policy', () => {
       prefix,
       fund: 10,
       env: {
-        NETWORK: 'testnet',
-        WALLET_SEED: '11'.repeat(32),
-        ARC_URL: arc.url,
-        HEADERS_URL: arc.url,
+        ...testnet(arc.url),
         ARC_TIMEOUT_MS: '10000',
         MAX_RECORD_BYTES: '1024',
       },
@@ -92,8 +99,7 @@ describe('records outside the devnet: ARC fee policy', () => {
     await arc.close();
   });
 
-  const write = (path: string, body: string) =>
-    send(api, 'POST', path, { key, body, contentType: 'application/octet-stream' });
+  const write = (path: string, body: string) => postRecord(api, key, body, path);
   const recordKeys = async () => (await api.deps.redis.keys(`${prefix}:records:*`)).sort();
   const poolCounts = async () => {
     const s = await api.recordsScope.wallet.pool.status();
@@ -169,17 +175,13 @@ describe('records outside the devnet: ARC fee policy', () => {
     const api2 = await startApi({
       prefix: prefix2,
       fund: 3,
-      env: { NETWORK: 'testnet', WALLET_SEED: '11'.repeat(32), ARC_URL: arc.url, HEADERS_URL: arc.url },
+      env: testnet(arc.url),
     });
     try {
       const { redis, config, clock } = api2.deps;
       const key2 = await createBootstrapKey({ redis, config, clock }, 'tenant-a');
       await api2.recordsScope.fees.refresh();
-      const refused = await send(api2, 'POST', '/api/v1/records', {
-        key: key2,
-        body: 'while ARC fails',
-        contentType: 'application/octet-stream',
-      });
+      const refused = await postRecord(api2, key2, 'while ARC fails');
       expect(refused.status).toBe(503);
       // The next fetch is the retry 30 s after the failure.
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(25);
@@ -198,11 +200,7 @@ describe('records outside the devnet: ARC fee policy', () => {
         }),
       );
       await api2.recordsScope.fees.refresh();
-      const accepted = await send(api2, 'POST', '/api/v1/records', {
-        key: key2,
-        body: 'shared policy',
-        contentType: 'application/octet-stream',
-      });
+      const accepted = await postRecord(api2, key2, 'shared policy');
       expect(accepted.status).toBe(200);
 
       // A shared copy older than FEE_POLICY_MAX_AGE_MS (1 hour) is not a known policy.
@@ -211,15 +209,11 @@ describe('records outside the devnet: ARC fee policy', () => {
       const api3 = await startApi({
         prefix: prefix2,
         fund: 0,
-        env: { NETWORK: 'testnet', WALLET_SEED: '11'.repeat(32), ARC_URL: arc.url, HEADERS_URL: arc.url },
+        env: testnet(arc.url),
       });
       try {
         await api3.recordsScope.fees.start();
-        const res = await send(api3, 'POST', '/api/v1/records', {
-          key: key2,
-          body: 'stale',
-          contentType: 'application/octet-stream',
-        });
+        const res = await postRecord(api3, key2, 'stale');
         expect(res.status).toBe(503);
         expect(await res.json()).toMatchObject({ errorCode: 'FEE_POLICY_UNKNOWN' });
       } finally {
