@@ -1,8 +1,14 @@
 import { Queue } from 'bullmq';
 import type { ConnectionOptions } from 'bullmq';
-import { ArcClient, createArcChain } from '@proofline/chain-arc';
+import { ArcClient, arcKeys, createArcChain } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
-import { FeeRateCache, WalletUpkeepRequester, arcMiningFee, createFundingWallet } from '@proofline/chain-wallet';
+import {
+  FeeRateCache,
+  WalletUpkeepRequester,
+  arcFeePolicy,
+  createFundingWallet,
+  walletKeys,
+} from '@proofline/chain-wallet';
 import type { FundingWallet } from '@proofline/chain-wallet';
 import { ClaimsService } from '@proofline/identity-claims';
 import { closeOmConnection, openOmConnection } from '@proofline/identity-data-access';
@@ -71,7 +77,7 @@ export interface ApiRecords {
   readonly publication: Publication;
   /** The funding wallet (its pool) every write reserves from; tests fund it with `fundPool`. */
   readonly wallet: FundingWallet;
-  /** The fee rate writes are built with (ARC policy cached, refreshed in the background). */
+  /** ARC's policy writes are built with: fee rate and size limits (cached, refreshed in the background, shared in Redis). */
   readonly fees: FeeRateCache;
   /** Closes the publication and upkeep queues (the connections stay open). */
   close(): Promise<void>;
@@ -108,9 +114,10 @@ export function composeApiRecords(o: {
   });
   const { queue } = publication;
   const upkeep = new WalletUpkeepRequester(o.connections.bull, prefix);
-  const fees = feeRateCache(o.config, o.logger);
-  // Fetch the policy now, not on the first write (which would otherwise be built at the floor); never awaited.
-  void fees.refresh();
+  const fees = feeRateCache(o.config, o.connections.redis, prefix, o.logger);
+  // Read the shared policy and fetch ARC's now, not on the first write (which would otherwise be
+  // refused or built at the floor); never awaited.
+  void fees.start();
   const records = createRecords({
     config: o.config,
     clock: o.clock,
@@ -121,6 +128,7 @@ export function composeApiRecords(o: {
     funding: {
       pool: wallet.pool,
       feeRate: () => fees.current(),
+      policy: () => fees.writePolicy(),
       requestUpkeep: () => upkeep.request(),
       // One round trip per write: funding sampled from free, spent only if still free (the
       // denomination only: larger UTXOs are the splitter's reservoir).
@@ -128,6 +136,8 @@ export function composeApiRecords(o: {
     },
     reader: chain.reader,
     queue,
+    // MAX_UNCONFIRMED_LINKS counts a chain's versions without a stored proof.
+    confirmedIndexKey: arcKeys(prefix).inclusions,
   });
   return {
     records,
@@ -145,19 +155,25 @@ export function composeApiRecords(o: {
 }
 
 /**
- * The fee rate of record transactions: ARC's `GET /v1/policy` (2x its mining fee, never below
- * `FEE_FLOOR_SATS_PER_KB`), fetched in the background every 5 minutes; a write never waits for
- * ARC (floor or last known policy while it is unreachable).
+ * ARC's policy for record transactions: `GET /v1/policy` (fee rate 2x its mining fee, never below
+ * `FEE_FLOOR_SATS_PER_KB`; size limits), fetched in the background every 5 minutes and shared
+ * with every process through Redis; a write never waits for ARC. On the devnet the floor prices
+ * writes until the first answer; on testnet and mainnet writes answer 503 FEE_POLICY_UNKNOWN
+ * while no policy younger than `FEE_POLICY_MAX_AGE_MS` is known (whatever ARC_URL points at: the
+ * network decides, since only the devnet node's fee is known in advance).
  */
-function feeRateCache(config: Config, logger: Logger | undefined): FeeRateCache {
+function feeRateCache(config: Config, redis: Redis, prefix: string, logger: Logger | undefined): FeeRateCache {
   const arc = new ArcClient({
     url: config.chain.arcUrl,
     ...(config.chain.arcApiKey ? { apiKey: config.chain.arcApiKey } : {}),
     timeoutMs: config.chain.arcTimeoutMs,
   });
   return new FeeRateCache({
-    fetchPolicy: arcMiningFee(arc),
+    fetchPolicy: arcFeePolicy(arc),
     floorSatsPerKb: config.wallet.feeFloorSatsPerKb,
+    required: config.network !== 'devnet',
+    maxAgeMs: config.wallet.feePolicyMaxAgeMs,
+    shared: { redis, key: walletKeys(prefix).feePolicy },
     onError: (err) =>
       logger?.debug(
         { err: err instanceof Error ? err.message : String(err) },
@@ -273,6 +289,7 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
         idempotency,
         queues: observed,
         webhooks: webhooks.admin,
+        feePolicy: () => scope.fees.status(),
         ...arcCallback,
       },
 

@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import type { FeePolicyStatus } from '@proofline/chain-wallet';
 import type { ClaimsService } from '@proofline/identity-claims';
 import type { Identity } from '@proofline/identity-feature';
 import type { RecordReads, RecordReceipts, RecordWrites } from '@proofline/records-feature';
@@ -39,6 +40,8 @@ export interface ApiDeps {
   readonly queues?: readonly Queue[];
   /** Prometheus metrics: the request middleware and `/metrics` (mounted only when present). */
   readonly metrics?: ApiMetrics;
+  /** Readiness detail: whether ARC's fee policy is known (writes answer 503 FEE_POLICY_UNKNOWN while it is not). */
+  readonly feePolicy?: () => FeePolicyStatus;
   /** ARC status callbacks (`POST /arc/callback`), mounted only when ARC_CALLBACK_URL and ARC_CALLBACK_TOKEN are set. */
   readonly arcCallback?: ArcCallbackDeps;
 }

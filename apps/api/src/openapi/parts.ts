@@ -281,13 +281,27 @@ export const IDEMPOTENCY: Problems = {
 };
 export const BACKLOG: Problems = {
   503: {
-    codes: ['PUBLICATION_BACKLOG_FULL', 'FUNDING_EXHAUSTED'],
-    why: 'More than MAX_PENDING_PUBLICATIONS records wait for publication, or the funding pool is empty; nothing was stored.',
+    codes: ['PUBLICATION_BACKLOG_FULL', 'FUNDING_EXHAUSTED', 'FEE_POLICY_UNKNOWN'],
+    why: "More than MAX_PENDING_PUBLICATIONS records wait for publication, the funding pool is empty, or (testnet, mainnet) ARC's fee policy is not known yet; nothing was stored.",
     headers: retryAfter,
+  },
+};
+/** A write whose transaction carries the record (not a delete). */
+export const POLICY_SIZE: Problems = {
+  413: {
+    codes: ['RECORD_TOO_LARGE_FOR_POLICY'],
+    why: "The record's transaction or data output script would be larger than ARC's policy accepts (maxtxsizepolicy, maxscriptsizepolicy); nothing was stored.",
   },
 };
 export const CHAIN_END: Problems = {
   409: { codes: ['NOT_LINKED_RECORDS_END'], why: 'The record is not the end of its chain (or the chain was deleted).' },
+};
+export const CHAIN_DEPTH: Problems = {
+  409: {
+    codes: ['CHAIN_UNCONFIRMED_DEPTH'],
+    why: 'The chain already holds MAX_UNCONFIRMED_LINKS unconfirmed versions; retry once a block confirms its earlier ones.',
+    headers: retryAfter,
+  },
 };
 export const TOKEN: Problems = {
   400: { codes: ['UPDATE_TOKEN_PARAM_INVALID'], why: 'Wrong updateToken.' },

@@ -97,9 +97,15 @@ export const Readiness = component(
       redis: z.enum(['up', 'down', 'unknown']),
       workers: z.int().min(0).nullable().optional().describe('Live worker heartbeats (reported, not decisive).'),
       draining: z.boolean(),
+      feePolicy: z
+        .enum(['known', 'unknown', 'not-required'])
+        .optional()
+        .describe(
+          "ARC's fee policy (reported, not decisive): `unknown` outside the devnet while none is known, when writes answer 503 FEE_POLICY_UNKNOWN; `not-required` on the devnet.",
+        ),
     }),
   }),
-  'Whether this process can serve: its Redis connection answers (workers are reported, not required); 503 while starting or draining.',
+  'Whether this process can serve: its Redis connection answers (workers and the fee policy are reported, not required); 503 while starting or draining.',
 );
 export const Receipt = component(
   'Receipt',

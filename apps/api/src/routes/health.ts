@@ -12,7 +12,8 @@ import { Readiness } from '../openapi/schemas';
  * `/liveness` (process up), `/readiness` and `/metrics`. Readiness: this instance can serve, i.e.
  * its own Redis connection answers within a second. Workers are reported (`checks.workers`, the
  * live heartbeats) but do not decide: one worker outage must not mark every API replica unready
- * (accepted writes wait in the outbox). A draining process answers 503 before this route
+ * (accepted writes wait in the outbox). So is ARC's fee policy (`checks.feePolicy`): while it is
+ * unknown only writes are refused, reads still serve. A draining process answers 503 before this route
  * (lifecycle.ts).
  */
 export const HEALTH_ROUTES = routeTable({
@@ -35,7 +36,7 @@ export const HEALTH_ROUTES = routeTable({
         '200': json('Ready.', Readiness, {
           status: 'ready',
           appVersion: APP_VERSION,
-          checks: { redis: 'up', workers: 2, draining: false },
+          checks: { redis: 'up', workers: 2, draining: false, feePolicy: 'known' },
         }),
         '503': json(
           'Not ready: Redis unreachable, the process still starting, or draining after SIGTERM.',
@@ -102,7 +103,12 @@ export function healthRoutes(deps: ApiDeps, metrics?: MetricsSource): Router {
         res.status(redisOk ? 200 : 503).json({
           status: redisOk ? 'ready' : 'not-ready',
           appVersion: APP_VERSION,
-          checks: { redis: redisOk ? 'up' : 'down', workers, draining: false },
+          checks: {
+            redis: redisOk ? 'up' : 'down',
+            workers,
+            draining: false,
+            ...(deps.feePolicy ? { feePolicy: deps.feePolicy().policy } : {}),
+          },
         });
       },
     ],

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Router } from 'express';
 import {
   BACKLOG,
+  CHAIN_DEPTH,
   CHAIN_END,
   ENCODE,
   EX_CONFIRMATION,
@@ -9,6 +10,7 @@ import {
   EX_TX2,
   FAMILY,
   IDEMPOTENCY,
+  POLICY_SIZE,
   READER,
   RECORD_BODY,
   TOKEN,
@@ -68,7 +70,7 @@ export const LINKED_RECORD_ROUTES = routeTable({
       description: WRITE_NOTE,
       request: { query: [encodeParam()], headers: [idempotencyKeyParam()], body: rawBody('The record bytes.', 'v1') },
       responses: { '200': linkedWrite('Accepted; publication follows asynchronously.') },
-      errors: problems(WRITER, feature('linked'), ENCODE, RECORD_BODY, IDEMPOTENCY, BACKLOG),
+      errors: problems(WRITER, feature('linked'), ENCODE, RECORD_BODY, POLICY_SIZE, IDEMPOTENCY, BACKLOG),
     },
     updateLinkedRecord: {
       method: 'post',
@@ -91,7 +93,9 @@ export const LINKED_RECORD_ROUTES = routeTable({
         ENCODE,
         TOKEN,
         RECORD_BODY,
+        POLICY_SIZE,
         CHAIN_END,
+        CHAIN_DEPTH,
         IDEMPOTENCY,
         BACKLOG,
       ),
@@ -108,7 +112,7 @@ export const LINKED_RECORD_ROUTES = routeTable({
         headers: [idempotencyKeyParam()],
       },
       responses: { '200': json('Accepted.', DeleteResult, { txId: EX_TX }, replayedHeader()) },
-      errors: problems(WRITER, TX, FAMILY, feature('linked'), TOKEN, CHAIN_END, IDEMPOTENCY, BACKLOG),
+      errors: problems(WRITER, TX, FAMILY, feature('linked'), TOKEN, CHAIN_END, CHAIN_DEPTH, IDEMPOTENCY, BACKLOG),
     },
     linkedRecordStatus: {
       method: 'get',

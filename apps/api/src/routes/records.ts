@@ -6,6 +6,7 @@ import {
   EX_TX,
   FAMILY,
   IDEMPOTENCY,
+  POLICY_SIZE,
   READER,
   RECORD_BODY,
   TX,
@@ -53,7 +54,7 @@ export const RECORD_ROUTES = routeTable({
           replayedHeader(),
         ),
       },
-      errors: problems(WRITER, ENCODE, RECORD_BODY, IDEMPOTENCY, BACKLOG),
+      errors: problems(WRITER, ENCODE, RECORD_BODY, POLICY_SIZE, IDEMPOTENCY, BACKLOG),
     },
     recordStatus: {
       method: 'get',

@@ -258,7 +258,7 @@ describe('ArcClient against an ARC protocol fixture', () => {
     await expect(outcome(client.submitMany([TX]))).resolves.toMatchObject({ reason: 'server-error' });
   });
 
-  it('policy: miningFee as satoshis per kB', async () => {
+  it('policy: miningFee as satoshis per kB, and the size limits', async () => {
     fx.handle(() => ({
       status: 200,
       body: {
@@ -275,6 +275,7 @@ describe('ArcClient against an ARC protocol fixture', () => {
     await expect(client.policy()).resolves.toEqual({
       satoshisPerKb: 1,
       maxTxSizePolicy: 10_000_000,
+      maxScriptSizePolicy: 1,
       standardFormatSupported: true,
     });
     fx.handle(() => ({ status: 200, body: { policy: { miningFee: { satoshis: 50, bytes: 2000 } } } }));

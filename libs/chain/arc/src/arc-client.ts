@@ -19,7 +19,10 @@ export type ArcStatusResult = BroadcastVerdict | { readonly kind: 'not-found'; r
 export interface ArcPolicy {
   /** miningFee as satoshis per 1000 bytes (may be fractional, e.g. 0.5). */
   readonly satoshisPerKb: number;
+  /** `maxtxsizepolicy`: the largest transaction ARC accepts (474 above it); null when not given. */
   readonly maxTxSizePolicy: number | null;
+  /** `maxscriptsizepolicy`: the node's largest script, in bytes; null when not given. */
+  readonly maxScriptSizePolicy: number | null;
   readonly standardFormatSupported: boolean | null;
 }
 
@@ -66,6 +69,7 @@ const policyBody = z.object({
   policy: z.object({
     miningFee: z.object({ satoshis: z.number().nonnegative(), bytes: z.number().positive() }),
     maxtxsizepolicy: z.number().nullish(),
+    maxscriptsizepolicy: z.number().nullish(),
     standardFormatSupported: z.boolean().nullish(),
   }),
 });
@@ -169,7 +173,7 @@ export class ArcClient {
     throw unexpected(answer);
   }
 
-  /** GET /v1/policy: the mining fee as satoshis per kB. */
+  /** GET /v1/policy: the mining fee as satoshis per kB and the size limits. */
   async policy(): Promise<ArcPolicy> {
     const answer = await this.request('GET', '/v1/policy');
     if (answer.status !== 200) {
@@ -180,6 +184,7 @@ export class ArcClient {
     return {
       satoshisPerKb: (policy.miningFee.satoshis * 1000) / policy.miningFee.bytes,
       maxTxSizePolicy: policy.maxtxsizepolicy ?? null,
+      maxScriptSizePolicy: policy.maxscriptsizepolicy ?? null,
       standardFormatSupported: policy.standardFormatSupported ?? null,
     };
   }

@@ -1,5 +1,5 @@
 import type { ArcClient } from '@proofline/chain-arc';
-import type { MiningFee } from './funding-wallet';
+import type { FeePolicy } from './fee-rate';
 import type { SubmitPort } from './ports';
 
 /**
@@ -12,7 +12,15 @@ export function arcSubmitPort(client: Pick<ArcClient, 'submit'>): SubmitPort {
   return (tx) => client.submit({ txId: tx.txId, hex: tx.efHex });
 }
 
-/** ARC's `GET /v1/policy` mining fee, in the shape `effectiveFeeRate` and `FeeRateCache` take. */
-export function arcMiningFee(client: Pick<ArcClient, 'policy'>): () => Promise<MiningFee> {
-  return async () => ({ satoshis: (await client.policy()).satoshisPerKb, bytes: 1000 });
+/** ARC's `GET /v1/policy` (mining fee and size limits), in the shape `FeeRateCache` takes. */
+export function arcFeePolicy(client: Pick<ArcClient, 'policy'>): () => Promise<FeePolicy> {
+  return async () => {
+    const p = await client.policy();
+    return {
+      satoshis: p.satoshisPerKb,
+      bytes: 1000,
+      maxTxBytes: p.maxTxSizePolicy,
+      maxScriptBytes: p.maxScriptSizePolicy,
+    };
+  };
 }

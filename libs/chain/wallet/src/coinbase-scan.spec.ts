@@ -48,7 +48,14 @@ describe('funding identity and import', () => {
     const { identity, pool } = createFundingWallet(conn, {
       redisPrefix: 'x',
       network: 'devnet',
-      wallet: { seed: DEVNET_WALLET_SEED, utxoSatoshis: 1000, lowWater: 1, target: 2, feeFloorSatsPerKb: 1 },
+      wallet: {
+        seed: DEVNET_WALLET_SEED,
+        utxoSatoshis: 1000,
+        lowWater: 1,
+        target: 2,
+        feeFloorSatsPerKb: 1,
+        feePolicyMaxAgeMs: 3_600_000,
+      },
     });
     expect(identity).toEqual(funding);
     expect(pool.keys.free).toBe('x:wallet:free');

@@ -85,6 +85,7 @@ describe('the existing ARC, headers and wallet clients against the devnet node (
     await expect(client.policy()).resolves.toEqual({
       satoshisPerKb: 1,
       maxTxSizePolicy: 10_000_000_000,
+      maxScriptSizePolicy: 500_000_000,
       standardFormatSupported: true,
     });
     await expect(new ArcClient({ url: node.url, timeoutMs: 5000 }).policy()).rejects.toBeInstanceOf(ArcAuthError);

@@ -1,5 +1,8 @@
+import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { FeeRateCache } from './fee-rate';
+import type { FeePolicy } from './fee-rate';
 import type { MiningFee } from './funding-wallet';
+import { walletKeys } from './keys';
 
 describe('FeeRateCache', () => {
   it('answers the floor at once, 2x the policy once fetched, the last known rate while ARC fails, and refreshes when due', async () => {
@@ -54,5 +57,95 @@ describe('FeeRateCache', () => {
     const floor = new FeeRateCache({ fetchPolicy: async () => ({ satoshis: 0, bytes: 1000 }), floorSatsPerKb: 3 });
     await floor.refresh();
     expect(floor.current()).toBe(3);
+  });
+
+  it('required (testnet, mainnet): unknown until ARC answers, with the limits once known, unknown again past the max age', async () => {
+    let now = 10_000;
+    let answer: () => Promise<FeePolicy> = () => Promise.reject(new Error('ARC down'));
+    const cache = new FeeRateCache({
+      fetchPolicy: () => answer(),
+      floorSatsPerKb: 1,
+      required: true,
+      maxAgeMs: 60_000,
+      refreshMs: 1000,
+      retryMs: 7000,
+      now: () => now,
+    });
+    expect(cache.status()).toEqual({ policy: 'unknown', ageMs: null });
+    await cache.refresh();
+    // The next fetch is 7 s away: that is the Retry-After.
+    expect(cache.writePolicy()).toEqual({ known: false, retryAfterSeconds: 7 });
+    answer = async () => ({ satoshis: 50, bytes: 1000, maxTxBytes: 600, maxScriptBytes: 300 });
+    now += 7000;
+    await cache.refresh();
+    expect(cache.writePolicy()).toEqual({ known: true, maxTxBytes: 600, maxScriptBytes: 300 });
+    expect(cache.status()).toEqual({ policy: 'known', ageMs: 0 });
+    expect(cache.current()).toBe(100);
+    // ARC stays down past the max age: the policy is too old to price writes.
+    answer = () => Promise.reject(new Error('ARC down'));
+    now += 60_001;
+    await cache.refresh();
+    expect(cache.writePolicy()).toMatchObject({ known: false });
+    expect(cache.status()).toEqual({ policy: 'unknown', ageMs: 60_001 });
+    // Not required (devnet): the floor and no limits until ARC answers.
+    const devnet = new FeeRateCache({ fetchPolicy: () => answer(), floorSatsPerKb: 1, now: () => now });
+    await devnet.refresh();
+    expect(devnet.writePolicy()).toEqual({ known: true, maxTxBytes: null, maxScriptBytes: null });
+    expect(devnet.status()).toEqual({ policy: 'not-required', ageMs: null });
+  });
+
+  it('shared through Redis: a fresh process whose ARC fetch fails knows the policy another fetched, until it is too old', async () => {
+    const prefix = uniquePrefix('fee');
+    const { redis, cleanup } = testRedis(prefix);
+    try {
+      const shared = { redis, key: walletKeys(prefix).feePolicy };
+      const fetcher = new FeeRateCache({
+        fetchPolicy: async () => ({ satoshis: 5, bytes: 1000, maxTxBytes: 1000, maxScriptBytes: null }),
+        floorSatsPerKb: 1,
+        required: true,
+        maxAgeMs: 60_000,
+        shared,
+      });
+      await fetcher.start();
+      expect(fetcher.writePolicy()).toMatchObject({ known: true });
+      expect(await redis.pttl(shared.key)).toBeGreaterThan(59_000);
+
+      // ARC never answers this one: it reads the shared copy at start.
+      const fresh = new FeeRateCache({
+        fetchPolicy: () => new Promise(() => undefined),
+        floorSatsPerKb: 1,
+        required: true,
+        maxAgeMs: 60_000,
+        shared,
+      });
+      void fresh.start();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(fresh.writePolicy()).toEqual({ known: true, maxTxBytes: 1000, maxScriptBytes: null });
+      expect(fresh.current()).toBe(10);
+
+      // A copy older than the reader's max age is not a known policy.
+      const strict = new FeeRateCache({
+        fetchPolicy: () => Promise.reject(new Error('ARC down')),
+        floorSatsPerKb: 1,
+        required: true,
+        maxAgeMs: 60_000,
+        shared,
+        now: () => Date.now() + 120_000,
+      });
+      await strict.start();
+      expect(strict.writePolicy()).toMatchObject({ known: false });
+      // Another version's copy is ignored, not thrown on.
+      await redis.set(shared.key, 'not json');
+      const other = new FeeRateCache({
+        fetchPolicy: () => Promise.reject(new Error('ARC down')),
+        floorSatsPerKb: 1,
+        required: true,
+        shared,
+      });
+      await other.start();
+      expect(other.status().policy).toBe('unknown');
+    } finally {
+      await cleanup();
+    }
   });
 });

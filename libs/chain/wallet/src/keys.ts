@@ -25,6 +25,8 @@ export function walletKeys(prefix: string) {
     tx: (txId: string) => `${base}:tx:${txId}`,
     /** STRING: the splitter's lock (token), so one split runs at a time across workers. */
     splitLock: `${base}:split-lock`,
+    /** STRING (JSON, expires after FEE_POLICY_MAX_AGE_MS): ARC's fee policy as last fetched by any process (fee-rate.ts). */
+    feePolicy: `${base}:fee-policy`,
     /** STRING: highest block height whose coinbase the funding scan has imported. */
     scanHeight: `${base}:scan-height`,
   };

@@ -2,9 +2,10 @@ import type { Redis } from 'ioredis';
 import { ArcClient } from '@proofline/chain-arc';
 import { BsvSplitBuilder, deriveChainKeys } from '@proofline/chain-bsv';
 import type { Clock, Config } from '@proofline/shared-config';
-import { arcMiningFee, arcSubmitPort } from './arc-ports';
+import { arcFeePolicy, arcSubmitPort } from './arc-ports';
 import { CoinbaseScanner, httpCoinbaseSource } from './coinbase-scan';
 import { FeeRateCache } from './fee-rate';
+import { walletKeys } from './keys';
 import { createFundingWallet } from './funding-wallet';
 import type { FundingWallet } from './funding-wallet';
 import type { SubmitPort } from './ports';
@@ -49,7 +50,13 @@ export function createWalletServices(redis: Redis, config: Config, clock?: Clock
     ...(chain.arcApiKey ? { apiKey: chain.arcApiKey } : {}),
     timeoutMs: chain.arcTimeoutMs,
   });
-  const fees = new FeeRateCache({ fetchPolicy: arcMiningFee(arc), floorSatsPerKb: config.wallet.feeFloorSatsPerKb });
+  // The splitter is never refused for want of a policy (it fetches one first); it shares what it fetched.
+  const fees = new FeeRateCache({
+    fetchPolicy: arcFeePolicy(arc),
+    floorSatsPerKb: config.wallet.feeFloorSatsPerKb,
+    maxAgeMs: config.wallet.feePolicyMaxAgeMs,
+    shared: { redis, key: walletKeys(config.redisPrefix).feePolicy },
+  });
   const submit = arcSubmitPort(arc);
   const keys = deriveChainKeys(config.wallet.seed);
   const scanner =

@@ -36,7 +36,7 @@ export interface SuccessorLink {
 }
 
 /**
- * What the accept scripts (`accept-root-13.lua`, `accept-successor-14.lua`) answer; see
+ * What the accept scripts (`accept-root-13.lua`, `accept-successor-16.lua`) answer; see
  * {@link ACCEPT_REPLIES} and the scripts' headers for what each means.
  */
 export type AcceptOutcome =
@@ -47,6 +47,7 @@ export type AcceptOutcome =
   | 'TOKEN_INVALID'
   | 'FORBIDDEN'
   | 'NOT_END'
+  | 'CHAIN_DEPTH'
   | 'CHAIN_MISMATCH'
   | 'BACKPRESSURE'
   | 'LEASE_LOST'
@@ -62,9 +63,23 @@ export interface PoolCommitCall {
   readonly args: readonly string[];
 }
 
-/** Write-path policy: `maxPending` accepted records may wait for publication (0 = no limit). */
+/**
+ * Write-path policy: `maxPending` accepted records may wait for publication (0 = no limit); a
+ * linked chain may hold `maxUnconfirmed` unconfirmed versions (successors only; 0 = no limit).
+ */
 export interface AcceptOptions {
   readonly maxPending?: number;
+  readonly maxUnconfirmed?: number;
+}
+
+export interface RecordStoreOptions {
+  /**
+   * The proof store's HASH whose fields are the 32 raw bytes of every txId with a stored proof
+   * (chain-arc `arcKeys(prefix).inclusions`): what the successor script counts a chain's
+   * unconfirmed versions against. Absent (a composition without a proof store): no cap, whatever
+   * `maxUnconfirmed` says.
+   */
+  readonly confirmedIndexKey?: string;
 }
 
 export type NavigateOutcome =
@@ -128,6 +143,7 @@ export class RecordStore {
   constructor(
     private readonly redis: Redis,
     prefix: string,
+    private readonly options: RecordStoreOptions = {},
   ) {
     this.keys = recordsKeys(prefix);
     // The accept scripts embed the funding pool's commit contract (local Lua functions).
@@ -173,6 +189,8 @@ export class RecordStore {
     opts: AcceptOptions = {},
   ): Promise<AcceptOutcome> {
     checkPoolCall(pool);
+    const confirmedIndex = this.options.confirmedIndexKey;
+    const maxUnconfirmed = confirmedIndex === undefined ? 0 : (opts.maxUnconfirmed ?? 0);
     const fields = [...this.fieldsOf(record, 'linked'), 'chainId', link.chainId, 'prevTxId', link.prevTxId];
     const reply = await this.cmd.acceptSuccessor(
       this.keys.record(record.txId),
@@ -181,6 +199,9 @@ export class RecordStore {
       this.keys.chain(link.chainId),
       ...pool.keys,
       this.keys.tx(record.txId),
+      this.keys.record(link.chainId),
+      // Unread when there is no cap: any key holds the position.
+      confirmedIndex ?? this.keys.outbox,
       record.txId,
       String(record.acceptedAt.getTime()),
       link.chainId,
@@ -189,9 +210,10 @@ export class RecordStore {
       String(opts.maxPending ?? 0),
       ...pool.args,
       asBuffer(record.rawTx),
+      String(maxUnconfirmed),
       ...fields,
     );
-    return fromScriptReply('accept-successor-14.lua', ACCEPT_REPLIES, reply);
+    return fromScriptReply('accept-successor-16.lua', ACCEPT_REPLIES, reply);
   }
 
   /** Metadata of a record (no bytes), or null. One round trip. */

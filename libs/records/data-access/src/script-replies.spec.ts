@@ -11,9 +11,9 @@ describe('Lua reply tables', () => {
   });
 
   it('an unknown reply is an error naming the script, never a default', () => {
-    expect(() => fromScriptReply('accept-successor-14.lua', ACCEPT_REPLIES, 'MAYBE')).toThrow(UnknownScriptReply);
-    expect(() => fromScriptReply('accept-successor-14.lua', ACCEPT_REPLIES, 'MAYBE')).toThrow(
-      'accept-successor-14.lua answered an unknown reply: "MAYBE"',
+    expect(() => fromScriptReply('accept-successor-16.lua', ACCEPT_REPLIES, 'MAYBE')).toThrow(UnknownScriptReply);
+    expect(() => fromScriptReply('accept-successor-16.lua', ACCEPT_REPLIES, 'MAYBE')).toThrow(
+      'accept-successor-16.lua answered an unknown reply: "MAYBE"',
     );
     expect(() => fromScriptReply('settle-2.lua', SETTLE_REPLIES, 2)).toThrow(
       expect.objectContaining({ script: 'settle-2.lua', reply: 2 }),

@@ -3,7 +3,7 @@ import type { AcceptOutcome } from './record-store';
 
 /** The records scripts' reply tables (mapped with `fromScriptReply` from shared-redis). */
 
-/** `accept-root-13.lua` and `accept-successor-14.lua`. */
+/** `accept-root-13.lua` and `accept-successor-16.lua`. */
 export const ACCEPT_REPLIES: { readonly [K in AcceptOutcome]: K } = {
   OK: 'OK',
   /** The txId is already stored (nothing changed). */
@@ -13,6 +13,8 @@ export const ACCEPT_REPLIES: { readonly [K in AcceptOutcome]: K } = {
   TOKEN_INVALID: 'TOKEN_INVALID',
   FORBIDDEN: 'FORBIDDEN',
   NOT_END: 'NOT_END',
+  /** The chain already holds MAX_UNCONFIRMED_LINKS unconfirmed versions. */
+  CHAIN_DEPTH: 'CHAIN_DEPTH',
   /** The previous record's chainId is not the one read before the script ran. */
   CHAIN_MISMATCH: 'CHAIN_MISMATCH',
   BACKPRESSURE: 'BACKPRESSURE',

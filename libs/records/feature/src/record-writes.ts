@@ -4,7 +4,7 @@ import { AppError, forbidden, unavailable } from '@proofline/shared-errors';
 import type { Logger } from '@proofline/shared-logger';
 import type { BuiltTransaction, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
 import { FROM_FREE } from '@proofline/chain-wallet';
-import type { FundingPool, FundingUtxo } from '@proofline/chain-wallet';
+import type { FundingPool, FundingUtxo, WritePolicy } from '@proofline/chain-wallet';
 import {
   applyEncoding,
   generateUpdateToken,
@@ -32,6 +32,11 @@ export interface RecordFunding {
   readonly pool: FundingPool;
   /** Satoshis per 1000 bytes for a new transaction. MUST NOT wait for ARC (a cached policy or the floor). */
   feeRate(): number;
+  /**
+   * Whether ARC's policy is known and the size limits a record's transaction must keep. MUST NOT
+   * wait for ARC. Absent: no limits and never unknown (specs without ARC).
+   */
+  policy?(): WritePolicy;
   /** Best effort, not awaited by the write: asks the wallet worker for an upkeep run (the pool ran dry). */
   requestUpkeep?(): Promise<void>;
   /** Lease lifetime of a reservation (default the pool's 30 s). */
@@ -60,6 +65,18 @@ const LEASE_LOST_ATTEMPTS = 3;
 const FROM_FREE_ATTEMPTS = 3;
 /** Retry-After of a 503 FUNDING_EXHAUSTED: about one upkeep run (a split is spendable once ARC has seen it). */
 export const FUNDING_RETRY_AFTER_SECONDS = 5;
+/**
+ * Retry-After of a 409 CHAIN_UNCONFIRMED_DEPTH: the chain's earliest versions confirm with the
+ * next block that includes them (about every 10 minutes on mainnet); retrying more often than
+ * once a minute only repeats the refusal.
+ */
+export const CHAIN_DEPTH_RETRY_AFTER_SECONDS = 60;
+/**
+ * Bytes a data output's script adds to the data: `OP_FALSE OP_RETURN` and a push prefix of at
+ * most 5 bytes (OP_PUSHDATA4). An upper bound, so a record refused for the script limit is at
+ * most 5 bytes short of it.
+ */
+const DATA_SCRIPT_OVERHEAD = 7;
 
 /**
  * What an update or delete needs of the record it links to: fields fixed when that record was
@@ -202,9 +219,12 @@ export class RecordWrites {
     return { txId: tx.txId };
   }
 
-  /** Back-pressure: how many accepted records may wait for publication. */
-  private get acceptOptions(): { maxPending: number } {
-    return { maxPending: this.deps.config.maxPendingPublications };
+  /** Back-pressure: how many accepted records may wait for publication; how deep a chain's unconfirmed versions may go. */
+  private get acceptOptions(): { maxPending: number; maxUnconfirmed: number } {
+    return {
+      maxPending: this.deps.config.maxPendingPublications,
+      maxUnconfirmed: this.deps.config.maxUnconfirmedLinks,
+    };
   }
 
   /**
@@ -284,6 +304,7 @@ export class RecordWrites {
   ): Promise<BuiltTransaction> {
     const { builder, funding } = this.deps;
     const { pool } = funding;
+    const limits = this.policyLimits(request.data?.byteLength ?? 0);
     let leaseLost = 0;
     let taken = 0;
     for (;;) {
@@ -292,6 +313,12 @@ export class RecordWrites {
       let built: Candidate;
       try {
         const tx = builder.build({ ...priced, funding: utxos });
+        if (limits.maxTxBytes !== null && tx.rawTx.byteLength > limits.maxTxBytes)
+          throw tooLargeForPolicy(
+            `its transaction would be ${tx.rawTx.byteLength} bytes`,
+            limits.maxTxBytes,
+            'maxtxsizepolicy',
+          );
         built = { tx, record: toRecord(tx) };
       } catch (err) {
         await this.release(owner, utxos);
@@ -323,6 +350,33 @@ export class RecordWrites {
       }
       throw acceptRefusal(outcome, tx.txId, prevTxId);
     }
+  }
+
+  /**
+   * ARC's policy before any funding is touched: 503 `FEE_POLICY_UNKNOWN` (Retry-After) while it
+   * is unknown outside the devnet (a transaction priced at the floor could be refused for good,
+   * 465); 413 `RECORD_TOO_LARGE_FOR_POLICY` when `dataBytes` alone break a size limit. The
+   * transaction's exact size is checked once built ({@link fundedAccept}).
+   */
+  private policyLimits(dataBytes: number): { maxTxBytes: number | null } {
+    const policy = this.deps.funding.policy?.();
+    if (!policy) return { maxTxBytes: null };
+    if (!policy.known)
+      throw unavailable(
+        'FEE_POLICY_UNKNOWN',
+        "ARC's fee policy (GET /v1/policy) is not known yet, so this record's fee cannot be set; nothing was stored. Retry after the Retry-After delay.",
+        policy.retryAfterSeconds,
+      );
+    const script = dataBytes + DATA_SCRIPT_OVERHEAD;
+    if (dataBytes > 0 && policy.maxScriptBytes !== null && script > policy.maxScriptBytes)
+      throw tooLargeForPolicy(
+        `its data output script would be up to ${script} bytes`,
+        policy.maxScriptBytes,
+        'maxscriptsizepolicy',
+      );
+    if (policy.maxTxBytes !== null && script > policy.maxTxBytes)
+      throw tooLargeForPolicy(`its transaction would exceed ${script} bytes`, policy.maxTxBytes, 'maxtxsizepolicy');
+    return { maxTxBytes: policy.maxTxBytes };
   }
 
   /**
@@ -389,6 +443,15 @@ export class RecordWrites {
   }
 }
 
+/** 413 RECORD_TOO_LARGE_FOR_POLICY: ARC's policy (`limitName` = `limit` bytes) refuses the transaction. */
+function tooLargeForPolicy(what: string, limit: number, limitName: string): AppError {
+  return new AppError({
+    errorCode: 'RECORD_TOO_LARGE_FOR_POLICY',
+    httpStatus: 413,
+    detail: `This record cannot be published: ${what}, and ARC's policy accepts at most ${limit} (${limitName}); nothing was stored. Send a smaller record.`,
+  });
+}
+
 /**
  * Every refusing accept-script outcome mapped to its error. Exhaustive: a new outcome does not
  * compile until it is mapped here. `EXISTS` (the freshly signed txId is already stored) and
@@ -426,6 +489,14 @@ function acceptRefusal(
         httpStatus: 409,
         detail:
           'This linked record is not the end of its chain (it was already updated or deleted); update the latest record.',
+      });
+    case 'CHAIN_DEPTH':
+      return new AppError({
+        errorCode: 'CHAIN_UNCONFIRMED_DEPTH',
+        httpStatus: 409,
+        detail:
+          "This linked chain already holds as many unconfirmed versions as this deployment allows (MAX_UNCONFIRMED_LINKS, kept below the network's limit on unconfirmed ancestors); nothing was stored. Retry once a block has confirmed the chain's earlier versions.",
+        headers: { 'Retry-After': String(CHAIN_DEPTH_RETRY_AFTER_SECONDS) },
       });
     case 'LEASE_LOST':
       return unavailable(

@@ -29,6 +29,11 @@ export interface RecordsScope extends RecordReadsScope {
   readonly funding: RecordFunding;
   readonly queue: PublishQueue;
   readonly logger?: Logger;
+  /**
+   * The proof store's index of confirmed txIds (chain-arc `arcKeys(prefix).inclusions`), which
+   * MAX_UNCONFIRMED_LINKS is counted against. Absent: no cap (compositions without proofs).
+   */
+  readonly confirmedIndexKey?: string;
 }
 
 export interface Records {
@@ -63,7 +68,11 @@ function receiptsOf(scope: RecordReadsScope, store: RecordStore): RecordReceipts
  * benchmarks and every test fixture alike. Opens nothing; closes nothing.
  */
 export function createRecords(scope: RecordsScope): Records {
-  const store = new RecordStore(scope.redis, scope.prefix);
+  const store = new RecordStore(
+    scope.redis,
+    scope.prefix,
+    scope.confirmedIndexKey === undefined ? {} : { confirmedIndexKey: scope.confirmedIndexKey },
+  );
   const reads = new RecordReads({ config: scope.config, store, reader: scope.reader });
   const writes = new RecordWrites({
     config: scope.config,

@@ -48,7 +48,7 @@ export interface ChainPage {
 /** The configuration the records use cases read. */
 export type RecordsConfig = Pick<
   Config,
-  'features' | 'encoders' | 'maxLinks' | 'maxRecordBytes' | 'maxPendingPublications'
+  'features' | 'encoders' | 'maxLinks' | 'maxRecordBytes' | 'maxPendingPublications' | 'maxUnconfirmedLinks'
 >;
 
 /** Raw inputs as they arrive from REST or GraphQL (validated here, once). */

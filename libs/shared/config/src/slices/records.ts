@@ -32,6 +32,11 @@ export const records = slice({
     'Accepted records waiting for publication beyond which writes answer 503 (0 = no limit).',
     intFrom(0, 100_000_000).default(100_000),
   ),
+  maxUnconfirmedLinks: variable(
+    'MAX_UNCONFIRMED_LINKS',
+    "Unconfirmed versions a linked chain may hold: an update or delete beyond them answers 409 CHAIN_UNCONFIRMED_DEPTH until a block confirms the chain's earlier versions (0 = no limit). Kept below the node's ancestor limit (SV Node's default 1000).",
+    intFrom(0, 100_000).default(250),
+  ),
   publishCoalesceMs: variable(
     'PUBLISH_COALESCE_MS',
     "How long an API process gathers accepted records into one publication job (0 = one event-loop turn); adds to publication, never to a write's response.",

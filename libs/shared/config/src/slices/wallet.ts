@@ -40,6 +40,11 @@ export const wallet = slice(
         "Lowest fee rate ever paid, satoshis per 1000 bytes (the rate follows ARC's policy above it).",
         intFrom(0, 1_000_000).default(1),
       ),
+      feePolicyMaxAgeMs: variable(
+        'FEE_POLICY_MAX_AGE_MS',
+        "How old ARC's last fetched fee policy (GET /v1/policy, fetched every 5 minutes) may be and still price writes; outside the devnet, writes answer 503 FEE_POLICY_UNKNOWN while none is this fresh.",
+        intFrom(60_000, 604_800_000).default(3_600_000),
+      ),
     },
   },
   (c) =>
