@@ -138,6 +138,7 @@ describe('loadConfig', () => {
       lowWater: 2000,
       target: 10000,
       feeFloorSatsPerKb: 1,
+      feePolicyMaxAgeMs: 3_600_000,
     });
     expect(() => loadConfig({ NETWORK: 'testnet' })).toThrow(/^WALLET_SEED: required when NETWORK is testnet/);
     expect(() => loadConfig({ NETWORK: 'mainnet', WALLET_SEED: DEVNET_WALLET_SEED })).toThrow(
@@ -260,7 +261,7 @@ describe('loadConfig', () => {
 
   it('declares each variable once, with a doc line, and the schema parses what loadConfig returns', () => {
     const names = CONFIG_VARIABLES.map((v) => v.name);
-    expect(names).toHaveLength(67);
+    expect(names).toHaveLength(69);
     expect(new Set(names).size).toBe(names.length);
     expect(CONFIG_VARIABLES.filter((v) => v.doc.trim() === '')).toEqual([]);
     const env = { PORT: '3100', FEATURES: 'verify', DEVNET_REDIS_URL: 'redis://127.0.0.1:7000' };
