@@ -164,6 +164,7 @@ describe('loadConfig', () => {
       lowWater: 10,
       target: 20,
       feeFloorSatsPerKb: 50,
+      feePolicyMaxAgeMs: 3_600_000,
     });
   });
 
