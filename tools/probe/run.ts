@@ -11,7 +11,9 @@
  * connection is refused, or an answer took more than 2 s.
  *
  * Options (env): PROBE_SECONDS (24), PROBE_CONCURRENCY (16), PROBE_REDIS_DOWN_MS (2500),
- * PROBE_FREEZE_MS (3000), PROBE_CONFIRM_TIMEOUT_MS (180000).
+ * PROBE_FREEZE_MS (3000), PROBE_CONFIRM_TIMEOUT_MS (180000), PROBE_KILL_IN_OUTAGE (1: also SIGKILL a
+ * worker and an API process while Redis is down), PROBE_RESUME_BOUND_MS (10000: the writes
+ * acknowledged before the outage must be confirmed this soon after the API is ready again).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -29,6 +31,9 @@ const CONCURRENCY = num('PROBE_CONCURRENCY', 16);
 const REDIS_DOWN_MS = num('PROBE_REDIS_DOWN_MS', 2500);
 const FREEZE_MS = num('PROBE_FREEZE_MS', 3000);
 const CONFIRM_TIMEOUT_MS = num('PROBE_CONFIRM_TIMEOUT_MS', 180_000);
+const KILL_IN_OUTAGE = num('PROBE_KILL_IN_OUTAGE', 1) === 1;
+/** The resume bound: every write acknowledged before the outage is confirmed this soon after the service is ready. */
+const RESUME_BOUND_MS = num('PROBE_RESUME_BOUND_MS', 10_000);
 const DIST = path.join(ROOT, 'dist');
 
 function say(line: string): void {
@@ -143,14 +148,55 @@ async function main(): Promise<void> {
       );
     }
     await at(SECONDS * 0.45);
+    // Writes acknowledged before the outage: each must be confirmed soon after the service is
+    // ready again, whatever the outage killed (publication resumes; nothing waits out a timer).
+    const ackedBeforeOutage = rest
+      .answers()
+      .filter((a) => a.path.startsWith('/api/v1/records') && a.status === 200)
+      .map((a) => (JSON.parse(a.body) as { txId: string }).txId);
     await redis.kill();
     const redisKilledAt = Date.now();
     note('SIGKILL redis-server');
+    if (KILL_IN_OUTAGE) {
+      // The processes that held batches and locks when Redis went away die with it.
+      const w = appPids(launcherPid, 'worker')[0];
+      if (w) {
+        process.kill(w, 'SIGKILL');
+        note(`SIGKILL worker ${w} while Redis is down`);
+      }
+      const a = appPids(launcherPid, 'api')[0];
+      if (a) {
+        process.kill(a, 'SIGKILL');
+        note(`SIGKILL API process ${a} while Redis is down`);
+      }
+    }
     await new Promise((r) => setTimeout(r, REDIS_DOWN_MS));
     await redis.start();
     note(`redis-server restarted on its AOF after ${Date.now() - redisKilledAt} ms`);
     await until(async () => (await request(base, 'GET', '/readiness')).status === 200, 30_000, 20);
+    const readyAgainAt = Date.now();
     note('API ready again');
+    const preOutage = (async () => {
+      const left = new Set(ackedBeforeOutage);
+      while (left.size > 0 && Date.now() - readyAgainAt < CONFIRM_TIMEOUT_MS) {
+        for (const tx of [...left].slice(0, 64)) {
+          const r = await request(base, 'GET', `/api/v1/records/${tx}/status`, { 'x-api-key': key });
+          if (
+            r.status === 200 &&
+            (JSON.parse(r.body) as { confirmation?: { merkleProof?: unknown } | null }).confirmation?.merkleProof
+          )
+            left.delete(tx);
+        }
+        if (left.size > 0) await new Promise((r) => setTimeout(r, 200));
+      }
+      const ms = Date.now() - readyAgainAt;
+      note(
+        left.size === 0
+          ? `all ${ackedBeforeOutage.length} writes acknowledged before the outage confirmed ${ms} ms after ready`
+          : `${left.size} of ${ackedBeforeOutage.length} writes acknowledged before the outage NOT confirmed ${ms} ms after ready`,
+      );
+      return { ms, left: left.size };
+    })();
     await at(SECONDS * 0.7);
     redis.freeze();
     const frozenAt = Date.now();
@@ -161,6 +207,7 @@ async function main(): Promise<void> {
     note('SIGCONT redis-server');
     await at(SECONDS);
     const answers: Answer[] = [...(await rest.stop()), ...(await gql.stop())];
+    const preOutageConfirmed = await preOutage;
 
     const acked = answers
       .filter((a) => a.path.startsWith('/api/v1/records') && a.status === 200)
@@ -199,6 +246,9 @@ async function main(): Promise<void> {
       lostWrites: lost.size,
       confirmedWithProof: acked.length - lost.size - pending.size,
       notConfirmedInTime: pending.size,
+      ackedBeforeOutage: ackedBeforeOutage.length,
+      ackedBeforeOutageConfirmedAfterReadyMs: preOutageConfirmed.ms,
+      ackedBeforeOutageNotConfirmed: preOutageConfirmed.left,
       answers500: count((a) => a.status === 500),
       other5xxThan503RedisUnavailable: count(
         (a) => a.status >= 500 && !(a.status === 503 && a.errorCode === 'REDIS_UNAVAILABLE'),
@@ -238,7 +288,9 @@ async function main(): Promise<void> {
       figures.other5xxThan503RedisUnavailable > 0 ||
       figures.refusedConnections > 0 ||
       figures.slowestAnswerSentWhileFrozenMs > 2000 ||
-      pending.size > 0
+      pending.size > 0 ||
+      preOutageConfirmed.left > 0 ||
+      preOutageConfirmed.ms > RESUME_BOUND_MS
     )
       exitCode = 1;
     if (bad.length > 0) {

@@ -33,24 +33,43 @@ export interface RunningConfirmationWorker {
 }
 
 const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+const RENEW =
+  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
+
+/**
+ * The run lock's time to live, renewed every third of it while the run lasts: a worker that dies
+ * mid-run holds up the next pass for at most this long (a fixed lock had to outlast the slowest
+ * run, and stalled confirmations for 30 s after a crash).
+ */
+export const CONFIRM_LOCK_MS = 5_000;
 
 /**
  * The confirmation role: every worker upserts the same BullMQ job scheduler (`every: pollMs`)
  * and runs a concurrency-1 worker, so one tick per interval is handed to one worker. A run
  * also takes a Redis lock (`SET NX PX`, token, compare-and-delete), so a run slower than the
- * interval never overlaps the next one on another worker. The lock expires on its own if its
- * holder dies (10 × ARC_POLL_MS, at least 30 s).
+ * interval never overlaps the next one on another worker. The holder renews the lock while it
+ * runs; it expires on its own within CONFIRM_LOCK_MS of its holder's death.
  */
 export async function startConfirmationWorker(o: ConfirmationWorkerOptions): Promise<RunningConfirmationWorker> {
   const prefix = bullPrefix(o.redisPrefix);
   const lockKey = arcKeys(o.redisPrefix).confirmLock;
-  const lockMs = Math.max(30_000, 10 * o.pollMs);
+  const lockMs = CONFIRM_LOCK_MS;
   const runOnce = async (): Promise<ConfirmationPassReport | null> => {
     const token = randomUUID();
     if ((await o.redis.set(lockKey, token, 'PX', lockMs, 'NX')) !== 'OK') return null;
+    // A renewal that fails (Redis away) is retried on the next beat; a lock lost meanwhile may let
+    // another worker's pass overlap this one, which the pass tolerates (its writes are idempotent).
+    const beat = setInterval(
+      () => {
+        o.redis.eval(RENEW, 1, lockKey, token, String(lockMs)).catch(() => undefined);
+      },
+      Math.floor(lockMs / 3),
+    );
+    beat.unref();
     try {
       return await runConfirmationPass(o.pass, o.options ?? {});
     } finally {
+      clearInterval(beat);
       await o.redis.eval(RELEASE, 1, lockKey, token);
     }
   };

@@ -374,6 +374,22 @@ export class RecordStore {
     return Number(await this.cmd.failPublished(this.keys.record(txId), failure, at.toISOString())) === 1;
   }
 
+  /**
+   * One ZSCAN page of the outbox: each entry with its due time (acceptance time, or later when a
+   * batch job carries it). Start with cursor '0'; the scan is complete when the returned cursor is
+   * '0'. ZSCAN returns every entry present for the whole scan at least once (some maybe twice),
+   * whatever settles meanwhile, which paging by rank or score does not.
+   */
+  async scanOutbox(
+    cursor: string,
+    count = 1000,
+  ): Promise<{ cursor: string; entries: { txId: string; dueMs: number }[] }> {
+    const [next, flat] = await this.redis.zscan(this.keys.outbox, cursor, 'COUNT', count);
+    const entries: { txId: string; dueMs: number }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ txId: flat[i] as string, dueMs: Number(flat[i + 1]) });
+    return { cursor: next, entries };
+  }
+
   /** Outbox entries accepted at or before `acceptedBefore`, oldest first. */
   async dueOutbox(acceptedBefore: Date, limit = 500): Promise<string[]> {
     return this.redis.zrangebyscore(this.keys.outbox, '-inf', acceptedBefore.getTime(), 'LIMIT', 0, limit);

@@ -6,8 +6,22 @@ import type { BullPublishQueue } from './producer';
 export interface Sweeper {
   /** Re-enqueues outbox entries accepted more than `afterMs` ago; returns how many. */
   sweep(): Promise<number>;
+  /**
+   * Re-enqueues, now, every outbox entry that no live producer can be about to carry: those due
+   * (accepted more than `afterMs` ago) and those deferred because a batch job carried them. Run
+   * when a publisher starts and when its Redis connection comes back: the job that carried a
+   * deferred entry may be stalled in a dead worker or lost with a Redis that restarted, and
+   * waiting out the deferral (SWEEP_DEFER_MS) or BullMQ's stalled-job check would hold those
+   * records back long after the service is ready. Entries accepted within `afterMs` are left to
+   * the producer that is batching them. A record enqueued twice is published once (its second
+   * job finds it published). Returns how many entries it enqueued.
+   */
+  resume(): Promise<number>;
   stop(): void;
 }
+
+/** Entries one resume step reads and enqueues (a ZSCAN page, one addBulk). */
+const RESUME_PAGE = 1000;
 
 /**
  * The outbox sweeper (the transactional outbox): a write whose enqueue was lost (the API died
@@ -28,6 +42,19 @@ export function startSweeper(o: {
     await o.queue.enqueueMany(due);
     return due.length;
   };
+  const resume = async (): Promise<number> => {
+    const now = o.clock.now().getTime();
+    let cursor = '0';
+    let enqueued = 0;
+    do {
+      const page = await o.store.scanOutbox(cursor, RESUME_PAGE);
+      cursor = page.cursor;
+      const stranded = page.entries.filter((e) => e.dueMs <= now - o.afterMs || e.dueMs > now).map((e) => e.txId);
+      await o.queue.enqueueMany(stranded);
+      enqueued += stranded.length;
+    } while (cursor !== '0');
+    return enqueued;
+  };
   let sweeping = false;
   const timer =
     o.everyMs > 0
@@ -44,5 +71,5 @@ export function startSweeper(o: {
         }, o.everyMs)
       : null;
   timer?.unref();
-  return { sweep, stop: () => timer && clearInterval(timer) };
+  return { sweep, resume, stop: () => timer && clearInterval(timer) };
 }

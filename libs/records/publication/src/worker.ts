@@ -94,19 +94,36 @@ export interface RecordsPublisherOptions {
   readonly concurrency: number;
   /** Outbox entries older than this are re-enqueued (default 5 s). */
   readonly sweepAfterMs?: number;
-  /** How often the sweeper runs (default 2 s); 0 disables it (tests call sweep()). */
+  /**
+   * How often the sweeper runs (default 2 s). 0 disables it and the automatic resume at start and
+   * after a reconnect (tests call sweep() and resume()).
+   */
   readonly sweepEveryMs?: number;
   /** Successors one job follows before handing the rest on (default FOLLOW_MAX; tests lower it). */
   readonly followMax?: number;
-  /** BullMQ lock settings (tests shorten them to exercise stalled-job recovery). */
+  /**
+   * BullMQ lock settings (default PUBLISH_LOCK_MS and PUBLISH_STALLED_CHECK_MS; tests shorten them
+   * to exercise stalled-job recovery).
+   */
   readonly lockDuration?: number;
   readonly stalledInterval?: number;
 }
+
+/**
+ * A publish job's lock, renewed by its worker every half of it while the job runs (a slow ARC's
+ * answer included). A worker that dies holding a job loses it within this plus one stalled check,
+ * instead of BullMQ's 30 s + 30 s, so another worker takes the job over within seconds even when
+ * no process restarts to resume it.
+ */
+export const PUBLISH_LOCK_MS = 10_000;
+export const PUBLISH_STALLED_CHECK_MS = 5_000;
 
 export interface RunningPublisher {
   readonly worker: Worker;
   /** Re-enqueues outbox entries accepted more than `sweepAfterMs` ago; returns how many. */
   sweep(): Promise<number>;
+  /** Re-enqueues every outbox entry no live producer is batching (sweeper.ts `resume`); returns how many. */
+  resume(): Promise<number>;
   close(force?: boolean): Promise<void>;
 }
 
@@ -146,8 +163,8 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
       connection: opts.connection,
       prefix,
       concurrency: opts.concurrency,
-      ...(opts.lockDuration ? { lockDuration: opts.lockDuration } : {}),
-      ...(opts.stalledInterval ? { stalledInterval: opts.stalledInterval } : {}),
+      lockDuration: opts.lockDuration ?? PUBLISH_LOCK_MS,
+      stalledInterval: opts.stalledInterval ?? PUBLISH_STALLED_CHECK_MS,
     },
   );
   worker.on('failed', (job, err) => {
@@ -155,18 +172,22 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
     opts.logger.warn({ txId: job?.id, attempts: job?.attemptsMade, err: err.message }, 'publication attempt failed');
   });
   worker.on('error', (err) => opts.logger.warn({ err: err.message }, 'publisher worker error'));
+  const everyMs = opts.sweepEveryMs ?? 2000;
   const sweeper = startSweeper({
     store,
     queue,
     clock: opts.clock,
     logger: opts.logger,
     afterMs: opts.sweepAfterMs ?? 5000,
-    everyMs: opts.sweepEveryMs ?? 2000,
+    everyMs,
   });
+  const stopResuming = everyMs > 0 ? resumeOnStartAndReconnect(opts.connection, sweeper.resume, opts.logger) : () => {};
   return {
     worker,
     sweep: sweeper.sweep,
+    resume: sweeper.resume,
     close: async (force = false) => {
+      stopResuming();
       sweeper.stop();
       await worker.close(force);
       if (!opts.queue) await queue.close();
@@ -189,4 +210,45 @@ export function deferringQueue(
     ...(coalesceMs === undefined ? {} : { coalesceMs }),
     onAdded: (txIds) => store.deferSweep(txIds, new Date(clock.now().getTime() + SWEEP_DEFER_MS)),
   });
+}
+
+/**
+ * Runs `resume` now and each time `connection` is ready again after losing Redis (a restarted or
+ * failed-over Redis, a network cut): publication picks up within moments of a fault instead of
+ * after timers. One run at a time; a failure is logged and left to the next trigger and the
+ * sweeper. Returns the function that stops listening.
+ */
+function resumeOnStartAndReconnect(connection: Redis, resume: () => Promise<number>, logger: Logger): () => void {
+  let running = false;
+  let lost = false;
+  const run = (why: string) => {
+    if (running) return;
+    running = true;
+    resume()
+      .then(
+        (n) => n > 0 && logger.info({ enqueued: n, why }, 'publication resumed: outbox entries handed to publishers'),
+      )
+      .catch((err: unknown) =>
+        logger.warn({ err: err instanceof Error ? err.message : String(err), why }, 'publication resume failed'),
+      )
+      .finally(() => {
+        running = false;
+      });
+  };
+  const onClose = () => {
+    lost = true;
+  };
+  const onReady = () => {
+    if (!lost) return;
+    lost = false;
+    run('redis reconnected');
+  };
+  connection.on('close', onClose);
+  connection.on('ready', onReady);
+  if (connection.status === 'ready') run('publisher started');
+  else lost = true;
+  return () => {
+    connection.off('close', onClose);
+    connection.off('ready', onReady);
+  };
 }
