@@ -6,7 +6,8 @@ export function recordsKeys(prefix: string) {
     /** HASH: one record (metadata, bytes, publication state); its raw transaction is `tx(…)`. */
     record: (txId: string) => `${recordPrefix}${txId}`,
     /**
-     * STRING: the record's raw transaction, binary. Kept beside the hash, not in it: one value over
+     * STRING: the record's signed transaction, binary, in Extended Format (records accepted before
+     * EF keep the standard serialization; readers tell them apart by EF's marker). Kept beside the hash, not in it: one value over
      * 64 bytes turns a small hash from a listpack into a hashtable (~1.9 KB instead of ~0.4 KB a
      * record). Records accepted before this key existed keep `rawTx` (hex) in their hash; readers
      * fall back to it.

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { poolCommitLua } from '@proofline/chain-wallet';
 import { fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
+import { standardFromExtended } from '@proofline/chain-domain';
 import { encodedContentType } from '@proofline/records-domain';
 import type { PublicationState, RecordFamily, RecordKind, RecordMeta } from '@proofline/records-domain';
 import type { EncoderName } from '@proofline/shared-config';
@@ -17,8 +18,11 @@ export interface NewRecord {
   readonly contentType: string;
   readonly encoders: readonly EncoderName[];
   readonly bytes: Uint8Array;
-  /** The signed transaction, stored as bytes (the `tx` key). */
-  readonly rawTx: Uint8Array;
+  /**
+   * The signed transaction in Extended Format, stored once as bytes (the `tx` key): the bytes every
+   * broadcast sends; receipts get the standard serialization derived from it.
+   */
+  readonly ef: Uint8Array;
   /** Output the next record spends (linked create/update). */
   readonly link: { readonly vout: number; readonly satoshis: number } | null;
   /** sha256 hex of the record's update token (linked create/update). */
@@ -77,7 +81,10 @@ export interface PublicationInfo {
   readonly kind: RecordKind;
   readonly prevTxId: string | null;
   readonly state: PublicationState;
-  /** The bytes accepted at write time: the only bytes ever (re-)broadcast for the record. */
+  /**
+   * The bytes accepted at write time, the only bytes ever (re-)broadcast for the record: Extended
+   * Format, or the standard serialization for a record stored before records were kept in EF.
+   */
   readonly rawTx: Uint8Array;
 }
 
@@ -156,7 +163,7 @@ export class RecordStore {
       record.kind === 'create' ? '1' : '0',
       String(opts.maxPending ?? 0),
       ...pool.args,
-      asBuffer(record.rawTx),
+      asBuffer(record.ef),
       ...fields,
     );
     return fromScriptReply('accept-root-13.lua', ACCEPT_REPLIES, reply);
@@ -188,7 +195,7 @@ export class RecordStore {
       link.callerTenant,
       String(opts.maxPending ?? 0),
       ...pool.args,
-      asBuffer(record.rawTx),
+      asBuffer(record.ef),
       ...fields,
     );
     return fromScriptReply('accept-successor-14.lua', ACCEPT_REPLIES, reply);
@@ -215,7 +222,7 @@ export class RecordStore {
     return meta ? { meta, bytes: bytes ?? Buffer.alloc(0) } : null;
   }
 
-  /** Metadata and the raw transaction of a record (receipts), or null. One round trip. */
+  /** Metadata and the raw transaction (standard serialization) of a record (receipts), or null. One round trip. */
   async receiptMaterial(txId: string): Promise<{ meta: RecordMeta; rawTx: Uint8Array } | null> {
     const key = this.keys.record(txId);
     const [values, length, binary, legacy] = pipelineValues(
@@ -228,18 +235,19 @@ export class RecordStore {
         .exec(),
     ) as [(string | null)[], number, Buffer | null, string | null];
     const meta = toMeta(txId, values, length);
-    const rawTx = binary ?? fromLegacyHex(legacy);
-    return meta && rawTx ? { meta, rawTx } : null;
+    const stored = binary ?? fromLegacyHex(legacy);
+    return meta && stored ? { meta, rawTx: standardFromExtended(stored) } : null;
   }
 
   /**
-   * Raw transactions (hex) of many records (null where unknown), in order: one MGET of the
-   * binary `tx` keys, then the hash's `rawTx` for records stored before that key existed.
+   * Raw transactions (the standard serialization, derived from the stored EF) of many records
+   * (null where unknown), in order: one MGET of the binary `tx` keys, then the hash's `rawTx` for
+   * records stored before that key existed.
    */
   async rawTxMany(txIds: readonly string[]): Promise<(Uint8Array | null)[]> {
     if (txIds.length === 0) return [];
     const binaries = await this.redis.mgetBuffer(...txIds.map((txId) => this.keys.tx(txId)));
-    const out: (Uint8Array | null)[] = binaries.map((b) => b ?? null);
+    const out: (Uint8Array | null)[] = binaries.map((b) => (b ? standardFromExtended(b) : null));
     // Only records stored before the tx key existed (or unknown ones) cost a second round trip.
     const missing = txIds.flatMap((txId, i) => (out[i] === null ? [i] : []));
     if (missing.length > 0) {
@@ -342,6 +350,15 @@ export class RecordStore {
       changed: fromScriptReply('settle-2.lua', SETTLE_REPLIES, changed),
       successors: successors.filter((t): t is string => typeof t === 'string'),
     };
+  }
+
+  /**
+   * Counts one more time ARC could not find a parent of `txId` while that parent was still ours
+   * and in flight (460); returns the count, which bounds the waits. A small integer field: the
+   * hash stays a listpack.
+   */
+  async countParentWait(txId: string): Promise<number> {
+    return this.redis.hincrby(this.keys.record(txId), 'parentWaits', 1);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { sha256d } from '@proofline/chain-domain';
+import { isExtendedFormat, sha256d, standardFromExtended } from '@proofline/chain-domain';
 import type { BuiltTransaction, TransactionBuilder } from '@proofline/chain-domain';
 import { BsvTransactionBuilder } from '@proofline/chain-bsv';
 import { FundingPool, inputsReleasable } from '@proofline/chain-wallet';
@@ -172,6 +172,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     const same: BuiltTransaction = {
       txId: 'ab'.repeat(32),
       rawTx: Uint8Array.of(0),
+      ef: Uint8Array.of(0),
       linkOutput: null,
       fundingSpent: [],
       change: null,
@@ -224,7 +225,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     await expect(store.acceptRoot({} as NewRecord, { keys: ['a'], args: [] })).rejects.toThrow(/9 keys and 7 args/);
   });
 
-  it('stores the raw transaction once, binary, beside a compact record hash; records stored with rawTx in the hash still read', async () => {
+  it('stores the transaction once, binary, in Extended Format, beside a compact record hash; records stored before (raw binary, hex in the hash) still read', async () => {
     const { p, pool, writes, store: st } = setup(new BsvTransactionBuilder());
     await fundPool(pool, 3, 100_000);
     const independent = await writes.writeIndependent(caller, {
@@ -237,18 +238,29 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       updateToken: created.updateToken,
     });
     for (const txId of [independent.txId, created.txId, updated.txId]) {
-      const raw = (await redis.getBuffer(`${p}:records:tx:${txId}`)) as Buffer;
+      const ef = (await redis.getBuffer(`${p}:records:tx:${txId}`)) as Buffer;
+      expect(isExtendedFormat(ef)).toBe(true);
+      const raw = Buffer.from(standardFromExtended(ef));
       expect(Buffer.from(sha256d(raw)).reverse().toString('hex')).toBe(txId);
       expect(await redis.hexists(`${p}:records:rec:${txId}`, 'rawTx')).toBe(0);
       // every value is small enough for Redis's listpack encoding (~3x less memory than a hashtable)
       expect(['listpack', 'ziplist']).toContain(await redis.object('ENCODING', `${p}:records:rec:${txId}`));
+      // receipts get the standard serialization; publication broadcasts the EF
       expect(await st.rawTxMany([txId])).toEqual([raw]);
-      expect((await st.publication(txId))?.rawTx).toEqual(raw);
       expect((await st.receiptMaterial(txId))?.rawTx).toEqual(raw);
+      expect((await st.publication(txId))?.rawTx).toEqual(ef);
     }
+    // A record stored before EF: the standard serialization in the tx key reads as itself.
+    const plain = Buffer.from(standardFromExtended((await redis.getBuffer(`${p}:records:tx:${created.txId}`))!));
+    await redis.set(`${p}:records:tx:${created.txId}`, plain);
+    expect(await st.rawTxMany([created.txId])).toEqual([plain]);
+    expect((await st.receiptMaterial(created.txId))?.rawTx).toEqual(plain);
+    expect((await st.publication(created.txId))?.rawTx).toEqual(plain);
     // A record accepted before the tx key existed: its hex in the hash is what the readers answer.
     const legacy = independent.txId;
-    const hex = ((await redis.getBuffer(`${p}:records:tx:${legacy}`)) as Buffer).toString('hex');
+    const hex = Buffer.from(standardFromExtended((await redis.getBuffer(`${p}:records:tx:${legacy}`))!)).toString(
+      'hex',
+    );
     await redis.multi().del(`${p}:records:tx:${legacy}`).hset(`${p}:records:rec:${legacy}`, 'rawTx', hex).exec();
     expect(await st.rawTxMany([legacy, created.txId, 'ff'.repeat(32)])).toEqual([
       Buffer.from(hex, 'hex'),

@@ -252,7 +252,7 @@ export class RecordWrites {
       contentType,
       encoders: steps.map((s) => s.encoder),
       bytes,
-      rawTx: tx.rawTx,
+      ef: tx.ef,
       link: tx.linkOutput ? { vout: tx.linkOutput.vout, satoshis: tx.linkOutput.satoshis } : null,
       tokenHash,
       acceptedAt: this.deps.clock.now(),

@@ -1,0 +1,107 @@
+import { toDisplayHex } from './hash';
+
+/*
+ * BIP-239 Extended Format, read without a parser library: what the record store, the receipts and
+ * the submit batcher need from the bytes a record keeps (EF for records accepted since records were
+ * built in EF, the standard serialization for older ones). Writing EF needs the sdk's transaction
+ * and lives in chain-bsv (`toExtendedFormat`).
+ *
+ * EF: version (4), the marker `0000000000EF` (6), then the inputs, each followed by the satoshis
+ * (8) and locking script (varint + bytes) of the output it spends, then the outputs and lock time
+ * as usual. The standard serialization is the same bytes without the marker and those two fields;
+ * the txId is sha256d of the standard serialization.
+ */
+
+const EF_MARKER = Buffer.from('0000000000ef', 'hex');
+
+/** True when `tx` carries BIP-239's marker after its version. */
+export function isExtendedFormat(tx: Uint8Array): boolean {
+  return tx.length >= 10 && Buffer.from(tx.buffer, tx.byteOffset + 4, 6).equals(EF_MARKER);
+}
+
+/**
+ * The standard serialization of `tx` (what the txId hashes, what receipts carry): EF without its
+ * extension; any other bytes unchanged (records stored before EF).
+ * @throws Error when EF bytes are truncated.
+ */
+export function standardFromExtended(tx: Uint8Array): Uint8Array {
+  if (!isExtendedFormat(tx)) return tx;
+  const r = new Reader(tx, 10);
+  const parts: Uint8Array[] = [tx.subarray(0, 4)];
+  const inputsAt = r.pos;
+  const inputs = r.varInt();
+  let from = inputsAt;
+  for (let i = 0; i < inputs; i++) {
+    r.skip(36);
+    r.skip(r.varInt());
+    r.skip(4);
+    parts.push(tx.subarray(from, r.pos));
+    r.skip(8);
+    r.skip(r.varInt());
+    from = r.pos;
+  }
+  r.end();
+  parts.push(tx.subarray(from));
+  return Buffer.concat(parts);
+}
+
+/**
+ * The txIds (display hex) of the outputs `tx` spends, in input order: EF or the standard
+ * serialization.
+ * @throws Error when the bytes are truncated.
+ */
+export function spentTxIds(tx: Uint8Array): string[] {
+  const extended = isExtendedFormat(tx);
+  const r = new Reader(tx, extended ? 10 : 4);
+  const inputs = r.varInt();
+  const out: string[] = [];
+  for (let i = 0; i < inputs; i++) {
+    out.push(toDisplayHex(r.take(32)));
+    r.skip(4);
+    r.skip(r.varInt());
+    r.skip(4);
+    if (extended) {
+      r.skip(8);
+      r.skip(r.varInt());
+    }
+  }
+  return out;
+}
+
+class Reader {
+  constructor(
+    private readonly bytes: Uint8Array,
+    public pos: number,
+  ) {}
+
+  take(n: number): Uint8Array {
+    this.need(n);
+    const out = this.bytes.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return out;
+  }
+
+  skip(n: number): void {
+    this.need(n);
+    this.pos += n;
+  }
+
+  varInt(): number {
+    this.need(1);
+    const first = this.bytes[this.pos] as number;
+    this.pos += 1;
+    if (first < 0xfd) return first;
+    const width = first === 0xfd ? 2 : first === 0xfe ? 4 : 8;
+    const b = Buffer.from(this.take(width));
+    return width === 2 ? b.readUInt16LE(0) : width === 4 ? b.readUInt32LE(0) : Number(b.readBigUInt64LE(0));
+  }
+
+  end(): void {
+    // Outputs and lock time follow unchanged: only check that there is something left to copy.
+    this.need(5);
+  }
+
+  private need(n: number): void {
+    if (this.pos + n > this.bytes.length) throw new Error('truncated transaction');
+  }
+}
