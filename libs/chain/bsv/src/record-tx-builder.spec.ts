@@ -1,5 +1,12 @@
 import { LockingScript, SatoshisPerKilobyte, Spend, Transaction } from '@bsv/sdk';
-import { InsufficientFundingError, isExtendedFormat, spentTxIds, standardFromExtended } from '@proofline/chain-domain';
+import {
+  InsufficientFundingError,
+  extensionOf,
+  isExtendedFormat,
+  spentTxIds,
+  standardFromExtended,
+  withExtension,
+} from '@proofline/chain-domain';
 import type { Outpoint, RecordTxRequest } from '@proofline/chain-domain';
 import {
   BsvSplitBuilder,
@@ -303,8 +310,8 @@ describe('BsvTransactionBuilder with pool funding', () => {
 
 describe('Extended Format of record transactions', () => {
   it("EF parses back (the sdk as an independent reader) to the same txId, with each input's satoshis and script", () => {
-    const create = builder.build({ kind: 'create', data: text('v1'), funding: [utxo(5000, 4)] });
-    const update = builder.build({
+    const create = builder.buildDetailed({ kind: 'create', data: text('v1'), funding: [utxo(5000, 4)] });
+    const update = builder.buildDetailed({
       kind: 'update',
       data: text('v2'),
       spends: create.linkOutput!,
@@ -333,6 +340,9 @@ describe('Extended Format of record transactions', () => {
       expect(Buffer.from(standardFromExtended(built.ef)).toString('hex')).toBe(rawHexOf(built));
       expect(spentTxIds(built.ef)).toEqual(ef.inputs.map((i) => i.sourceTXID));
       expect(spentTxIds(built.rawTx)).toEqual(spentTxIds(built.ef));
+      // What the record store keeps beside the raw transaction gives the same EF back.
+      expect(Buffer.from(withExtension(built.rawTx, extensionOf(built.ef)))).toEqual(Buffer.from(built.ef));
+      expect(() => withExtension(built.rawTx, extensionOf(built.ef).subarray(1))).toThrow();
     });
     // The standard serialization is not EF and reads back as itself.
     expect(isExtendedFormat(create.rawTx)).toBe(false);

@@ -31,6 +31,7 @@ export interface BsvTransactionBuilderOptions {
 
 /** A built transaction plus what a verifier needs to check its signatures. */
 export interface BuiltRecordTransaction extends BuiltTransaction {
+  readonly ef: Uint8Array;
   /** The last funding input's outpoint with the P2PKH script it is locked by (every funding input has that script). */
   readonly funding: Outpoint & { readonly lockingScriptHex: string };
   readonly fundingNonce: string;

@@ -1,10 +1,9 @@
 import { toDisplayHex } from './hash';
 
 /*
- * BIP-239 Extended Format, read without a parser library: what the record store, the receipts and
- * the submit batcher need from the bytes a record keeps (EF for records accepted since records were
- * built in EF, the standard serialization for older ones). Writing EF needs the sdk's transaction
- * and lives in chain-bsv (`toExtendedFormat`).
+ * BIP-239 Extended Format, read without a parser library: what the record store (which keeps a
+ * record's standard serialization and, beside it, EF's extension) and the submit batcher need.
+ * Writing EF from a transaction needs the sdk and lives in chain-bsv (`toExtendedFormat`).
  *
  * EF: version (4), the marker `0000000000EF` (6), then the inputs, each followed by the satoshis
  * (8) and locking script (varint + bytes) of the output it spends, then the outputs and lock time
@@ -42,6 +41,56 @@ export function standardFromExtended(tx: Uint8Array): Uint8Array {
   }
   r.end();
   parts.push(tx.subarray(from));
+  return Buffer.concat(parts);
+}
+
+/**
+ * What EF adds to the standard serialization: per input, in order, the satoshis (8) and locking
+ * script (varint + bytes) of the output it spends. Stored beside the standard serialization, it
+ * gives the EF back with {@link withExtension}.
+ * @throws Error when `ef` is not Extended Format or is truncated.
+ */
+export function extensionOf(ef: Uint8Array): Uint8Array {
+  if (!isExtendedFormat(ef)) throw new Error('not Extended Format');
+  const r = new Reader(ef, 10);
+  const parts: Uint8Array[] = [];
+  const inputs = r.varInt();
+  for (let i = 0; i < inputs; i++) {
+    r.skip(36);
+    r.skip(r.varInt());
+    r.skip(4);
+    const from = r.pos;
+    r.skip(8);
+    r.skip(r.varInt());
+    parts.push(ef.subarray(from, r.pos));
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * The Extended Format of the standard serialization `raw`, from its {@link extensionOf}.
+ * @throws Error when either is truncated or the extension does not cover every input exactly.
+ */
+export function withExtension(raw: Uint8Array, extension: Uint8Array): Uint8Array {
+  const r = new Reader(raw, 4);
+  const x = new Reader(extension, 0);
+  const parts: Uint8Array[] = [raw.subarray(0, 4), EF_MARKER];
+  const inputsAt = r.pos;
+  const inputs = r.varInt();
+  let from = inputsAt;
+  for (let i = 0; i < inputs; i++) {
+    r.skip(36);
+    r.skip(r.varInt());
+    r.skip(4);
+    parts.push(raw.subarray(from, r.pos));
+    from = r.pos;
+    const at = x.pos;
+    x.skip(8);
+    x.skip(x.varInt());
+    parts.push(extension.subarray(at, x.pos));
+  }
+  if (x.pos !== extension.length) throw new Error('the EF extension does not match the transaction');
+  parts.push(raw.subarray(from));
   return Buffer.concat(parts);
 }
 

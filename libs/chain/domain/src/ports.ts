@@ -37,9 +37,10 @@ export interface BuiltTransaction {
   readonly rawTx: Uint8Array;
   /**
    * The same transaction in BIP-239 Extended Format (each input with the satoshis and script it
-   * spends): what the record store keeps and what is broadcast, the first time and every time.
+   * spends): what is broadcast, the first time and every time. Absent only from builders that make
+   * no real transactions (test doubles).
    */
-  readonly ef: Uint8Array;
+  readonly ef?: Uint8Array;
   /** The "fund for next" output of a linked create/update (output 2); null otherwise. */
   readonly linkOutput: Outpoint | null;
   /** The funding outpoints it spends (the request's `funding`), in input order. */

@@ -6,13 +6,18 @@ export function recordsKeys(prefix: string) {
     /** HASH: one record (metadata, bytes, publication state); its raw transaction is `tx(…)`. */
     record: (txId: string) => `${recordPrefix}${txId}`,
     /**
-     * STRING: the record's signed transaction, binary, in Extended Format (records accepted before
-     * EF keep the standard serialization; readers tell them apart by EF's marker). Kept beside the hash, not in it: one value over
+     * STRING: the record's raw transaction, binary. Kept beside the hash, not in it: one value over
      * 64 bytes turns a small hash from a listpack into a hashtable (~1.9 KB instead of ~0.4 KB a
      * record). Records accepted before this key existed keep `rawTx` (hex) in their hash; readers
      * fall back to it.
      */
     tx: (txId: string) => `${prefix}:records:tx:${txId}`,
+    /**
+     * STRING: what Extended Format adds to `tx(…)` (per input, the satoshis and locking script it
+     * spends; chain-domain `extensionOf`), binary: publication sends `withExtension(tx, ef)`.
+     * Absent for records accepted before records were sent in EF: they are sent raw.
+     */
+    ef: (txId: string) => `${prefix}:records:ef:${txId}`,
     /** Prefix of `record(…)`, for the batched read scripts (meta-many, bytes-many). */
     recordPrefix,
     /** LIST: txIds of a linked chain in order (index = position); chainId = the create's txId. */

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { poolCommitLua } from '@proofline/chain-wallet';
 import { fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
-import { standardFromExtended } from '@proofline/chain-domain';
+import { extensionOf, withExtension } from '@proofline/chain-domain';
 import { encodedContentType } from '@proofline/records-domain';
 import type { PublicationState, RecordFamily, RecordKind, RecordMeta } from '@proofline/records-domain';
 import type { EncoderName } from '@proofline/shared-config';
@@ -18,11 +18,13 @@ export interface NewRecord {
   readonly contentType: string;
   readonly encoders: readonly EncoderName[];
   readonly bytes: Uint8Array;
+  /** The signed transaction, stored as bytes (the `tx` key): what receipts carry, what the txId hashes. */
+  readonly rawTx: Uint8Array;
   /**
-   * The signed transaction in Extended Format, stored once as bytes (the `tx` key): the bytes every
-   * broadcast sends; receipts get the standard serialization derived from it.
+   * The same transaction in Extended Format, when the builder made one: only what EF adds is
+   * stored (the `ef` key, 34 bytes a P2PKH input); publication sends the EF rebuilt from both.
    */
-  readonly ef: Uint8Array;
+  readonly ef?: Uint8Array;
   /** Output the next record spends (linked create/update). */
   readonly link: { readonly vout: number; readonly satoshis: number } | null;
   /** sha256 hex of the record's update token (linked create/update). */
@@ -40,7 +42,7 @@ export interface SuccessorLink {
 }
 
 /**
- * What the accept scripts (`accept-root-13.lua`, `accept-successor-14.lua`) answer; see
+ * What the accept scripts (`accept-root-14.lua`, `accept-successor-15.lua`) answer; see
  * {@link ACCEPT_REPLIES} and the scripts' headers for what each means.
  */
 export type AcceptOutcome =
@@ -81,11 +83,13 @@ export interface PublicationInfo {
   readonly kind: RecordKind;
   readonly prevTxId: string | null;
   readonly state: PublicationState;
-  /**
-   * The bytes accepted at write time, the only bytes ever (re-)broadcast for the record: Extended
-   * Format, or the standard serialization for a record stored before records were kept in EF.
-   */
+  /** The raw transaction accepted at write time. */
   readonly rawTx: Uint8Array;
+  /**
+   * The bytes every (re-)broadcast of the record sends, the same each time: Extended Format (the
+   * raw transaction with its stored extension), or `rawTx` itself for a record stored before EF.
+   */
+  readonly broadcastTx: Uint8Array;
 }
 
 interface Commands {
@@ -158,15 +162,17 @@ export class RecordStore {
       this.keys.chain(record.txId),
       ...pool.keys,
       this.keys.tx(record.txId),
+      this.keys.ef(record.txId),
       record.txId,
       String(record.acceptedAt.getTime()),
       record.kind === 'create' ? '1' : '0',
       String(opts.maxPending ?? 0),
       ...pool.args,
-      asBuffer(record.ef),
+      asBuffer(record.rawTx),
+      record.ef ? Buffer.from(extensionOf(record.ef)) : '',
       ...fields,
     );
-    return fromScriptReply('accept-root-13.lua', ACCEPT_REPLIES, reply);
+    return fromScriptReply('accept-root-14.lua', ACCEPT_REPLIES, reply);
   }
 
   /**
@@ -188,6 +194,7 @@ export class RecordStore {
       this.keys.chain(link.chainId),
       ...pool.keys,
       this.keys.tx(record.txId),
+      this.keys.ef(record.txId),
       record.txId,
       String(record.acceptedAt.getTime()),
       link.chainId,
@@ -195,10 +202,11 @@ export class RecordStore {
       link.callerTenant,
       String(opts.maxPending ?? 0),
       ...pool.args,
-      asBuffer(record.ef),
+      asBuffer(record.rawTx),
+      record.ef ? Buffer.from(extensionOf(record.ef)) : '',
       ...fields,
     );
-    return fromScriptReply('accept-successor-14.lua', ACCEPT_REPLIES, reply);
+    return fromScriptReply('accept-successor-15.lua', ACCEPT_REPLIES, reply);
   }
 
   /** Metadata of a record (no bytes), or null. One round trip. */
@@ -222,7 +230,7 @@ export class RecordStore {
     return meta ? { meta, bytes: bytes ?? Buffer.alloc(0) } : null;
   }
 
-  /** Metadata and the raw transaction (standard serialization) of a record (receipts), or null. One round trip. */
+  /** Metadata and the raw transaction of a record (receipts), or null. One round trip. */
   async receiptMaterial(txId: string): Promise<{ meta: RecordMeta; rawTx: Uint8Array } | null> {
     const key = this.keys.record(txId);
     const [values, length, binary, legacy] = pipelineValues(
@@ -235,19 +243,18 @@ export class RecordStore {
         .exec(),
     ) as [(string | null)[], number, Buffer | null, string | null];
     const meta = toMeta(txId, values, length);
-    const stored = binary ?? fromLegacyHex(legacy);
-    return meta && stored ? { meta, rawTx: standardFromExtended(stored) } : null;
+    const rawTx = binary ?? fromLegacyHex(legacy);
+    return meta && rawTx ? { meta, rawTx } : null;
   }
 
   /**
-   * Raw transactions (the standard serialization, derived from the stored EF) of many records
-   * (null where unknown), in order: one MGET of the binary `tx` keys, then the hash's `rawTx` for
-   * records stored before that key existed.
+   * Raw transactions (hex) of many records (null where unknown), in order: one MGET of the
+   * binary `tx` keys, then the hash's `rawTx` for records stored before that key existed.
    */
   async rawTxMany(txIds: readonly string[]): Promise<(Uint8Array | null)[]> {
     if (txIds.length === 0) return [];
     const binaries = await this.redis.mgetBuffer(...txIds.map((txId) => this.keys.tx(txId)));
-    const out: (Uint8Array | null)[] = binaries.map((b) => (b ? standardFromExtended(b) : null));
+    const out: (Uint8Array | null)[] = binaries.map((b) => b ?? null);
     // Only records stored before the tx key existed (or unknown ones) cost a second round trip.
     const missing = txIds.flatMap((txId, i) => (out[i] === null ? [i] : []));
     if (missing.length > 0) {
@@ -309,12 +316,25 @@ export class RecordStore {
 
   async publication(txId: string): Promise<PublicationInfo | null> {
     const key = this.keys.record(txId);
-    const [[kind, prevTxId, state, legacy], binary] = pipelineValues(
-      await this.redis.pipeline().hmget(key, 'kind', 'prevTxId', 'state', 'rawTx').getBuffer(this.keys.tx(txId)).exec(),
-    ) as [(string | null)[], Buffer | null];
+    const [[kind, prevTxId, state, legacy], binary, extension] = pipelineValues(
+      await this.redis
+        .pipeline()
+        .hmget(key, 'kind', 'prevTxId', 'state', 'rawTx')
+        .getBuffer(this.keys.tx(txId))
+        .getBuffer(this.keys.ef(txId))
+        .exec(),
+    ) as [(string | null)[], Buffer | null, Buffer | null];
     const rawTx = binary ?? fromLegacyHex(legacy ?? null);
     if (!kind || !state || !rawTx) return null;
-    return { txId, kind: kind as RecordKind, prevTxId: prevTxId || null, state: state as PublicationState, rawTx };
+    const broadcastTx = extension ? withExtension(rawTx, extension) : rawTx;
+    return {
+      txId,
+      kind: kind as RecordKind,
+      prevTxId: prevTxId || null,
+      state: state as PublicationState,
+      rawTx,
+      broadcastTx,
+    };
   }
 
   async state(txId: string): Promise<PublicationState | null> {

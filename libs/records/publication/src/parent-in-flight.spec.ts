@@ -197,7 +197,7 @@ describe('ARC 460 while a parent of ours is in flight (real HTTP: publisher → 
     // Twice refused (460), then accepted: always the same EF bytes, the ones stored.
     expect(sent.map((s) => s.answered)).toEqual([460, 460, 200]);
     expect(new Set(sent.map((s) => s.hex)).size).toBe(1);
-    const stored = (await publication.store.publication(updated.txId))!.rawTx;
+    const stored = (await publication.store.publication(updated.txId))!.broadcastTx;
     expect(isExtendedFormat(stored)).toBe(true);
     expect(sent[0]!.hex).toBe(Buffer.from(stored).toString('hex'));
     expect(Transaction.fromHexEF(sent[0]!.hex).id('hex')).toBe(updated.txId);

@@ -129,7 +129,7 @@ async function publishOne(
     }
     if (prevState !== 'published') return 'wait-previous';
   }
-  const verdict = await deps.chain.submit({ txId, rawTx: info.rawTx });
+  const verdict = await deps.chain.submit({ txId, rawTx: info.broadcastTx });
   const first = publicationReading(verdict);
   const reading = first === 'parent-not-found' ? await parentNotFound(deps, info) : first;
   if (reading === 'wait-previous') return 'wait-previous';

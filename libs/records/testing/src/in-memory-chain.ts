@@ -60,8 +60,6 @@ export class InMemoryChain implements TransactionBuilder, ChainPublisher, ChainR
     return {
       txId,
       rawTx: payload,
-      // Not a transaction: the fake's EF is its payload.
-      ef: payload,
       linkOutput: linked ? { txId, vout: 2, satoshis: 1 } : null,
       fundingSpent: request.funding,
       change: changeSats > 0 ? { txId, vout: 3, satoshis: changeSats } : null,

@@ -12,6 +12,7 @@
   KEYS[4] chain list            (records:chain:<chainId>)
   KEYS[5..13] the pool's commit keys (FundingPool.commitKeys(txId))
   KEYS[14] raw transaction      (records:tx:<txId>; STRING, binary, beside the hash as in accept-root)
+  KEYS[15] EF extension         (records:ef:<txId>; STRING, binary; written only when ARGV[15] is not empty)
 
   ARGV[1] txId of the new record
   ARGV[2] outbox score (acceptance time, ms)
@@ -21,7 +22,8 @@
   ARGV[6] most records the outbox may hold (back-pressure); '0' = no limit
   ARGV[7..13] the pool's commit args (FundingPool.commitArgs(...))
   ARGV[14] the raw transaction (bytes)
-  ARGV[15..] field, value pairs of the new record (position is set here)
+  ARGV[15] what Extended Format adds to it (per input: satoshis and script spent), or ''
+  ARGV[16..] field, value pairs of the new record (position is set here)
 
   Returns 'OK' or one of: 'TX_NOT_FOUND' (no previous record), 'WRONG_FAMILY' (previous is not
   linked), 'TOKEN_INVALID', 'FORBIDDEN' (no token, other tenant), 'NOT_END' (previous is a
@@ -64,13 +66,16 @@ if refused then
   return refused
 end
 local fields = {}
-for i = 15, #ARGV do
+for i = 16, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
 fields[#fields + 1] = 'position'
 fields[#fields + 1] = tostring(tonumber(prev[7] or '0') + 1)
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('SET', KEYS[14], ARGV[14])
+if ARGV[15] ~= '' then
+  redis.call('SET', KEYS[15], ARGV[15])
+end
 redis.call('HSET', KEYS[3], 'nextTxId', ARGV[1])
 redis.call('RPUSH', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
