@@ -11,18 +11,14 @@
  * line per setting: records/s, requests sent, mean request size, peak requests in flight.
  * ARC_MAX_IN_FLIGHT=1 is the publisher as it was before several requests could be out.
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createArcChain } from '@proofline/chain-arc';
-import { startArcDevnet } from '@proofline/devnet-testing';
+import { startArcDevnet, startArcProxy } from '@proofline/devnet-testing';
 import { createRecords } from '@proofline/records-feature';
 import { createPublication } from '@proofline/records-publication';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { freePort } from '@proofline/shared-testing';
+import { privateRedis } from './private-redis';
 
 const DELAY_MS = Number(process.env['BENCH_ARC_DELAY_MS'] ?? 1000);
 const IN_FLIGHT = (process.env['BENCH_IN_FLIGHT'] ?? '1,4').split(',').map(Number);
@@ -31,49 +27,13 @@ const CHAINS = Number(process.env['BENCH_CHAINS'] ?? 20);
 const VERSIONS = Number(process.env['BENCH_VERSIONS'] ?? 8);
 const WRITERS = Number(process.env['BENCH_WRITERS'] ?? 16);
 
-/** An HTTP proxy to `target` that answers each submission `delayMs` late. */
-async function delayingProxy(target: string, delayMs: number) {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        const submit = req.method === 'POST' && (req.url === '/v1/tx' || req.url === '/v1/txs');
-        if (submit) await new Promise((r) => setTimeout(r, delayMs));
-        const headers = Object.fromEntries(
-          Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length'),
-        ) as Record<string, string>;
-        const answer = await fetch(`${target}${req.url ?? '/'}`, {
-          method: req.method ?? 'GET',
-          headers,
-          ...(req.method === 'POST' ? { body: Buffer.concat(chunks) } : {}),
-        });
-        res.writeHead(answer.status, { 'Content-Type': answer.headers.get('content-type') ?? 'application/json' });
-        res.end(Buffer.from(await answer.arrayBuffer()));
-      })().catch((e: unknown) => {
-        res.writeHead(502);
-        res.end(String(e));
-      });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 async function runOnce(url: string, inFlight: number): Promise<string> {
   const redis = createRedis(url, { maxRetriesPerRequest: null });
   const bull = createBullRedis(url);
   const prefix = `bench-slowarc-${process.pid}-${inFlight}`;
   const logger = createLogger({ level: 'silent', name: 'bench' });
   const dev = await startArcDevnet({ redis, prefix });
-  const proxy = await delayingProxy(dev.node.url, DELAY_MS);
+  const proxy = await startArcProxy({ target: dev.node.url, submissionDelayMs: DELAY_MS });
   const config = loadConfig({
     ...dev.env,
     ARC_URL: proxy.url,
@@ -159,20 +119,11 @@ async function runOnce(url: string, inFlight: number): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  let redisServer: ChildProcess | undefined;
-  let url = process.env['BENCH_REDIS_URL'];
-  if (!url) {
-    const port = await freePort();
-    redisServer = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
-    url = `redis://127.0.0.1:${port}`;
-    await new Promise((r) => setTimeout(r, 300));
-  }
+  const redisServer = await privateRedis();
   try {
-    for (const n of IN_FLIGHT) console.log(await runOnce(url, n));
+    for (const n of IN_FLIGHT) console.log(await runOnce(redisServer.url, n));
   } finally {
-    redisServer?.kill();
+    redisServer.stop();
   }
 }
 

@@ -25,22 +25,9 @@ export function isExtendedFormat(tx: Uint8Array): boolean {
  */
 export function standardFromExtended(tx: Uint8Array): Uint8Array {
   if (!isExtendedFormat(tx)) return tx;
-  const r = new Reader(tx, 10);
   const parts: Uint8Array[] = [tx.subarray(0, 4)];
-  const inputsAt = r.pos;
-  const inputs = r.varInt();
-  let from = inputsAt;
-  for (let i = 0; i < inputs; i++) {
-    r.skip(36);
-    r.skip(r.varInt());
-    r.skip(4);
-    parts.push(tx.subarray(from, r.pos));
-    r.skip(8);
-    r.skip(r.varInt());
-    from = r.pos;
-  }
-  r.end();
-  parts.push(tx.subarray(from));
+  const rest = splitExtended(tx, (standard) => parts.push(standard));
+  parts.push(rest);
   return Buffer.concat(parts);
 }
 
@@ -52,19 +39,29 @@ export function standardFromExtended(tx: Uint8Array): Uint8Array {
  */
 export function extensionOf(ef: Uint8Array): Uint8Array {
   if (!isExtendedFormat(ef)) throw new Error('not Extended Format');
-  const r = new Reader(ef, 10);
   const parts: Uint8Array[] = [];
+  splitExtended(ef, (_, extension) => parts.push(extension));
+  return Buffer.concat(parts);
+}
+
+/**
+ * Walks EF's inputs: `each(standard, extension)` per input, in order — the standard bytes since the
+ * previous extension (the input count before the first input), then the input's extension.
+ * Returns the bytes after the last extension (outputs and lock time).
+ */
+function splitExtended(ef: Uint8Array, each: (standard: Uint8Array, extension: Uint8Array) => void): Uint8Array {
+  const r = new Reader(ef, 10);
+  let from = r.pos;
   const inputs = r.varInt();
   for (let i = 0; i < inputs; i++) {
-    r.skip(36);
-    r.skip(r.varInt());
-    r.skip(4);
-    const from = r.pos;
-    r.skip(8);
-    r.skip(r.varInt());
-    parts.push(ef.subarray(from, r.pos));
+    r.input();
+    const at = r.pos;
+    r.spentOutput();
+    each(ef.subarray(from, at), ef.subarray(at, r.pos));
+    from = r.pos;
   }
-  return Buffer.concat(parts);
+  r.end();
+  return ef.subarray(from);
 }
 
 /**
@@ -79,14 +76,11 @@ export function withExtension(raw: Uint8Array, extension: Uint8Array): Uint8Arra
   const inputs = r.varInt();
   let from = inputsAt;
   for (let i = 0; i < inputs; i++) {
-    r.skip(36);
-    r.skip(r.varInt());
-    r.skip(4);
+    r.input();
     parts.push(raw.subarray(from, r.pos));
     from = r.pos;
     const at = x.pos;
-    x.skip(8);
-    x.skip(x.varInt());
+    x.spentOutput();
     parts.push(extension.subarray(at, x.pos));
   }
   if (x.pos !== extension.length) throw new Error('the EF extension does not match the transaction');
@@ -106,13 +100,9 @@ export function spentTxIds(tx: Uint8Array): string[] {
   const out: string[] = [];
   for (let i = 0; i < inputs; i++) {
     out.push(toDisplayHex(r.take(32)));
-    r.skip(4);
-    r.skip(r.varInt());
-    r.skip(4);
-    if (extended) {
-      r.skip(8);
-      r.skip(r.varInt());
-    }
+    r.pos -= 32;
+    r.input();
+    if (extended) r.spentOutput();
   }
   return out;
 }
@@ -133,6 +123,19 @@ class Reader {
   skip(n: number): void {
     this.need(n);
     this.pos += n;
+  }
+
+  /** An input: outpoint (36), unlocking script (varint + bytes), sequence (4). */
+  input(): void {
+    this.skip(36);
+    this.skip(this.varInt());
+    this.skip(4);
+  }
+
+  /** EF's data of an input: satoshis (8) and locking script (varint + bytes) of the output it spends. */
+  spentOutput(): void {
+    this.skip(8);
+    this.skip(this.varInt());
   }
 
   varInt(): number {

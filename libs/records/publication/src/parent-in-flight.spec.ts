@@ -1,11 +1,9 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Transaction } from '@bsv/sdk';
 import { createArcChain } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
-import { isExtendedFormat, sha256d, standardFromExtended, toDisplayHex } from '@proofline/chain-domain';
-import { startArcDevnet } from '@proofline/devnet-testing';
-import type { ArcDevnet } from '@proofline/devnet-testing';
+import { isExtendedFormat } from '@proofline/chain-domain';
+import { startArcDevnet, startArcProxy } from '@proofline/devnet-testing';
+import type { ArcDevnet, ArcProxy } from '@proofline/devnet-testing';
 import { createRecords } from '@proofline/records-feature';
 import type { RecordWrites } from '@proofline/records-feature';
 import { loadConfig, systemClock } from '@proofline/shared-config';
@@ -16,104 +14,9 @@ import { createPublication } from './create-publication';
 import type { Publication } from './create-publication';
 import { PARENT_WAITS_MAX } from './publish';
 
-/*
- * ARC answering 460 ("no parent found") to a record transaction, as an ARC that looks parents up
- * does while a parent is still in flight. A real HTTP server in front of the devnet node: it answers
- * 460 (ARC's problem body) for the transactions the test names, the number of times it names, and
- * passes everything else through to the node.
- */
-
-interface Arc460Proxy {
-  readonly url: string;
-  /** Answers 460 to the next `times` submissions of `txId`. */
-  refuse(txId: string, times?: number): void;
-  /** Bodies of the submissions received (hex per transaction), in order. */
-  readonly submissions: { txId: string; hex: string; answered: number }[];
-  close(): Promise<void>;
-}
-
-async function startArc460Proxy(target: string): Promise<Arc460Proxy> {
-  const refusals = new Map<string, number>();
-  const submissions: Arc460Proxy['submissions'] = [];
-  const problem = (txid: string) => ({
-    type: 'https://bitcoin-sv.github.io/arc/#/errors?id=_460',
-    title: 'Not extended format',
-    status: 460,
-    detail: 'Transaction is not in extended format',
-    instance: null,
-    txid,
-    extraInfo: 'failed to get parent transactions',
-  });
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        const body = Buffer.concat(chunks);
-        const headers = Object.fromEntries(
-          Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length'),
-        ) as Record<string, string>;
-        const forward = (path: string, payload?: string) =>
-          fetch(`${target}${path}`, {
-            method: req.method ?? 'GET',
-            headers,
-            ...(req.method === 'POST' ? { body: payload ?? body } : {}),
-          });
-        const submit = req.method === 'POST' && (req.url === '/v1/tx' || req.url === '/v1/txs');
-        if (!submit) {
-          const answer = await forward(req.url ?? '/');
-          res.writeHead(answer.status, { 'Content-Type': answer.headers.get('content-type') ?? 'application/json' });
-          res.end(Buffer.from(await answer.arrayBuffer()));
-          return;
-        }
-        const parsed = JSON.parse(body.toString('utf8')) as { rawTx: string } | { rawTx: string }[];
-        const items = (Array.isArray(parsed) ? parsed : [parsed]).map((i) => {
-          const txId = toDisplayHex(sha256d(standardFromExtended(Buffer.from(i.rawTx, 'hex'))));
-          const left = refusals.get(txId) ?? 0;
-          if (left > 0) refusals.set(txId, left - 1);
-          submissions.push({ txId, hex: i.rawTx, answered: left > 0 ? 460 : 200 });
-          return { ...i, txId, refuse: left > 0 };
-        });
-        const passed = items.filter((i) => !i.refuse);
-        if (!Array.isArray(parsed)) {
-          const only = items[0]!;
-          if (only.refuse) {
-            res.writeHead(460, { 'Content-Type': 'application/problem+json' });
-            res.end(JSON.stringify(problem(only.txId)));
-            return;
-          }
-          const answer = await forward('/v1/tx');
-          res.writeHead(answer.status, { 'Content-Type': answer.headers.get('content-type') ?? 'application/json' });
-          res.end(Buffer.from(await answer.arrayBuffer()));
-          return;
-        }
-        const answered: unknown[] = [];
-        if (passed.length > 0) {
-          const answer = await forward('/v1/txs', JSON.stringify(passed.map((i) => ({ rawTx: i.rawTx }))));
-          answered.push(...((await answer.json()) as unknown[]));
-        }
-        // ARC's /v1/txs: successes first, failures appended.
-        for (const i of items.filter((x) => x.refuse)) answered.push(problem(i.txId));
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify(answered));
-      })().catch((e: unknown) => {
-        res.writeHead(502);
-        res.end(String(e));
-      });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    refuse: (txId, times = 1) => refusals.set(txId, times),
-    submissions,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+// ARC answering 460 ("no parent found") to a record transaction, as an ARC that looks parents up
+// does while a parent is still in flight: devnet-testing's ARC proxy in front of the devnet node
+// answers 460 for the transactions a spec names, the number of times it names.
 
 jest.setTimeout(60_000);
 
@@ -124,7 +27,7 @@ describe('ARC 460 while a parent of ours is in flight (real HTTP: publisher → 
   const bull = createBullRedis(testRedisUrl());
   const tenant = { tenant: 't460' };
   let dev: ArcDevnet;
-  let proxy: Arc460Proxy;
+  let proxy: ArcProxy;
   let chain: ArcChain;
   let publication: Publication;
   let writes: RecordWrites;
@@ -133,7 +36,7 @@ describe('ARC 460 while a parent of ours is in flight (real HTTP: publisher → 
 
   beforeAll(async () => {
     dev = await startArcDevnet({ redis, prefix });
-    proxy = await startArc460Proxy(dev.node.url);
+    proxy = await startArcProxy({ target: dev.node.url });
     const config = loadConfig({
       ...dev.env,
       ARC_URL: proxy.url,
