@@ -7,13 +7,11 @@
  *   2. POST /v1/txs in batches of BENCH_BATCH (100);
  * then mines one block with all of them and times the block and one GET /v1/tx (BUMP).
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { LockingScript, P2PKH, PrivateKey, Transaction } from '@bsv/sdk';
 import { ArcClient } from '@proofline/chain-arc';
 import { startDevnetNode } from '@proofline/devnet';
 import { createRedis } from '@proofline/shared-redis';
-import { freePort } from '@proofline/shared-testing';
+import { privateRedis } from './private-redis';
 
 const TXS = Number(process.env['BENCH_TXS'] ?? 500);
 const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 8);
@@ -35,17 +33,8 @@ async function spendAll(parent: Transaction, n: number): Promise<Transaction[]> 
 }
 
 async function main(): Promise<void> {
-  let redisServer: ChildProcess | undefined;
-  let url = process.env['BENCH_REDIS_URL'];
-  if (!url) {
-    const port = await freePort();
-    redisServer = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
-    url = `redis://127.0.0.1:${port}`;
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  const redis = createRedis(url, { maxRetriesPerRequest: 3 });
+  const redisServer = await privateRedis();
+  const redis = createRedis(redisServer.url, { maxRetriesPerRequest: 3 });
   const prefix = `bench-devnet-${process.pid}`;
   const node = await startDevnetNode({ redis, prefix, port: 0, coinbaseLockingScriptHex: script, blockIntervalMs: 0 });
   const client = new ArcClient({ url: node.url, timeoutMs: 60_000 });
@@ -119,7 +108,7 @@ async function main(): Promise<void> {
       if (keys.length > 0) await redis.unlink(...keys);
     } while (cursor !== '0');
     await redis.quit();
-    redisServer?.kill('SIGTERM');
+    redisServer.stop();
   }
 }
 

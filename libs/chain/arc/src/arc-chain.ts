@@ -19,7 +19,7 @@ export interface ArcChainScope {
   readonly subscriber?: Redis;
   /** The deployment's (or the test's) Redis prefix. */
   readonly prefix: string;
-  /** `config.chain`: ARC_URL, ARC_API_KEY, callbacks, ARC_TIMEOUT_MS, HEADERS_URL. */
+  /** `config.chain`: ARC_URL, ARC_API_KEY, callbacks, ARC_TIMEOUT_MS, ARC_MAX_IN_FLIGHT, HEADERS_URL. */
   readonly config: Config['chain'];
   /** Signing keys of the builder; default derived from `seed` (WALLET_SEED). */
   readonly keys?: ChainKeys;
@@ -63,7 +63,10 @@ export function createArcChain(scope: ArcChainScope): ArcChain {
   const blocks = new ArcBlocks(services.store, scope.subscriber ?? null, scope.prefix);
   return {
     builder: new BsvTransactionBuilder({ ...scope.builder, ...keys }),
-    publisher: new ArcSubmitBatcher(services.publisher, scope.batching),
+    publisher: new ArcSubmitBatcher(services.publisher, {
+      maxInFlight: scope.config.arcMaxInFlight,
+      ...scope.batching,
+    }),
     arc: services.publisher,
     reader: services.store,
     store: services.store,

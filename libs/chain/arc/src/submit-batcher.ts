@@ -1,15 +1,26 @@
+import { spentTxIds } from '@proofline/chain-domain';
 import type { BroadcastVerdict, ChainPublisher } from '@proofline/chain-domain';
 import type { ArcChainPublisher } from './arc-publisher';
+
+/** Requests in flight at once by default (ARC_MAX_IN_FLIGHT): see {@link SubmitBatcherOptions.maxInFlight}. */
+export const DEFAULT_MAX_IN_FLIGHT = 4;
 
 export interface SubmitBatcherOptions {
   /** How long the first submission of a batch waits for others (default 5 ms). */
   readonly windowMs?: number;
   /** Largest batch sent in one `POST /v1/txs` (default 100). */
   readonly maxBatch?: number;
+  /**
+   * Requests out at once (default {@link DEFAULT_MAX_IN_FLIGHT}). Each waits for ARC's answer
+   * (up to `X-MaxTimeout`); one at a time made a slow ARC the ceiling of a whole process.
+   */
+  readonly maxInFlight?: number;
 }
 
 interface Waiting {
   readonly tx: { readonly txId: string; readonly rawTx: Uint8Array };
+  /** The txIds of the outputs it spends (empty when its bytes do not parse: never held back). */
+  readonly parents: readonly string[];
   readonly resolve: (r: BroadcastVerdict) => void;
   readonly reject: (e: unknown) => void;
 }
@@ -21,20 +32,27 @@ interface Waiting {
  * (a per-transaction transient fault rejects only that caller, who retries with backoff). A
  * lone submission uses `POST /v1/tx`. The same bytes, only ever: it never builds a transaction.
  *
- * One request in flight at a time, in submission order: whatever is submitted while a request is
- * out goes in the next one, sent as soon as the first is answered. A chain's successors are
- * submitted right after their parents (the publisher follows the chain), so two batches in flight
- * at once could deliver a child before its parent; ARC (and the devnet) then refuse the child for
- * an unknown input (462), a permanent rejection that failed the rest of the chain with it.
+ * Up to `maxInFlight` requests out at once, and parents always before children: a transaction
+ * that spends an output of one in a request not answered yet MUST NOT be sent (it waits, and so
+ * does whatever spends it, until that request is answered); a parent and its child in the same
+ * request are fine, the request keeps submission order and every record transaction is sent in
+ * Extended Format, which ARC validates from its own input data without looking the parent up.
+ * Sent the other way, a child could reach ARC before its parent and be refused for an unknown
+ * input (460, or 462 from a node).
  */
 export class ArcSubmitBatcher implements ChainPublisher {
   private queue: Waiting[] = [];
   private timer: NodeJS.Timeout | null = null;
-  private inFlight = false;
+  private inFlight = 0;
+  /** txIds of the requests out, not answered yet (a txId may be out twice: a re-send). */
+  private readonly outstanding = new Map<string, number>();
   private readonly windowMs: number;
   private readonly maxBatch: number;
+  readonly maxInFlight: number;
   /** Sizes of the requests sent, for tests and metrics (bounded to the last 1000). */
   readonly sent: number[] = [];
+  /** Most requests ever out at once (tests, metrics). */
+  peakInFlight = 0;
 
   constructor(
     private readonly publisher: Pick<ArcChainPublisher, 'submit' | 'submitMany'>,
@@ -42,13 +60,14 @@ export class ArcSubmitBatcher implements ChainPublisher {
   ) {
     this.windowMs = Math.max(0, options.windowMs ?? 5);
     this.maxBatch = Math.max(1, options.maxBatch ?? 100);
+    this.maxInFlight = Math.max(1, Math.floor(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT));
   }
 
   submit(tx: { readonly txId: string; readonly rawTx: Uint8Array }): Promise<BroadcastVerdict> {
     return new Promise<BroadcastVerdict>((resolve, reject) => {
-      this.queue.push({ tx, resolve, reject });
-      // While a request is out, its completion sends what waits.
-      if (this.inFlight) return;
+      this.queue.push({ tx, parents: parentsOf(tx.rawTx), resolve, reject });
+      // With every slot taken, the next answer sends what waits.
+      if (this.inFlight >= this.maxInFlight) return;
       if (this.queue.length >= this.maxBatch) this.flush();
       else if (!this.timer) this.timer = setTimeout(() => this.flush(), this.windowMs);
     });
@@ -57,14 +76,42 @@ export class ArcSubmitBatcher implements ChainPublisher {
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.inFlight || this.queue.length === 0) return;
-    const batch = this.queue.splice(0, this.maxBatch);
-    this.inFlight = true;
-    void this.send(batch).finally(() => {
-      this.inFlight = false;
-      // What waited during the request has waited long enough: no new window.
-      if (this.queue.length > 0) this.flush();
-    });
+    while (this.inFlight < this.maxInFlight) {
+      const batch = this.nextBatch();
+      if (batch.length === 0) return;
+      this.inFlight += 1;
+      this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
+      for (const w of batch) this.outstanding.set(w.tx.txId, (this.outstanding.get(w.tx.txId) ?? 0) + 1);
+      void this.send(batch).finally(() => {
+        this.inFlight -= 1;
+        for (const w of batch) {
+          const n = (this.outstanding.get(w.tx.txId) ?? 1) - 1;
+          if (n > 0) this.outstanding.set(w.tx.txId, n);
+          else this.outstanding.delete(w.tx.txId);
+        }
+        // What waited during the request has waited long enough: no new window.
+        if (this.queue.length > 0) this.flush();
+      });
+    }
+  }
+
+  /**
+   * Takes from the queue, in order, up to `maxBatch` transactions none of whose parents is in a
+   * request out or held back; the held back stay queued, in order.
+   */
+  private nextBatch(): Waiting[] {
+    const batch: Waiting[] = [];
+    const rest: Waiting[] = [];
+    const held = new Set<string>();
+    for (const w of this.queue) {
+      const blocked = w.parents.some((p) => this.outstanding.has(p) || held.has(p));
+      if (blocked || batch.length >= this.maxBatch) {
+        rest.push(w);
+        held.add(w.tx.txId);
+      } else batch.push(w);
+    }
+    this.queue = rest;
+    return batch;
   }
 
   private async send(batch: Waiting[]): Promise<void> {
@@ -90,5 +137,14 @@ export class ArcSubmitBatcher implements ChainPublisher {
     } catch (e) {
       for (const w of batch) w.reject(e);
     }
+  }
+}
+
+/** The txIds a transaction spends from; none when the bytes are not a transaction (nothing to order). */
+function parentsOf(rawTx: Uint8Array): string[] {
+  try {
+    return spentTxIds(rawTx);
+  } catch {
+    return [];
   }
 }

@@ -1,5 +1,12 @@
 import { LockingScript, SatoshisPerKilobyte, Spend, Transaction } from '@bsv/sdk';
-import { InsufficientFundingError } from '@proofline/chain-domain';
+import {
+  InsufficientFundingError,
+  extensionOf,
+  isExtendedFormat,
+  spentTxIds,
+  standardFromExtended,
+  withExtension,
+} from '@proofline/chain-domain';
 import type { Outpoint, RecordTxRequest } from '@proofline/chain-domain';
 import {
   BsvSplitBuilder,
@@ -298,6 +305,49 @@ describe('BsvTransactionBuilder with pool funding', () => {
     expect(built.fee).toBe(needed + 40);
     const withChange = dusty.build({ ...request, funding: [utxo(needed + 200, 7)] });
     expect(withChange.change!.satoshis).toBeGreaterThanOrEqual(50);
+  });
+});
+
+describe('Extended Format of record transactions', () => {
+  it("EF parses back (the sdk as an independent reader) to the same txId, with each input's satoshis and script", () => {
+    const create = builder.buildDetailed({ kind: 'create', data: text('v1'), funding: [utxo(5000, 4)] });
+    const update = builder.buildDetailed({
+      kind: 'update',
+      data: text('v2'),
+      spends: create.linkOutput!,
+      funding: [create.change!, utxo(700, 5)],
+    });
+    const expected = [
+      [{ satoshis: 5000, script: builder.fundingLockingScriptHex() }],
+      [
+        { satoshis: 1, script: builder.linkLockingScriptHex() },
+        { satoshis: create.change!.satoshis, script: builder.fundingLockingScriptHex() },
+        { satoshis: 700, script: builder.fundingLockingScriptHex() },
+      ],
+    ];
+    [create, update].forEach((built, n) => {
+      expect(isExtendedFormat(built.ef)).toBe(true);
+      const ef = Transaction.fromHexEF(Buffer.from(built.ef).toString('hex'));
+      expect(ef.id('hex')).toBe(built.txId);
+      expect(ef.toHex()).toBe(rawHexOf(built));
+      expect(
+        ef.inputs.map((i) => {
+          const out = i.sourceTransaction?.outputs[i.sourceOutputIndex];
+          return { satoshis: out?.satoshis, script: out?.lockingScript.toHex() };
+        }),
+      ).toEqual(expected[n]);
+      // The readers without the sdk: the record store's and the batcher's.
+      expect(Buffer.from(standardFromExtended(built.ef)).toString('hex')).toBe(rawHexOf(built));
+      expect(spentTxIds(built.ef)).toEqual(ef.inputs.map((i) => i.sourceTXID));
+      expect(spentTxIds(built.rawTx)).toEqual(spentTxIds(built.ef));
+      // What the record store keeps beside the raw transaction gives the same EF back.
+      expect(Buffer.from(withExtension(built.rawTx, extensionOf(built.ef)))).toEqual(Buffer.from(built.ef));
+      expect(() => withExtension(built.rawTx, extensionOf(built.ef).subarray(1))).toThrow();
+    });
+    // The standard serialization is not EF and reads back as itself.
+    expect(isExtendedFormat(create.rawTx)).toBe(false);
+    expect(standardFromExtended(create.rawTx)).toBe(create.rawTx);
+    expect(() => standardFromExtended(create.ef.subarray(0, 60))).toThrow('truncated');
   });
 });
 

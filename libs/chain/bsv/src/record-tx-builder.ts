@@ -3,6 +3,7 @@ import { Transaction } from '@bsv/sdk';
 import type { TransactionInput, TransactionOutput } from '@bsv/sdk';
 import { InsufficientFundingError, sha256d, toDisplayHex } from '@proofline/chain-domain';
 import type { BuiltTransaction, Outpoint, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
+import { toExtendedFormat } from './extended-format';
 import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
 import { FUNDING_NONCE_BYTES, LAYOUT_VERSION, LINK_VOUT, headerScriptBytes } from './record-layout';
@@ -30,6 +31,7 @@ export interface BsvTransactionBuilderOptions {
 
 /** A built transaction plus what a verifier needs to check its signatures. */
 export interface BuiltRecordTransaction extends BuiltTransaction {
+  readonly ef: Uint8Array;
   /** The last funding input's outpoint with the P2PKH script it is locked by (every funding input has that script). */
   readonly funding: Outpoint & { readonly lockingScriptHex: string };
   readonly fundingNonce: string;
@@ -106,8 +108,8 @@ export class BsvTransactionBuilder implements TransactionBuilder {
   }
 
   build(request: RecordTxRequest): BuiltTransaction {
-    const { txId, rawTx, linkOutput, fundingSpent, change, fee } = this.buildDetailed(request);
-    return { txId, rawTx, linkOutput, fundingSpent, change, fee };
+    const { txId, rawTx, ef, linkOutput, fundingSpent, change, fee } = this.buildDetailed(request);
+    return { txId, rawTx, ef, linkOutput, fundingSpent, change, fee };
   }
 
   fundingNeeded(request: Omit<RecordTxRequest, 'funding'>): number {
@@ -172,12 +174,14 @@ export class BsvTransactionBuilder implements TransactionBuilder {
       sequence: 0xffffffff,
       unlockingScript: unlocks[i],
     }));
-    const raw = Buffer.from(new Transaction(VERSION, inputs, outputs, LOCK_TIME).toUint8Array());
+    const tx = new Transaction(VERSION, inputs, outputs, LOCK_TIME);
+    const raw = Buffer.from(tx.toUint8Array());
     const txId = toDisplayHex(sha256d(raw));
     const last = funding[funding.length - 1] as Outpoint;
     return {
       txId,
       rawTx: raw,
+      ef: toExtendedFormat(tx, spent),
       linkOutput: layout.linked ? { txId, vout: LINK_VOUT, satoshis: this.linkSatoshis } : null,
       fundingSpent: funding,
       change: change > 0 ? { txId, vout: outputs.length - 1, satoshis: change } : null,

@@ -6,7 +6,7 @@ import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
 import { lockingScriptOf, p2pkhScriptBytes } from './scripts';
 import { signP2pkhInputs } from './sign';
-import { varInt } from './varint';
+import { toExtendedFormat } from './extended-format';
 import type { SpentOutput } from './sign';
 
 /** What the funding wallet's splitter asks for (the shape of chain-wallet's `SplitRequest`). */
@@ -106,51 +106,10 @@ export class BsvSplitBuilder {
     return {
       txId,
       rawHex: raw.toString('hex'),
-      efHex: toExtendedFormat(tx, inputs, this.fundingScript).toString('hex'),
+      efHex: toExtendedFormat(tx, spent).toString('hex'),
       outputs: Array.from({ length: count }, (_, vout) => ({ txId, vout, satoshis: satoshisEach })),
       change: withChange ? { txId, vout: count, satoshis: changeValue } : null,
       fee: actualFee,
     };
   }
-}
-
-/**
- * BIP-239 Extended Format: version, the marker `0000000000EF`, then each input followed by the
- * satoshis and locking script of the output it spends, then outputs and lock time as usual.
- * Written here because the sdk's `toEF` needs every parent transaction, which the pool does not keep.
- */
-export function toExtendedFormat(tx: Transaction, spent: readonly Outpoint[], lockingScript: Uint8Array): Buffer {
-  const parts: Buffer[] = [u32(tx.version), Buffer.from('0000000000ef', 'hex'), varInt(tx.inputs.length)];
-  tx.inputs.forEach((input, i) => {
-    const unlock = input.unlockingScript?.toUint8Array() ?? new Uint8Array(0);
-    parts.push(
-      Buffer.from(input.sourceTXID as string, 'hex').reverse(),
-      u32(input.sourceOutputIndex),
-      varInt(unlock.length),
-      Buffer.from(unlock),
-      u32(input.sequence ?? 0xffffffff),
-      u64((spent[i] as Outpoint).satoshis),
-      varInt(lockingScript.length),
-      Buffer.from(lockingScript),
-    );
-  });
-  parts.push(varInt(tx.outputs.length));
-  for (const o of tx.outputs) {
-    const script = o.lockingScript.toUint8Array();
-    parts.push(u64(o.satoshis ?? 0), varInt(script.length), Buffer.from(script));
-  }
-  parts.push(u32(tx.lockTime));
-  return Buffer.concat(parts);
-}
-
-function u32(n: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32LE(n >>> 0);
-  return b;
-}
-
-function u64(n: number): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(BigInt(n));
-  return b;
 }

@@ -7,3 +7,4 @@ export * from './inclusion-check';
 export * from './spv-ports';
 export * from './arc-statuses';
 export * from './broadcast-verdict';
+export * from './extended-format';

@@ -35,6 +35,12 @@ export interface BuiltTransaction {
   readonly txId: string;
   /** The serialized, signed transaction (bytes; hex only where a wire or an answer speaks hex). */
   readonly rawTx: Uint8Array;
+  /**
+   * The same transaction in BIP-239 Extended Format (each input with the satoshis and script it
+   * spends): what is broadcast, the first time and every time. Absent only from builders that make
+   * no real transactions (test doubles).
+   */
+  readonly ef?: Uint8Array;
   /** The "fund for next" output of a linked create/update (output 2); null otherwise. */
   readonly linkOutput: Outpoint | null;
   /** The funding outpoints it spends (the request's `funding`), in input order. */
@@ -71,6 +77,7 @@ export class InsufficientFundingError extends Error {
  * are a {@link BroadcastVerdict}; a transient fault (network, timeout, 5xx) throws.
  */
 export interface ChainPublisher {
+  /** `rawTx`: the bytes ARC's `rawTx` field carries, Extended Format or the standard serialization. */
   submit(tx: { readonly txId: string; readonly rawTx: Uint8Array }): Promise<BroadcastVerdict>;
 }
 

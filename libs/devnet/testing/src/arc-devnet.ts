@@ -131,6 +131,7 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
     arcCallbackUrl: o.callback?.url,
     arcCallbackToken: o.callback?.token,
     arcTimeoutMs: 10_000,
+    arcMaxInFlight: 4,
     headersUrl: node.url,
     headersApiKey: undefined,
     headersMaxRps: undefined,

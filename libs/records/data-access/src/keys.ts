@@ -12,6 +12,12 @@ export function recordsKeys(prefix: string) {
      * fall back to it.
      */
     tx: (txId: string) => `${prefix}:records:tx:${txId}`,
+    /**
+     * STRING: what Extended Format adds to `tx(…)` (per input, the satoshis and locking script it
+     * spends; chain-domain `extensionOf`), binary: publication sends `withExtension(tx, ef)`.
+     * Absent for records accepted before records were sent in EF: they are sent raw.
+     */
+    ef: (txId: string) => `${prefix}:records:ef:${txId}`,
     /** Prefix of `record(…)`, for the batched read scripts (meta-many, bytes-many). */
     recordPrefix,
     /** LIST: txIds of a linked chain in order (index = position); chainId = the create's txId. */

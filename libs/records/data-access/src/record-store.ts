@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { poolCommitLua } from '@proofline/chain-wallet';
 import { fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
+import { extensionOf, withExtension } from '@proofline/chain-domain';
 import { encodedContentType } from '@proofline/records-domain';
 import type { PublicationState, RecordFamily, RecordKind, RecordMeta } from '@proofline/records-domain';
 import type { EncoderName } from '@proofline/shared-config';
@@ -17,8 +18,13 @@ export interface NewRecord {
   readonly contentType: string;
   readonly encoders: readonly EncoderName[];
   readonly bytes: Uint8Array;
-  /** The signed transaction, stored as bytes (the `tx` key). */
+  /** The signed transaction, stored as bytes (the `tx` key): what receipts carry, what the txId hashes. */
   readonly rawTx: Uint8Array;
+  /**
+   * The same transaction in Extended Format, when the builder made one: only what EF adds is
+   * stored (the `ef` key, 34 bytes a P2PKH input); publication sends the EF rebuilt from both.
+   */
+  readonly ef?: Uint8Array;
   /** Output the next record spends (linked create/update). */
   readonly link: { readonly vout: number; readonly satoshis: number } | null;
   /** sha256 hex of the record's update token (linked create/update). */
@@ -36,7 +42,7 @@ export interface SuccessorLink {
 }
 
 /**
- * What the accept scripts (`accept-root-13.lua`, `accept-successor-16.lua`) answer; see
+ * What the accept scripts (`accept-root-14.lua`, `accept-successor-17.lua`) answer; see
  * {@link ACCEPT_REPLIES} and the scripts' headers for what each means.
  */
 export type AcceptOutcome =
@@ -92,8 +98,13 @@ export interface PublicationInfo {
   readonly kind: RecordKind;
   readonly prevTxId: string | null;
   readonly state: PublicationState;
-  /** The bytes accepted at write time: the only bytes ever (re-)broadcast for the record. */
+  /** The raw transaction accepted at write time. */
   readonly rawTx: Uint8Array;
+  /**
+   * The bytes every (re-)broadcast of the record sends, the same each time: Extended Format (the
+   * raw transaction with its stored extension), or `rawTx` itself for a record stored before EF.
+   */
+  readonly broadcastTx: Uint8Array;
 }
 
 interface Commands {
@@ -167,15 +178,17 @@ export class RecordStore {
       this.keys.chain(record.txId),
       ...pool.keys,
       this.keys.tx(record.txId),
+      this.keys.ef(record.txId),
       record.txId,
       String(record.acceptedAt.getTime()),
       record.kind === 'create' ? '1' : '0',
       String(opts.maxPending ?? 0),
       ...pool.args,
       asBuffer(record.rawTx),
+      record.ef ? Buffer.from(extensionOf(record.ef)) : '',
       ...fields,
     );
-    return fromScriptReply('accept-root-13.lua', ACCEPT_REPLIES, reply);
+    return fromScriptReply('accept-root-14.lua', ACCEPT_REPLIES, reply);
   }
 
   /**
@@ -202,6 +215,7 @@ export class RecordStore {
       this.keys.record(link.chainId),
       // Unread when there is no cap: any key holds the position.
       confirmedIndex ?? this.keys.outbox,
+      this.keys.ef(record.txId),
       record.txId,
       String(record.acceptedAt.getTime()),
       link.chainId,
@@ -211,9 +225,10 @@ export class RecordStore {
       ...pool.args,
       asBuffer(record.rawTx),
       String(maxUnconfirmed),
+      record.ef ? Buffer.from(extensionOf(record.ef)) : '',
       ...fields,
     );
-    return fromScriptReply('accept-successor-16.lua', ACCEPT_REPLIES, reply);
+    return fromScriptReply('accept-successor-17.lua', ACCEPT_REPLIES, reply);
   }
 
   /** Metadata of a record (no bytes), or null. One round trip. */
@@ -323,12 +338,25 @@ export class RecordStore {
 
   async publication(txId: string): Promise<PublicationInfo | null> {
     const key = this.keys.record(txId);
-    const [[kind, prevTxId, state, legacy], binary] = pipelineValues(
-      await this.redis.pipeline().hmget(key, 'kind', 'prevTxId', 'state', 'rawTx').getBuffer(this.keys.tx(txId)).exec(),
-    ) as [(string | null)[], Buffer | null];
+    const [[kind, prevTxId, state, legacy], binary, extension] = pipelineValues(
+      await this.redis
+        .pipeline()
+        .hmget(key, 'kind', 'prevTxId', 'state', 'rawTx')
+        .getBuffer(this.keys.tx(txId))
+        .getBuffer(this.keys.ef(txId))
+        .exec(),
+    ) as [(string | null)[], Buffer | null, Buffer | null];
     const rawTx = binary ?? fromLegacyHex(legacy ?? null);
     if (!kind || !state || !rawTx) return null;
-    return { txId, kind: kind as RecordKind, prevTxId: prevTxId || null, state: state as PublicationState, rawTx };
+    const broadcastTx = extension ? withExtension(rawTx, extension) : rawTx;
+    return {
+      txId,
+      kind: kind as RecordKind,
+      prevTxId: prevTxId || null,
+      state: state as PublicationState,
+      rawTx,
+      broadcastTx,
+    };
   }
 
   async state(txId: string): Promise<PublicationState | null> {
@@ -364,6 +392,15 @@ export class RecordStore {
       changed: fromScriptReply('settle-2.lua', SETTLE_REPLIES, changed),
       successors: successors.filter((t): t is string => typeof t === 'string'),
     };
+  }
+
+  /**
+   * Counts one more time ARC could not find a parent of `txId` while that parent was still ours
+   * and in flight (460); returns the count, which bounds the waits. A small integer field: the
+   * hash stays a listpack.
+   */
+  async countParentWait(txId: string): Promise<number> {
+    return this.redis.hincrby(this.keys.record(txId), 'parentWaits', 1);
   }
 
   /**

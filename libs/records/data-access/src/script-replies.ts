@@ -3,7 +3,7 @@ import type { AcceptOutcome } from './record-store';
 
 /** The records scripts' reply tables (mapped with `fromScriptReply` from shared-redis). */
 
-/** `accept-root-13.lua` and `accept-successor-16.lua`. */
+/** `accept-root-14.lua` and `accept-successor-17.lua`. */
 export const ACCEPT_REPLIES: { readonly [K in AcceptOutcome]: K } = {
   OK: 'OK',
   /** The txId is already stored (nothing changed). */

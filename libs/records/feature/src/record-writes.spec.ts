@@ -1,4 +1,4 @@
-import { sha256d } from '@proofline/chain-domain';
+import { isExtendedFormat, sha256d, spentTxIds, standardFromExtended } from '@proofline/chain-domain';
 import type { BuiltTransaction, TransactionBuilder } from '@proofline/chain-domain';
 import { BsvTransactionBuilder } from '@proofline/chain-bsv';
 import { FundingPool, inputsReleasable } from '@proofline/chain-wallet';
@@ -224,7 +224,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     await expect(store.acceptRoot({} as NewRecord, { keys: ['a'], args: [] })).rejects.toThrow(/9 keys and 7 args/);
   });
 
-  it('stores the raw transaction once, binary, beside a compact record hash; records stored with rawTx in the hash still read', async () => {
+  it('stores the raw transaction once, binary, beside a compact record hash, and what EF adds beside it; records stored with rawTx in the hash, or without EF, still read', async () => {
     const { p, pool, writes, store: st } = setup(new BsvTransactionBuilder());
     await fundPool(pool, 3, 100_000);
     const independent = await writes.writeIndependent(caller, {
@@ -243,9 +243,22 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       // every value is small enough for Redis's listpack encoding (~3x less memory than a hashtable)
       expect(['listpack', 'ziplist']).toContain(await redis.object('ENCODING', `${p}:records:rec:${txId}`));
       expect(await st.rawTxMany([txId])).toEqual([raw]);
-      expect((await st.publication(txId))?.rawTx).toEqual(raw);
       expect((await st.receiptMaterial(txId))?.rawTx).toEqual(raw);
+      // Publication sends the EF: the raw transaction with its stored extension, 34 bytes an input.
+      const extension = (await redis.getBuffer(`${p}:records:ef:${txId}`)) as Buffer;
+      const inputs = spentTxIds(raw).length;
+      expect(extension).toHaveLength(34 * inputs);
+      expect((await st.publication(txId))?.rawTx).toEqual(raw);
+      const ef = (await st.publication(txId))!.broadcastTx;
+      expect(isExtendedFormat(ef)).toBe(true);
+      expect(ef).toHaveLength(raw.length + 6 + 34 * inputs);
+      expect(Buffer.from(standardFromExtended(ef))).toEqual(raw);
     }
+    // A record stored before EF (no extension): sent raw.
+    await redis.del(`${p}:records:ef:${created.txId}`);
+    expect((await st.publication(created.txId))?.broadcastTx).toEqual(
+      await redis.getBuffer(`${p}:records:tx:${created.txId}`),
+    );
     // A record accepted before the tx key existed: its hex in the hash is what the readers answer.
     const legacy = independent.txId;
     const hex = ((await redis.getBuffer(`${p}:records:tx:${legacy}`)) as Buffer).toString('hex');
@@ -255,6 +268,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       expect.any(Uint8Array),
       null,
     ]);
+    await redis.del(`${p}:records:ef:${legacy}`);
     expect((await st.publication(legacy))?.rawTx).toEqual(Buffer.from(hex, 'hex'));
     expect((await st.receiptMaterial(legacy))?.rawTx).toEqual(Buffer.from(hex, 'hex'));
   });

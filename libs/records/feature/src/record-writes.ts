@@ -273,6 +273,7 @@ export class RecordWrites {
       encoders: steps.map((s) => s.encoder),
       bytes,
       rawTx: tx.rawTx,
+      ...(tx.ef ? { ef: tx.ef } : {}),
       link: tx.linkOutput ? { vout: tx.linkOutput.vout, satoshis: tx.linkOutput.satoshis } : null,
       tokenHash,
       acceptedAt: this.deps.clock.now(),

@@ -123,6 +123,7 @@ export function createPublication(o: PublicationOptions): Publication {
         clock: o.clock,
         logger: logger.child({ role: 'records-publish' }),
         concurrency: o.config.workerConcurrency,
+        proven: async (txIds) => (await o.chain.store.inclusions(txIds)).map((i) => i !== null),
         ...tuning,
       });
       return publisher;

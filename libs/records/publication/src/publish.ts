@@ -1,7 +1,7 @@
 import { UnrecoverableError } from 'bullmq';
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
-import { refusalCode } from '@proofline/chain-domain';
+import { refusalCode, spentTxIds } from '@proofline/chain-domain';
 import type { BroadcastVerdict, ChainPublisher, Refusal } from '@proofline/chain-domain';
 import type { RecordStore } from '@proofline/records-data-access';
 import { recordFailure } from './settlement';
@@ -50,6 +50,11 @@ export type PublishDeps = {
   handOff?: (txIds: readonly string[]) => Promise<void>;
   /** FOLLOW_MAX unless a test lowers it. */
   followMax?: number;
+  /**
+   * Which of these transactions are mined with a stored proof (settled: no longer in flight). The
+   * 460 reading asks it about a record's parents; absent, a published parent counts as in flight.
+   */
+  proven?: (txIds: readonly string[]) => Promise<boolean[]>;
 };
 
 /**
@@ -124,8 +129,10 @@ async function publishOne(
     }
     if (prevState !== 'published') return 'wait-previous';
   }
-  const verdict = await deps.chain.submit({ txId, rawTx: info.rawTx });
-  const reading = publicationReading(verdict);
+  const verdict = await deps.chain.submit({ txId, rawTx: info.broadcastTx });
+  const first = publicationReading(verdict);
+  const reading = first === 'parent-not-found' ? await parentNotFound(deps, info) : first;
+  if (reading === 'wait-previous') return 'wait-previous';
   if (reading === 'published') {
     // Funding and the watch list first: a crash before the record is settled re-runs the job,
     // which re-sends the same bytes (the chain answers it knows them) and settles again.
@@ -139,8 +146,9 @@ async function publishOne(
     return { successors };
   }
   if (reading === 'retry') {
-    // A parent of the transaction has not reached the chain node yet: retry with backoff.
-    throw new Error(`chain reports a missing input for ${txId}: ${verdict.kind === 'pending' ? verdict.detail : ''}`);
+    // A parent of the transaction has not reached ARC or the chain node yet: retry with backoff.
+    const detail = verdict.kind === 'pending' ? verdict.detail : verdict.kind === 'refused' ? verdict.reason : '';
+    throw new Error(`chain reports a missing input for ${txId}: ${detail}`);
   }
   const code = refusalCode(reading);
   const failure = recordFailure(reading);
@@ -160,17 +168,84 @@ async function publishOne(
  * - `pending` SEEN_IN_ORPHAN_MEMPOOL (a parent is missing) → retry the same bytes with backoff.
  * - any other `pending` status (RECEIVED … ACCEPTED_BY_NETWORK, MINED_IN_STALE_BLOCK) → published:
  *   ARC holds the transaction; the confirmation pass polls it until it is mined.
- * - `refused` (final or not) and `request-problem` → the record fails with it.
+ * - `refused` 460 (ARC found no parent; `final: false`) → `parent-not-found`, read by
+ *   {@link parentNotFound}: a parent of ours still in flight makes it wait, anything else refuses.
+ * - any other `refused` (final or not) and `request-problem` → the record fails with it.
  */
-function publicationReading(v: BroadcastVerdict): 'published' | 'retry' | Refusal {
+function publicationReading(v: BroadcastVerdict): 'published' | 'retry' | 'parent-not-found' | Refusal {
   switch (v.kind) {
     case 'accepted':
       return 'published';
     case 'pending':
       return v.status === 'SEEN_IN_ORPHAN_MEMPOOL' ? 'retry' : 'published';
     case 'refused':
+      return v.code === 460 && !v.final ? 'parent-not-found' : v;
     case 'request-problem':
       return v;
+  }
+}
+
+/**
+ * How many times a record answered 460 waits for a parent of ours in flight before the 460 is
+ * read as a refusal. Each wait is a job retry with backoff (BullMQ's, then the outbox sweeper's),
+ * so this is minutes: far longer than a parent takes to be answered.
+ */
+export const PARENT_WAITS_MAX = 20;
+
+/**
+ * ARC answered 460 (it found no parent of the transaction). Every record transaction is sent in
+ * Extended Format, so ARC should not need its parents; an ARC that still looks them up (a raw
+ * transaction from before EF, an operator refusing EF's shortcut) answers 460 while a parent is
+ * in flight. A parent that is ours and not settled:
+ * - the previous record still in the outbox → `wait-previous`: its publication follows the chain
+ *   to this record, sent after it;
+ * - a record of ours published (ARC answered it, not necessarily SEEN yet) and not proven yet, or
+ *   still in the outbox → `retry`: the same bytes again with backoff, after the parent.
+ * Up to {@link PARENT_WAITS_MAX} waits per record (counted on the record, logged each time); a
+ * parent that is not ours (not a record: a foreign or an unknown output), or settled (failed, or
+ * mined with a stored proof), or a record past that bound, keeps the 460 as the record's refusal.
+ */
+async function parentNotFound(
+  deps: PublishDeps,
+  info: { readonly txId: string; readonly prevTxId: string | null; readonly rawTx: Uint8Array },
+): Promise<'wait-previous' | 'retry' | Refusal> {
+  const refusal: Refusal = {
+    kind: 'refused',
+    txId: info.txId,
+    code: 460,
+    reason: 'ARC 460: no parent of the transaction found, and none is a record of ours in flight',
+    final: true,
+    competingTxs: [],
+  };
+  const parents = new Set(parentTxIds(info.rawTx));
+  if (info.prevTxId) parents.add(info.prevTxId);
+  const states = await Promise.all([...parents].map(async (p) => [p, await deps.store.state(p)] as const));
+  const published = states.filter(([, state]) => state === 'published').map(([p]) => p);
+  const proven = new Set((await deps.proven?.(published))?.flatMap((yes, i) => (yes ? [published[i]] : [])));
+  const inFlight = states.filter(([p, state]) => state === 'pending' || (state === 'published' && !proven.has(p)));
+  if (inFlight.length === 0) return refusal;
+  const waits = await deps.store.countParentWait(info.txId);
+  if (waits > PARENT_WAITS_MAX) {
+    deps.logger?.warn(
+      { txId: info.txId, parents: inFlight.map(([p]) => p), waits },
+      'ARC 460 for a parent of ours in flight, past the bound of waits: the record fails',
+    );
+    return { ...refusal, reason: `ARC 460: parents of ours not found by ARC after ${PARENT_WAITS_MAX} waits` };
+  }
+  deps.logger?.warn(
+    { txId: info.txId, parents: inFlight.map(([p, state]) => `${p}:${state}`), waits, max: PARENT_WAITS_MAX },
+    'ARC 460 while a parent of ours is in flight: the record is sent again after its parent',
+  );
+  const prevPending = inFlight.some(([p, state]) => p === info.prevTxId && state === 'pending');
+  return prevPending ? 'wait-previous' : 'retry';
+}
+
+/** The txIds the bytes spend from; none when they are not a transaction (test doubles' payloads). */
+function parentTxIds(tx: Uint8Array): string[] {
+  try {
+    return spentTxIds(tx);
+  } catch {
+    return [];
   }
 }
 

@@ -66,7 +66,7 @@ export function refusedWhileConfirming(o: {
   };
 }
 
-/** The bytes accepted at write time: the only bytes ever (re-)broadcast for a record. */
+/** The bytes the publisher sent (EF, from what was accepted at write time): the only bytes ever re-broadcast for a record. */
 export function rawTxOf(records: RecordStore): (txIds: readonly string[]) => Promise<(Uint8Array | null)[]> {
-  return (txIds) => Promise.all(txIds.map(async (txId) => (await records.publication(txId))?.rawTx ?? null));
+  return (txIds) => Promise.all(txIds.map(async (txId) => (await records.publication(txId))?.broadcastTx ?? null));
 }

@@ -101,6 +101,8 @@ export interface RecordsPublisherOptions {
   readonly sweepEveryMs?: number;
   /** Successors one job follows before handing the rest on (default FOLLOW_MAX; tests lower it). */
   readonly followMax?: number;
+  /** Which transactions are mined with a stored proof (the 460 reading's "settled"). */
+  readonly proven?: PublishDeps['proven'];
   /**
    * BullMQ lock settings (default PUBLISH_LOCK_MS and PUBLISH_STALLED_CHECK_MS; tests shorten them
    * to exercise stalled-job recovery).
@@ -144,6 +146,7 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
     ...(opts.settlement ? { settlement: opts.settlement } : {}),
     handOff: (txIds) => queue.handOff(txIds),
     ...(opts.followMax ? { followMax: opts.followMax } : {}),
+    ...(opts.proven ? { proven: opts.proven } : {}),
   };
   // A batch's successor whose previous record is unpublished needs no job of its own: whoever
   // publishes the previous record follows the chain to it (publishTx; the settle script reports

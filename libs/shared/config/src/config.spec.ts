@@ -36,6 +36,7 @@ describe('loadConfig', () => {
       arcCallbackUrl: undefined,
       arcCallbackToken: undefined,
       arcTimeoutMs: 15000,
+      arcMaxInFlight: 4,
       headersUrl: 'http://127.0.0.1:9090',
       headersApiKey: undefined,
       headersMaxRps: undefined,
@@ -91,6 +92,7 @@ describe('loadConfig', () => {
       ARC_CALLBACK_URL: 'https://proofline.example/arc/callback',
       ARC_CALLBACK_TOKEN: '0123456789abcdef',
       ARC_TIMEOUT_MS: '20000',
+      ARC_MAX_IN_FLIGHT: '8',
       ARC_CALLBACK_GRACE_MS: '45000',
       HEADERS_URL: 'https://api.whatsonchain.com/v1/bsv/test',
       HEADERS_API_KEY: 'mainnet_woc',
@@ -103,6 +105,7 @@ describe('loadConfig', () => {
       arcCallbackUrl: 'https://proofline.example/arc/callback',
       arcCallbackToken: '0123456789abcdef',
       arcTimeoutMs: 20000,
+      arcMaxInFlight: 8,
       headersUrl: 'https://api.whatsonchain.com/v1/bsv/test',
       headersApiKey: 'mainnet_woc',
       headersMaxRps: 2.5,
@@ -113,6 +116,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ HEADERS_MAX_RPS: ' ' }).chain.headersMaxRps).toBeUndefined();
     expect(() => loadConfig({ HEADERS_MAX_RPS: '0' })).toThrow(/^HEADERS_MAX_RPS: /);
     expect(() => loadConfig({ HEADERS_MAX_RPS: 'fast' })).toThrow(/^HEADERS_MAX_RPS: /);
+    expect(() => loadConfig({ ARC_MAX_IN_FLIGHT: '0' })).toThrow(/^ARC_MAX_IN_FLIGHT: /);
   });
 
   it('refuses production without AUTH_JWT_SECRET or AUTH_JWKS_URL, in one line naming the variable', () => {
@@ -262,7 +266,7 @@ describe('loadConfig', () => {
 
   it('declares each variable once, with a doc line, and the schema parses what loadConfig returns', () => {
     const names = CONFIG_VARIABLES.map((v) => v.name);
-    expect(names).toHaveLength(69);
+    expect(names).toHaveLength(70);
     expect(new Set(names).size).toBe(names.length);
     expect(CONFIG_VARIABLES.filter((v) => v.doc.trim() === '')).toEqual([]);
     const env = { PORT: '3100', FEATURES: 'verify', DEVNET_REDIS_URL: 'redis://127.0.0.1:7000' };

@@ -39,6 +39,11 @@ export const chain = slice(
         'Deadline of each ARC and headers request.',
         intFrom(1000, 120_000).default(15_000),
       ),
+      arcMaxInFlight: variable(
+        'ARC_MAX_IN_FLIGHT',
+        'Submission requests (`POST /v1/tx(s)`) each process keeps out to ARC at once; a transaction is never sent before the request carrying its parent was answered.',
+        intFrom(1, 64).default(4),
+      ),
       headersUrl: variable(
         'HEADERS_URL',
         'WhatsOnChain-compatible block headers source every proof is checked against.',

@@ -15,6 +15,7 @@
   KEYS[15] the chain's create record hash (records:rec:<chainId>; holds `minedPos`, see below)
   KEYS[16] confirmed index      (the proof store's HASH whose fields are the 32 raw bytes of every
                                  txId with a stored proof: chain-arc's inclusions)
+  KEYS[17] EF extension         (records:ef:<txId>; STRING, binary; written only when ARGV[16] is not empty)
 
   ARGV[1] txId of the new record
   ARGV[2] outbox score (acceptance time, ms)
@@ -25,7 +26,8 @@
   ARGV[7..13] the pool's commit args (FundingPool.commitArgs(...))
   ARGV[14] the raw transaction (bytes)
   ARGV[15] most unconfirmed versions the chain may hold (MAX_UNCONFIRMED_LINKS); '0' = no limit
-  ARGV[16..] field, value pairs of the new record (position is set here)
+  ARGV[16] what Extended Format adds to the raw transaction (per input: satoshis and script spent), or ''
+  ARGV[17..] field, value pairs of the new record (position is set here)
 
   Returns 'OK' or one of: 'TX_NOT_FOUND' (no previous record), 'WRONG_FAMILY' (previous is not
   linked), 'TOKEN_INVALID', 'FORBIDDEN' (no token, other tenant), 'NOT_END' (previous is a
@@ -122,13 +124,16 @@ if refused then
   return refused
 end
 local fields = {}
-for i = 16, #ARGV do
+for i = 17, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
 fields[#fields + 1] = 'position'
 fields[#fields + 1] = tostring(tonumber(prev[7] or '0') + 1)
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('SET', KEYS[14], ARGV[14])
+if ARGV[16] ~= '' then
+  redis.call('SET', KEYS[17], ARGV[16])
+end
 redis.call('HSET', KEYS[3], 'nextTxId', ARGV[1])
 if minedPos then
   redis.call('HSET', KEYS[15], 'minedPos', tostring(minedPos))

@@ -11,6 +11,7 @@
   KEYS[3] chain list       (records:chain:<txId>; used only when ARGV[3] == '1')
   KEYS[4..12] the pool's commit keys (FundingPool.commitKeys(txId))
   KEYS[13] raw transaction   (records:tx:<txId>; STRING, binary)
+  KEYS[14] EF extension      (records:ef:<txId>; STRING, binary; written only when ARGV[13] is not empty)
 
   ARGV[1] txId
   ARGV[2] outbox score (acceptance time, ms)
@@ -18,7 +19,8 @@
   ARGV[4] most records the outbox may hold (back-pressure); '0' = no limit
   ARGV[5..11] the pool's commit args (FundingPool.commitArgs(...))
   ARGV[12] the raw transaction (bytes)
-  ARGV[13..] field, value pairs of the record hash
+  ARGV[13] what Extended Format adds to it (per input: satoshis and script spent), or ''
+  ARGV[14..] field, value pairs of the record hash
 
   Returns 'OK', 'EXISTS' when a record (or a pool commit) with this txId is already stored,
   'BACKPRESSURE' when the outbox is full (publication lags too far behind), 'LEASE_LOST' when
@@ -38,11 +40,14 @@ if refused then
   return refused
 end
 local fields = {}
-for i = 13, #ARGV do
+for i = 14, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('SET', KEYS[13], ARGV[12])
+if ARGV[13] ~= '' then
+  redis.call('SET', KEYS[14], ARGV[13])
+end
 if ARGV[3] == '1' then
   redis.call('RPUSH', KEYS[3], ARGV[1])
 end
