@@ -97,6 +97,14 @@ export const Readiness = component(
       redis: z.enum(['up', 'down', 'unknown']),
       workers: z.int().min(0).nullable().optional().describe('Live worker heartbeats (reported, not decisive).'),
       draining: z.boolean(),
+      publication: z
+        .enum(['running', 'paused'])
+        .nullable()
+        .optional()
+        .describe(
+          'paused: the chain service refuses the request itself (a wrong ARC_CALLBACK_URL, an unknown X-WaitFor); accepted records wait in the outbox (reported, not decisive).',
+        ),
+      publicationDetail: z.string().optional().describe('While paused: since when and the chain service answer.'),
     }),
   }),
   'Whether this process can serve: its Redis connection answers (workers are reported, not required); 503 while starting or draining.',

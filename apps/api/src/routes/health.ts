@@ -3,6 +3,8 @@ import { unavailable } from '@proofline/shared-errors';
 import type { MetricsSource } from '@proofline/shared-http';
 import { APP_VERSION } from '@proofline/shared-config';
 import { liveWorkers } from '@proofline/shared-redis';
+import { readPublicationPause } from '@proofline/records-publication';
+import type { PauseState } from '@proofline/records-publication';
 import type { ApiDeps } from '../deps';
 import { json, retryAfter, text } from '../openapi/parts';
 import { mountRoutes, routeTable } from '../openapi/route';
@@ -85,16 +87,19 @@ export function healthRoutes(deps: ApiDeps, metrics?: MetricsSource): Router {
       async (_req, res) => {
         let redisOk = false;
         let workers: number | null = null;
+        let pause: PauseState | null | undefined;
         try {
           // A connection known to be down (refused, reconnecting, closed) is not-ready at once, without
           // a round trip; a first connection still being made gets its bounded ping.
           if (DOWN.has(deps.redis.status)) throw new Error(`redis connection ${deps.redis.status}`);
-          const [pong, live] = await Promise.all([
+          const [pong, live, paused] = await Promise.all([
             withTimeout(deps.redis.ping(), 1000),
             withTimeout(liveWorkers(deps.redis, deps.config.redisPrefix), 1000).catch(() => null),
+            withTimeout(readPublicationPause(deps.redis, deps.config.redisPrefix), 1000).catch(() => undefined),
           ]);
           redisOk = pong === 'PONG';
           workers = live;
+          pause = paused;
         } catch {
           redisOk = false;
         }
@@ -102,7 +107,13 @@ export function healthRoutes(deps: ApiDeps, metrics?: MetricsSource): Router {
         res.status(redisOk ? 200 : 503).json({
           status: redisOk ? 'ready' : 'not-ready',
           appVersion: APP_VERSION,
-          checks: { redis: redisOk ? 'up' : 'down', workers, draining: false },
+          checks: {
+            redis: redisOk ? 'up' : 'down',
+            workers,
+            draining: false,
+            ...(pause === undefined ? {} : { publication: pause ? 'paused' : 'running' }),
+            ...(pause ? { publicationDetail: `since ${pause.since}: ${pause.detail}` } : {}),
+          },
         });
       },
     ],

@@ -1,1 +1,2 @@
 export * from './arc-devnet';
+export * from './arc-proxy';

@@ -13,6 +13,7 @@ import type { Clock, Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
 import type { Redis } from '@proofline/shared-redis';
+import { publicationPause } from './publication-pause';
 import type { BullPublishQueue } from './producer';
 import type { PublicationSettlement } from './publish';
 import { publicationSettlement, rawTxOf, refusedWhileConfirming } from './settlement';
@@ -86,6 +87,7 @@ export interface Publication {
 export function createPublication(o: PublicationOptions): Publication {
   const logger = o.logger ?? createLogger({ level: 'silent', name: 'publication' });
   const confirmLogger = logger.child({ role: 'chain-confirmations' });
+  const publishLogger = logger.child({ role: 'records-publish' });
   const store = new RecordStore(o.redis, o.prefix);
   const queue = deferringQueue(o.bull, o.prefix, store, o.clock, o.config.publishCoalesceMs);
   const settlement = publicationSettlement({
@@ -120,8 +122,9 @@ export function createPublication(o: PublicationOptions): Publication {
         prefix: o.prefix,
         chain: o.webhooks ? o.webhooks(o.chain.publisher) : o.chain.publisher,
         settlement,
+        pause: publicationPause({ redis: o.redis, prefix: o.prefix, clock: o.clock, logger: publishLogger }),
         clock: o.clock,
-        logger: logger.child({ role: 'records-publish' }),
+        logger: publishLogger,
         concurrency: o.config.workerConcurrency,
         ...tuning,
       });

@@ -2,8 +2,10 @@ import { UnrecoverableError } from 'bullmq';
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
 import { refusalCode } from '@proofline/chain-domain';
-import type { BroadcastVerdict, ChainPublisher, Refusal } from '@proofline/chain-domain';
+import type { BroadcastVerdict, ChainPublisher, RefusedVerdict, RequestProblemVerdict } from '@proofline/chain-domain';
 import type { RecordStore } from '@proofline/records-data-access';
+import { RequestProblemError } from './publication-pause';
+import type { PublicationPause } from './publication-pause';
 import { recordFailure } from './settlement';
 
 /*
@@ -42,6 +44,8 @@ export type PublishDeps = {
   clock: Clock;
   logger?: Logger;
   settlement?: PublicationSettlement;
+  /** Where a request problem pauses publication (logged once, reported by metrics and readiness). */
+  pause?: PublicationPause;
   /**
    * Carries on a chain follow that reached FOLLOW_MAX: a new job for the successors still
    * pending. Without it they waited for the outbox sweeper (5 s), and so did every record accepted
@@ -126,6 +130,12 @@ async function publishOne(
   }
   const verdict = await deps.chain.submit({ txId, rawTx: info.rawTx });
   const reading = publicationReading(verdict);
+  if (typeof reading === 'object' && reading.kind === 'request-problem') {
+    // The request, not this record: it stays in the outbox, its inputs reserved; retried with back-off.
+    await deps.pause?.paused(reading);
+    throw new RequestProblemError(`publication paused: ${reading.detail}`);
+  }
+  await deps.pause?.resumed();
   if (reading === 'published') {
     // Funding and the watch list first: a crash before the record is settled re-runs the job,
     // which re-sends the same bytes (the chain answers it knows them) and settles again.
@@ -160,9 +170,14 @@ async function publishOne(
  * - `pending` SEEN_IN_ORPHAN_MEMPOOL (a parent is missing) → retry the same bytes with backoff.
  * - any other `pending` status (RECEIVED … ACCEPTED_BY_NETWORK, MINED_IN_STALE_BLOCK) → published:
  *   ARC holds the transaction; the confirmation pass polls it until it is mined.
- * - `refused` (final or not) and `request-problem` → the record fails with it.
+ * - `request-problem` (a problem naming no txid of ours: a 400 for the request, a wrong
+ *   ARC_CALLBACK_URL) → publication pauses; the record stays pending in the outbox and is retried.
+ *   Only an answer that names the transaction refuses it.
+ * - `refused` (final or not) → the record fails with it.
  */
-function publicationReading(v: BroadcastVerdict): 'published' | 'retry' | Refusal {
+export function publicationReading(
+  v: BroadcastVerdict,
+): 'published' | 'retry' | RefusedVerdict | RequestProblemVerdict {
   switch (v.kind) {
     case 'accepted':
       return 'published';

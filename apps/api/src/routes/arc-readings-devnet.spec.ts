@@ -1,0 +1,135 @@
+import { createArcChain } from '@proofline/chain-arc';
+import type { ArcChain } from '@proofline/chain-arc';
+import { startArcDevnet, startArcProxy } from '@proofline/devnet-testing';
+import type { ArcDevnet, ArcProxy, ProxiedRequest } from '@proofline/devnet-testing';
+import { RecordStore } from '@proofline/records-data-access';
+import { createPublication, readPublicationPause } from '@proofline/records-publication';
+import type { Publication } from '@proofline/records-publication';
+import { createLogger } from '@proofline/shared-logger';
+import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { call, seedKey, startApi } from '../testing/harness';
+import type { RunningApi } from '../testing/harness';
+
+// Every ARC answer read as ARC means it: the real publisher and confirmation pass, real Redis and
+// BullMQ, the devnet node behind a real HTTP server that answers as ARC does where the node does
+// not: a 400 about the request (no txid), DOUBLE_SPEND_ATTEMPTED, statuses below SEEN_ON_NETWORK
+// when X-WaitFor times out, a refusal of a transaction the chain then mines.
+
+jest.setTimeout(60_000);
+
+/** ARC's problem body for a request it cannot take (handler/default.go: no txid). */
+const REQUEST_PROBLEM = {
+  type: 'https://bitcoin-sv.github.io/arc/#/errors?id=_400',
+  title: 'Bad request',
+  status: 400,
+  detail: 'The request seems to be malformed and cannot be processed',
+  instance: null,
+  txid: null,
+  extraInfo: 'invalid callback url: localhost is not allowed',
+};
+const isSubmit = (req: ProxiedRequest) => req.method === 'POST' && req.path.startsWith('/v1/tx');
+
+describe('ARC answers read as ARC means them (the devnet node behind an ARC-answering server)', () => {
+  const prefix = uniquePrefix('readings');
+  const lines: string[] = [];
+  const logger = createLogger({ level: 'info', name: 'test', destination: { write: (l: string) => lines.push(l) } });
+  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const workerRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const workerBull = createBullRedis(testRedisUrl());
+  const store = new RecordStore(workerRedis, prefix);
+  let dev: ArcDevnet;
+  let proxy: ArcProxy;
+  let api: RunningApi;
+  let chain: ArcChain;
+  let publication: Publication;
+  let writerKey: string;
+
+  const write = async (body: string): Promise<string> => {
+    const res = await call(api, 'POST', '/api/v1/records', {
+      key: writerKey,
+      body,
+      contentType: 'application/octet-stream',
+    });
+    expect(res.status).toBe(200);
+    return (res.body as { txId: string }).txId;
+  };
+  const readiness = async () =>
+    (await (await fetch(`${api.baseUrl}/readiness`)).json()) as {
+      status: string;
+      checks: { publication?: string; publicationDetail?: string };
+    };
+  const logged = (msg: string) => lines.filter((l) => l.includes(`"msg":"${msg}`)).length;
+
+  beforeAll(async () => {
+    dev = await startArcDevnet({ redis: nodeRedis, prefix });
+    proxy = await startArcProxy(dev.node.url);
+    api = await startApi({ prefix, fund: 0, env: { ...dev.env } });
+    await dev.fund(100, 1000);
+    writerKey = (await seedKey(api, { tenant: 'acme', permissions: ['Issuer_Admin'] })).rawKey;
+    // The worker side talks to ARC through the proxy.
+    chain = createArcChain({
+      redis: workerRedis,
+      prefix,
+      config: { ...api.deps.config.chain, arcUrl: proxy.url },
+      seed: api.deps.config.wallet.seed,
+    });
+    publication = createPublication({
+      redis: workerRedis,
+      bull: workerBull,
+      prefix,
+      config: api.deps.config,
+      chain,
+      pool: dev.pool,
+      clock: api.deps.clock,
+      logger,
+    });
+    publication.startPublisher({ concurrency: 4, sweepEveryMs: 200, sweepAfterMs: 500 });
+  });
+  afterEach(() => {
+    proxy.rule = () => 'forward';
+  });
+  afterAll(async () => {
+    await publication.close();
+    await chain.close();
+    await api.close();
+    await proxy.close();
+    await dev.close();
+    await deleteByPrefix(workerRedis, prefix);
+    await workerBull.quit();
+    await workerRedis.quit();
+    await nodeRedis.quit();
+  });
+
+  it('a 400 about the request (no txid) fails no write: publication pauses (one warning, readiness), records stay pending with their inputs reserved, then publish', async () => {
+    proxy.rule = (req) => (isSubmit(req) ? { status: 400, body: REQUEST_PROBLEM } : 'forward');
+    const txIds = await Promise.all([1, 2, 3].map((i) => write(`paused ${i}`)));
+    // Several attempts, each answered 400.
+    await eventually(async () => proxy.requests.filter(isSubmit).length >= 9, 15_000, 50);
+    await eventually(async () => (await readiness()).checks.publication === 'paused', 5000, 50);
+    const ready = await readiness();
+    expect(ready.status).toBe('ready'); // accepted writes wait in the outbox: serving stays right
+    expect(ready.checks.publicationDetail).toContain('ARC 400');
+    expect(await readPublicationPause(workerRedis, prefix)).toMatchObject({ httpStatus: 400 });
+    for (const txId of txIds) expect(await store.state(txId)).toBe('pending');
+    expect(await workerRedis.zscore(`${prefix}:records:outbox`, txIds[0] as string)).not.toBeNull();
+    // Their inputs stay spent by their transactions (committed, unsettled): no other write gets them.
+    const unsettled = (await dev.pool.unsettled(1000)).map((t) => t.txId);
+    for (const txId of txIds) expect(unsettled).toContain(txId);
+    expect(logged('publication paused')).toBe(1);
+    expect(logged('record transaction rejected')).toBe(0);
+    expect(logged('publication attempt failed')).toBe(0);
+
+    proxy.rule = () => 'forward';
+    await eventually(
+      async () => (await Promise.all(txIds.map((t) => store.state(t)))).every((s) => s === 'published'),
+      30_000,
+      100,
+    );
+    expect((await readiness()).checks.publication).toBe('running');
+    expect(await readPublicationPause(workerRedis, prefix)).toBeNull();
+    expect(logged('publication resumed')).toBe(1);
+    const settled = (await dev.pool.unsettled(1000)).map((t) => t.txId);
+    for (const txId of txIds) expect(settled).not.toContain(txId); // SEEN_ON_NETWORK: change freed
+  });
+});
