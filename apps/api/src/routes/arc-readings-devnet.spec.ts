@@ -1,6 +1,6 @@
 import { createArcChain } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
-import { startArcDevnet, startArcProxy } from '@proofline/devnet-testing';
+import { startArcDevnet, startArcProxy, statusEntry, submittedTxIds } from '@proofline/devnet-testing';
 import type { ArcDevnet, ArcProxy, ProxiedRequest } from '@proofline/devnet-testing';
 import { RecordStore } from '@proofline/records-data-access';
 import { createPublication, readPublicationPause } from '@proofline/records-publication';
@@ -29,6 +29,25 @@ const REQUEST_PROBLEM = {
   extraInfo: 'invalid callback url: localhost is not allowed',
 };
 const isSubmit = (req: ProxiedRequest) => req.method === 'POST' && req.path.startsWith('/v1/tx');
+const statusQueryOf = (req: ProxiedRequest) =>
+  req.method === 'GET' ? (/^\/v1\/tx\/([0-9a-f]{64})$/.exec(req.path)?.[1] ?? null) : null;
+/** A transaction that competes for the same inputs (ARC's `competingTxs`); its status is the spec's to answer. */
+const COMPETING = 'c0'.repeat(32);
+const ARC_UNKNOWN = {
+  status: 404,
+  body: {
+    type: 'https://bitcoin-sv.github.io/arc/#/errors?id=_404',
+    title: 'Not found',
+    status: 404,
+    detail: 'The requested resource could not be found',
+    txid: null,
+  },
+};
+/** The answer entries of a submission, each at `txStatus`. */
+const answerEach = (req: ProxiedRequest, txStatus: string, extra: Record<string, unknown> = {}) => {
+  const entries = submittedTxIds(req).map((txId) => statusEntry(txId, txStatus, extra));
+  return { status: 200, body: req.path === '/v1/txs' ? entries : entries[0] };
+};
 
 describe('ARC answers read as ARC means them (the devnet node behind an ARC-answering server)', () => {
   const prefix = uniquePrefix('readings');
@@ -59,6 +78,15 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       status: string;
       checks: { publication?: string; publicationDetail?: string };
     };
+  const statusOf = async (txId: string) =>
+    (await call(api, 'GET', `/api/v1/records/${txId}/status`, { key: writerKey })).body as {
+      publication: string;
+      failure?: string;
+      confirmation: { blockHash: string } | null;
+    };
+  const unsettled = async () => (await dev.pool.unsettled(1000)).map((t) => t.txId);
+  const free = async () => (await workerRedis.zrange(dev.pool.keys.free, 0, -1)) as string[];
+  const inputsOf = async (txId: string) => (await dev.pool.unsettled(1000)).find((t) => t.txId === txId)?.inputs ?? [];
   const logged = (msg: string) => lines.filter((l) => l.includes(`"msg":"${msg}`)).length;
 
   beforeAll(async () => {
@@ -131,5 +159,72 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     expect(logged('publication resumed')).toBe(1);
     const settled = (await dev.pool.unsettled(1000)).map((t) => t.txId);
     for (const txId of txIds) expect(settled).not.toContain(txId); // SEEN_ON_NETWORK: change freed
+  });
+
+  it('DOUBLE_SPEND_ATTEMPTED is pending: the record stays published and watched, its change unspendable, and is confirmed once mined', async () => {
+    const doubleSpend = { competingTxs: [COMPETING], extraInfo: 'double spend attempted' };
+    // The node takes the transaction (it is the one mined later); ARC reports the double spend.
+    const ours = new Set<string>();
+    proxy.rule = (req) => {
+      if (isSubmit(req)) {
+        for (const t of submittedTxIds(req)) ours.add(t);
+        return { rewrite: () => answerEach(req, 'DOUBLE_SPEND_ATTEMPTED', doubleSpend) };
+      }
+      const txId = statusQueryOf(req);
+      if (txId === COMPETING) return ARC_UNKNOWN;
+      if (txId && ours.has(txId))
+        return { rewrite: () => ({ status: 200, body: statusEntry(txId, 'DOUBLE_SPEND_ATTEMPTED', doubleSpend) }) };
+      return 'forward';
+    };
+    const txId = await write('double spend, then mined');
+    await eventually(async () => (await store.state(txId)) === 'published', 10_000, 50);
+    expect(await unsettled()).toContain(txId); // change not spendable, inputs kept
+    expect(await chain.store.watched(100)).toContain(txId);
+    const pass = await publication.confirmOnce();
+    expect(pass).toMatchObject({ refused: 0, doubleSpends: 1 });
+    expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: null });
+    expect(await chain.store.watched(100)).toContain(txId);
+
+    proxy.rule = () => 'forward';
+    const block = await dev.node.mineBlock();
+    expect((await publication.confirmOnce()).proven).toBeGreaterThanOrEqual(1);
+    const s = await statusOf(txId);
+    expect(s).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
+    expect(s.failure).toBeUndefined();
+  });
+
+  it('DOUBLE_SPEND_ATTEMPTED fails the record once a competing transaction is MINED; its inputs never go back to the pool', async () => {
+    const doubleSpend = { competingTxs: [COMPETING], extraInfo: 'double spend attempted' };
+    let competingMined = false;
+    // This time the transaction never reaches the node: ARC answers for it.
+    const ours = new Set<string>();
+    proxy.rule = (req) => {
+      if (isSubmit(req)) {
+        for (const t of submittedTxIds(req)) ours.add(t);
+        return answerEach(req, 'DOUBLE_SPEND_ATTEMPTED', doubleSpend);
+      }
+      const txId = statusQueryOf(req);
+      if (txId === COMPETING)
+        return competingMined ? { status: 200, body: statusEntry(COMPETING, 'MINED') } : ARC_UNKNOWN;
+      if (txId && ours.has(txId))
+        return { status: 200, body: statusEntry(txId, 'DOUBLE_SPEND_ATTEMPTED', doubleSpend) };
+      return 'forward';
+    };
+    const txId = await write('double spend, competitor mined');
+    await eventually(async () => (await store.state(txId)) === 'published', 10_000, 50);
+    const inputs = await inputsOf(txId);
+    expect(inputs.length).toBeGreaterThan(0);
+    expect((await publication.confirmOnce()).doubleSpends).toBe(1);
+    expect((await statusOf(txId)).publication).toBe('published');
+
+    competingMined = true;
+    expect(await publication.confirmOnce()).toMatchObject({ refused: 1, doubleSpends: 0 });
+    const s = await statusOf(txId);
+    expect(s.publication).toBe('failed');
+    expect(s.failure).toMatch(/^DOUBLE_SPEND: .*competing c0c0.* MINED/);
+    expect(await chain.store.watched(100)).not.toContain(txId);
+    expect(await unsettled()).not.toContain(txId);
+    const freeNow = await free();
+    for (const input of inputs) expect(freeNow).not.toContain(input);
   });
 });

@@ -56,6 +56,8 @@ export interface ConfirmationPassReport {
   readonly waiting: number;
   readonly rebroadcast: number;
   readonly refused: number;
+  /** DOUBLE_SPEND_ATTEMPTED answers still watched: no competing transaction is MINED yet. */
+  readonly doubleSpends: number;
   readonly errors: number;
   /** TxIds whose proof was dropped because their block left the main chain (back to waiting). */
   readonly reorged: readonly string[];
@@ -72,7 +74,8 @@ const HEADER_BACKFILL = 16;
  * 2. polling: `GET /v1/tx/{txid}` for the watched txIds; MINED BUMPs verified against the
  *    headers source and stored (which unwatches them); refused proofs stay watched;
  * 3. 404 (ARC does not know it) → the same bytes are broadcast again, never other bytes;
- * 4. REJECTED / DOUBLE_SPEND_ATTEMPTED / 46x → `onRefused` (the record fails) and unwatched;
+ * 4. REJECTED / 46x → `onRefused` (the record fails) and unwatched; DOUBLE_SPEND_ATTEMPTED only
+ *    once a competing transaction is MINED ({@link refusedForGood}), else it stays watched;
  * 5. a new tip: its header (and up to 16 missing ancestors) stored, and a block event published.
  * Faults of the headers source or ARC skip the affected step; the next pass retries it.
  */
@@ -106,15 +109,20 @@ export async function runConfirmationPass(
   });
 
   let refused = 0;
-  // Every refusal fails the record, final or not (a DOUBLE_SPEND_ATTEMPTED that may still be
-  // mined included): the verdict's `final` is not read here yet.
+  let doubleSpends = 0;
   const refuse = async (r: Refusal) => {
     await deps.onRefused(r);
     await store.countRejection(refusalCode(r));
     await store.unwatch([r.txId]);
     refused++;
   };
-  for (const r of track.rejected) await refuse(r);
+  // A refusal that may still turn (DOUBLE_SPEND_ATTEMPTED) keeps the transaction watched.
+  const read = async (r: Refusal) => {
+    const final = await refusedForGood(deps.client, r);
+    if (final) await refuse(final);
+    else doubleSpends++;
+  };
+  for (const r of track.rejected) await read(r);
 
   let rebroadcast = 0;
   if (track.unknown.length > 0) {
@@ -127,8 +135,9 @@ export async function runConfirmationPass(
       for (const outcome of await deps.rebroadcast(txs)) {
         if ('retry' in outcome) continue;
         const { verdict } = outcome;
-        if (verdict.kind === 'refused' || verdict.kind === 'request-problem') await refuse(verdict);
-        else rebroadcast++;
+        if (verdict.kind === 'refused') await read(verdict);
+        // A problem with the request says nothing about the transaction: the next pass asks again.
+        else if (verdict.kind !== 'request-problem') rebroadcast++;
       }
     } catch (e) {
       deps.logger?.warn(
@@ -155,10 +164,28 @@ export async function runConfirmationPass(
     waiting: track.waiting.length,
     rebroadcast,
     refused,
+    doubleSpends,
     errors: track.errors.length,
     reorged,
     tip: after,
   };
+}
+
+/**
+ * Whether a refusal ARC reported while the transaction was watched is final: REJECTED and 46x
+ * are; DOUBLE_SPEND_ATTEMPTED is not (ARC documents it ending MINED or REJECTED) until one of its
+ * `competingTxs` is MINED, which ARC is asked here. Returns the final refusal (for a double spend,
+ * naming the competing transaction mined), or null: keep watching. A competing status that
+ * cannot be read now is asked again next pass.
+ */
+export async function refusedForGood(client: StatusSource, r: Refusal): Promise<Refusal | null> {
+  if (r.kind !== 'refused' || r.code !== 'DOUBLE_SPEND_ATTEMPTED') return r;
+  for (const competing of r.competingTxs) {
+    const answer = await client.status(competing).catch(() => null);
+    if (answer?.kind === 'accepted' && answer.status === 'MINED')
+      return { ...r, final: true, reason: `${r.reason}; competing ${competing} MINED` };
+  }
+  return null;
 }
 
 /** Stores the tip's header and walks back (bounded) until a stored ancestor, so heights stay contiguous. */

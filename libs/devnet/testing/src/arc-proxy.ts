@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Transaction } from '@bsv/sdk';
 
 /** A request the proxy received, its body read. */
 export interface ProxiedRequest {
@@ -109,5 +110,37 @@ function json(a: ArcAnswer): { status: number; body: string; contentType: string
     status: a.status,
     body: JSON.stringify(a.body),
     contentType: problem ? 'application/problem+json' : 'application/json',
+  };
+}
+
+/** The txIds a `POST /v1/tx` or `/v1/txs` body carries (raw or Extended Format hex), in order. */
+export function submittedTxIds(req: ProxiedRequest): string[] {
+  const parsed = JSON.parse(req.body || '[]') as { rawTx: string } | { rawTx: string }[];
+  return (Array.isArray(parsed) ? parsed : [parsed]).map(({ rawTx }) =>
+    (rawTx.slice(8, 20).toLowerCase() === '0000000000ef'
+      ? Transaction.fromHexEF(rawTx)
+      : Transaction.fromHex(rawTx)
+    ).id('hex'),
+  );
+}
+
+/** ARC's answer entry for `txId` at `txStatus` (a `/v1/tx` body, a `/v1/txs` element, a `GET /v1/tx` body). */
+export function statusEntry(
+  txId: string,
+  txStatus: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    txid: txId,
+    txStatus,
+    status: 200,
+    title: 'OK',
+    timestamp: new Date().toISOString(),
+    blockHash: null,
+    blockHeight: null,
+    merklePath: null,
+    extraInfo: '',
+    competingTxs: null,
+    ...extra,
   };
 }

@@ -24,6 +24,13 @@ export interface PublicationSettlement {
   /** The chain accepted (or already had) `txId`: confirm its funding, watch it for a proof. */
   accepted(txId: string): Promise<void>;
   /**
+   * The chain holds `txId` but has not shown it to the network for good yet (a status below
+   * SEEN_ON_NETWORK, DOUBLE_SPEND_ATTEMPTED): watch it; its funding stays unsettled (change not
+   * spendable, inputs kept) until the confirmation pass sees it SEEN or MINED, or refused for good.
+   * Absent (a test double): nothing is settled.
+   */
+  held?(txId: string): Promise<void>;
+  /**
    * The chain refused `txId` for good (`code`: ARC's code or status, or the records reason), or it
    * will never be sent (`neverSent`: its previous record was rejected). Settle its funding.
    */
@@ -136,10 +143,11 @@ async function publishOne(
     throw new RequestProblemError(`publication paused: ${reading.detail}`);
   }
   await deps.pause?.resumed();
-  if (reading === 'published') {
+  if (reading === 'published' || reading === 'held') {
     // Funding and the watch list first: a crash before the record is settled re-runs the job,
     // which re-sends the same bytes (the chain answers it knows them) and settles again.
-    await deps.settlement?.accepted(txId);
+    if (reading === 'published') await deps.settlement?.accepted(txId);
+    else await deps.settlement?.held?.(txId);
     const { successors } = await deps.store.settle(
       txId,
       deps.clock.now(),
@@ -173,17 +181,21 @@ async function publishOne(
  * - `request-problem` (a problem naming no txid of ours: a 400 for the request, a wrong
  *   ARC_CALLBACK_URL) → publication pauses; the record stays pending in the outbox and is retried.
  *   Only an answer that names the transaction refuses it.
- * - `refused` (final or not) → the record fails with it.
+ * - `refused` DOUBLE_SPEND_ATTEMPTED → held: ARC documents it ending MINED or REJECTED, so the
+ *   record is published (unconfirmed) and watched; the confirmation pass fails it only on
+ *   REJECTED or once a competing transaction is MINED. Its change is not freed meanwhile.
+ * - any other `refused` → the record fails with it.
  */
 export function publicationReading(
   v: BroadcastVerdict,
-): 'published' | 'retry' | RefusedVerdict | RequestProblemVerdict {
+): 'published' | 'held' | 'retry' | RefusedVerdict | RequestProblemVerdict {
   switch (v.kind) {
     case 'accepted':
       return 'published';
     case 'pending':
       return v.status === 'SEEN_IN_ORPHAN_MEMPOOL' ? 'retry' : 'published';
     case 'refused':
+      return v.code === 'DOUBLE_SPEND_ATTEMPTED' ? 'held' : v;
     case 'request-problem':
       return v;
   }

@@ -18,7 +18,8 @@ export interface ProofWatch {
 /**
  * What publication settles besides the record, as the worker and every test fixture wire it:
  * accepted → the proof store watches the transaction until a verified proof is stored, and the
- * funding pool confirms it (its change becomes spendable); refused → the pool fails it,
+ * funding pool confirms it (its change becomes spendable); held → watched only, the funding stays
+ * unsettled until the confirmation pass settles it (`onSeen`, `refusedWhileConfirming`); refused → the pool fails it,
  * releasing its inputs only when `releasable(code)` says the transaction can never be mined
  * (`inputsReleasable` of @proofline/chain-wallet) or it was never sent. Idempotent.
  */
@@ -32,6 +33,9 @@ export function publicationSettlement(o: {
     accepted: async (txId) => {
       await o.proofs.watch([txId], o.clock.now());
       await o.pool.confirm(txId);
+    },
+    held: async (txId) => {
+      await o.proofs.watch([txId], o.clock.now());
     },
     refused: async (txId, refusal) => {
       await o.pool.fail(txId, { releaseInputs: refusal.neverSent || o.releasable(refusal.code) });
@@ -51,8 +55,8 @@ export function recordFailure(v: Refusal): string {
 }
 
 /**
- * A published record whose transaction ARC refused later (REJECTED, DOUBLE_SPEND_ATTEMPTED while
- * waiting for its proof, or a re-broadcast refused): the record fails with it; its funding is
+ * A published record whose transaction ARC refused later (REJECTED, a DOUBLE_SPEND_ATTEMPTED whose
+ * competing transaction is MINED, or a re-broadcast refused): the record fails with it; its funding is
  * dropped, never released (the transaction reached the network).
  */
 export function refusedWhileConfirming(o: {
