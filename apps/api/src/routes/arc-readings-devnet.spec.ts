@@ -227,4 +227,26 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     const freeNow = await free();
     for (const input of inputs) expect(freeNow).not.toContain(input);
   });
+
+  it('below SEEN_ON_NETWORK (X-WaitFor: STORED timed out or asked for): published, not yet seen; the change is freed when a poll sees it SEEN', async () => {
+    // The node takes the transaction; ARC answers the status reached when X-WaitFor was met.
+    const ours = new Set<string>();
+    proxy.rule = (req) => {
+      if (!isSubmit(req)) return 'forward';
+      for (const t of submittedTxIds(req)) ours.add(t);
+      return { rewrite: () => answerEach(req, 'STORED') };
+    };
+    const txId = await write('stored, not yet seen');
+    await eventually(async () => (await store.state(txId)) === 'published', 10_000, 50);
+    expect(proxy.requests.filter(isSubmit).every((r) => r.headers['x-waitfor'] === 'STORED')).toBe(true);
+    expect(await unsettled()).toContain(txId); // change not spendable yet
+    expect((await free()).some((o) => o.startsWith(`${txId}:`))).toBe(false);
+    expect(await chain.store.watched(100)).toContain(txId);
+
+    proxy.rule = () => 'forward';
+    await publication.confirmOnce(); // polled at once: SEEN_ON_NETWORK
+    expect(await unsettled()).not.toContain(txId);
+    expect((await free()).some((o) => o.startsWith(`${txId}:`))).toBe(true); // its change
+    expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: null });
+  });
 });

@@ -23,6 +23,12 @@ export interface ConfirmationPassDeps {
   readonly rawTxOf: (txIds: readonly string[]) => Promise<(Uint8Array | null)[]>;
   /** A watched transaction was refused: mark its record failed, settle its funding. */
   readonly onRefused: (refusal: Refusal) => Promise<void>;
+  /**
+   * Watched transactions ARC reported SEEN_ON_NETWORK or MINED (a poll or a re-broadcast): confirm
+   * their funding (change spendable). MUST be idempotent: a transaction is reported every pass
+   * until its proof is stored.
+   */
+  readonly onSeen?: (txIds: readonly string[]) => Promise<void>;
   readonly logger?: TrackerLogger & { info?(obj: object, msg: string): void };
 }
 
@@ -74,6 +80,7 @@ const HEADER_BACKFILL = 16;
  * 2. polling: `GET /v1/tx/{txid}` for the watched txIds; MINED BUMPs verified against the
  *    headers source and stored (which unwatches them); refused proofs stay watched;
  * 3. 404 (ARC does not know it) → the same bytes are broadcast again, never other bytes;
+ *    SEEN_ON_NETWORK or MINED (polled or re-broadcast) → `onSeen` (the funding pool frees change);
  * 4. REJECTED / 46x → `onRefused` (the record fails) and unwatched; DOUBLE_SPEND_ATTEMPTED only
  *    once a competing transaction is MINED ({@link refusedForGood}), else it stays watched;
  * 5. a new tip: its header (and up to 16 missing ancestors) stored, and a block event published.
@@ -124,6 +131,7 @@ export async function runConfirmationPass(
   };
   for (const r of track.rejected) await read(r);
 
+  const seen = [...track.seen];
   let rebroadcast = 0;
   if (track.unknown.length > 0) {
     const raws = await deps.rawTxOf(track.unknown);
@@ -137,7 +145,10 @@ export async function runConfirmationPass(
         const { verdict } = outcome;
         if (verdict.kind === 'refused') await read(verdict);
         // A problem with the request says nothing about the transaction: the next pass asks again.
-        else if (verdict.kind !== 'request-problem') rebroadcast++;
+        else if (verdict.kind !== 'request-problem') {
+          rebroadcast++;
+          if (verdict.kind === 'accepted') seen.push(verdict.txId);
+        }
       }
     } catch (e) {
       deps.logger?.warn(
@@ -146,6 +157,8 @@ export async function runConfirmationPass(
       );
     }
   }
+
+  if (seen.length > 0) await deps.onSeen?.(seen);
 
   const after = await store.tip();
   const newTip = after && (!before || before.hash !== after.hash);

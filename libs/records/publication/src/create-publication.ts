@@ -16,7 +16,7 @@ import type { Redis } from '@proofline/shared-redis';
 import { publicationPause } from './publication-pause';
 import type { BullPublishQueue } from './producer';
 import type { PublicationSettlement } from './publish';
-import { publicationSettlement, rawTxOf, refusedWhileConfirming } from './settlement';
+import { publicationSettlement, rawTxOf, refusedWhileConfirming, seenWhileConfirming } from './settlement';
 import type { FundingSettle } from './settlement';
 import { deferringQueue, startRecordsPublisher } from './worker';
 import type { RecordsPublisherOptions, RunningPublisher } from './worker';
@@ -96,6 +96,7 @@ export function createPublication(o: PublicationOptions): Publication {
     clock: o.clock,
     // A refused tx that never reached the network may give its inputs back (release rules).
     releasable: (code) => inputsReleasable({ code, reachedNetwork: false }),
+    ...confirmationOptions(o.config.chain),
   });
   const passDeps: ConfirmationPassDeps = {
     client: o.chain.client,
@@ -106,6 +107,7 @@ export function createPublication(o: PublicationOptions): Publication {
     prefix: o.prefix,
     rawTxOf: rawTxOf(store),
     onRefused: refusedWhileConfirming({ records: store, pool: o.pool, clock: o.clock }),
+    onSeen: seenWhileConfirming(o.pool),
     logger: confirmLogger,
   };
   let publisher: RunningPublisher | undefined;

@@ -176,8 +176,10 @@ async function publishOne(
  * What publication does with a broadcast verdict:
  * - `accepted` (SEEN_ON_NETWORK, MINED) → published.
  * - `pending` SEEN_IN_ORPHAN_MEMPOOL (a parent is missing) → retry the same bytes with backoff.
- * - any other `pending` status (RECEIVED … ACCEPTED_BY_NETWORK, MINED_IN_STALE_BLOCK) → published:
- *   ARC holds the transaction; the confirmation pass polls it until it is mined.
+ * - any other `pending` status (RECEIVED … ACCEPTED_BY_NETWORK when `X-WaitFor` timed out or asked
+ *   for less, MINED_IN_STALE_BLOCK) → held: published, not yet seen. ARC holds the transaction but
+ *   the network may still refuse it, so its change is not spendable yet; the confirmation pass
+ *   polls it at once and like any unproven transaction, and frees its change once it is SEEN or MINED.
  * - `request-problem` (a problem naming no txid of ours: a 400 for the request, a wrong
  *   ARC_CALLBACK_URL) → publication pauses; the record stays pending in the outbox and is retried.
  *   Only an answer that names the transaction refuses it.
@@ -193,7 +195,7 @@ export function publicationReading(
     case 'accepted':
       return 'published';
     case 'pending':
-      return v.status === 'SEEN_IN_ORPHAN_MEMPOOL' ? 'retry' : 'published';
+      return v.status === 'SEEN_IN_ORPHAN_MEMPOOL' ? 'retry' : 'held';
     case 'refused':
       return v.code === 'DOUBLE_SPEND_ATTEMPTED' ? 'held' : v;
     case 'request-problem':

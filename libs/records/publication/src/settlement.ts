@@ -28,6 +28,11 @@ export function publicationSettlement(o: {
   proofs: ProofWatch;
   clock: Clock;
   releasable: (code: string) => boolean;
+  /**
+   * The confirmation pass's `pollAfterMs`: a held transaction is watched as if it had waited that
+   * long already, so the next pass asks ARC about it (its change waits for SEEN_ON_NETWORK).
+   */
+  pollAfterMs?: number;
 }): PublicationSettlement {
   return {
     accepted: async (txId) => {
@@ -35,7 +40,7 @@ export function publicationSettlement(o: {
       await o.pool.confirm(txId);
     },
     held: async (txId) => {
-      await o.proofs.watch([txId], o.clock.now());
+      await o.proofs.watch([txId], new Date(o.clock.now().getTime() - (o.pollAfterMs ?? 0)));
     },
     refused: async (txId, refusal) => {
       await o.pool.fail(txId, { releaseInputs: refusal.neverSent || o.releasable(refusal.code) });
@@ -52,6 +57,16 @@ export function publicationSettlement(o: {
 export function recordFailure(v: Refusal): string {
   const doubleSpend = v.kind === 'refused' && (v.code === 'DOUBLE_SPEND_ATTEMPTED' || v.code === 466);
   return `${doubleSpend ? 'DOUBLE_SPEND' : 'INVALID_TX'}: ${v.kind === 'refused' ? v.reason : v.detail}`;
+}
+
+/**
+ * The confirmation pass saw these transactions SEEN_ON_NETWORK or MINED: their funding is
+ * confirmed (change spendable; a no-op for a transaction already confirmed or unknown to the pool).
+ */
+export function seenWhileConfirming(pool: FundingSettle): (txIds: readonly string[]) => Promise<void> {
+  return async (txIds) => {
+    await Promise.all(txIds.map((txId) => pool.confirm(txId)));
+  };
 }
 
 /**
