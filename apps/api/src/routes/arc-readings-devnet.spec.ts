@@ -1,3 +1,4 @@
+import { Transaction } from '@bsv/sdk';
 import { createArcChain } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
 import { startArcDevnet, startArcProxy, statusEntry, submittedTxIds } from '@proofline/devnet-testing';
@@ -248,5 +249,116 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     expect(await unsettled()).not.toContain(txId);
     expect((await free()).some((o) => o.startsWith(`${txId}:`))).toBe(true); // its change
     expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: null });
+  });
+
+  it('a refusal is final only when the chain agrees: a record refused (465) and re-sent is mined and ends confirmed, its successor too; the pool never re-spends its inputs', async () => {
+    const inputsOfTx = async (txId: string) => {
+      const raw = (await store.publication(txId))?.rawTx;
+      if (!raw) throw new Error(`no transaction for ${txId}`);
+      return Transaction.fromBinary(Array.from(raw)).inputs.map((i) => `${i.sourceTXID}:${i.sourceOutputIndex}`);
+    };
+    // ARC refuses every submission with 465 naming the transaction (an operator charging more).
+    proxy.rule = (req) => {
+      if (!isSubmit(req)) return 'forward';
+      const problems = submittedTxIds(req).map((txid) => ({
+        type: 'https://bitcoin-sv.github.io/arc/#/errors?id=_465',
+        title: 'Fee too low',
+        status: 465,
+        detail: 'Fee is too low',
+        txid,
+        extraInfo: 'minimum expected fee is 2',
+      }));
+      return req.path === '/v1/txs' ? { status: 200, body: problems } : { status: 465, body: problems[0] };
+    };
+    const created = await call(api, 'POST', '/api/v1/linkedrecords', {
+      key: writerKey,
+      body: 'refused, then mined',
+      contentType: 'application/octet-stream',
+    });
+    expect(created.status).toBe(200);
+    const root = created.body as { txId: string; updateToken: string };
+    await eventually(async () => (await store.state(root.txId)) === 'failed', 10_000, 50);
+    expect((await store.meta(root.txId))?.failure).toMatch(/^INVALID_TX: ARC 465: /);
+    const updated = await call(
+      api,
+      'POST',
+      `/api/v1/linkedrecords/${root.txId}/update?updateToken=${root.updateToken}`,
+      {
+        key: writerKey,
+        body: 'after the refused one',
+        contentType: 'application/octet-stream',
+      },
+    );
+    expect(updated.status).toBe(200);
+    const next = (updated.body as { txId: string }).txId;
+    await eventually(async () => (await store.state(next)) === 'failed', 10_000, 50);
+    expect((await store.meta(next))?.failure).toMatch(/^PREVIOUS_REJECTED/);
+
+    // 465 does not prove the transaction can never be mined: its inputs stay spent, it stays watched.
+    const rootInputs = await inputsOfTx(root.txId);
+    const nextInputs = (await inputsOfTx(next)).filter((op) => !op.startsWith(`${root.txId}:`));
+    expect(await chain.store.watched(100)).toContain(root.txId);
+    for (const op of [...rootInputs, ...nextInputs]) expect(await free()).not.toContain(op);
+    expect(await unsettled()).toEqual(expect.arrayContaining([root.txId, next]));
+
+    // Other writes meanwhile never spend them.
+    proxy.rule = () => 'forward';
+    const others = await Promise.all([1, 2, 3, 4].map((i) => write(`meanwhile ${i}`)));
+    await eventually(
+      async () => (await Promise.all(others.map((t) => store.state(t)))).every((st) => st === 'published'),
+      10_000,
+      50,
+    );
+    for (const t of others) for (const op of await inputsOfTx(t)) expect(rootInputs).not.toContain(op);
+
+    // The next pass asks ARC: unknown, so the same bytes are sent again, and ARC takes them now.
+    const pass = await publication.confirmOnce();
+    expect(pass.rebroadcast).toBeGreaterThanOrEqual(1);
+    expect(await store.state(root.txId)).toBe('published');
+    expect((await store.meta(root.txId))?.failure).toBeNull();
+    // Its successor, failed only because of it, is published too (back in the outbox).
+    await eventually(async () => (await store.state(next)) === 'published', 10_000, 50);
+    expect((await store.meta(next))?.failure).toBeNull();
+
+    const block = await dev.node.mineBlock();
+    await eventually(
+      async () => {
+        await publication.confirmOnce();
+        const watched = await chain.store.watched(100);
+        return !watched.includes(root.txId) && !watched.includes(next);
+      },
+      10_000,
+      100,
+    );
+    for (const t of [root.txId, next]) {
+      const s = (await call(api, 'GET', `/api/v1/linkedrecords/${t}/status`, { key: writerKey })).body as {
+        publication: string;
+        failure?: string;
+        confirmation: { blockHash: string } | null;
+      };
+      expect(s).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
+      expect(s.failure).toBeUndefined();
+    }
+    expect(await unsettled()).not.toContain(root.txId);
+    for (const op of rootInputs) expect(await free()).not.toContain(op);
+  });
+
+  it('a refusal proving the transaction never minable (461) releases its inputs at once and stops watching it', async () => {
+    proxy.rule = (req) => {
+      if (!isSubmit(req)) return 'forward';
+      const problems = submittedTxIds(req).map((txid) => ({
+        type: 'https://bitcoin-sv.github.io/arc/#/errors?id=_461',
+        title: 'Malformed transaction',
+        status: 461,
+        detail: 'Transaction is malformed',
+        txid,
+        extraInfo: 'script execution failed',
+      }));
+      return req.path === '/v1/txs' ? { status: 200, body: problems } : { status: 461, body: problems[0] };
+    };
+    const txId = await write('never minable');
+    await eventually(async () => (await store.state(txId)) === 'failed', 10_000, 50);
+    expect(await chain.store.watched(100)).not.toContain(txId);
+    expect(await unsettled()).not.toContain(txId);
   });
 });

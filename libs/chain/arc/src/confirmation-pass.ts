@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { parseHeader, refusalCode } from '@proofline/chain-domain';
+import { parseHeader, provesNeverMinable, refusalCode } from '@proofline/chain-domain';
 import type { HeadersSource, Refusal } from '@proofline/chain-domain';
 import type { Config } from '@proofline/shared-config';
 import { publishBlockEvent } from './arc-blocks';
@@ -21,8 +21,12 @@ export interface ConfirmationPassDeps {
   readonly prefix: string;
   /** The raw transactions (the bytes accepted at write time) of txIds, null where unknown. */
   readonly rawTxOf: (txIds: readonly string[]) => Promise<(Uint8Array | null)[]>;
-  /** A watched transaction was refused: mark its record failed, settle its funding. */
-  readonly onRefused: (refusal: Refusal) => Promise<void>;
+  /**
+   * A watched transaction was refused: mark its record failed; `final` (the default): settle its
+   * funding for good, else leave it committed (the transaction stays watched: a broadcast of it
+   * may still be mined). Returns false when the record's state did not change (not counted again).
+   */
+  readonly onRefused: (refusal: Refusal, how?: { readonly final: boolean }) => Promise<boolean | void>;
   /**
    * Watched transactions ARC reported SEEN_ON_NETWORK or MINED (a poll or a re-broadcast): confirm
    * their funding (change spendable). MUST be idempotent: a transaction is reported every pass
@@ -39,6 +43,13 @@ export interface ConfirmationPassOptions {
   readonly reorgDepth?: number;
   /** Status queries in flight at once (default 8). */
   readonly concurrency?: number;
+  /**
+   * How long a transaction refused in a way that does not prove it can never be mined (460, 465,
+   * 462, 466, … answered to a submission or a re-broadcast) stays watched after it was first
+   * watched, polled and re-broadcast like any unproven transaction (default 10 min). Seen or mined
+   * within it, its record is published again; past it, its funding is dropped (never released).
+   */
+  readonly refusedWatchMs?: number;
   /**
    * Poll a watched transaction only once it has waited this long since publication (default 0).
    * With ARC callbacks configured this is ARC_CALLBACK_GRACE_MS: a callback proves a transaction
@@ -64,11 +75,16 @@ export interface ConfirmationPassReport {
   readonly refused: number;
   /** DOUBLE_SPEND_ATTEMPTED answers still watched: no competing transaction is MINED yet. */
   readonly doubleSpends: number;
+  /** Refusals that do not prove the transaction never minable: its record failed, still watched. */
+  readonly undecided: number;
   readonly errors: number;
   /** TxIds whose proof was dropped because their block left the main chain (back to waiting). */
   readonly reorged: readonly string[];
   readonly tip: { readonly height: number; readonly hash: string } | null;
 }
+
+/** Default of {@link ConfirmationPassOptions.refusedWatchMs}. */
+export const REFUSED_WATCH_MS = 10 * 60_000;
 
 /** How many headers a pass walks back from a new tip to link it to the blocks already stored. */
 const HEADER_BACKFILL = 16;
@@ -81,8 +97,9 @@ const HEADER_BACKFILL = 16;
  *    headers source and stored (which unwatches them); refused proofs stay watched;
  * 3. 404 (ARC does not know it) → the same bytes are broadcast again, never other bytes;
  *    SEEN_ON_NETWORK or MINED (polled or re-broadcast) → `onSeen` (the funding pool frees change);
- * 4. REJECTED / 46x → `onRefused` (the record fails) and unwatched; DOUBLE_SPEND_ATTEMPTED only
- *    once a competing transaction is MINED ({@link refusedForGood}), else it stays watched;
+ * 4. REJECTED, 461/463/464 → `onRefused` final (the record fails, funding dropped) and unwatched;
+ *    DOUBLE_SPEND_ATTEMPTED only once a competing transaction is MINED ({@link refusedForGood});
+ *    any other 46x → the record fails but the transaction stays watched until `refusedWatchMs`;
  * 5. a new tip: its header (and up to 16 missing ancestors) stored, and a block event published.
  * Faults of the headers source or ARC skip the affected step; the next pass retries it.
  */
@@ -117,17 +134,29 @@ export async function runConfirmationPass(
 
   let refused = 0;
   let doubleSpends = 0;
-  const refuse = async (r: Refusal) => {
-    await deps.onRefused(r);
-    await store.countRejection(refusalCode(r));
+  const undecided: Refusal[] = [];
+  const refuse = async (r: Refusal, final: boolean) => {
+    const changed = await deps.onRefused(r, { final });
+    if (changed !== false) await store.countRejection(refusalCode(r));
+    if (!final) return;
     await store.unwatch([r.txId]);
     refused++;
   };
-  // A refusal that may still turn (DOUBLE_SPEND_ATTEMPTED) keeps the transaction watched.
+  // What the chain decided: a problem with the request says nothing (asked again next pass); a
+  // DOUBLE_SPEND_ATTEMPTED waits for a competing transaction MINED; REJECTED and a refusal proving
+  // the transaction never minable are final; any other refusal fails the record but keeps the
+  // transaction watched (within `refusedWatchMs`) in case a broadcast of it is mined after all.
   const read = async (r: Refusal) => {
-    const final = await refusedForGood(deps.client, r);
-    if (final) await refuse(final);
-    else doubleSpends++;
+    if (r.kind === 'request-problem') return;
+    if (r.code === 'DOUBLE_SPEND_ATTEMPTED') {
+      const final = await refusedForGood(deps.client, r);
+      if (final) await refuse(final, true);
+      else doubleSpends++;
+      return;
+    }
+    const final = r.code === 'REJECTED' || provesNeverMinable(r);
+    await refuse(r, final);
+    if (!final) undecided.push(r);
   };
   for (const r of track.rejected) await read(r);
 
@@ -160,6 +189,14 @@ export async function runConfirmationPass(
 
   if (seen.length > 0) await deps.onSeen?.(seen);
 
+  // The bound of an undecided refusal: past it, settled for good.
+  const now = (options.now ?? new Date()).getTime();
+  const since = await store.watchedSince(undecided.map((r) => r.txId));
+  for (const [i, r] of undecided.entries()) {
+    const at = since[i];
+    if (at != null && now - at >= (options.refusedWatchMs ?? REFUSED_WATCH_MS)) await refuse(r, true);
+  }
+
   const after = await store.tip();
   const newTip = after && (!before || before.hash !== after.hash);
   if (after && (newTip || track.proven.length > 0 || reorged.length > 0)) {
@@ -178,6 +215,7 @@ export async function runConfirmationPass(
     rebroadcast,
     refused,
     doubleSpends,
+    undecided: undecided.length,
     errors: track.errors.length,
     reorged,
     tip: after,

@@ -107,7 +107,7 @@ export function createPublication(o: PublicationOptions): Publication {
     prefix: o.prefix,
     rawTxOf: rawTxOf(store),
     onRefused: refusedWhileConfirming({ records: store, pool: o.pool, clock: o.clock }),
-    onSeen: seenWhileConfirming(o.pool),
+    onSeen: seenWhileConfirming({ records: store, pool: o.pool, clock: o.clock, logger: confirmLogger }),
     logger: confirmLogger,
   };
   let publisher: RunningPublisher | undefined;

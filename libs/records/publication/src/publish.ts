@@ -6,7 +6,7 @@ import type { BroadcastVerdict, ChainPublisher, RefusedVerdict, RequestProblemVe
 import type { RecordStore } from '@proofline/records-data-access';
 import { RequestProblemError } from './publication-pause';
 import type { PublicationPause } from './publication-pause';
-import { recordFailure } from './settlement';
+import { PREVIOUS_REJECTED, recordFailure } from './settlement';
 
 /*
  * The batching algorithm of publication: publish one record, follow its chain (its successors
@@ -32,11 +32,18 @@ export interface PublicationSettlement {
   held?(txId: string): Promise<void>;
   /**
    * The chain refused `txId` for good (`code`: ARC's code or status, or the records reason), or it
-   * will never be sent (`neverSent`: its previous record was rejected). Settle its funding.
+   * will never be sent (`neverSent`: its previous record was rejected; `rejected`: the refused
+   * transaction its chain waits on). Settle its funding: MUST NOT hand back inputs while any
+   * broadcast of the refused transaction may still be mined.
    */
   refused(
     txId: string,
-    refusal: { readonly code: string; readonly detail: string; readonly neverSent: boolean },
+    refusal: {
+      readonly code: string;
+      readonly detail: string;
+      readonly neverSent: boolean;
+      readonly rejected?: string;
+    },
   ): Promise<void>;
 }
 
@@ -203,8 +210,6 @@ export function publicationReading(
   }
 }
 
-const PREVIOUS_REJECTED = 'PREVIOUS_REJECTED: the record this one links to was rejected by the chain';
-
 /**
  * Fails a record whose previous record was rejected (it spends an output that will never exist);
  * returns up to `maxSuccessors` of its pending successors, to be failed next.
@@ -214,20 +219,23 @@ async function refusePreviousRejected(
   txId: string,
   prevTxId: string,
   maxSuccessors = FOLLOW_RUN,
+  rejected = prevTxId,
 ): Promise<string[]> {
   await deps.settlement?.refused(txId, {
     code: 'PREVIOUS_REJECTED',
     detail: `previous record ${prevTxId} was rejected`,
     neverSent: true,
+    rejected,
   });
   const { successors } = await deps.store.settle(txId, deps.clock.now(), PREVIOUS_REJECTED, maxSuccessors);
   return successors;
 }
 
 /**
- * A record failed for good: every successor still pending spends, through the chain, an output
- * that will never exist. They are failed now, in chain order (never sent, so their funding goes
- * back to the pool), instead of each re-checking its previous record once a second until the
+ * A record failed: every successor still pending spends, through the chain, an output that will
+ * not exist unless the chain mines the refused transaction after all. They are failed now, in
+ * chain order (never sent: their funding goes back to the pool only once the refused transaction
+ * can no longer be mined, else they are put back to pending if it is; settlement.ts), instead of each re-checking its previous record once a second until the
  * failure reached it link by link (a long chain took minutes and kept hundreds of jobs cycling).
  * Up to FOLLOW_MAX here; a longer rest is failed by its own jobs as before.
  */
@@ -238,7 +246,7 @@ async function refuseSuccessors(deps: PublishDeps, txId: string, successors: rea
     let next: string[] = [];
     for (const [i, successor] of run.entries()) {
       // The run already lists what follows; only its last record reads the chain further.
-      next = await refusePreviousRejected(deps, successor, prev, i === run.length - 1 ? FOLLOW_RUN : 0);
+      next = await refusePreviousRejected(deps, successor, prev, i === run.length - 1 ? FOLLOW_RUN : 0, txId);
       prev = successor;
     }
     run = next;
