@@ -44,6 +44,18 @@ const ARC_UNKNOWN = {
     txid: null,
   },
 };
+/** ARC's answer refusing each transaction of a submission with `code` (a problem naming its txid). */
+const refuseEach = (req: ProxiedRequest, code: number, title: string, extraInfo: string) => {
+  const problems = submittedTxIds(req).map((txid) => ({
+    type: `https://bitcoin-sv.github.io/arc/#/errors?id=_${code}`,
+    title,
+    status: code,
+    detail: title,
+    txid,
+    extraInfo,
+  }));
+  return req.path === '/v1/txs' ? { status: 200, body: problems } : { status: code, body: problems[0] };
+};
 /** The answer entries of a submission, each at `txStatus`. */
 const answerEach = (req: ProxiedRequest, txStatus: string, extra: Record<string, unknown> = {}) => {
   const entries = submittedTxIds(req).map((txId) => statusEntry(txId, txStatus, extra));
@@ -258,18 +270,8 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       return Transaction.fromBinary(Array.from(raw)).inputs.map((i) => `${i.sourceTXID}:${i.sourceOutputIndex}`);
     };
     // ARC refuses every submission with 465 naming the transaction (an operator charging more).
-    proxy.rule = (req) => {
-      if (!isSubmit(req)) return 'forward';
-      const problems = submittedTxIds(req).map((txid) => ({
-        type: 'https://bitcoin-sv.github.io/arc/#/errors?id=_465',
-        title: 'Fee too low',
-        status: 465,
-        detail: 'Fee is too low',
-        txid,
-        extraInfo: 'minimum expected fee is 2',
-      }));
-      return req.path === '/v1/txs' ? { status: 200, body: problems } : { status: 465, body: problems[0] };
-    };
+    proxy.rule = (req) =>
+      isSubmit(req) ? refuseEach(req, 465, 'Fee too low', 'minimum expected fee is 2') : 'forward';
     const created = await call(api, 'POST', '/api/v1/linkedrecords', {
       key: writerKey,
       body: 'refused, then mined',
@@ -344,18 +346,8 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
   });
 
   it('a refusal proving the transaction never minable (461) releases its inputs at once and stops watching it', async () => {
-    proxy.rule = (req) => {
-      if (!isSubmit(req)) return 'forward';
-      const problems = submittedTxIds(req).map((txid) => ({
-        type: 'https://bitcoin-sv.github.io/arc/#/errors?id=_461',
-        title: 'Malformed transaction',
-        status: 461,
-        detail: 'Transaction is malformed',
-        txid,
-        extraInfo: 'script execution failed',
-      }));
-      return req.path === '/v1/txs' ? { status: 200, body: problems } : { status: 461, body: problems[0] };
-    };
+    proxy.rule = (req) =>
+      isSubmit(req) ? refuseEach(req, 461, 'Malformed transaction', 'script execution failed') : 'forward';
     const txId = await write('never minable');
     await eventually(async () => (await store.state(txId)) === 'failed', 10_000, 50);
     expect(await chain.store.watched(100)).not.toContain(txId);

@@ -23,6 +23,17 @@ describe('the splitter follows up a split answered below SEEN_ON_NETWORK (devnet
     dev = await startArcDevnet({ redis, prefix });
     proxy = await startArcProxy(dev.node.url);
   });
+  /** The splitter as the wallet services wire it (submit and status on one ARC client), through the proxy. */
+  const splitterThroughProxy = () => {
+    const arc = new ArcClient({ url: proxy.url, timeoutMs: 10_000 });
+    return new Splitter({
+      pool: dev.pool,
+      builder: new BsvSplitBuilder({ keys: deriveChainKeys(DEVNET_WALLET_SEED), satoshisPerKilobyte: 1 }),
+      submit: arcSubmitPort(arc),
+      status: (txId) => arc.status(txId),
+      satoshisPerKilobyte: 1,
+    });
+  };
   afterAll(async () => {
     await proxy.close();
     await dev.close();
@@ -31,14 +42,7 @@ describe('the splitter follows up a split answered below SEEN_ON_NETWORK (devnet
 
   it('outputs stay pending at STORED; the next run asks ARC, sees SEEN_ON_NETWORK and frees them, without sending the split again', async () => {
     await dev.fund(1, 200_000);
-    const arc = new ArcClient({ url: proxy.url, timeoutMs: 10_000 });
-    const splitter = new Splitter({
-      pool: dev.pool,
-      builder: new BsvSplitBuilder({ keys: deriveChainKeys(DEVNET_WALLET_SEED), satoshisPerKilobyte: 1 }),
-      submit: arcSubmitPort(arc),
-      status: (txId) => arc.status(txId),
-      satoshisPerKilobyte: 1,
-    });
+    const splitter = splitterThroughProxy();
     // The node takes the split; ARC's answer is the status reached when X-WaitFor timed out.
     proxy.rule = (req) =>
       req.method === 'POST' && req.path === '/v1/tx'
@@ -63,14 +67,7 @@ describe('the splitter follows up a split answered below SEEN_ON_NETWORK (devnet
 
   it('a split ARC does not know (lost) is sent again, same bytes, at the next run', async () => {
     await dev.fund(1, 200_000);
-    const arc = new ArcClient({ url: proxy.url, timeoutMs: 10_000 });
-    const splitter = new Splitter({
-      pool: dev.pool,
-      builder: new BsvSplitBuilder({ keys: deriveChainKeys(DEVNET_WALLET_SEED), satoshisPerKilobyte: 1 }),
-      submit: arcSubmitPort(arc),
-      status: (txId) => arc.status(txId),
-      satoshisPerKilobyte: 1,
-    });
+    const splitter = splitterThroughProxy();
     let lose = true;
     // The submission never reaches the node (lost on the way); ARC's answer was STORED.
     proxy.rule = (req) =>
