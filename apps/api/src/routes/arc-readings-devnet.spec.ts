@@ -1,5 +1,5 @@
 import { Transaction } from '@bsv/sdk';
-import { createArcChain } from '@proofline/chain-arc';
+import { createArcChain, handleArcCallback } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
 import { startArcDevnet, startArcProxy, statusEntry, submittedTxIds } from '@proofline/devnet-testing';
 import type { ArcDevnet, ArcProxy, ProxiedRequest } from '@proofline/devnet-testing';
@@ -352,5 +352,30 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     await eventually(async () => (await store.state(txId)) === 'failed', 10_000, 50);
     expect(await chain.store.watched(100)).not.toContain(txId);
     expect(await unsettled()).not.toContain(txId);
+  });
+
+  it('below SEEN_ON_NETWORK, then proven by a MINED callback before any poll: the next pass still frees its change', async () => {
+    proxy.rule = (req) => (isSubmit(req) ? { rewrite: () => answerEach(req, 'STORED') } : 'forward');
+    const txId = await write('stored, then proven by a callback');
+    await eventually(async () => (await store.state(txId)) === 'published', 10_000, 50);
+    expect(await unsettled()).toContain(txId);
+    proxy.rule = () => 'forward';
+    const block = await dev.node.mineBlock();
+    // ARC's MINED callback, as the callback route hands it on: verified, stored, unwatched.
+    const mined = (await (await fetch(`${dev.node.url}/v1/tx/${txId}`)).json()) as Record<string, unknown>;
+    const token = 'callback-token-0123456789abcdef';
+    const handled = await handleArcCallback(
+      { headers: chain.headers, store: chain.store, token },
+      { ...mined, txid: txId },
+      `Bearer ${token}`,
+    );
+    expect(handled).toMatchObject({ httpStatus: 200, proven: [txId] });
+    expect(await chain.store.watched(100)).not.toContain(txId);
+    expect(await unsettled()).toContain(txId);
+
+    await publication.confirmOnce();
+    expect(await unsettled()).not.toContain(txId);
+    expect((await free()).some((o) => o.startsWith(`${txId}:`))).toBe(true);
+    expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
   });
 });

@@ -33,6 +33,12 @@ export interface ConfirmationPassDeps {
    * until its proof is stored.
    */
   readonly onSeen?: (txIds: readonly string[]) => Promise<void>;
+  /**
+   * Transactions whose funding still waits for the chain (the pool's oldest unsettled ones). Any of
+   * them with a stored proof was mined, its proof perhaps stored by a callback (which unwatches it
+   * before a poll saw it): it is reported to `onSeen` too.
+   */
+  readonly unsettled?: () => Promise<readonly string[]>;
   readonly logger?: TrackerLogger & { info?(obj: object, msg: string): void };
 }
 
@@ -187,6 +193,17 @@ export async function runConfirmationPass(
     }
   }
 
+  if (deps.unsettled && deps.onSeen) {
+    try {
+      const waiting = (await deps.unsettled()).filter((txId) => !seen.includes(txId));
+      const proofs = await store.inclusions(waiting);
+      waiting.forEach((txId, i) => {
+        if (proofs[i]?.proof) seen.push(txId);
+      });
+    } catch (e) {
+      deps.logger?.warn({ err: (e as Error).message }, 'unsettled funding not checked; the next pass tries again');
+    }
+  }
   if (seen.length > 0) await deps.onSeen?.(seen);
 
   // The bound of an undecided refusal: past it, settled for good.

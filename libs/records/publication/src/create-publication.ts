@@ -53,6 +53,9 @@ export type PublisherTuning = Partial<
   >
 >;
 
+/** Unsettled record transactions each confirmation pass checks for a proof stored without a poll. */
+const UNSETTLED_CHECKED = 200;
+
 /** The publication wing: what the API, the worker roles, the benchmarks and the test fixtures run. */
 export interface Publication {
   /** The producer (the write use cases' `PublishQueue`): group-committed batch jobs. */
@@ -108,6 +111,12 @@ export function createPublication(o: PublicationOptions): Publication {
     rawTxOf: rawTxOf(store),
     onRefused: refusedWhileConfirming({ records: store, pool: o.pool, clock: o.clock }),
     onSeen: seenWhileConfirming({ records: store, pool: o.pool, clock: o.clock, logger: confirmLogger }),
+    ...(o.pool.unsettled
+      ? {
+          unsettled: async () =>
+            ((await o.pool.unsettled?.(UNSETTLED_CHECKED)) ?? []).filter((t) => t.kind === 'record').map((t) => t.txId),
+        }
+      : {}),
     logger: confirmLogger,
   };
   let publisher: RunningPublisher | undefined;

@@ -15,6 +15,8 @@ const SUCCESSORS_MAX = 1000;
 export interface FundingSettle {
   confirm(txId: string): Promise<unknown>;
   fail(txId: string, options: { readonly releaseInputs: boolean }): Promise<unknown>;
+  /** The oldest transactions committed but not settled (the confirmation pass checks them for a stored proof). */
+  unsettled?(limit: number): Promise<readonly { readonly txId: string; readonly kind: string }[]>;
 }
 
 /** The proof store's watch list and rejection counter (`ArcProofStore` of @proofline/chain-arc fits). */
