@@ -2,6 +2,7 @@ import { Queue, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
+import { readPublicationPause } from '@proofline/records-publication';
 import type { Redis } from '@proofline/shared-redis';
 
 /**
@@ -13,6 +14,9 @@ import type { Redis } from '@proofline/shared-redis';
  * - `proofline_worker_jobs_active{queue}`: attempts running now in this process;
  * - `proofline_queue_jobs{queue,state}`: the queues' job counts in Redis (every process, read at
  *   scrape: waiting, active, delayed, failed);
+ * - `proofline_publication_paused`: 1 while publication is paused because the chain service
+ *   refused the request itself (a wrong ARC_CALLBACK_URL, an unknown X-WaitFor; read at scrape,
+ *   shared by every process), else 0;
  * - process metrics (`proofline_process_*`, `proofline_nodejs_*`).
  *
  * Why the BullMQ Worker prototype is observed instead of each role's workers: the roles create
@@ -88,6 +92,14 @@ export function createWorkerMetrics(o: { readonly bull: Redis; readonly redisPre
     },
   });
   for (const queue of Object.values(QUEUES)) active.set({ queue }, 0);
+  new Gauge({
+    name: 'proofline_publication_paused',
+    help: 'Publication paused: 1 while the chain service answers request problems (records wait in the outbox).',
+    registers: [registry],
+    async collect() {
+      this.set((await readPublicationPause(o.bull, o.redisPrefix)) ? 1 : 0);
+    },
+  });
 
   observeWorkers();
   // Start of each running attempt (queue + job id): durations measured here, whatever BullMQ

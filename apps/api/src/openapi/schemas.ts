@@ -103,6 +103,14 @@ export const Readiness = component(
         .describe(
           "ARC's fee policy (reported, not decisive): `unknown` outside the devnet while none is known, when writes answer 503 FEE_POLICY_UNKNOWN; `not-required` on the devnet.",
         ),
+      publication: z
+        .enum(['running', 'paused'])
+        .nullable()
+        .optional()
+        .describe(
+          'paused: the chain service refuses the request itself (a wrong ARC_CALLBACK_URL, an unknown X-WaitFor); accepted records wait in the outbox (reported, not decisive).',
+        ),
+      publicationDetail: z.string().optional().describe('While paused: since when and the chain service answer.'),
     }),
   }),
   'Whether this process can serve: its Redis connection answers (workers and the fee policy are reported, not required); 503 while starting or draining.',

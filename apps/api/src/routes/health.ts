@@ -3,6 +3,8 @@ import { unavailable } from '@proofline/shared-errors';
 import type { MetricsSource } from '@proofline/shared-http';
 import { APP_VERSION } from '@proofline/shared-config';
 import { liveWorkers } from '@proofline/shared-redis';
+import { readPublicationPause } from '@proofline/records-publication';
+import type { PauseState } from '@proofline/records-publication';
 import type { ApiDeps } from '../deps';
 import { json, retryAfter, text } from '../openapi/parts';
 import { mountRoutes, routeTable } from '../openapi/route';
@@ -86,16 +88,19 @@ export function healthRoutes(deps: ApiDeps, metrics?: MetricsSource): Router {
       async (_req, res) => {
         let redisOk = false;
         let workers: number | null = null;
+        let pause: PauseState | null | undefined;
         try {
           // A connection known to be down (refused, reconnecting, closed) is not-ready at once, without
           // a round trip; a first connection still being made gets its bounded ping.
           if (DOWN.has(deps.redis.status)) throw new Error(`redis connection ${deps.redis.status}`);
-          const [pong, live] = await Promise.all([
+          const [pong, live, paused] = await Promise.all([
             withTimeout(deps.redis.ping(), 1000),
             withTimeout(liveWorkers(deps.redis, deps.config.redisPrefix), 1000).catch(() => null),
+            withTimeout(readPublicationPause(deps.redis, deps.config.redisPrefix), 1000).catch(() => undefined),
           ]);
           redisOk = pong === 'PONG';
           workers = live;
+          pause = paused;
         } catch {
           redisOk = false;
         }
@@ -108,6 +113,8 @@ export function healthRoutes(deps: ApiDeps, metrics?: MetricsSource): Router {
             workers,
             draining: false,
             ...(deps.feePolicy ? { feePolicy: deps.feePolicy().policy } : {}),
+            ...(pause === undefined ? {} : { publication: pause ? 'paused' : 'running' }),
+            ...(pause ? { publicationDetail: `since ${pause.since}: ${pause.detail}` } : {}),
           },
         });
       },

@@ -237,7 +237,7 @@ describe('linked records over HTTP', () => {
     expect([input?.sourceTXID, input?.sourceOutputIndex]).toEqual([root.txId, 2]);
   });
 
-  it('a competing spend already on the chain: ARC rejects the update (DOUBLE_SPEND_ATTEMPTED), status reports failed, its successor fails too', async () => {
+  it('a competing spend already on the chain: ARC answers DOUBLE_SPEND_ATTEMPTED (pending), the update fails once the rival is mined, its successor fails too', async () => {
     f.startPublisher();
     const root = await write(LR, 'contested');
     await eventually(async () => (await f.store.state(root.txId)) === 'published', 10_000);
@@ -253,16 +253,26 @@ describe('linked records over HTTP', () => {
     });
     expect(await f.dev.chain.arc.submit(rival)).toMatchObject({ kind: 'accepted', txId: rival.txId });
 
-    // the API accepts our update (it does not ask the chain); ARC refuses it for good
+    // the API accepts our update (it does not ask the chain); ARC answers DOUBLE_SPEND_ATTEMPTED,
+    // which ARC documents ending MINED or REJECTED: published, unconfirmed, watched
     const lost = await write(`${LR}/${root.txId}/update?updateToken=${root.updateToken}`, 'ours');
+    await eventually(async () => (await f.store.state(lost.txId)) === 'published', 10_000);
+    expect(await status(lost.txId)).toMatchObject({ confirmation: null, publication: 'published' });
+    // the rival is mined: ours is refused for good
+    const block = await f.produceBlock();
+    expect(block.txIds).toContain(rival.txId);
+    expect(block.txIds).not.toContain(lost.txId);
     await eventually(async () => (await f.store.state(lost.txId)) === 'failed', 10_000);
-    expect(await failure(lost.txId)).toMatch(/^DOUBLE_SPEND: ARC DOUBLE_SPEND_ATTEMPTED: /);
+    // the pass asked first (the rival MINED) or ARC already turned it REJECTED, naming the rival
+    expect(await failure(lost.txId)).toMatch(
+      /^(DOUBLE_SPEND: ARC DOUBLE_SPEND_ATTEMPTED|INVALID_TX: ARC REJECTED): .*double spend/i,
+    );
     expect(await failure(lost.txId)).toContain(rival.txId);
     // status says why: ARC's code and reason
     expect(await status(lost.txId)).toMatchObject({
       confirmation: null,
       publication: 'failed',
-      failure: expect.stringMatching(/DOUBLE_SPEND_ATTEMPTED/),
+      failure: expect.stringMatching(/double spend/i),
     });
 
     // a record linking to the rejected one can never be published either
@@ -272,13 +282,10 @@ describe('linked records over HTTP', () => {
     expect(await status(next.txId)).toMatchObject({ confirmation: null, publication: 'failed' });
     expect(await f.store.outboxSize()).toBe(0);
 
-    // the node holds the rival; ours is not in its mempool and the successor never reached it
-    expect((await f.arcStatus(rival.txId))?.txStatus).toBe('SEEN_ON_NETWORK');
+    // the node mined the rival; ours is not in its mempool and the successor never reached it
+    expect((await f.arcStatus(rival.txId))?.txStatus).toBe('MINED');
     expect((await f.arcStatus(lost.txId))?.txStatus ?? 'unknown').not.toMatch(/SEEN_ON_NETWORK|MINED/);
     expect(await f.arcStatus(next.txId)).toBeNull();
-    const block = await f.produceBlock();
-    expect(block.txIds).toContain(rival.txId);
-    expect(block.txIds).not.toContain(lost.txId);
     expect((await status(root.txId))['confirmation']).toMatchObject({ blockHash: block.hash });
     expect((await status(lost.txId))['confirmation']).toBeNull();
     // the node agrees with the service: MINED in the same block, with a BUMP computing its root

@@ -361,8 +361,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     );
   });
 
-  it('a rejected transaction: the record fails with ARC’s code and reason, in status and in /metrics; its funding input goes back to the pool', async () => {
-    const freeBefore = (await dev.pool.status()).free.count;
+  it('a rejected transaction: the record fails with ARC’s code and reason, in status and in /metrics; its funding stays spent while it may still be mined', async () => {
     dev.node.faults.rejectAll = { code: 465, detail: 'fee too low for the test' };
     const rec = await write('/api/v1/records', 'refused');
     await eventually(async () => (await store.state(rec.txId)) === 'failed', 15_000, 50);
@@ -371,8 +370,13 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     expect(s.failure).toMatch(/^INVALID_TX: ARC 465: .*fee too low for the test/);
     const metrics = await (await fetch(`${api.baseUrl}/metrics`)).text();
     expect(metrics).toMatch(/proofline_arc_rejected_transactions\{[^}]*code="465"[^}]*\} 1/);
-    // 465 is about the transaction itself and it never reached the network: its input is free again
-    await eventually(async () => (await dev.pool.status()).free.count === freeBefore, 5000, 50);
+    // 465 does not prove the transaction can never be mined (another send, another miner's fee
+    // policy): its input is not handed back, the transaction stays watched until the chain decides
+    const committed = (await dev.pool.unsettled(1000)).find((t) => t.txId === rec.txId);
+    expect(committed?.inputs.length).toBeGreaterThan(0);
+    const free = new Set(await workerRedis.zrange(dev.pool.keys.free, 0, -1));
+    for (const op of committed?.inputs ?? []) expect(free.has(op)).toBe(false);
+    expect(await chain.store.watched(1000)).toContain(rec.txId);
   });
 
   it('a reorg of the last block: the record goes back to waiting and gets a new proof in the new block', async () => {

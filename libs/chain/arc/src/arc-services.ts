@@ -15,7 +15,7 @@ export interface ArcServices {
 
 /**
  * Composition helper for apps: the ARC client (Bearer `ARC_API_KEY`, callback headers when
- * `ARC_CALLBACK_URL`/`ARC_CALLBACK_TOKEN` are set, `ARC_TIMEOUT_MS` per request and an
+ * `ARC_CALLBACK_URL`/`ARC_CALLBACK_TOKEN` are set, `X-WaitFor: ARC_WAIT_FOR`, `ARC_TIMEOUT_MS` per request and an
  * `X-MaxTimeout` 2 s below it (none under 3 s), capped at ARC's 30 s, so ARC answers before our deadline), the
  * `ChainPublisher` on it, the headers client on `HEADERS_URL` (`HEADERS_API_KEY`, `HEADERS_MAX_RPS`) and the proof store under `prefix`.
  */
@@ -29,6 +29,7 @@ export function createArcServices(chain: Config['chain'], redis: Redis, prefix: 
       ? { callbackUrl: chain.arcCallbackUrl, callbackToken: chain.arcCallbackToken, callbackBatch: true }
       : {}),
     timeoutMs: chain.arcTimeoutMs,
+    waitFor: chain.arcWaitFor,
     ...(maxTimeoutSeconds === undefined ? {} : { maxTimeoutSeconds }),
   });
   return {

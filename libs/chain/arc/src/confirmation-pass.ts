@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { parseHeader, refusalCode } from '@proofline/chain-domain';
+import { parseHeader, provesNeverMinable, refusalCode } from '@proofline/chain-domain';
 import type { HeadersSource, Refusal } from '@proofline/chain-domain';
 import type { Config } from '@proofline/shared-config';
 import { publishBlockEvent } from './arc-blocks';
@@ -21,8 +21,24 @@ export interface ConfirmationPassDeps {
   readonly prefix: string;
   /** The raw transactions (the bytes accepted at write time) of txIds, null where unknown. */
   readonly rawTxOf: (txIds: readonly string[]) => Promise<(Uint8Array | null)[]>;
-  /** A watched transaction was refused: mark its record failed, settle its funding. */
-  readonly onRefused: (refusal: Refusal) => Promise<void>;
+  /**
+   * A watched transaction was refused: mark its record failed; `final` (the default): settle its
+   * funding for good, else leave it committed (the transaction stays watched: a broadcast of it
+   * may still be mined). Returns false when the record's state did not change (not counted again).
+   */
+  readonly onRefused: (refusal: Refusal, how?: { readonly final: boolean }) => Promise<boolean | void>;
+  /**
+   * Watched transactions ARC reported SEEN_ON_NETWORK or MINED (a poll or a re-broadcast): confirm
+   * their funding (change spendable). MUST be idempotent: a transaction is reported every pass
+   * until its proof is stored.
+   */
+  readonly onSeen?: (txIds: readonly string[]) => Promise<void>;
+  /**
+   * Transactions whose funding still waits for the chain (the pool's oldest unsettled ones). Any of
+   * them with a stored proof was mined, its proof perhaps stored by a callback (which unwatches it
+   * before a poll saw it): it is reported to `onSeen` too.
+   */
+  readonly unsettled?: () => Promise<readonly string[]>;
   readonly logger?: TrackerLogger & { info?(obj: object, msg: string): void };
 }
 
@@ -33,6 +49,13 @@ export interface ConfirmationPassOptions {
   readonly reorgDepth?: number;
   /** Status queries in flight at once (default 8). */
   readonly concurrency?: number;
+  /**
+   * How long a transaction refused in a way that does not prove it can never be mined (460, 465,
+   * 462, 466, … answered to a submission or a re-broadcast) stays watched after it was first
+   * watched, polled and re-broadcast like any unproven transaction (default 10 min). Seen or mined
+   * within it, its record is published again; past it, its funding is dropped (never released).
+   */
+  readonly refusedWatchMs?: number;
   /**
    * Poll a watched transaction only once it has waited this long since publication (default 0).
    * With ARC callbacks configured this is ARC_CALLBACK_GRACE_MS: a callback proves a transaction
@@ -56,11 +79,18 @@ export interface ConfirmationPassReport {
   readonly waiting: number;
   readonly rebroadcast: number;
   readonly refused: number;
+  /** DOUBLE_SPEND_ATTEMPTED answers still watched: no competing transaction is MINED yet. */
+  readonly doubleSpends: number;
+  /** Refusals that do not prove the transaction never minable: its record failed, still watched. */
+  readonly undecided: number;
   readonly errors: number;
   /** TxIds whose proof was dropped because their block left the main chain (back to waiting). */
   readonly reorged: readonly string[];
   readonly tip: { readonly height: number; readonly hash: string } | null;
 }
+
+/** Default of {@link ConfirmationPassOptions.refusedWatchMs}. */
+export const REFUSED_WATCH_MS = 10 * 60_000;
 
 /** How many headers a pass walks back from a new tip to link it to the blocks already stored. */
 const HEADER_BACKFILL = 16;
@@ -72,7 +102,10 @@ const HEADER_BACKFILL = 16;
  * 2. polling: `GET /v1/tx/{txid}` for the watched txIds; MINED BUMPs verified against the
  *    headers source and stored (which unwatches them); refused proofs stay watched;
  * 3. 404 (ARC does not know it) → the same bytes are broadcast again, never other bytes;
- * 4. REJECTED / DOUBLE_SPEND_ATTEMPTED / 46x → `onRefused` (the record fails) and unwatched;
+ *    SEEN_ON_NETWORK or MINED (polled or re-broadcast) → `onSeen` (the funding pool frees change);
+ * 4. REJECTED, 461/463/464 → `onRefused` final (the record fails, funding dropped) and unwatched;
+ *    DOUBLE_SPEND_ATTEMPTED only once a competing transaction is MINED ({@link refusedForGood});
+ *    any other 46x → the record fails but the transaction stays watched until `refusedWatchMs`;
  * 5. a new tip: its header (and up to 16 missing ancestors) stored, and a block event published.
  * Faults of the headers source or ARC skip the affected step; the next pass retries it.
  */
@@ -106,16 +139,34 @@ export async function runConfirmationPass(
   });
 
   let refused = 0;
-  // Every refusal fails the record, final or not (a DOUBLE_SPEND_ATTEMPTED that may still be
-  // mined included): the verdict's `final` is not read here yet.
-  const refuse = async (r: Refusal) => {
-    await deps.onRefused(r);
-    await store.countRejection(refusalCode(r));
+  let doubleSpends = 0;
+  const undecided: Refusal[] = [];
+  const refuse = async (r: Refusal, final: boolean) => {
+    const changed = await deps.onRefused(r, { final });
+    if (changed !== false) await store.countRejection(refusalCode(r));
+    if (!final) return;
     await store.unwatch([r.txId]);
     refused++;
   };
-  for (const r of track.rejected) await refuse(r);
+  // What the chain decided: a problem with the request says nothing (asked again next pass); a
+  // DOUBLE_SPEND_ATTEMPTED waits for a competing transaction MINED; REJECTED and a refusal proving
+  // the transaction never minable are final; any other refusal fails the record but keeps the
+  // transaction watched (within `refusedWatchMs`) in case a broadcast of it is mined after all.
+  const read = async (r: Refusal) => {
+    if (r.kind === 'request-problem') return;
+    if (r.code === 'DOUBLE_SPEND_ATTEMPTED') {
+      const final = await refusedForGood(deps.client, r);
+      if (final) await refuse(final, true);
+      else doubleSpends++;
+      return;
+    }
+    const final = r.code === 'REJECTED' || provesNeverMinable(r);
+    await refuse(r, final);
+    if (!final) undecided.push(r);
+  };
+  for (const r of track.rejected) await read(r);
 
+  const seen = [...track.seen];
   let rebroadcast = 0;
   if (track.unknown.length > 0) {
     const raws = await deps.rawTxOf(track.unknown);
@@ -127,8 +178,12 @@ export async function runConfirmationPass(
       for (const outcome of await deps.rebroadcast(txs)) {
         if ('retry' in outcome) continue;
         const { verdict } = outcome;
-        if (verdict.kind === 'refused' || verdict.kind === 'request-problem') await refuse(verdict);
-        else rebroadcast++;
+        if (verdict.kind === 'refused') await read(verdict);
+        // A problem with the request says nothing about the transaction: the next pass asks again.
+        else if (verdict.kind !== 'request-problem') {
+          rebroadcast++;
+          if (verdict.kind === 'accepted') seen.push(verdict.txId);
+        }
       }
     } catch (e) {
       deps.logger?.warn(
@@ -136,6 +191,27 @@ export async function runConfirmationPass(
         're-broadcast failed; the next pass tries again',
       );
     }
+  }
+
+  if (deps.unsettled && deps.onSeen) {
+    try {
+      const waiting = (await deps.unsettled()).filter((txId) => !seen.includes(txId));
+      const proofs = await store.inclusions(waiting);
+      waiting.forEach((txId, i) => {
+        if (proofs[i]?.proof) seen.push(txId);
+      });
+    } catch (e) {
+      deps.logger?.warn({ err: (e as Error).message }, 'unsettled funding not checked; the next pass tries again');
+    }
+  }
+  if (seen.length > 0) await deps.onSeen?.(seen);
+
+  // The bound of an undecided refusal: past it, settled for good.
+  const now = (options.now ?? new Date()).getTime();
+  const since = await store.watchedSince(undecided.map((r) => r.txId));
+  for (const [i, r] of undecided.entries()) {
+    const at = since[i];
+    if (at != null && now - at >= (options.refusedWatchMs ?? REFUSED_WATCH_MS)) await refuse(r, true);
   }
 
   const after = await store.tip();
@@ -155,10 +231,29 @@ export async function runConfirmationPass(
     waiting: track.waiting.length,
     rebroadcast,
     refused,
+    doubleSpends,
+    undecided: undecided.length,
     errors: track.errors.length,
     reorged,
     tip: after,
   };
+}
+
+/**
+ * Whether a refusal ARC reported while the transaction was watched is final: REJECTED and 46x
+ * are; DOUBLE_SPEND_ATTEMPTED is not (ARC documents it ending MINED or REJECTED) until one of its
+ * `competingTxs` is MINED, which ARC is asked here. Returns the final refusal (for a double spend,
+ * naming the competing transaction mined), or null: keep watching. A competing status that
+ * cannot be read now is asked again next pass.
+ */
+export async function refusedForGood(client: StatusSource, r: Refusal): Promise<Refusal | null> {
+  if (r.kind !== 'refused' || r.code !== 'DOUBLE_SPEND_ATTEMPTED') return r;
+  for (const competing of r.competingTxs) {
+    const answer = await client.status(competing).catch(() => null);
+    if (answer?.kind === 'accepted' && answer.status === 'MINED')
+      return { ...r, final: true, reason: `${r.reason}; competing ${competing} MINED` };
+  }
+  return null;
 }
 
 /** Stores the tip's header and walks back (bounded) until a stored ancestor, so heights stay contiguous. */

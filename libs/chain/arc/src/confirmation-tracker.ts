@@ -77,6 +77,8 @@ export interface TrackOptions extends ProofDeps {
 }
 
 export interface TrackReport extends ProveReport {
+  /** ARC reported SEEN_ON_NETWORK or MINED (proven or not): the network has the transaction. */
+  readonly seen: readonly string[];
   /** Known to ARC but not mined yet (or MINED without block data). */
   readonly waiting: readonly { readonly txId: string; readonly status: string }[];
   /** ARC answered 404 with its problem body: broadcast the same bytes again. */
@@ -99,6 +101,7 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const claims: MinedClaim[] = [];
   const waiting: { txId: string; status: string }[] = [];
+  const seen: string[] = [];
   const unknown: string[] = [];
   const rejected: Refusal[] = [];
   const errors: { txId: string; error: Error }[] = [];
@@ -108,6 +111,7 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
       const txId = txIds[next++] as string;
       try {
         const r = await client.status(txId);
+        if (r.kind === 'accepted') seen.push(txId);
         if (r.kind === 'not-found') unknown.push(txId);
         else if (r.kind === 'accepted' && r.mined) claims.push({ txId, ...r.mined });
         else if (r.kind === 'refused' || r.kind === 'request-problem') rejected.push(r);
@@ -126,5 +130,5 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
   );
   await Promise.all(Array.from({ length: Math.min(concurrency, txIds.length) }, lane));
   const proved = await proveMined(options, claims);
-  return { ...proved, waiting, unknown, rejected, errors, tipHeight: await tip };
+  return { ...proved, seen, waiting, unknown, rejected, errors, tipHeight: await tip };
 }

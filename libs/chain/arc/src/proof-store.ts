@@ -120,6 +120,18 @@ export class ArcProofStore implements ChainReader {
     await this.redis.zadd(this.keys.unproven, 'NX', ...txIds.flatMap((t) => [String(at.getTime()), t]));
   }
 
+  /** When each txId was first watched (ms), null where it is not watched. */
+  async watchedSince(txIds: readonly string[]): Promise<(number | null)[]> {
+    if (txIds.length === 0) return [];
+    const scores = await this.redis.zmscore(this.keys.unproven, ...txIds);
+    return scores.map((s) => (s === null ? null : Number(s)));
+  }
+
+  /** True while `txId` is watched (published, or refused but possibly still mined, and not proven). */
+  async isWatched(txId: string): Promise<boolean> {
+    return (await this.redis.zscore(this.keys.unproven, txId)) !== null;
+  }
+
   /** Stops watching transactions (rejected for good). */
   async unwatch(txIds: readonly string[]): Promise<void> {
     if (txIds.length === 0) return;

@@ -84,3 +84,16 @@ export function refusalCode(v: Refusal): string {
 export function reachedNetwork(v: Refusal): boolean {
   return v.kind === 'refused' && typeof v.code !== 'number';
 }
+
+/**
+ * ARC's codes that prove a transaction can never be mined, by any node, whatever else was
+ * broadcast: its script fails (461), it is malformed (463), its outputs are invalid (464). Every
+ * other refusal depends on this ARC, its policy or this moment (460 parents not found yet, 465 fee,
+ * 474 size, 462/466 inputs, REJECTED, DOUBLE_SPEND_ATTEMPTED): another broadcast may still be mined.
+ */
+export const NEVER_MINABLE_CODES: readonly number[] = [461, 463, 464];
+
+/** True when the refusal proves the transaction can never be mined ({@link NEVER_MINABLE_CODES}). */
+export function provesNeverMinable(v: Refusal): boolean {
+  return v.kind === 'refused' && typeof v.code === 'number' && NEVER_MINABLE_CODES.includes(v.code);
+}

@@ -80,10 +80,12 @@ describe('funding identity and import', () => {
     }
   });
 
-  it('release rules: only a transaction-level rejection that never reached the network frees inputs', () => {
-    expect(inputsReleasable({ code: '465', reachedNetwork: false })).toBe(true);
-    expect(inputsReleasable({ code: '461', reachedNetwork: false })).toBe(true);
-    expect(inputsReleasable({ code: '465', reachedNetwork: true })).toBe(false);
+  it('release rules: only a rejection proving the transaction can never be mined, before the network saw it, frees inputs', () => {
+    for (const code of ['461', '463', '464']) expect(inputsReleasable({ code, reachedNetwork: false })).toBe(true);
+    expect(inputsReleasable({ code: '461', reachedNetwork: true })).toBe(false);
+    for (const code of ['400', '460', '465', '468', '473', '474']) {
+      expect(inputsReleasable({ code, reachedNetwork: false })).toBe(false);
+    }
     for (const code of ['462', '466', '467', '471', '472', '475', 'DOUBLE_SPEND_ATTEMPTED', 'REJECTED', '500', '429']) {
       expect(inputsReleasable({ code, reachedNetwork: false })).toBe(false);
     }

@@ -51,6 +51,15 @@ export type SubmitPort = (tx: {
   readonly efHex: string;
 }) => Promise<BroadcastVerdict>;
 
+/**
+ * Reads a transaction's status from ARC (`GET /v1/tx/{txid}`; `ArcClient.status` fits): the
+ * follow-up of a split ARC answered below SEEN_ON_NETWORK. `not-found`: ARC does not know it
+ * (send the same bytes again). MUST throw for an ambiguous outcome (timeout, 5xx).
+ */
+export type StatusPort = (
+  txId: string,
+) => Promise<BroadcastVerdict | { readonly kind: 'not-found'; readonly txId: string }>;
+
 /** A coinbase transaction as a funding source serves it. */
 export interface CoinbaseTx {
   readonly height: number;

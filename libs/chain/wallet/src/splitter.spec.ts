@@ -341,17 +341,17 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
     expect(await pool.denominatedCount(1000)).toBe(25);
   });
 
-  it('a definitive rejection before the network (465) returns the inputs to free', async () => {
+  it('a fee refusal (465) does not prove the split can never be mined: it is settled, its input dropped, never returned to free', async () => {
     const { pool, arc, splitter, big } = setup();
     const coin = big(100_000);
     arc.fund(coin);
     arc.minSatsPerKb = 1000;
     await pool.add([coin]);
     const report = await splitter.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 });
-    expect(report).toMatchObject({ status: 'rejected', code: '465', inputsReleased: true });
+    expect(report).toMatchObject({ status: 'rejected', code: '465', inputsReleased: false });
     expect(await pool.status()).toMatchObject({
-      balance: 100_000,
-      free: { count: 1, satoshis: 100_000 },
+      balance: 0,
+      free: { count: 0 },
       pending: { count: 0 },
       spentUnconfirmed: { count: 0 },
       unsettledTransactions: 0,
@@ -378,7 +378,7 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
     expect(await pool.status()).toMatchObject({ balance: 100_000, free: { count: 1 } });
   });
 
-  it('an input the network saw spent (double spend) is dropped, never returned to free', async () => {
+  it('an input the network saw spent (DOUBLE_SPEND_ATTEMPTED, which may still end MINED): the split waits, its input never returned to free', async () => {
     const { pool, arc, splitter, big } = setup();
     const coin = big(100_000);
     arc.fund(coin);
@@ -389,12 +389,11 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
     });
     await pool.add([coin]);
     const report = await splitter.ensureLowWater({ lowWater: 5, target: 10, satoshisEach: 1000 });
-    expect(report).toMatchObject({ status: 'rejected', code: 'DOUBLE_SPEND_ATTEMPTED', inputsReleased: false });
+    expect(report).toMatchObject({ status: 'split', outcome: 'pending' });
     expect(await pool.status()).toMatchObject({
-      balance: 0,
       free: { count: 0 },
-      pending: { count: 0 },
-      spentUnconfirmed: { count: 0 },
+      spentUnconfirmed: { count: 1, satoshis: 100_000 },
+      unsettledTransactions: 1,
     });
   });
 

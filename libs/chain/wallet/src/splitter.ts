@@ -3,12 +3,18 @@ import type { BroadcastVerdict } from '@proofline/chain-domain';
 import { Transaction } from '@bsv/sdk';
 import type { FundingPool } from './funding-pool';
 import { inputsReleasable } from './release-rules';
-import type { BuiltSplit, FundingUtxo, SplitBuilder, SubmitPort } from './ports';
+import type { BuiltSplit, FundingUtxo, SplitBuilder, StatusPort, SubmitPort } from './ports';
 
 export interface SplitterOptions {
   readonly pool: FundingPool;
   readonly builder: SplitBuilder;
   readonly submit: SubmitPort;
+  /**
+   * ARC's status of a committed split: with it, every run first asks ARC about the splits still
+   * unsettled (a split answered below SEEN_ON_NETWORK is settled at the next run, a split ARC does
+   * not know is sent again) instead of re-sending them after `resubmitAfterMs`.
+   */
+  readonly status?: StatusPort;
   /** Fee rate used to estimate how much to reserve (the builder computes the real fee). */
   readonly satoshisPerKilobyte: number;
   /** Lock lifetime: longer than one build + submit (default 120 s). */
@@ -17,7 +23,7 @@ export interface SplitterOptions {
   readonly maxInputs?: number;
   /** Most outputs one split creates (default 1000, about 34 kB). */
   readonly maxOutputs?: number;
-  /** An unsettled split older than this is submitted again, same bytes (default 60 s). */
+  /** Without `status`: an unsettled split older than this is submitted again, same bytes (default 60 s). */
   readonly resubmitAfterMs?: number;
   readonly now?: () => number;
 }
@@ -70,6 +76,8 @@ export type SplitReport =
 const P2PKH_INPUT_BYTES = 148;
 const P2PKH_OUTPUT_BYTES = 34;
 const TX_OVERHEAD_BYTES = 10 + 2 * 9;
+/** Unsettled splits one run asks ARC about. */
+const FOLLOW_UP_MAX = 10;
 
 /**
  * Keeps the pool above its low-water mark by splitting large UTXOs into many `satoshisEach`
@@ -105,8 +113,8 @@ export class Splitter {
     const token = await pool.acquireSplitLock(this.lockMs);
     if (token === null) return { status: 'busy' };
     try {
-      const resubmitted = await this.resubmitStale();
-      if (resubmitted) return resubmitted;
+      const followed = this.options.status ? await this.followUp(this.options.status) : await this.resubmitStale();
+      if (followed) return followed;
       const usable = (await pool.denominatedCount(satoshisEach)) + (await this.pendingSplitOutputs(satoshisEach));
       if (usable >= (request.force ? target : lowWater)) return { status: 'sufficient', usable };
       return await this.split(Math.min(target - usable, this.maxOutputs), satoshisEach, usable);
@@ -176,25 +184,78 @@ export class Splitter {
     outputs: number,
     fee: number,
   ): Promise<SplitReport> {
-    const { pool } = this.options;
     let verdict: BroadcastVerdict;
     try {
       verdict = await this.options.submit({ txId, rawHex, efHex });
     } catch (e) {
       return { status: 'unreachable', txId, error: e instanceof Error ? e.message : String(e) };
     }
-    // Outputs are spendable at SEEN_ON_NETWORK or MINED; below it the split waits (same bytes later).
+    return this.settleSplit(txId, verdict, outputs, fee);
+  }
+
+  /**
+   * Settles a committed split by ARC's verdict: outputs spendable at SEEN_ON_NETWORK or MINED;
+   * below it, a DOUBLE_SPEND_ATTEMPTED (it may still be mined, until a competing transaction is)
+   * or a problem with the request, the split waits; any other refusal settles it, its inputs
+   * going back only by the release rules.
+   */
+  private async settleSplit(
+    txId: string,
+    verdict: BroadcastVerdict,
+    outputs: number,
+    fee: number,
+  ): Promise<SplitReport> {
+    const { pool } = this.options;
     if (verdict.kind === 'accepted') {
       await pool.confirm(txId);
       return { status: 'split', txId, outputs, fee, outcome: 'accepted' };
     }
-    if (verdict.kind === 'pending') return { status: 'split', txId, outputs, fee, outcome: 'pending' };
-    // Every refusal settles the split, final or not; its inputs go back only by the release rules.
+    if (verdict.kind === 'pending' || verdict.kind === 'request-problem')
+      return { status: 'split', txId, outputs, fee, outcome: 'pending' };
+    if (verdict.code === 'DOUBLE_SPEND_ATTEMPTED' && !(await this.competingMined(verdict.competingTxs)))
+      return { status: 'split', txId, outputs, fee, outcome: 'pending' };
     const code = refusalCode(verdict);
     const release = inputsReleasable({ code, reachedNetwork: reachedNetwork(verdict) });
     await pool.fail(txId, { releaseInputs: release });
-    const reason = verdict.kind === 'refused' ? verdict.reason : verdict.detail;
+    const reason = verdict.reason;
     return { status: 'rejected', txId, code, reason, inputsReleased: release };
+  }
+
+  /**
+   * Asks ARC about the unsettled splits (oldest first, up to FOLLOW_UP_MAX): seen or mined →
+   * outputs free; refused for good → settled by the release rules; unknown to ARC → the same
+   * bytes again; still below SEEN (or ARC unreachable) → asked again next run. Returns a report
+   * only when a re-sent split is still not accepted (no second split is built on top of it).
+   */
+  private async followUp(status: StatusPort): Promise<SplitReport | null> {
+    const splits = (await this.options.pool.unsettled(1000)).filter((t) => t.kind === 'split' && t.rawHex);
+    for (const split of splits.slice(0, FOLLOW_UP_MAX)) {
+      let answer: Awaited<ReturnType<StatusPort>>;
+      try {
+        answer = await status(split.txId);
+      } catch {
+        continue;
+      }
+      if (answer.kind === 'not-found') {
+        const efHex = split.rawHex as string;
+        const report = await this.submitCommitted(split.txId, Transaction.fromHexEF(efHex).toHex(), efHex, 0, 0);
+        if (!(report.status === 'split' && report.outcome === 'accepted')) return report;
+        continue;
+      }
+      await this.settleSplit(split.txId, answer, split.outputs.length, 0);
+    }
+    return null;
+  }
+
+  /** True when ARC reports one of a double spend's competing transactions MINED (the split can never be). */
+  private async competingMined(competingTxs: readonly string[]): Promise<boolean> {
+    const status = this.options.status;
+    if (!status) return false;
+    for (const txId of competingTxs) {
+      const answer = await status(txId).catch(() => null);
+      if (answer?.kind === 'accepted' && answer.status === 'MINED') return true;
+    }
+    return false;
   }
 
   /** Submits the oldest unsettled split again (same bytes) once it is older than `resubmitAfterMs`. */

@@ -75,6 +75,7 @@ export function createWalletServices(redis: Redis, config: Config, clock?: Clock
       pool: wallet.pool,
       builder: new BsvSplitBuilder({ keys, satoshisPerKilobyte }),
       submit,
+      status: (txId) => arc.status(txId),
       satoshisPerKilobyte,
     });
   };

@@ -25,6 +25,8 @@ import type { Config } from '@proofline/shared-config';
 export interface RecordHooks {
   readonly rawTxOf: (txIds: readonly string[]) => Promise<(Uint8Array | null)[]>;
   readonly onRefused: (refusal: Refusal) => Promise<void>;
+  /** Watched transactions seen or mined (records-publication's `seenWhileConfirming` fits). */
+  readonly onSeen?: (txIds: readonly string[]) => Promise<void>;
 }
 
 export interface ArcDevnetOptions {
@@ -130,6 +132,7 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
     arcApiKey: o.apiKey,
     arcCallbackUrl: o.callback?.url,
     arcCallbackToken: o.callback?.token,
+    arcWaitFor: 'STORED',
     arcTimeoutMs: 10_000,
     arcMaxInFlight: 4,
     headersUrl: node.url,

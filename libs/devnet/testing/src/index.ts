@@ -1,2 +1,3 @@
 export * from './arc-devnet';
 export * from './arc-proxy';
+export * from './arc-rule-proxy';

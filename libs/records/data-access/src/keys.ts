@@ -26,6 +26,11 @@ export function recordsKeys(prefix: string) {
     chainPrefix,
     /** ZSET (transactional outbox): member txId, score acceptance time (ms); removed once published or rejected. */
     outbox: `${prefix}:records:outbox`,
+    /**
+     * STRING (JSON `{since, httpStatus, detail}`, with a TTL): publication is paused because the
+     * chain answered a problem about the request itself, not about a transaction (publication-pause.ts).
+     */
+    publicationPaused: `${prefix}:records:publication-paused`,
   };
 }
 

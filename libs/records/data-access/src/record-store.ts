@@ -122,6 +122,15 @@ interface Commands {
     maxSuccessors: string,
   ): Promise<unknown>;
   failPublished(k1: string, failure: string, at: string): Promise<unknown>;
+  revive(
+    k1: string,
+    k2: string,
+    at: string,
+    recordPrefix: string,
+    outboxScore: string,
+    failurePrefix: string,
+    maxSuccessors: string,
+  ): Promise<unknown>;
   metaMany(recordPrefix: string, fieldCount: string, ...fieldsThenTxIds: string[]): Promise<(string | number | null)[]>;
   bytesManyBuffer(recordPrefix: string, ...txIds: string[]): Promise<(Buffer | null)[]>;
 }
@@ -425,6 +434,31 @@ export class RecordStore {
     const entries: { txId: string; dueMs: number }[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ txId: flat[i] as string, dueMs: Number(flat[i + 1]) });
     return { cursor: next, entries };
+  }
+
+  /**
+   * A failed record whose transaction the chain shows after all (seen or mined): its failure is
+   * cleared (`revive-2.lua`), and each successor that failed only because of it (its failure led
+   * by `failurePrefix`) goes back to pending and into the outbox, due now. `changed` false when
+   * the record was not failed.
+   */
+  async revive(
+    txId: string,
+    at: Date,
+    failurePrefix: string,
+    maxSuccessors = 1000,
+  ): Promise<{ changed: boolean; successors: string[] }> {
+    const reply = await this.cmd.revive(
+      this.keys.record(txId),
+      this.keys.outbox,
+      at.toISOString(),
+      this.keys.recordPrefix,
+      String(at.getTime()),
+      failurePrefix,
+      String(maxSuccessors),
+    );
+    const [changed, ...successors] = reply as unknown[];
+    return { changed: Number(changed) === 1, successors: successors.map(String) };
   }
 
   /** Outbox entries accepted at or before `acceptedBefore`, oldest first. */

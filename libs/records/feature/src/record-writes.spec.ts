@@ -197,14 +197,14 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     const [a, b, c] = await fundPool(pool, 3, 1000);
     const outpoints = async () => new Set(await redis.zrange(pool.keys.free, 0, -1));
     const first = await writes.writeIndependent(caller, body('seen'));
-    const second = await writes.writeIndependent(caller, body('fee too low'));
+    const second = await writes.writeIndependent(caller, body('script failed'));
     const third = await writes.writeIndependent(caller, body('input spent'));
     // ARC SEEN/MINED (what the publisher calls): the change is spendable by the next write.
     expect(await pool.confirm(first.txId)).toBe(1);
     expect(await outpoints()).toEqual(new Set([`${first.txId}:3`]));
-    // 465 before the network saw it: the transaction itself was refused, its input returns to free.
+    // 461 before the network saw it: the transaction can never be mined, its input returns to free.
     expect(
-      await pool.fail(second.txId, { releaseInputs: inputsReleasable({ code: '465', reachedNetwork: false }) }),
+      await pool.fail(second.txId, { releaseInputs: inputsReleasable({ code: '461', reachedNetwork: false }) }),
     ).toBe(1);
     // 462 (an input missing or spent): the input may be spent already, it is dropped.
     expect(

@@ -13,9 +13,10 @@ import type { Clock, Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
 import type { Redis } from '@proofline/shared-redis';
+import { publicationPause } from './publication-pause';
 import type { BullPublishQueue } from './producer';
 import type { PublicationSettlement } from './publish';
-import { publicationSettlement, rawTxOf, refusedWhileConfirming } from './settlement';
+import { publicationSettlement, rawTxOf, refusedWhileConfirming, seenWhileConfirming } from './settlement';
 import type { FundingSettle } from './settlement';
 import { deferringQueue, startRecordsPublisher } from './worker';
 import type { RecordsPublisherOptions, RunningPublisher } from './worker';
@@ -52,6 +53,9 @@ export type PublisherTuning = Partial<
   >
 >;
 
+/** Unsettled record transactions each confirmation pass checks for a proof stored without a poll. */
+const UNSETTLED_CHECKED = 200;
+
 /** The publication wing: what the API, the worker roles, the benchmarks and the test fixtures run. */
 export interface Publication {
   /** The producer (the write use cases' `PublishQueue`): group-committed batch jobs. */
@@ -86,6 +90,7 @@ export interface Publication {
 export function createPublication(o: PublicationOptions): Publication {
   const logger = o.logger ?? createLogger({ level: 'silent', name: 'publication' });
   const confirmLogger = logger.child({ role: 'chain-confirmations' });
+  const publishLogger = logger.child({ role: 'records-publish' });
   const store = new RecordStore(o.redis, o.prefix);
   const queue = deferringQueue(o.bull, o.prefix, store, o.clock, o.config.publishCoalesceMs);
   const settlement = publicationSettlement({
@@ -94,6 +99,7 @@ export function createPublication(o: PublicationOptions): Publication {
     clock: o.clock,
     // A refused tx that never reached the network may give its inputs back (release rules).
     releasable: (code) => inputsReleasable({ code, reachedNetwork: false }),
+    ...confirmationOptions(o.config.chain),
   });
   const passDeps: ConfirmationPassDeps = {
     client: o.chain.client,
@@ -104,6 +110,13 @@ export function createPublication(o: PublicationOptions): Publication {
     prefix: o.prefix,
     rawTxOf: rawTxOf(store),
     onRefused: refusedWhileConfirming({ records: store, pool: o.pool, clock: o.clock }),
+    onSeen: seenWhileConfirming({ records: store, pool: o.pool, clock: o.clock, logger: confirmLogger }),
+    ...(o.pool.unsettled
+      ? {
+          unsettled: async () =>
+            ((await o.pool.unsettled?.(UNSETTLED_CHECKED)) ?? []).filter((t) => t.kind === 'record').map((t) => t.txId),
+        }
+      : {}),
     logger: confirmLogger,
   };
   let publisher: RunningPublisher | undefined;
@@ -120,8 +133,9 @@ export function createPublication(o: PublicationOptions): Publication {
         prefix: o.prefix,
         chain: o.webhooks ? o.webhooks(o.chain.publisher) : o.chain.publisher,
         settlement,
+        pause: publicationPause({ redis: o.redis, prefix: o.prefix, clock: o.clock, logger: publishLogger }),
         clock: o.clock,
-        logger: logger.child({ role: 'records-publish' }),
+        logger: publishLogger,
         concurrency: o.config.workerConcurrency,
         proven: async (txIds) => (await o.chain.store.inclusions(txIds)).map((i) => i !== null),
         ...tuning,

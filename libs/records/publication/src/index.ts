@@ -4,3 +4,4 @@ export * from './publish';
 export * from './worker';
 export * from './sweeper';
 export * from './settlement';
+export * from './publication-pause';

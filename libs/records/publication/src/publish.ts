@@ -2,9 +2,17 @@ import { UnrecoverableError } from 'bullmq';
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
 import { refusalCode, spentTxIds } from '@proofline/chain-domain';
-import type { BroadcastVerdict, ChainPublisher, Refusal } from '@proofline/chain-domain';
+import type {
+  BroadcastVerdict,
+  ChainPublisher,
+  Refusal,
+  RefusedVerdict,
+  RequestProblemVerdict,
+} from '@proofline/chain-domain';
 import type { RecordStore } from '@proofline/records-data-access';
-import { recordFailure } from './settlement';
+import { RequestProblemError } from './publication-pause';
+import type { PublicationPause } from './publication-pause';
+import { PREVIOUS_REJECTED, recordFailure } from './settlement';
 
 /*
  * The batching algorithm of publication: publish one record, follow its chain (its successors
@@ -22,12 +30,26 @@ export interface PublicationSettlement {
   /** The chain accepted (or already had) `txId`: confirm its funding, watch it for a proof. */
   accepted(txId: string): Promise<void>;
   /**
+   * The chain holds `txId` but has not shown it to the network for good yet (a status below
+   * SEEN_ON_NETWORK, DOUBLE_SPEND_ATTEMPTED): watch it; its funding stays unsettled (change not
+   * spendable, inputs kept) until the confirmation pass sees it SEEN or MINED, or refused for good.
+   * Absent (a test double): nothing is settled.
+   */
+  held?(txId: string): Promise<void>;
+  /**
    * The chain refused `txId` for good (`code`: ARC's code or status, or the records reason), or it
-   * will never be sent (`neverSent`: its previous record was rejected). Settle its funding.
+   * will never be sent (`neverSent`: its previous record was rejected; `rejected`: the refused
+   * transaction its chain waits on). Settle its funding: MUST NOT hand back inputs while any
+   * broadcast of the refused transaction may still be mined.
    */
   refused(
     txId: string,
-    refusal: { readonly code: string; readonly detail: string; readonly neverSent: boolean },
+    refusal: {
+      readonly code: string;
+      readonly detail: string;
+      readonly neverSent: boolean;
+      readonly rejected?: string;
+    },
   ): Promise<void>;
 }
 
@@ -42,6 +64,8 @@ export type PublishDeps = {
   clock: Clock;
   logger?: Logger;
   settlement?: PublicationSettlement;
+  /** Where a request problem pauses publication (logged once, reported by metrics and readiness). */
+  pause?: PublicationPause;
   /**
    * Carries on a chain follow that reached FOLLOW_MAX: a new job for the successors still
    * pending. Without it they waited for the outbox sweeper (5 s), and so did every record accepted
@@ -131,12 +155,19 @@ async function publishOne(
   }
   const verdict = await deps.chain.submit({ txId, rawTx: info.broadcastTx });
   const first = publicationReading(verdict);
+  if (typeof first === 'object' && first.kind === 'request-problem') {
+    // The request, not this record: it stays in the outbox, its inputs reserved; retried with back-off.
+    await deps.pause?.paused(first);
+    throw new RequestProblemError(`publication paused: ${first.detail}`);
+  }
+  await deps.pause?.resumed();
   const reading = first === 'parent-not-found' ? await parentNotFound(deps, info) : first;
   if (reading === 'wait-previous') return 'wait-previous';
-  if (reading === 'published') {
+  if (reading === 'published' || reading === 'held') {
     // Funding and the watch list first: a crash before the record is settled re-runs the job,
     // which re-sends the same bytes (the chain answers it knows them) and settles again.
-    await deps.settlement?.accepted(txId);
+    if (reading === 'published') await deps.settlement?.accepted(txId);
+    else await deps.settlement?.held?.(txId);
     const { successors } = await deps.store.settle(
       txId,
       deps.clock.now(),
@@ -166,20 +197,31 @@ async function publishOne(
  * What publication does with a broadcast verdict:
  * - `accepted` (SEEN_ON_NETWORK, MINED) → published.
  * - `pending` SEEN_IN_ORPHAN_MEMPOOL (a parent is missing) → retry the same bytes with backoff.
- * - any other `pending` status (RECEIVED … ACCEPTED_BY_NETWORK, MINED_IN_STALE_BLOCK) → published:
- *   ARC holds the transaction; the confirmation pass polls it until it is mined.
+ * - any other `pending` status (RECEIVED … ACCEPTED_BY_NETWORK when `X-WaitFor` timed out or asked
+ *   for less, MINED_IN_STALE_BLOCK) → held: published, not yet seen. ARC holds the transaction but
+ *   the network may still refuse it, so its change is not spendable yet; the confirmation pass
+ *   polls it at once and like any unproven transaction, and frees its change once it is SEEN or MINED.
+ * - `request-problem` (a problem naming no txid of ours: a 400 for the request, a wrong
+ *   ARC_CALLBACK_URL) → publication pauses; the record stays pending in the outbox and is retried.
+ *   Only an answer that names the transaction refuses it.
  * - `refused` 460 (ARC found no parent; `final: false`) → `parent-not-found`, read by
  *   {@link parentNotFound}: a parent of ours still in flight makes it wait, anything else refuses.
- * - any other `refused` (final or not) and `request-problem` → the record fails with it.
+ * - `refused` DOUBLE_SPEND_ATTEMPTED → held: ARC documents it ending MINED or REJECTED, so the
+ *   record is published (unconfirmed) and watched; the confirmation pass fails it only on
+ *   REJECTED or once a competing transaction is MINED. Its change is not freed meanwhile.
+ * - any other `refused` → the record fails with it.
  */
-function publicationReading(v: BroadcastVerdict): 'published' | 'retry' | 'parent-not-found' | Refusal {
+export function publicationReading(
+  v: BroadcastVerdict,
+): 'published' | 'held' | 'retry' | 'parent-not-found' | RefusedVerdict | RequestProblemVerdict {
   switch (v.kind) {
     case 'accepted':
       return 'published';
     case 'pending':
-      return v.status === 'SEEN_IN_ORPHAN_MEMPOOL' ? 'retry' : 'published';
+      return v.status === 'SEEN_IN_ORPHAN_MEMPOOL' ? 'retry' : 'held';
     case 'refused':
-      return v.code === 460 && !v.final ? 'parent-not-found' : v;
+      if (v.code === 460 && !v.final) return 'parent-not-found';
+      return v.code === 'DOUBLE_SPEND_ATTEMPTED' ? 'held' : v;
     case 'request-problem':
       return v;
   }
@@ -249,8 +291,6 @@ function parentTxIds(tx: Uint8Array): string[] {
   }
 }
 
-const PREVIOUS_REJECTED = 'PREVIOUS_REJECTED: the record this one links to was rejected by the chain';
-
 /**
  * Fails a record whose previous record was rejected (it spends an output that will never exist);
  * returns up to `maxSuccessors` of its pending successors, to be failed next.
@@ -260,20 +300,23 @@ async function refusePreviousRejected(
   txId: string,
   prevTxId: string,
   maxSuccessors = FOLLOW_RUN,
+  rejected = prevTxId,
 ): Promise<string[]> {
   await deps.settlement?.refused(txId, {
     code: 'PREVIOUS_REJECTED',
     detail: `previous record ${prevTxId} was rejected`,
     neverSent: true,
+    rejected,
   });
   const { successors } = await deps.store.settle(txId, deps.clock.now(), PREVIOUS_REJECTED, maxSuccessors);
   return successors;
 }
 
 /**
- * A record failed for good: every successor still pending spends, through the chain, an output
- * that will never exist. They are failed now, in chain order (never sent, so their funding goes
- * back to the pool), instead of each re-checking its previous record once a second until the
+ * A record failed: every successor still pending spends, through the chain, an output that will
+ * not exist unless the chain mines the refused transaction after all. They are failed now, in
+ * chain order (never sent: their funding goes back to the pool only once the refused transaction
+ * can no longer be mined, else they are put back to pending if it is; settlement.ts), instead of each re-checking its previous record once a second until the
  * failure reached it link by link (a long chain took minutes and kept hundreds of jobs cycling).
  * Up to FOLLOW_MAX here; a longer rest is failed by its own jobs as before.
  */
@@ -284,7 +327,7 @@ async function refuseSuccessors(deps: PublishDeps, txId: string, successors: rea
     let next: string[] = [];
     for (const [i, successor] of run.entries()) {
       // The run already lists what follows; only its last record reads the chain further.
-      next = await refusePreviousRejected(deps, successor, prev, i === run.length - 1 ? FOLLOW_RUN : 0);
+      next = await refusePreviousRejected(deps, successor, prev, i === run.length - 1 ? FOLLOW_RUN : 0, txId);
       prev = successor;
     }
     run = next;

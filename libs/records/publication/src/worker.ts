@@ -8,6 +8,8 @@ import type { ChainPublisher } from '@proofline/chain-domain';
 import { RecordsPublishJob } from '@proofline/records-domain';
 import type { RecordStore } from '@proofline/records-data-access';
 import { BullPublishQueue, SWEEP_DEFER_MS } from './producer';
+import { RequestProblemError } from './publication-pause';
+import type { PublicationPause } from './publication-pause';
 import { publishTx } from './publish';
 import type { PublicationSettlement, PublishDeps, PublishOutcome } from './publish';
 import { startSweeper } from './sweeper';
@@ -55,19 +57,21 @@ export async function publishBatch(
   const counts: Record<string, number> = {};
   const waiting: string[] = [];
   const transient: string[] = [];
+  let paused = 0;
   results.forEach((r, i) => {
     const txId = txIds[i] as string;
     const key = r.status === 'fulfilled' ? r.value : r.reason instanceof UnrecoverableError ? 'failed' : 'error';
     counts[key] = (counts[key] ?? 0) + 1;
     if (r.status === 'fulfilled' && r.value === 'wait-previous') waiting.push(txId);
+    if (r.status === 'rejected' && r.reason instanceof RequestProblemError) paused++;
     if (key === 'error')
       transient.push(`${txId}: ${r.status === 'rejected' ? String((r.reason as Error)?.message ?? r.reason) : ''}`);
   });
   if (waiting.length > 0) await waitFor(waiting);
-  if (transient.length > 0)
-    throw new Error(
-      `${transient.length} of ${txIds.length} records not published yet (${transient.slice(0, 3).join('; ')})`,
-    );
+  if (transient.length > 0) {
+    const message = `${transient.length} of ${txIds.length} records not published yet (${transient.slice(0, 3).join('; ')})`;
+    throw paused === transient.length ? new RequestProblemError(message) : new Error(message);
+  }
   return counts;
 }
 
@@ -89,6 +93,8 @@ export interface RecordsPublisherOptions {
   readonly chain: ChainPublisher;
   /** Funding settlement and the confirmation watch list (the worker wires the pool and the proof store). */
   readonly settlement?: PublicationSettlement;
+  /** Where a request problem pauses publication (createPublication wires it on Redis). */
+  readonly pause?: PublicationPause;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly concurrency: number;
@@ -144,6 +150,7 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
     clock: opts.clock,
     logger: opts.logger,
     ...(opts.settlement ? { settlement: opts.settlement } : {}),
+    ...(opts.pause ? { pause: opts.pause } : {}),
     handOff: (txIds) => queue.handOff(txIds),
     ...(opts.followMax ? { followMax: opts.followMax } : {}),
     ...(opts.proven ? { proven: opts.proven } : {}),
@@ -172,6 +179,11 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
   );
   worker.on('failed', (job, err) => {
     if (err instanceof DelayedError || err.name === 'DelayedError') return;
+    // A pause is logged once by the pause itself, not once per record and attempt.
+    if (err instanceof RequestProblemError || err.name === 'RequestProblemError') {
+      opts.logger.debug({ txId: job?.id, attempts: job?.attemptsMade, err: err.message }, 'publication paused');
+      return;
+    }
     opts.logger.warn({ txId: job?.id, attempts: job?.attemptsMade, err: err.message }, 'publication attempt failed');
   });
   worker.on('error', (err) => opts.logger.warn({ err: err.message }, 'publisher worker error'));

@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       arcApiKey: undefined,
       arcCallbackUrl: undefined,
       arcCallbackToken: undefined,
+      arcWaitFor: 'STORED',
       arcTimeoutMs: 15000,
       arcMaxInFlight: 4,
       headersUrl: 'http://127.0.0.1:9090',
@@ -104,6 +105,7 @@ describe('loadConfig', () => {
       arcApiKey: 'mainnet_abc',
       arcCallbackUrl: 'https://proofline.example/arc/callback',
       arcCallbackToken: '0123456789abcdef',
+      arcWaitFor: 'STORED',
       arcTimeoutMs: 20000,
       arcMaxInFlight: 8,
       headersUrl: 'https://api.whatsonchain.com/v1/bsv/test',
@@ -266,7 +268,7 @@ describe('loadConfig', () => {
 
   it('declares each variable once, with a doc line, and the schema parses what loadConfig returns', () => {
     const names = CONFIG_VARIABLES.map((v) => v.name);
-    expect(names).toHaveLength(70);
+    expect(names).toHaveLength(71);
     expect(new Set(names).size).toBe(names.length);
     expect(CONFIG_VARIABLES.filter((v) => v.doc.trim() === '')).toEqual([]);
     const env = { PORT: '3100', FEATURES: 'verify', DEVNET_REDIS_URL: 'redis://127.0.0.1:7000' };

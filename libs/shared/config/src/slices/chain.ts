@@ -12,6 +12,17 @@ export const NETWORK = variable(
   z.enum(NETWORKS, { error: `must be one of ${NETWORKS.join(', ')}` }).default('devnet'),
 );
 
+/** The statuses `X-WaitFor` may name: ARC answers once a submission reached one (or X-MaxTimeout passed). */
+export const ARC_WAIT_FOR_STATUSES = [
+  'RECEIVED',
+  'STORED',
+  'ANNOUNCED_TO_NETWORK',
+  'REQUESTED_BY_NETWORK',
+  'SENT_TO_NETWORK',
+  'ACCEPTED_BY_NETWORK',
+  'SEEN_ON_NETWORK',
+] as const;
+
 /** ARC publication: the network, the ARC endpoint and the headers source proofs are checked against. */
 export const chain = slice(
   {
@@ -33,6 +44,13 @@ export const chain = slice(
         'ARC_CALLBACK_TOKEN',
         'Bearer token ARC sends with its callbacks (16+ characters).',
         optionalString.refine((v) => v === undefined || v.length >= 16, 'must be at least 16 characters'),
+      ),
+      arcWaitFor: variable(
+        'ARC_WAIT_FOR',
+        'X-WaitFor of record submissions: the status ARC waits for before answering. STORED (default) answers once ARC stored the transaction; the change is freed when a poll sees it SEEN_ON_NETWORK.',
+        z
+          .enum(ARC_WAIT_FOR_STATUSES, { error: `must be one of ${ARC_WAIT_FOR_STATUSES.join(', ')}` })
+          .default('STORED'),
       ),
       arcTimeoutMs: variable(
         'ARC_TIMEOUT_MS',

@@ -1,0 +1,381 @@
+import { Transaction } from '@bsv/sdk';
+import { createArcChain, handleArcCallback } from '@proofline/chain-arc';
+import type { ArcChain } from '@proofline/chain-arc';
+import { startArcDevnet, startArcRuleProxy, statusEntry, submittedTxIds } from '@proofline/devnet-testing';
+import type { ArcDevnet, ArcRuleProxy, ProxiedRequest } from '@proofline/devnet-testing';
+import { RecordStore } from '@proofline/records-data-access';
+import { createPublication, readPublicationPause } from '@proofline/records-publication';
+import type { Publication } from '@proofline/records-publication';
+import { createLogger } from '@proofline/shared-logger';
+import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { call, seedKey, startApi } from '../testing/harness';
+import type { RunningApi } from '../testing/harness';
+
+// Every ARC answer read as ARC means it: the real publisher and confirmation pass, real Redis and
+// BullMQ, the devnet node behind a real HTTP server that answers as ARC does where the node does
+// not: a 400 about the request (no txid), DOUBLE_SPEND_ATTEMPTED, statuses below SEEN_ON_NETWORK
+// when X-WaitFor times out, a refusal of a transaction the chain then mines.
+
+jest.setTimeout(60_000);
+
+/** ARC's problem body for a request it cannot take (handler/default.go: no txid). */
+const REQUEST_PROBLEM = {
+  type: 'https://bitcoin-sv.github.io/arc/#/errors?id=_400',
+  title: 'Bad request',
+  status: 400,
+  detail: 'The request seems to be malformed and cannot be processed',
+  instance: null,
+  txid: null,
+  extraInfo: 'invalid callback url: localhost is not allowed',
+};
+const isSubmit = (req: ProxiedRequest) => req.method === 'POST' && req.path.startsWith('/v1/tx');
+const statusQueryOf = (req: ProxiedRequest) =>
+  req.method === 'GET' ? (/^\/v1\/tx\/([0-9a-f]{64})$/.exec(req.path)?.[1] ?? null) : null;
+/** A transaction that competes for the same inputs (ARC's `competingTxs`); its status is the spec's to answer. */
+const COMPETING = 'c0'.repeat(32);
+const ARC_UNKNOWN = {
+  status: 404,
+  body: {
+    type: 'https://bitcoin-sv.github.io/arc/#/errors?id=_404',
+    title: 'Not found',
+    status: 404,
+    detail: 'The requested resource could not be found',
+    txid: null,
+  },
+};
+/** ARC's answer refusing each transaction of a submission with `code` (a problem naming its txid). */
+const refuseEach = (req: ProxiedRequest, code: number, title: string, extraInfo: string) => {
+  const problems = submittedTxIds(req).map((txid) => ({
+    type: `https://bitcoin-sv.github.io/arc/#/errors?id=_${code}`,
+    title,
+    status: code,
+    detail: title,
+    txid,
+    extraInfo,
+  }));
+  return req.path === '/v1/txs' ? { status: 200, body: problems } : { status: code, body: problems[0] };
+};
+/** The answer entries of a submission, each at `txStatus`. */
+const answerEach = (req: ProxiedRequest, txStatus: string, extra: Record<string, unknown> = {}) => {
+  const entries = submittedTxIds(req).map((txId) => statusEntry(txId, txStatus, extra));
+  return { status: 200, body: req.path === '/v1/txs' ? entries : entries[0] };
+};
+
+describe('ARC answers read as ARC means them (the devnet node behind an ARC-answering server)', () => {
+  const prefix = uniquePrefix('readings');
+  const lines: string[] = [];
+  const logger = createLogger({ level: 'info', name: 'test', destination: { write: (l: string) => lines.push(l) } });
+  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const workerRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const workerBull = createBullRedis(testRedisUrl());
+  const store = new RecordStore(workerRedis, prefix);
+  let dev: ArcDevnet;
+  let proxy: ArcRuleProxy;
+  let api: RunningApi;
+  let chain: ArcChain;
+  let publication: Publication;
+  let writerKey: string;
+
+  const write = async (body: string): Promise<string> => {
+    const res = await call(api, 'POST', '/api/v1/records', {
+      key: writerKey,
+      body,
+      contentType: 'application/octet-stream',
+    });
+    expect(res.status).toBe(200);
+    return (res.body as { txId: string }).txId;
+  };
+  const readiness = async () =>
+    (await (await fetch(`${api.baseUrl}/readiness`)).json()) as {
+      status: string;
+      checks: { publication?: string; publicationDetail?: string };
+    };
+  const statusOf = async (txId: string) =>
+    (await call(api, 'GET', `/api/v1/records/${txId}/status`, { key: writerKey })).body as {
+      publication: string;
+      failure?: string;
+      confirmation: { blockHash: string } | null;
+    };
+  const unsettled = async () => (await dev.pool.unsettled(1000)).map((t) => t.txId);
+  const free = async () => (await workerRedis.zrange(dev.pool.keys.free, 0, -1)) as string[];
+  const inputsOf = async (txId: string) => (await dev.pool.unsettled(1000)).find((t) => t.txId === txId)?.inputs ?? [];
+  const logged = (msg: string) => lines.filter((l) => l.includes(`"msg":"${msg}`)).length;
+
+  beforeAll(async () => {
+    dev = await startArcDevnet({ redis: nodeRedis, prefix });
+    proxy = await startArcRuleProxy(dev.node.url);
+    api = await startApi({ prefix, fund: 0, env: { ...dev.env } });
+    await dev.fund(100, 1000);
+    writerKey = (await seedKey(api, { tenant: 'acme', permissions: ['Issuer_Admin'] })).rawKey;
+    // The worker side talks to ARC through the proxy.
+    chain = createArcChain({
+      redis: workerRedis,
+      prefix,
+      config: { ...api.deps.config.chain, arcUrl: proxy.url },
+      seed: api.deps.config.wallet.seed,
+    });
+    publication = createPublication({
+      redis: workerRedis,
+      bull: workerBull,
+      prefix,
+      config: api.deps.config,
+      chain,
+      pool: dev.pool,
+      clock: api.deps.clock,
+      logger,
+    });
+    publication.startPublisher({ concurrency: 4, sweepEveryMs: 200, sweepAfterMs: 500 });
+  });
+  afterEach(() => {
+    proxy.rule = () => 'forward';
+  });
+  afterAll(async () => {
+    await publication.close();
+    await chain.close();
+    await api.close();
+    await proxy.close();
+    await dev.close();
+    await deleteByPrefix(workerRedis, prefix);
+    await workerBull.quit();
+    await workerRedis.quit();
+    await nodeRedis.quit();
+  });
+
+  it('a 400 about the request (no txid) fails no write: publication pauses (one warning, readiness), records stay pending with their inputs reserved, then publish', async () => {
+    proxy.rule = (req) => (isSubmit(req) ? { status: 400, body: REQUEST_PROBLEM } : 'forward');
+    const txIds = await Promise.all([1, 2, 3].map((i) => write(`paused ${i}`)));
+    // Several attempts, each answered 400.
+    await eventually(async () => proxy.requests.filter(isSubmit).length >= 9, 15_000, 50);
+    await eventually(async () => (await readiness()).checks.publication === 'paused', 5000, 50);
+    const ready = await readiness();
+    expect(ready.status).toBe('ready'); // accepted writes wait in the outbox: serving stays right
+    expect(ready.checks.publicationDetail).toContain('ARC 400');
+    expect(await readPublicationPause(workerRedis, prefix)).toMatchObject({ httpStatus: 400 });
+    for (const txId of txIds) expect(await store.state(txId)).toBe('pending');
+    expect(await workerRedis.zscore(`${prefix}:records:outbox`, txIds[0] as string)).not.toBeNull();
+    // Their inputs stay spent by their transactions (committed, unsettled): no other write gets them.
+    const unsettled = (await dev.pool.unsettled(1000)).map((t) => t.txId);
+    for (const txId of txIds) expect(unsettled).toContain(txId);
+    expect(logged('publication paused')).toBe(1);
+    expect(logged('record transaction rejected')).toBe(0);
+    expect(logged('publication attempt failed')).toBe(0);
+
+    proxy.rule = () => 'forward';
+    await eventually(
+      async () => (await Promise.all(txIds.map((t) => store.state(t)))).every((s) => s === 'published'),
+      30_000,
+      100,
+    );
+    expect((await readiness()).checks.publication).toBe('running');
+    expect(await readPublicationPause(workerRedis, prefix)).toBeNull();
+    expect(logged('publication resumed')).toBe(1);
+    const settled = (await dev.pool.unsettled(1000)).map((t) => t.txId);
+    for (const txId of txIds) expect(settled).not.toContain(txId); // SEEN_ON_NETWORK: change freed
+  });
+
+  it('DOUBLE_SPEND_ATTEMPTED is pending: the record stays published and watched, its change unspendable, and is confirmed once mined', async () => {
+    const doubleSpend = { competingTxs: [COMPETING], extraInfo: 'double spend attempted' };
+    // The node takes the transaction (it is the one mined later); ARC reports the double spend.
+    const ours = new Set<string>();
+    proxy.rule = (req) => {
+      if (isSubmit(req)) {
+        for (const t of submittedTxIds(req)) ours.add(t);
+        return { rewrite: () => answerEach(req, 'DOUBLE_SPEND_ATTEMPTED', doubleSpend) };
+      }
+      const txId = statusQueryOf(req);
+      if (txId === COMPETING) return ARC_UNKNOWN;
+      if (txId && ours.has(txId))
+        return { rewrite: () => ({ status: 200, body: statusEntry(txId, 'DOUBLE_SPEND_ATTEMPTED', doubleSpend) }) };
+      return 'forward';
+    };
+    const txId = await write('double spend, then mined');
+    await eventually(async () => (await store.state(txId)) === 'published', 10_000, 50);
+    expect(await unsettled()).toContain(txId); // change not spendable, inputs kept
+    expect(await chain.store.watched(100)).toContain(txId);
+    const pass = await publication.confirmOnce();
+    expect(pass).toMatchObject({ refused: 0, doubleSpends: 1 });
+    expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: null });
+    expect(await chain.store.watched(100)).toContain(txId);
+
+    proxy.rule = () => 'forward';
+    const block = await dev.node.mineBlock();
+    expect((await publication.confirmOnce()).proven).toBeGreaterThanOrEqual(1);
+    const s = await statusOf(txId);
+    expect(s).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
+    expect(s.failure).toBeUndefined();
+  });
+
+  it('DOUBLE_SPEND_ATTEMPTED fails the record once a competing transaction is MINED; its inputs never go back to the pool', async () => {
+    const doubleSpend = { competingTxs: [COMPETING], extraInfo: 'double spend attempted' };
+    let competingMined = false;
+    // This time the transaction never reaches the node: ARC answers for it.
+    const ours = new Set<string>();
+    proxy.rule = (req) => {
+      if (isSubmit(req)) {
+        for (const t of submittedTxIds(req)) ours.add(t);
+        return answerEach(req, 'DOUBLE_SPEND_ATTEMPTED', doubleSpend);
+      }
+      const txId = statusQueryOf(req);
+      if (txId === COMPETING)
+        return competingMined ? { status: 200, body: statusEntry(COMPETING, 'MINED') } : ARC_UNKNOWN;
+      if (txId && ours.has(txId))
+        return { status: 200, body: statusEntry(txId, 'DOUBLE_SPEND_ATTEMPTED', doubleSpend) };
+      return 'forward';
+    };
+    const txId = await write('double spend, competitor mined');
+    await eventually(async () => (await store.state(txId)) === 'published', 10_000, 50);
+    const inputs = await inputsOf(txId);
+    expect(inputs.length).toBeGreaterThan(0);
+    expect((await publication.confirmOnce()).doubleSpends).toBe(1);
+    expect((await statusOf(txId)).publication).toBe('published');
+
+    competingMined = true;
+    expect(await publication.confirmOnce()).toMatchObject({ refused: 1, doubleSpends: 0 });
+    const s = await statusOf(txId);
+    expect(s.publication).toBe('failed');
+    expect(s.failure).toMatch(/^DOUBLE_SPEND: .*competing c0c0.* MINED/);
+    expect(await chain.store.watched(100)).not.toContain(txId);
+    expect(await unsettled()).not.toContain(txId);
+    const freeNow = await free();
+    for (const input of inputs) expect(freeNow).not.toContain(input);
+  });
+
+  it('below SEEN_ON_NETWORK (X-WaitFor: STORED timed out or asked for): published, not yet seen; the change is freed when a poll sees it SEEN', async () => {
+    // The node takes the transaction; ARC answers the status reached when X-WaitFor was met.
+    const ours = new Set<string>();
+    proxy.rule = (req) => {
+      if (!isSubmit(req)) return 'forward';
+      for (const t of submittedTxIds(req)) ours.add(t);
+      return { rewrite: () => answerEach(req, 'STORED') };
+    };
+    const txId = await write('stored, not yet seen');
+    await eventually(async () => (await store.state(txId)) === 'published', 10_000, 50);
+    expect(proxy.requests.filter(isSubmit).every((r) => r.headers['x-waitfor'] === 'STORED')).toBe(true);
+    expect(await unsettled()).toContain(txId); // change not spendable yet
+    expect((await free()).some((o) => o.startsWith(`${txId}:`))).toBe(false);
+    expect(await chain.store.watched(100)).toContain(txId);
+
+    proxy.rule = () => 'forward';
+    await publication.confirmOnce(); // polled at once: SEEN_ON_NETWORK
+    expect(await unsettled()).not.toContain(txId);
+    expect((await free()).some((o) => o.startsWith(`${txId}:`))).toBe(true); // its change
+    expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: null });
+  });
+
+  it('a refusal is final only when the chain agrees: a record refused (465) and re-sent is mined and ends confirmed, its successor too; the pool never re-spends its inputs', async () => {
+    const inputsOfTx = async (txId: string) => {
+      const raw = (await store.publication(txId))?.rawTx;
+      if (!raw) throw new Error(`no transaction for ${txId}`);
+      return Transaction.fromBinary(Array.from(raw)).inputs.map((i) => `${i.sourceTXID}:${i.sourceOutputIndex}`);
+    };
+    // ARC refuses every submission with 465 naming the transaction (an operator charging more).
+    proxy.rule = (req) =>
+      isSubmit(req) ? refuseEach(req, 465, 'Fee too low', 'minimum expected fee is 2') : 'forward';
+    const created = await call(api, 'POST', '/api/v1/linkedrecords', {
+      key: writerKey,
+      body: 'refused, then mined',
+      contentType: 'application/octet-stream',
+    });
+    expect(created.status).toBe(200);
+    const root = created.body as { txId: string; updateToken: string };
+    await eventually(async () => (await store.state(root.txId)) === 'failed', 10_000, 50);
+    expect((await store.meta(root.txId))?.failure).toMatch(/^INVALID_TX: ARC 465: /);
+    const updated = await call(
+      api,
+      'POST',
+      `/api/v1/linkedrecords/${root.txId}/update?updateToken=${root.updateToken}`,
+      {
+        key: writerKey,
+        body: 'after the refused one',
+        contentType: 'application/octet-stream',
+      },
+    );
+    expect(updated.status).toBe(200);
+    const next = (updated.body as { txId: string }).txId;
+    await eventually(async () => (await store.state(next)) === 'failed', 10_000, 50);
+    expect((await store.meta(next))?.failure).toMatch(/^PREVIOUS_REJECTED/);
+
+    // 465 does not prove the transaction can never be mined: its inputs stay spent, it stays watched.
+    const rootInputs = await inputsOfTx(root.txId);
+    const nextInputs = (await inputsOfTx(next)).filter((op) => !op.startsWith(`${root.txId}:`));
+    expect(await chain.store.watched(100)).toContain(root.txId);
+    for (const op of [...rootInputs, ...nextInputs]) expect(await free()).not.toContain(op);
+    expect(await unsettled()).toEqual(expect.arrayContaining([root.txId, next]));
+
+    // Other writes meanwhile never spend them.
+    proxy.rule = () => 'forward';
+    const others = await Promise.all([1, 2, 3, 4].map((i) => write(`meanwhile ${i}`)));
+    await eventually(
+      async () => (await Promise.all(others.map((t) => store.state(t)))).every((st) => st === 'published'),
+      10_000,
+      50,
+    );
+    for (const t of others) for (const op of await inputsOfTx(t)) expect(rootInputs).not.toContain(op);
+
+    // The next pass asks ARC: unknown, so the same bytes are sent again, and ARC takes them now.
+    const pass = await publication.confirmOnce();
+    expect(pass.rebroadcast).toBeGreaterThanOrEqual(1);
+    expect(await store.state(root.txId)).toBe('published');
+    expect((await store.meta(root.txId))?.failure).toBeNull();
+    // Its successor, failed only because of it, is published too (back in the outbox).
+    await eventually(async () => (await store.state(next)) === 'published', 10_000, 50);
+    expect((await store.meta(next))?.failure).toBeNull();
+
+    const block = await dev.node.mineBlock();
+    await eventually(
+      async () => {
+        await publication.confirmOnce();
+        const watched = await chain.store.watched(100);
+        return !watched.includes(root.txId) && !watched.includes(next);
+      },
+      10_000,
+      100,
+    );
+    for (const t of [root.txId, next]) {
+      const s = (await call(api, 'GET', `/api/v1/linkedrecords/${t}/status`, { key: writerKey })).body as {
+        publication: string;
+        failure?: string;
+        confirmation: { blockHash: string } | null;
+      };
+      expect(s).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
+      expect(s.failure).toBeUndefined();
+    }
+    expect(await unsettled()).not.toContain(root.txId);
+    for (const op of rootInputs) expect(await free()).not.toContain(op);
+  });
+
+  it('a refusal proving the transaction never minable (461) releases its inputs at once and stops watching it', async () => {
+    proxy.rule = (req) =>
+      isSubmit(req) ? refuseEach(req, 461, 'Malformed transaction', 'script execution failed') : 'forward';
+    const txId = await write('never minable');
+    await eventually(async () => (await store.state(txId)) === 'failed', 10_000, 50);
+    expect(await chain.store.watched(100)).not.toContain(txId);
+    expect(await unsettled()).not.toContain(txId);
+  });
+
+  it('below SEEN_ON_NETWORK, then proven by a MINED callback before any poll: the next pass still frees its change', async () => {
+    proxy.rule = (req) => (isSubmit(req) ? { rewrite: () => answerEach(req, 'STORED') } : 'forward');
+    const txId = await write('stored, then proven by a callback');
+    await eventually(async () => (await store.state(txId)) === 'published', 10_000, 50);
+    expect(await unsettled()).toContain(txId);
+    proxy.rule = () => 'forward';
+    const block = await dev.node.mineBlock();
+    // ARC's MINED callback, as the callback route hands it on: verified, stored, unwatched.
+    const mined = (await (await fetch(`${dev.node.url}/v1/tx/${txId}`)).json()) as Record<string, unknown>;
+    const token = 'callback-token-0123456789abcdef';
+    const handled = await handleArcCallback(
+      { headers: chain.headers, store: chain.store, token },
+      { ...mined, txid: txId },
+      `Bearer ${token}`,
+    );
+    expect(handled).toMatchObject({ httpStatus: 200, proven: [txId] });
+    expect(await chain.store.watched(100)).not.toContain(txId);
+    expect(await unsettled()).toContain(txId);
+
+    await publication.confirmOnce();
+    expect(await unsettled()).not.toContain(txId);
+    expect((await free()).some((o) => o.startsWith(`${txId}:`))).toBe(true);
+    expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
+  });
+});
