@@ -1,5 +1,5 @@
 /**
- * `npm run probe`: issue 10's "Done when" probe. Runs the compiled service as `npm start` runs it
+ * `npm run probe`: the operations probe. Runs the compiled service as `npm start` runs it
  * (the compiled launcher over dist/, API_PROCESSES=2, WORKERS=2) on free ports with its own
  * redis-server (AOF everysec), writes under load over REST (and reads over GraphQL), and meanwhile:
  *   SIGKILLs a worker process, SIGKILLs one API server process, SIGKILLs redis-server (restarted
@@ -274,7 +274,7 @@ async function main(): Promise<void> {
       `load average (1, 5, 15 min) at the end: ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(', ')} on ${os.cpus().length} cores`,
     );
     process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
-    // Issue 10's bound: every request sent while Redis is frozen is answered within 2 s. Elsewhere
+    // The outage bound: every request sent while Redis is frozen is answered within 2 s. Elsewhere
     // a slow answer is the machine's CPU (a cold replacement process, 16 writers on 2 shared
     // cores): reported, not failed. Resets are requests in flight in the killed process.
     const bad = violations(answers, 2000).filter(
