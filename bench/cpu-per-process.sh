@@ -97,7 +97,7 @@ tree() { local p; for p in "$@"; do echo "$p"; tree $(pgrep -P "$p"); done; }
 snapshot() {
   for p in $(tree "$service_pgid") "$redis_pid"; do
     [ -r "/proc/$p/stat" ] || continue
-    echo "$p $(awk '{ print $14 + $15 }' "/proc/$p/stat") $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-70)"
+    echo "$p $(awk '{ print $14 + $15 }' "/proc/$p/stat") $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-300)"
   done
 }
 report() { # label before after

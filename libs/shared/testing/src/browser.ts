@@ -12,7 +12,10 @@ export const CHROMIUM_PATH = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium'
  * check never passes by not running.
  */
 export const browserSpecsRun: boolean = fs.existsSync(CHROMIUM_PATH) || process.env['CI'] === 'true';
-export const withBrowser: jest.It = browserSpecsRun ? it : it.skip;
+export const withBrowser = (name: string, fn: jest.ProvidesCallback, timeout?: number): void =>
+  // Chosen when called, inside a spec: this module is also loaded outside jest (probe, fuzz,
+  // benchmarks), where `it` does not exist.
+  (browserSpecsRun ? it : it.skip)(name, fn, timeout);
 
 /** Flags for a headless Chromium in a container: no sandbox, GPU, background traffic or first-run pages. */
 export const CHROMIUM_ARGS: readonly string[] = [
