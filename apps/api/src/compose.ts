@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { ConnectionOptions } from 'bullmq';
-import { ArcClient, arcKeys, createArcChain } from '@proofline/chain-arc';
+import { ArcClient, arcCallbackQueue, arcKeys, createArcChain } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
 import {
   FeeRateCache,
@@ -270,11 +270,15 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
         rejections: () => scope.chain.store.rejections(),
       },
     });
+    // ARC callbacks are queued on the bounded BullMQ connection (a Redis outage is a 503 within
+    // about a second) and proven by the worker's arc-callbacks role.
     const { arcCallbackUrl, arcCallbackToken } = config.chain;
-    const arcCallback =
+    const callbackQueue =
       arcCallbackUrl && arcCallbackToken
-        ? { arcCallback: { chain: scope.chain, token: arcCallbackToken, redis, prefix: config.redisPrefix, logger } }
-        : {};
+        ? arcCallbackQueue(bull, config.redisPrefix, 2 * config.redisCommandTimeoutMs)
+        : undefined;
+    const arcCallback =
+      callbackQueue && arcCallbackToken ? { arcCallback: { token: arcCallbackToken, queue: callbackQueue } } : {};
     const idempotency = new IdempotencyStore(redis, config.redisPrefix);
     return {
       deps: {
@@ -296,6 +300,7 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
       recordsScope: scope,
       close: async () => {
         await Promise.all(observed.map((q) => q.close().catch(() => undefined)));
+        await callbackQueue?.close().catch(() => undefined);
         await scope.close();
         await identity.close();
         await closeOmConnection(om);

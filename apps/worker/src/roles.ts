@@ -1,4 +1,5 @@
 import type { RoleStarter } from './context';
+import { arcCallbacksRole } from './roles/arc-callbacks';
 import { chainConfirmationsRole } from './roles/chain';
 import { identityKeysRole } from './roles/identity-keys';
 import { recordsPublishRole } from './roles/records';
@@ -10,6 +11,7 @@ export const ROLES: readonly RoleStarter[] = [
   identityKeysRole,
   recordsPublishRole,
   chainConfirmationsRole,
+  arcCallbacksRole,
   walletRole,
   webhooksRole,
 ];

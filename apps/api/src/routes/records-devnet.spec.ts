@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import net from 'node:net';
 import { MerklePath, Spend, Transaction } from '@bsv/sdk';
-import { confirmationOptions, createArcChain } from '@proofline/chain-arc';
-import type { ArcChain, RunningConfirmationWorker } from '@proofline/chain-arc';
+import { confirmationOptions, createArcChain, startArcCallbackWorker } from '@proofline/chain-arc';
+import type { ArcChain, RunningArcCallbackWorker, RunningConfirmationWorker } from '@proofline/chain-arc';
 import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
 import { RecordStore } from '@proofline/records-data-access';
@@ -83,6 +83,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   let chain: ArcChain;
   let publication: Publication;
   let confirmations: RunningConfirmationWorker | null = null;
+  let callbacks: RunningArcCallbackWorker;
   let writerKey: string;
 
   const startPolling = async (options: { pollAfterMs?: number } = {}) => {
@@ -135,6 +136,12 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
       logger,
     });
     publication.startPublisher({ concurrency: 8, sweepEveryMs: 200, sweepAfterMs: 500 });
+    // The callbacks the API queues, proven as the worker's arc-callbacks role does.
+    callbacks = await startArcCallbackWorker({
+      connection: workerBull,
+      redisPrefix: prefix,
+      deps: { headers: chain.headers, store: chain.store, logger, events: { redis: workerRedis, prefix } },
+    });
   });
   afterEach(() => {
     Object.assign(dev.node.faults, {
@@ -147,6 +154,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   });
   afterAll(async () => {
     await stopPolling();
+    await callbacks.close();
     await publication.close();
     await chain.close();
     await api.close();

@@ -19,6 +19,11 @@ export const QUEUES = {
    * empty (chain-wallet `startWalletUpkeepWorker`, `WalletUpkeepRequester`).
    */
   walletUpkeep: 'wallet-upkeep',
+  /**
+   * ARC status callbacks the API accepted, proven by the worker's arc-callbacks role (jobId = the
+   * SHA-256 of the parsed batch: a batch delivered twice while queued is one job).
+   */
+  arcCallbacks: 'arc-callbacks',
   /** Signed webhook deliveries (jobId = webhook id + txId + event: one delivery per event and webhook). */
   webhooksDeliver: 'webhooks-deliver',
   /** The webhook watcher's tick (a job scheduler): turns watched txIds into deliveries once confirmed or failed. */
