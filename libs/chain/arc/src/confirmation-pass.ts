@@ -7,6 +7,7 @@ import type { BatchSubmitOutcome } from './arc-publisher';
 import { trackConfirmations } from './confirmation-tracker';
 import type { StatusSource, TrackerLogger } from './confirmation-tracker';
 import type { ArcProofStore } from './proof-store';
+import { TRANSIENT_RESEND_MS, TransientRejects, rejectedTransiently } from './transient-reject';
 
 export interface ConfirmationPassDeps {
   readonly client: StatusSource;
@@ -62,6 +63,11 @@ export interface ConfirmationPassOptions {
    * without a poll, and polling catches the ones whose callback was lost. See {@link confirmationOptions}.
    */
   readonly pollAfterMs?: number;
+  /**
+   * A REJECTED for a transient reason (`too-long-mempool-chain`, a full mempool, …) is re-sent once,
+   * the same bytes, after the next block or, without one, after this delay (default 10 min).
+   */
+  readonly transientResendMs?: number;
   readonly now?: Date;
 }
 
@@ -83,6 +89,10 @@ export interface ConfirmationPassReport {
   readonly doubleSpends: number;
   /** Refusals that do not prove the transaction never minable: its record failed, still watched. */
   readonly undecided: number;
+  /** REJECTED for a transient reason, not re-sent yet: the record is left as it is, still watched. */
+  readonly transientRejects: number;
+  /** Transiently REJECTED transactions re-sent (once each) in this pass. */
+  readonly resentRejected: number;
   readonly errors: number;
   /** TxIds whose proof was dropped because their block left the main chain (back to waiting). */
   readonly reorged: readonly string[];
@@ -104,6 +114,9 @@ const HEADER_BACKFILL = 16;
  * 3. 404 (ARC does not know it) → the same bytes are broadcast again, never other bytes;
  *    SEEN_ON_NETWORK or MINED (polled or re-broadcast) → `onSeen` (the funding pool frees change);
  * 4. REJECTED, 461/463/464 → `onRefused` final (the record fails, funding dropped) and unwatched;
+ *    a REJECTED for a transient reason ({@link rejectedTransiently}) is first left alone and re-sent
+ *    once ({@link TransientRejects}: after a new block or `transientResendMs`); a REJECTED after that
+ *    re-broadcast is final;
  *    DOUBLE_SPEND_ATTEMPTED only once a competing transaction is MINED ({@link refusedForGood});
  *    any other 46x → the record fails but the transaction stays watched until `refusedWatchMs`;
  * 5. a new tip: its header (and up to 16 missing ancestors) stored, and a block event published.
@@ -141,11 +154,20 @@ export async function runConfirmationPass(
   let refused = 0;
   let doubleSpends = 0;
   const undecided: Refusal[] = [];
+  const transient = new TransientRejects(deps.redis, deps.prefix);
+  const at = {
+    now: (options.now ?? new Date()).getTime(),
+    height: (await store.tip())?.height ?? -1,
+    resendAfterMs: options.transientResendMs ?? TRANSIENT_RESEND_MS,
+  };
+  let transientWaits = 0;
+  const resend: string[] = [];
   const refuse = async (r: Refusal, final: boolean) => {
     const changed = await deps.onRefused(r, { final });
     if (changed !== false) await store.countRejection(refusalCode(r));
     if (!final) return;
     await store.unwatch([r.txId]);
+    await transient.forget([r.txId]);
     refused++;
   };
   // What the chain decided: a problem with the request says nothing (asked again next pass); a
@@ -160,17 +182,31 @@ export async function runConfirmationPass(
       else doubleSpends++;
       return;
     }
+    if (rejectedTransiently(r)) {
+      // The guard is in Redis: every worker, and a restarted one, re-sends it at most once.
+      const decision = await transient.decide(r.txId, at);
+      if (decision === 'wait') transientWaits++;
+      if (decision === 'resend') resend.push(r.txId);
+      if (decision !== 'final') return;
+      deps.logger?.warn({ txId: r.txId, reason: r.reason }, 'REJECTED again after its one re-broadcast: final');
+    }
     const final = r.code === 'REJECTED' || provesNeverMinable(r);
     await refuse(r, final);
     if (!final) undecided.push(r);
   };
   for (const r of track.rejected) await read(r);
+  await transient.forget(track.proven);
 
   const seen = [...track.seen];
   let rebroadcast = 0;
-  if (track.unknown.length > 0) {
-    const raws = await deps.rawTxOf(track.unknown);
-    const txs = track.unknown.flatMap((txId, i) => {
+  // Unknown to ARC, or transiently REJECTED and due for its one re-broadcast: the same bytes again.
+  const resendNow = [...resend];
+  const again = [...track.unknown, ...resendNow];
+  if (resendNow.length > 0)
+    deps.logger?.warn({ txIds: resendNow }, 'REJECTED for a transient reason: re-sent once, still watched');
+  if (again.length > 0) {
+    const raws = await deps.rawTxOf(again);
+    const txs = again.flatMap((txId, i) => {
       const rawTx = raws[i];
       return rawTx ? [{ txId, rawTx }] : [];
     });
@@ -233,6 +269,8 @@ export async function runConfirmationPass(
     refused,
     doubleSpends,
     undecided: undecided.length,
+    transientRejects: transientWaits,
+    resentRejected: resendNow.length,
     errors: track.errors.length,
     reorged,
     tip: after,

@@ -24,6 +24,10 @@ export function arcKeys(prefix: string) {
     confirmLock: `${p}:confirm-lock`,
     /** HASH code -> count of transactions ARC rejected (metrics). */
     rejections: `${p}:rejections`,
+    /** HASH txId hex -> `ms:height`: when (and at which tip) ARC first answered REJECTED for a transient reason. */
+    transientRejects: `${p}:transient-rejects`,
+    /** HASH txId hex -> ms: the one re-broadcast of a transiently REJECTED transaction, claimed with HSETNX. */
+    transientResent: `${p}:transient-resent`,
     /** STRING of the txIds (32 raw bytes each, appended) with a proof in the block `hash` (display hex); a SET in stores written before. */
     blockTxIds: (hash: string) => `${p}:block:${hash}`,
     /** HASH level u8 ‖ position u32le -> node (32 raw bytes): the top levels of the proofs in block `hash` (display hex), stored once for all its records. */
