@@ -456,6 +456,57 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     });
   });
 
+  it('an orphan past ARC_ORPHAN_MAX_BLOCKS (6) is escalated once (logged, counted, re-sent), and after 6 more blocks read as refused, still watched', async () => {
+    let txId = '';
+    const submits = () => proxy.requests.filter((req) => isSubmit(req) && submittedTxIds(req).includes(txId)).length;
+    const stored = new Set<string>();
+    // ARC stored it, then a peer keeps lacking a parent; the node never gets it.
+    proxy.rule = (req) => {
+      if (isSubmit(req)) {
+        const first = submittedTxIds(req).every((t) => !stored.has(t));
+        for (const t of submittedTxIds(req)) stored.add(t);
+        return answerEach(req, first ? 'STORED' : 'SEEN_IN_ORPHAN_MEMPOOL');
+      }
+      const q = statusQueryOf(req);
+      return q !== null && q === txId
+        ? { rewrite: () => ({ status: 200, body: statusEntry(q, 'SEEN_IN_ORPHAN_MEMPOOL') }) }
+        : 'forward';
+    };
+    txId = await write('an orphan for good');
+    await eventually(async () => (await store.state(txId)) === 'published', 10_000, 50);
+    const mine = async (n: number) => {
+      for (let i = 0; i < n; i++) await dev.node.mineBlock();
+    };
+    const escalations = async () => Number((await workerRedis.get(`${prefix}:arc:orphan-escalations`)) ?? 0);
+    const before = await escalations();
+
+    expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 0 });
+    await mine(6);
+    expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 0 });
+    expect(submits()).toBe(1);
+    await mine(1);
+    expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 1, refused: 0 });
+    expect(submits()).toBe(2);
+    expect(await escalations()).toBe(before + 1);
+    expect(
+      lines.filter((l) => l.includes('escalated') && l.includes(txId) && l.includes('missingParents')),
+    ).toHaveLength(1);
+    expect(await store.state(txId)).toBe('published');
+    // Once only.
+    await mine(6);
+    expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 0 });
+    expect(submits()).toBe(2);
+    expect(await store.state(txId)).toBe('published');
+
+    await mine(1);
+    expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 0, undecided: 1 });
+    expect(await store.state(txId)).toBe('failed');
+    expect((await store.meta(txId))?.failure).toMatch(/SEEN_IN_ORPHAN_MEMPOOL/);
+    // Not final: still watched, its inputs stay spent (the refusal bound settles it).
+    expect(await chain.store.watched(100)).toContain(txId);
+    expect(await escalations()).toBe(before + 1);
+  });
+
   it('below SEEN_ON_NETWORK, then proven by a MINED callback before any poll: the next pass still frees its change', async () => {
     proxy.rule = (req) => (isSubmit(req) ? { rewrite: () => answerEach(req, 'STORED') } : 'forward');
     const txId = await write('stored, then proven by a callback');

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { parseHeader, provesNeverMinable, refusalCode } from '@proofline/chain-domain';
+import { parseHeader, provesNeverMinable, refusalCode, spentTxIds } from '@proofline/chain-domain';
 import type { HeadersSource, Refusal } from '@proofline/chain-domain';
 import type { Config } from '@proofline/shared-config';
 import { publishBlockEvent } from './arc-blocks';
@@ -7,7 +7,13 @@ import type { BatchSubmitOutcome } from './arc-publisher';
 import { trackConfirmations } from './confirmation-tracker';
 import type { StatusSource, TrackerLogger } from './confirmation-tracker';
 import type { ArcProofStore } from './proof-store';
-import { TRANSIENT_RESEND_MS, TransientRejects, rejectedTransiently } from './transient-reject';
+import {
+  ORPHAN_MAX_BLOCKS,
+  StuckOrphans,
+  TRANSIENT_RESEND_MS,
+  TransientRejects,
+  rejectedTransiently,
+} from './transient-reject';
 
 export interface ConfirmationPassDeps {
   readonly client: StatusSource;
@@ -68,14 +74,25 @@ export interface ConfirmationPassOptions {
    * the same bytes, after the next block or, without one, after this delay (default 10 min).
    */
   readonly transientResendMs?: number;
+  /**
+   * Blocks a transaction may stay SEEN_IN_ORPHAN_MEMPOOL (ARC_ORPHAN_MAX_BLOCKS, default 6): past
+   * them it is escalated (logged with its missing parents, counted, re-sent once after its parents
+   * of ours); past as many again it is read as refused (460, not final: the bound applies).
+   */
+  readonly orphanMaxBlocks?: number;
   readonly now?: Date;
 }
 
-/** The pass options a chain configuration implies: the callback grace applies only when callbacks are configured. */
+/** The pass options a chain configuration implies: the callback grace applies only when callbacks are configured; ARC_ORPHAN_MAX_BLOCKS. */
 export function confirmationOptions(
-  chain: Pick<Config['chain'], 'arcCallbackUrl' | 'arcCallbackToken' | 'callbackGraceMs'>,
-): Pick<ConfirmationPassOptions, 'pollAfterMs'> {
-  return { pollAfterMs: chain.arcCallbackUrl && chain.arcCallbackToken ? chain.callbackGraceMs : 0 };
+  chain: Pick<Config['chain'], 'arcCallbackUrl' | 'arcCallbackToken' | 'callbackGraceMs'> & {
+    readonly orphanMaxBlocks?: number | undefined;
+  },
+): Pick<ConfirmationPassOptions, 'pollAfterMs' | 'orphanMaxBlocks'> {
+  return {
+    pollAfterMs: chain.arcCallbackUrl && chain.arcCallbackToken ? chain.callbackGraceMs : 0,
+    ...(chain.orphanMaxBlocks ? { orphanMaxBlocks: chain.orphanMaxBlocks } : {}),
+  };
 }
 
 export interface ConfirmationPassReport {
@@ -93,6 +110,8 @@ export interface ConfirmationPassReport {
   readonly transientRejects: number;
   /** Transiently REJECTED transactions re-sent (once each) in this pass. */
   readonly resentRejected: number;
+  /** Transactions SEEN_IN_ORPHAN_MEMPOOL past `orphanMaxBlocks`, escalated in this pass. */
+  readonly orphansEscalated: number;
   readonly errors: number;
   /** TxIds whose proof was dropped because their block left the main chain (back to waiting). */
   readonly reorged: readonly string[];
@@ -155,6 +174,7 @@ export async function runConfirmationPass(
   let doubleSpends = 0;
   const undecided: Refusal[] = [];
   const transient = new TransientRejects(deps.redis, deps.prefix);
+  const orphans = new StuckOrphans(deps.redis, deps.prefix);
   const at = {
     now: (options.now ?? new Date()).getTime(),
     height: (await store.tip())?.height ?? -1,
@@ -168,6 +188,7 @@ export async function runConfirmationPass(
     if (!final) return;
     await store.unwatch([r.txId]);
     await transient.forget([r.txId]);
+    await orphans.forget([r.txId]);
     refused++;
   };
   // What the chain decided: a problem with the request says nothing (asked again next pass); a
@@ -196,12 +217,32 @@ export async function runConfirmationPass(
   };
   for (const r of track.rejected) await read(r);
   await transient.forget(track.proven);
+  await orphans.forget(track.seen);
+
+  // Orphans that outlast `orphanMaxBlocks`: escalated once, then read as refused.
+  const maxBlocks = options.orphanMaxBlocks ?? ORPHAN_MAX_BLOCKS;
+  const escalate: string[] = [];
+  for (const w of track.waiting) {
+    if (w.status !== 'SEEN_IN_ORPHAN_MEMPOOL' || at.height < 0) continue;
+    const decision = await orphans.decide(w.txId, at.height, maxBlocks);
+    if (decision === 'escalate') escalate.push(w.txId);
+    if (decision === 'refuse')
+      await read({
+        kind: 'refused',
+        txId: w.txId,
+        code: 460,
+        reason: `ARC SEEN_IN_ORPHAN_MEMPOOL for more than ${2 * maxBlocks} blocks: a parent never reached the network`,
+        final: false,
+        competingTxs: [],
+      });
+  }
+  const withParents = await parentsFirst(deps, escalate, maxBlocks);
 
   const seen = [...track.seen];
   let rebroadcast = 0;
   // Unknown to ARC, or transiently REJECTED and due for its one re-broadcast: the same bytes again.
   const resendNow = [...resend];
-  const again = [...track.unknown, ...resendNow];
+  const again = [...new Set([...withParents, ...track.unknown, ...resendNow])];
   if (resendNow.length > 0)
     deps.logger?.warn({ txIds: resendNow }, 'REJECTED for a transient reason: re-sent once, still watched');
   if (again.length > 0) {
@@ -271,6 +312,7 @@ export async function runConfirmationPass(
     undecided: undecided.length,
     transientRejects: transientWaits,
     resentRejected: resendNow.length,
+    orphansEscalated: escalate.length,
     errors: track.errors.length,
     reorged,
     tip: after,
@@ -292,6 +334,42 @@ export async function refusedForGood(client: StatusSource, r: Refusal): Promise<
       return { ...r, final: true, reason: `${r.reason}; competing ${competing} MINED` };
   }
   return null;
+}
+
+/**
+ * Escalates stuck orphans: each is logged at warn with the parents ARC does not hold as seen or
+ * mined, and returned after those parents that are ours (their stored bytes), to be re-sent in
+ * that order. A parent whose status cannot be read now counts as missing.
+ */
+async function parentsFirst(
+  deps: Pick<ConfirmationPassDeps, 'client' | 'rawTxOf' | 'logger'>,
+  txIds: readonly string[],
+  maxBlocks: number,
+): Promise<string[]> {
+  if (txIds.length === 0) return [];
+  const raws = await deps.rawTxOf(txIds);
+  const order: string[] = [];
+  for (const [i, txId] of txIds.entries()) {
+    const raw = raws[i];
+    let parents: string[] = [];
+    try {
+      parents = raw ? [...new Set(spentTxIds(raw))] : [];
+    } catch {
+      parents = [];
+    }
+    const missing: string[] = [];
+    for (const parent of parents) {
+      const status = await deps.client.status(parent).catch(() => null);
+      if (status?.kind !== 'accepted') missing.push(parent);
+    }
+    const ours = (await deps.rawTxOf(missing)).flatMap((bytes, j) => (bytes ? [missing[j] as string] : []));
+    deps.logger?.warn(
+      { txId, missingParents: missing, oursResent: ours, maxBlocks },
+      'SEEN_IN_ORPHAN_MEMPOOL past ARC_ORPHAN_MAX_BLOCKS: escalated, re-sent once after its parents of ours',
+    );
+    order.push(...ours, txId);
+  }
+  return order;
 }
 
 /** Stores the tip's header and walks back (bounded) until a stored ancestor, so heights stay contiguous. */

@@ -73,3 +73,48 @@ export class TransientRejects {
       .exec();
   }
 }
+
+/** Default of `ARC_ORPHAN_MAX_BLOCKS`: blocks a transaction may stay SEEN_IN_ORPHAN_MEMPOOL before escalation. */
+export const ORPHAN_MAX_BLOCKS = 6;
+
+/**
+ * Transactions ARC keeps answering SEEN_IN_ORPHAN_MEMPOOL (a peer lacks a parent), by tip height
+ * in Redis so every worker agrees: past `maxBlocks` the transaction is escalated once (claimed with
+ * HSETNX), past `maxBlocks` more it is read as refused.
+ */
+export class StuckOrphans {
+  private readonly keys;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+  ) {
+    this.keys = arcKeys(prefix);
+  }
+
+  /** What to do with `txId`, polled SEEN_IN_ORPHAN_MEMPOOL at tip `height`: wait, escalate (claimed) or refuse. */
+  async decide(txId: string, height: number, maxBlocks: number): Promise<'wait' | 'escalate' | 'refuse'> {
+    await this.redis.hsetnx(this.keys.orphans, txId, String(height));
+    const [first, escalated] = await this.redis
+      .multi()
+      .hget(this.keys.orphans, txId)
+      .hget(this.keys.orphansEscalated, txId)
+      .exec()
+      .then((r) => (r ?? []).map(([, v]) => (v == null ? null : Number(v))));
+    if (escalated != null) return height - escalated > maxBlocks ? 'refuse' : 'wait';
+    if (first == null || height - first <= maxBlocks) return 'wait';
+    if ((await this.redis.hsetnx(this.keys.orphansEscalated, txId, String(height))) !== 1) return 'wait';
+    await this.redis.incr(this.keys.orphanEscalations);
+    return 'escalate';
+  }
+
+  /** Forgets transactions seen, proven or settled. */
+  async forget(txIds: readonly string[]): Promise<void> {
+    if (txIds.length === 0) return;
+    await this.redis
+      .multi()
+      .hdel(this.keys.orphans, ...txIds)
+      .hdel(this.keys.orphansEscalated, ...txIds)
+      .exec();
+  }
+}
