@@ -64,13 +64,8 @@ export class TransientRejects {
   }
 
   /** Forgets settled or proven transactions. */
-  async forget(txIds: readonly string[]): Promise<void> {
-    if (txIds.length === 0) return;
-    await this.redis
-      .multi()
-      .hdel(this.keys.transientRejects, ...txIds)
-      .hdel(this.keys.transientResent, ...txIds)
-      .exec();
+  forget(txIds: readonly string[]): Promise<void> {
+    return forgetIn(this.redis, [this.keys.transientRejects, this.keys.transientResent], txIds);
   }
 }
 
@@ -109,12 +104,15 @@ export class StuckOrphans {
   }
 
   /** Forgets transactions seen, proven or settled. */
-  async forget(txIds: readonly string[]): Promise<void> {
-    if (txIds.length === 0) return;
-    await this.redis
-      .multi()
-      .hdel(this.keys.orphans, ...txIds)
-      .hdel(this.keys.orphansEscalated, ...txIds)
-      .exec();
+  forget(txIds: readonly string[]): Promise<void> {
+    return forgetIn(this.redis, [this.keys.orphans, this.keys.orphansEscalated], txIds);
   }
+}
+
+/** Drops `txIds` from each hash, in one MULTI. */
+async function forgetIn(redis: Redis, hashes: readonly string[], txIds: readonly string[]): Promise<void> {
+  if (txIds.length === 0) return;
+  const m = redis.multi();
+  for (const hash of hashes) m.hdel(hash, ...txIds);
+  await m.exec();
 }
