@@ -2,6 +2,7 @@ import { Queue, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
+import { arcKeys } from '@proofline/chain-arc';
 import { readPublicationPause } from '@proofline/records-publication';
 import type { Redis } from '@proofline/shared-redis';
 
@@ -17,6 +18,8 @@ import type { Redis } from '@proofline/shared-redis';
  * - `proofline_publication_paused`: 1 while publication is paused because the chain service
  *   refused the request itself (a wrong ARC_CALLBACK_URL, an unknown X-WaitFor; read at scrape,
  *   shared by every process), else 0;
+ * - `proofline_arc_orphans_escalated`: record transactions the confirmation pass escalated for
+ *   staying SEEN_IN_ORPHAN_MEMPOOL past ARC_ORPHAN_MAX_BLOCKS, since the deployment started;
  * - process metrics (`proofline_process_*`, `proofline_nodejs_*`).
  *
  * Why the BullMQ Worker prototype is observed instead of each role's workers: the roles create
@@ -98,6 +101,14 @@ export function createWorkerMetrics(o: { readonly bull: Redis; readonly redisPre
     registers: [registry],
     async collect() {
       this.set((await readPublicationPause(o.bull, o.redisPrefix)) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'proofline_arc_orphans_escalated',
+    help: 'Record transactions escalated for staying SEEN_IN_ORPHAN_MEMPOOL past ARC_ORPHAN_MAX_BLOCKS, since the deployment started.',
+    registers: [registry],
+    async collect() {
+      this.set(Number((await o.bull.get(arcKeys(o.redisPrefix).orphanEscalations)) ?? 0));
     },
   });
 

@@ -354,6 +354,159 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     expect(await unsettled()).not.toContain(txId);
   });
 
+  describe('REJECTED for a transient reason is re-sent once', () => {
+    /** ARC's extraInfo for a peer's REJECT (metamorph message_handler.go). */
+    const byPeer = (reason: string) => `transaction rejected by peer\npeer: 127.0.0.1:18333 reason: ${reason}`;
+    const rejected = (txId: string, reason: string) => ({
+      rewrite: () => ({ status: 200, body: statusEntry(txId, 'REJECTED', { extraInfo: byPeer(reason) }) }),
+    });
+    const submitsOf = (txId: string) =>
+      proxy.requests.filter((req) => isSubmit(req) && submittedTxIds(req).includes(txId)).length;
+    const inputsOfTx = async (txId: string) => {
+      const raw = (await store.publication(txId))?.rawTx;
+      if (!raw) throw new Error(`no transaction for ${txId}`);
+      return Transaction.fromBinary(Array.from(raw)).inputs.map((i) => `${i.sourceTXID}:${i.sourceOutputIndex}`);
+    };
+
+    it('too-long-mempool-chain: left published and watched, re-sent once after the next block, then mined: confirmed', async () => {
+      let txId = '';
+      let rejecting = true;
+      proxy.rule = (req) => {
+        const q = statusQueryOf(req);
+        return rejecting && q !== null && q === txId ? rejected(q, 'too-long-mempool-chain') : 'forward';
+      };
+      txId = await write('past the ancestor limit');
+      await eventually(async () => (await store.state(txId)) === 'published', 10_000, 50);
+
+      expect(await publication.confirmOnce()).toMatchObject({ transientRejects: 1, resentRejected: 0 });
+      expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: null });
+      expect(await chain.store.watched(100)).toContain(txId);
+      expect(submitsOf(txId)).toBe(1);
+      // Not due before a block (or the delay): asked again, not re-sent.
+      expect(await publication.confirmOnce()).toMatchObject({ transientRejects: 1, resentRejected: 0 });
+      expect(submitsOf(txId)).toBe(1);
+
+      // The ancestors are mined: the same bytes go once more, and the node has it.
+      const block = await dev.node.mineBlock();
+      expect(await publication.confirmOnce()).toMatchObject({ resentRejected: 1 });
+      expect(submitsOf(txId)).toBe(2);
+      rejecting = false;
+      await eventually(
+        async () => {
+          await publication.confirmOnce();
+          return (await statusOf(txId)).confirmation !== null;
+        },
+        10_000,
+        100,
+      );
+      expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
+      expect(submitsOf(txId)).toBe(2);
+      expect(await workerRedis.hexists(`${prefix}:arc:transient-resent`, txId)).toBe(0);
+    });
+
+    it('a second REJECTED after the one re-broadcast is final: the record fails, unwatched, its inputs never handed back', async () => {
+      let txId = '';
+      const sent = new Set<string>();
+      // ARC took it (the node never did) and then relays the peers' REJECT, to the poll and to the re-send.
+      proxy.rule = (req) => {
+        if (isSubmit(req) && submittedTxIds(req).every((t) => !sent.has(t))) {
+          for (const t of submittedTxIds(req)) sent.add(t);
+          return answerEach(req, 'SEEN_ON_NETWORK');
+        }
+        if (isSubmit(req)) {
+          const entries = submittedTxIds(req).map((t) =>
+            statusEntry(t, 'REJECTED', { extraInfo: byPeer('too-long-mempool-chain') }),
+          );
+          return { status: 200, body: req.path === '/v1/txs' ? entries : entries[0] };
+        }
+        const q = statusQueryOf(req);
+        return q !== null && q === txId ? rejected(q, 'too-long-mempool-chain') : 'forward';
+      };
+      txId = await write('rejected twice');
+      await eventually(async () => (await store.state(txId)) === 'published', 10_000, 50);
+      const inputs = await inputsOfTx(txId);
+
+      expect(await publication.confirmOnce()).toMatchObject({ transientRejects: 1, refused: 0 });
+      expect(await store.state(txId)).toBe('published');
+      await dev.node.mineBlock();
+      expect(await publication.confirmOnce()).toMatchObject({ resentRejected: 1, refused: 1 });
+      expect(submitsOf(txId)).toBe(2);
+      expect(await store.state(txId)).toBe('failed');
+      expect((await store.meta(txId))?.failure).toMatch(/too-long-mempool-chain/);
+      expect(await chain.store.watched(100)).not.toContain(txId);
+      for (const op of inputs) expect(await free()).not.toContain(op);
+      // Settled for good: the next pass neither asks nor sends it again.
+      await publication.confirmOnce();
+      expect(submitsOf(txId)).toBe(2);
+    });
+
+    it('a REJECTED for any other reason is final at once, never re-sent', async () => {
+      let txId = '';
+      proxy.rule = (req) => {
+        if (isSubmit(req)) return answerEach(req, 'SEEN_ON_NETWORK');
+        const q = statusQueryOf(req);
+        return q !== null && q === txId ? rejected(q, 'bad-txns-vout-negative') : 'forward';
+      };
+      txId = await write('rejected for good');
+      await eventually(async () => (await store.state(txId)) === 'published', 10_000, 50);
+      expect(await publication.confirmOnce()).toMatchObject({ transientRejects: 0, resentRejected: 0, refused: 1 });
+      expect(await store.state(txId)).toBe('failed');
+      expect(await chain.store.watched(100)).not.toContain(txId);
+      expect(submitsOf(txId)).toBe(1);
+    });
+  });
+
+  it('an orphan past ARC_ORPHAN_MAX_BLOCKS (6) is escalated once (logged, counted, re-sent), and after 6 more blocks read as refused, still watched', async () => {
+    let txId = '';
+    const submits = () => proxy.requests.filter((req) => isSubmit(req) && submittedTxIds(req).includes(txId)).length;
+    const stored = new Set<string>();
+    // ARC stored it, then a peer keeps lacking a parent; the node never gets it.
+    proxy.rule = (req) => {
+      if (isSubmit(req)) {
+        const first = submittedTxIds(req).every((t) => !stored.has(t));
+        for (const t of submittedTxIds(req)) stored.add(t);
+        return answerEach(req, first ? 'STORED' : 'SEEN_IN_ORPHAN_MEMPOOL');
+      }
+      const q = statusQueryOf(req);
+      return q !== null && q === txId
+        ? { rewrite: () => ({ status: 200, body: statusEntry(q, 'SEEN_IN_ORPHAN_MEMPOOL') }) }
+        : 'forward';
+    };
+    txId = await write('an orphan for good');
+    await eventually(async () => (await store.state(txId)) === 'published', 10_000, 50);
+    const mine = async (n: number) => {
+      for (let i = 0; i < n; i++) await dev.node.mineBlock();
+    };
+    const escalations = async () => Number((await workerRedis.get(`${prefix}:arc:orphan-escalations`)) ?? 0);
+    const before = await escalations();
+
+    expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 0 });
+    await mine(6);
+    expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 0 });
+    expect(submits()).toBe(1);
+    await mine(1);
+    expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 1, refused: 0 });
+    expect(submits()).toBe(2);
+    expect(await escalations()).toBe(before + 1);
+    expect(
+      lines.filter((l) => l.includes('escalated') && l.includes(txId) && l.includes('missingParents')),
+    ).toHaveLength(1);
+    expect(await store.state(txId)).toBe('published');
+    // Once only.
+    await mine(6);
+    expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 0 });
+    expect(submits()).toBe(2);
+    expect(await store.state(txId)).toBe('published');
+
+    await mine(1);
+    expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 0, undecided: 1 });
+    expect(await store.state(txId)).toBe('failed');
+    expect((await store.meta(txId))?.failure).toMatch(/SEEN_IN_ORPHAN_MEMPOOL/);
+    // Not final: still watched, its inputs stay spent (the refusal bound settles it).
+    expect(await chain.store.watched(100)).toContain(txId);
+    expect(await escalations()).toBe(before + 1);
+  });
+
   it('below SEEN_ON_NETWORK, then proven by a MINED callback before any poll: the next pass still frees its change', async () => {
     proxy.rule = (req) => (isSubmit(req) ? { rewrite: () => answerEach(req, 'STORED') } : 'forward');
     const txId = await write('stored, then proven by a callback');

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { parseHeader, provesNeverMinable, refusalCode } from '@proofline/chain-domain';
+import { parseHeader, provesNeverMinable, refusalCode, spentTxIds } from '@proofline/chain-domain';
 import type { HeadersSource, Refusal } from '@proofline/chain-domain';
 import type { Config } from '@proofline/shared-config';
 import { publishBlockEvent } from './arc-blocks';
@@ -7,6 +7,13 @@ import type { BatchSubmitOutcome } from './arc-publisher';
 import { trackConfirmations } from './confirmation-tracker';
 import type { StatusSource, TrackerLogger } from './confirmation-tracker';
 import type { ArcProofStore } from './proof-store';
+import {
+  ORPHAN_MAX_BLOCKS,
+  StuckOrphans,
+  TRANSIENT_RESEND_MS,
+  TransientRejects,
+  rejectedTransiently,
+} from './transient-reject';
 
 export interface ConfirmationPassDeps {
   readonly client: StatusSource;
@@ -62,14 +69,30 @@ export interface ConfirmationPassOptions {
    * without a poll, and polling catches the ones whose callback was lost. See {@link confirmationOptions}.
    */
   readonly pollAfterMs?: number;
+  /**
+   * A REJECTED for a transient reason (`too-long-mempool-chain`, a full mempool, …) is re-sent once,
+   * the same bytes, after the next block or, without one, after this delay (default 10 min).
+   */
+  readonly transientResendMs?: number;
+  /**
+   * Blocks a transaction may stay SEEN_IN_ORPHAN_MEMPOOL (ARC_ORPHAN_MAX_BLOCKS, default 6): past
+   * them it is escalated (logged with its missing parents, counted, re-sent once after its parents
+   * of ours); past as many again it is read as refused (460, not final: the bound applies).
+   */
+  readonly orphanMaxBlocks?: number;
   readonly now?: Date;
 }
 
-/** The pass options a chain configuration implies: the callback grace applies only when callbacks are configured. */
+/** The pass options a chain configuration implies: the callback grace applies only when callbacks are configured; ARC_ORPHAN_MAX_BLOCKS. */
 export function confirmationOptions(
-  chain: Pick<Config['chain'], 'arcCallbackUrl' | 'arcCallbackToken' | 'callbackGraceMs'>,
-): Pick<ConfirmationPassOptions, 'pollAfterMs'> {
-  return { pollAfterMs: chain.arcCallbackUrl && chain.arcCallbackToken ? chain.callbackGraceMs : 0 };
+  chain: Pick<Config['chain'], 'arcCallbackUrl' | 'arcCallbackToken' | 'callbackGraceMs'> & {
+    readonly orphanMaxBlocks?: number | undefined;
+  },
+): Pick<ConfirmationPassOptions, 'pollAfterMs' | 'orphanMaxBlocks'> {
+  return {
+    pollAfterMs: chain.arcCallbackUrl && chain.arcCallbackToken ? chain.callbackGraceMs : 0,
+    ...(chain.orphanMaxBlocks ? { orphanMaxBlocks: chain.orphanMaxBlocks } : {}),
+  };
 }
 
 export interface ConfirmationPassReport {
@@ -83,6 +106,12 @@ export interface ConfirmationPassReport {
   readonly doubleSpends: number;
   /** Refusals that do not prove the transaction never minable: its record failed, still watched. */
   readonly undecided: number;
+  /** REJECTED for a transient reason, not re-sent yet: the record is left as it is, still watched. */
+  readonly transientRejects: number;
+  /** Transiently REJECTED transactions re-sent (once each) in this pass. */
+  readonly resentRejected: number;
+  /** Transactions SEEN_IN_ORPHAN_MEMPOOL past `orphanMaxBlocks`, escalated in this pass. */
+  readonly orphansEscalated: number;
   readonly errors: number;
   /** TxIds whose proof was dropped because their block left the main chain (back to waiting). */
   readonly reorged: readonly string[];
@@ -104,6 +133,9 @@ const HEADER_BACKFILL = 16;
  * 3. 404 (ARC does not know it) → the same bytes are broadcast again, never other bytes;
  *    SEEN_ON_NETWORK or MINED (polled or re-broadcast) → `onSeen` (the funding pool frees change);
  * 4. REJECTED, 461/463/464 → `onRefused` final (the record fails, funding dropped) and unwatched;
+ *    a REJECTED for a transient reason ({@link rejectedTransiently}) is first left alone and re-sent
+ *    once ({@link TransientRejects}: after a new block or `transientResendMs`); a REJECTED after that
+ *    re-broadcast is final;
  *    DOUBLE_SPEND_ATTEMPTED only once a competing transaction is MINED ({@link refusedForGood});
  *    any other 46x → the record fails but the transaction stays watched until `refusedWatchMs`;
  * 5. a new tip: its header (and up to 16 missing ancestors) stored, and a block event published.
@@ -141,11 +173,22 @@ export async function runConfirmationPass(
   let refused = 0;
   let doubleSpends = 0;
   const undecided: Refusal[] = [];
+  const transient = new TransientRejects(deps.redis, deps.prefix);
+  const orphans = new StuckOrphans(deps.redis, deps.prefix);
+  const at = {
+    now: (options.now ?? new Date()).getTime(),
+    height: (await store.tip())?.height ?? -1,
+    resendAfterMs: options.transientResendMs ?? TRANSIENT_RESEND_MS,
+  };
+  let transientWaits = 0;
+  const resend: string[] = [];
   const refuse = async (r: Refusal, final: boolean) => {
     const changed = await deps.onRefused(r, { final });
     if (changed !== false) await store.countRejection(refusalCode(r));
     if (!final) return;
     await store.unwatch([r.txId]);
+    await transient.forget([r.txId]);
+    await orphans.forget([r.txId]);
     refused++;
   };
   // What the chain decided: a problem with the request says nothing (asked again next pass); a
@@ -160,17 +203,51 @@ export async function runConfirmationPass(
       else doubleSpends++;
       return;
     }
+    if (rejectedTransiently(r)) {
+      // The guard is in Redis: every worker, and a restarted one, re-sends it at most once.
+      const decision = await transient.decide(r.txId, at);
+      if (decision === 'wait') transientWaits++;
+      if (decision === 'resend') resend.push(r.txId);
+      if (decision !== 'final') return;
+      deps.logger?.warn({ txId: r.txId, reason: r.reason }, 'REJECTED again after its one re-broadcast: final');
+    }
     const final = r.code === 'REJECTED' || provesNeverMinable(r);
     await refuse(r, final);
     if (!final) undecided.push(r);
   };
   for (const r of track.rejected) await read(r);
+  await transient.forget(track.proven);
+  await orphans.forget(track.seen);
+
+  // Orphans that outlast `orphanMaxBlocks`: escalated once, then read as refused.
+  const maxBlocks = options.orphanMaxBlocks ?? ORPHAN_MAX_BLOCKS;
+  const escalate: string[] = [];
+  for (const w of track.waiting) {
+    if (w.status !== 'SEEN_IN_ORPHAN_MEMPOOL' || at.height < 0) continue;
+    const decision = await orphans.decide(w.txId, at.height, maxBlocks);
+    if (decision === 'escalate') escalate.push(w.txId);
+    if (decision === 'refuse')
+      await read({
+        kind: 'refused',
+        txId: w.txId,
+        code: 460,
+        reason: `ARC SEEN_IN_ORPHAN_MEMPOOL for more than ${2 * maxBlocks} blocks: a parent never reached the network`,
+        final: false,
+        competingTxs: [],
+      });
+  }
+  const withParents = await parentsFirst(deps, escalate, maxBlocks);
 
   const seen = [...track.seen];
   let rebroadcast = 0;
-  if (track.unknown.length > 0) {
-    const raws = await deps.rawTxOf(track.unknown);
-    const txs = track.unknown.flatMap((txId, i) => {
+  // Unknown to ARC, or transiently REJECTED and due for its one re-broadcast: the same bytes again.
+  const resendNow = [...resend];
+  const again = [...new Set([...withParents, ...track.unknown, ...resendNow])];
+  if (resendNow.length > 0)
+    deps.logger?.warn({ txIds: resendNow }, 'REJECTED for a transient reason: re-sent once, still watched');
+  if (again.length > 0) {
+    const raws = await deps.rawTxOf(again);
+    const txs = again.flatMap((txId, i) => {
       const rawTx = raws[i];
       return rawTx ? [{ txId, rawTx }] : [];
     });
@@ -233,6 +310,9 @@ export async function runConfirmationPass(
     refused,
     doubleSpends,
     undecided: undecided.length,
+    transientRejects: transientWaits,
+    resentRejected: resendNow.length,
+    orphansEscalated: escalate.length,
     errors: track.errors.length,
     reorged,
     tip: after,
@@ -254,6 +334,42 @@ export async function refusedForGood(client: StatusSource, r: Refusal): Promise<
       return { ...r, final: true, reason: `${r.reason}; competing ${competing} MINED` };
   }
   return null;
+}
+
+/**
+ * Escalates stuck orphans: each is logged at warn with the parents ARC does not hold as seen or
+ * mined, and returned after those parents that are ours (their stored bytes), to be re-sent in
+ * that order. A parent whose status cannot be read now counts as missing.
+ */
+async function parentsFirst(
+  deps: Pick<ConfirmationPassDeps, 'client' | 'rawTxOf' | 'logger'>,
+  txIds: readonly string[],
+  maxBlocks: number,
+): Promise<string[]> {
+  if (txIds.length === 0) return [];
+  const raws = await deps.rawTxOf(txIds);
+  const order: string[] = [];
+  for (const [i, txId] of txIds.entries()) {
+    const raw = raws[i];
+    let parents: string[] = [];
+    try {
+      parents = raw ? [...new Set(spentTxIds(raw))] : [];
+    } catch {
+      parents = [];
+    }
+    const missing: string[] = [];
+    for (const parent of parents) {
+      const status = await deps.client.status(parent).catch(() => null);
+      if (status?.kind !== 'accepted') missing.push(parent);
+    }
+    const ours = (await deps.rawTxOf(missing)).flatMap((bytes, j) => (bytes ? [missing[j] as string] : []));
+    deps.logger?.warn(
+      { txId, missingParents: missing, oursResent: ours, maxBlocks },
+      'SEEN_IN_ORPHAN_MEMPOOL past ARC_ORPHAN_MAX_BLOCKS: escalated, re-sent once after its parents of ours',
+    );
+    order.push(...ours, txId);
+  }
+  return order;
 }
 
 /** Stores the tip's header and walks back (bounded) until a stored ancestor, so heights stay contiguous. */

@@ -12,5 +12,6 @@ export * from './arc-services';
 export * from './arc-blocks';
 export * from './submit-batcher';
 export * from './confirmation-pass';
+export * from './transient-reject';
 export * from './arc-chain';
 export * from './confirmation-worker';

@@ -24,6 +24,16 @@ export function arcKeys(prefix: string) {
     confirmLock: `${p}:confirm-lock`,
     /** HASH code -> count of transactions ARC rejected (metrics). */
     rejections: `${p}:rejections`,
+    /** HASH txId hex -> `ms:height`: when (and at which tip) ARC first answered REJECTED for a transient reason. */
+    transientRejects: `${p}:transient-rejects`,
+    /** HASH txId hex -> ms: the one re-broadcast of a transiently REJECTED transaction, claimed with HSETNX. */
+    transientResent: `${p}:transient-resent`,
+    /** HASH txId hex -> tip height when a poll first answered SEEN_IN_ORPHAN_MEMPOOL. */
+    orphans: `${p}:orphans`,
+    /** HASH txId hex -> tip height of its escalation (the one re-send with its parents), claimed with HSETNX. */
+    orphansEscalated: `${p}:orphans-escalated`,
+    /** STRING count of orphans escalated since the deployment started (metrics). */
+    orphanEscalations: `${p}:orphan-escalations`,
     /** STRING of the txIds (32 raw bytes each, appended) with a proof in the block `hash` (display hex); a SET in stores written before. */
     blockTxIds: (hash: string) => `${p}:block:${hash}`,
     /** HASH level u8 ‖ position u32le -> node (32 raw bytes): the top levels of the proofs in block `hash` (display hex), stored once for all its records. */

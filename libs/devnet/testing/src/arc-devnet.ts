@@ -140,6 +140,7 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
     headersMaxRps: undefined,
     pollMs,
     callbackGraceMs: o.callbackGraceMs ?? 0,
+    orphanMaxBlocks: undefined,
   };
   const chain = createArcChain({ redis: o.redis, prefix: o.prefix, config: chainConfig, seed });
   const pool = new FundingPool(o.redis, { prefix: o.prefix, address: funding.address });

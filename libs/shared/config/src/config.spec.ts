@@ -266,9 +266,16 @@ describe('loadConfig', () => {
       expect(Object.isFrozen(part)).toBe(true);
   });
 
+  it('ARC_ORPHAN_MAX_BLOCKS: unset leaves the pass its default, a whole number of blocks otherwise', () => {
+    expect(loadConfig({}).chain.orphanMaxBlocks).toBeUndefined();
+    expect(loadConfig({ ARC_ORPHAN_MAX_BLOCKS: '12' }).chain.orphanMaxBlocks).toBe(12);
+    expect(() => loadConfig({ ARC_ORPHAN_MAX_BLOCKS: '0' })).toThrow(/^ARC_ORPHAN_MAX_BLOCKS: /);
+    expect(() => loadConfig({ ARC_ORPHAN_MAX_BLOCKS: '1.5' })).toThrow(/^ARC_ORPHAN_MAX_BLOCKS: /);
+  });
+
   it('declares each variable once, with a doc line, and the schema parses what loadConfig returns', () => {
     const names = CONFIG_VARIABLES.map((v) => v.name);
-    expect(names).toHaveLength(71);
+    expect(names).toHaveLength(72);
     expect(new Set(names).size).toBe(names.length);
     expect(CONFIG_VARIABLES.filter((v) => v.doc.trim() === '')).toEqual([]);
     const env = { PORT: '3100', FEATURES: 'verify', DEVNET_REDIS_URL: 'redis://127.0.0.1:7000' };

@@ -12,6 +12,10 @@ export const numberFrom = (min: number, max: number) =>
 export const optionalNumberFrom = (min: number, max: number) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), numberFrom(min, max).optional());
 
+/** An optional integer within `min..max`: unset or blank = `undefined` (the reader applies its default). */
+export const optionalIntFrom = (min: number, max: number) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), intFrom(min, max).optional());
+
 /** A comma-separated list of `allowed` names, matched case-insensitively, duplicates dropped. */
 export const csvOf = <T extends string>(allowed: readonly T[], what: string) =>
   z.string().transform((value, ctx) => {

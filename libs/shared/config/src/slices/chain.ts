@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { httpUrl, intFrom, optionalHttpUrl, optionalNumberFrom, optionalString } from '../parsers';
+import { httpUrl, intFrom, optionalHttpUrl, optionalIntFrom, optionalNumberFrom, optionalString } from '../parsers';
 import { slice, variable } from '../variable';
 
 /** Networks a deployment publishes to (`NETWORK`). */
@@ -86,6 +86,11 @@ export const chain = slice(
         'ARC_CALLBACK_GRACE_MS',
         'With callbacks configured, how long a published transaction is left to its callback before polling asks for it.',
         intFrom(0, 86_400_000).default(30_000),
+      ),
+      orphanMaxBlocks: variable(
+        'ARC_ORPHAN_MAX_BLOCKS',
+        'Blocks a published transaction may stay SEEN_IN_ORPHAN_MEMPOOL before it is escalated (logged with its missing parents, counted, re-sent once after its parents of ours); after as many again it is read as refused (default 6, chain-arc ORPHAN_MAX_BLOCKS).',
+        optionalIntFrom(1, 1000),
       ),
     },
   },
