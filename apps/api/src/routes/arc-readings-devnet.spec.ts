@@ -170,8 +170,16 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     expect((await readiness()).checks.publication).toBe('running');
     expect(await readPublicationPause(workerRedis, prefix)).toBeNull();
     expect(logged('publication resumed')).toBe(1);
-    const settled = (await dev.pool.unsettled(1000)).map((t) => t.txId);
-    for (const txId of txIds) expect(settled).not.toContain(txId); // SEEN_ON_NETWORK: change freed
+    // Change freed once a poll sees them SEEN_ON_NETWORK (after the node's time to SEEN).
+    await eventually(
+      async () => {
+        await publication.confirmOnce();
+        const settled = (await dev.pool.unsettled(1000)).map((t) => t.txId);
+        return txIds.every((txId) => !settled.includes(txId));
+      },
+      10_000,
+      100,
+    );
   });
 
   it('DOUBLE_SPEND_ATTEMPTED is pending: the record stays published and watched, its change unspendable, and is confirmed once mined', async () => {
@@ -257,8 +265,15 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     expect(await chain.store.watched(100)).toContain(txId);
 
     proxy.rule = () => 'forward';
-    await publication.confirmOnce(); // polled at once: SEEN_ON_NETWORK
-    expect(await unsettled()).not.toContain(txId);
+    // polled until the node reports SEEN_ON_NETWORK (after its time to SEEN)
+    await eventually(
+      async () => {
+        await publication.confirmOnce();
+        return !(await unsettled()).includes(txId);
+      },
+      10_000,
+      100,
+    );
     expect((await free()).some((o) => o.startsWith(`${txId}:`))).toBe(true); // its change
     expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: null });
   });
@@ -316,7 +331,16 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     // The next pass asks ARC: unknown, so the same bytes are sent again, and ARC takes them now.
     const pass = await publication.confirmOnce();
     expect(pass.rebroadcast).toBeGreaterThanOrEqual(1);
-    expect(await store.state(root.txId)).toBe('published');
+    // ARC holds it again, below SEEN_ON_NETWORK until the node's time to SEEN: the pass that sees
+    // it SEEN publishes it again.
+    await eventually(
+      async () => {
+        await publication.confirmOnce();
+        return (await store.state(root.txId)) === 'published';
+      },
+      10_000,
+      100,
+    );
     expect((await store.meta(root.txId))?.failure).toBeNull();
     // Its successor, failed only because of it, is published too (back in the outbox).
     await eventually(async () => (await store.state(next)) === 'published', 10_000, 50);

@@ -14,7 +14,7 @@ import type {
   RunningConfirmationWorker,
 } from '@proofline/chain-arc';
 import { deriveChainKeys } from '@proofline/chain-bsv';
-import { COINBASE_MATURITY, LENIENT_ARC, NO_REALITIES, startDevnetNode } from '@proofline/devnet';
+import { COINBASE_MATURITY, STRICT_ARC, TEST_REALITIES, startDevnetNode } from '@proofline/devnet';
 import type { ArcRealities, ArcStrictness, DevnetNode } from '@proofline/devnet';
 import { FundingPool, fundingIdentity } from '@proofline/chain-wallet';
 import type { FundingIdentity, FundingUtxo } from '@proofline/chain-wallet';
@@ -53,16 +53,16 @@ export interface ArcDevnetOptions {
 }
 
 /**
- * The node's strictness for every spec that starts it here. MUST become `STRICT_ARC` once the
- * service sends Extended Format and reads 460 and request-level 400s as ARC means them; until
- * then the service's specs would fail on what they test.
+ * The node's strictness for every spec that starts it here: ARC's code (`STRICT_ARC`). A spec
+ * that needs a lenient node passes `strictness` and says why.
  */
-export const ARC_DEVNET_STRICTNESS: ArcStrictness = LENIENT_ARC;
+export const ARC_DEVNET_STRICTNESS: ArcStrictness = STRICT_ARC;
 /**
- * The node's realities for every spec that starts it here. MUST become `TEST_REALITIES` once the
- * service handles statuses below SEEN_ON_NETWORK and a DOUBLE_SPEND_ATTEMPTED that ends MINED.
+ * The node's realities for every spec that starts it here: every reality on (`TEST_REALITIES`),
+ * so the service is tested against ARC's timings and double-spend marking. A spec that needs
+ * another passes `realities` and says why.
  */
-export const ARC_DEVNET_REALITIES: ArcRealities = NO_REALITIES;
+export const ARC_DEVNET_REALITIES: ArcRealities = TEST_REALITIES;
 
 export interface ArcDevnet {
   /** The ARC-compatible devnet node, over real HTTP on 127.0.0.1 (port 0). */

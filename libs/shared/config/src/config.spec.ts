@@ -1,8 +1,8 @@
 import { CONFIG_VARIABLES, ConfigError, DEVNET_WALLET_SEED, configSchema, loadConfig } from './config';
 
-/** The devnet node's strictness and realities as configured by default (today's lenient node). */
-const LENIENT_NODE = {
-  strict: false,
+/** The devnet node's strictness and realities as configured by default (ARC's strict code, no realities). */
+const DEFAULT_NODE = {
+  strict: true,
   standardFormatSupported: true,
   rejectCallbackContaining: [],
   timeToSeenMs: 0,
@@ -44,7 +44,7 @@ describe('loadConfig', () => {
       pollMs: 2000,
       callbackGraceMs: 30_000,
     });
-    expect(c.devnet).toEqual({ port: 9090, apiKey: undefined, redisUrl: 'redis://127.0.0.1:6379', ...LENIENT_NODE });
+    expect(c.devnet).toEqual({ port: 9090, apiKey: undefined, redisUrl: 'redis://127.0.0.1:6379', ...DEFAULT_NODE });
   });
 
   it('reads the devnet node settings and refuses a bad DEVNET_PORT', () => {
@@ -52,11 +52,11 @@ describe('loadConfig', () => {
       port: 9191,
       apiKey: 'devnet-key',
       redisUrl: 'redis://127.0.0.1:6379',
-      ...LENIENT_NODE,
+      ...DEFAULT_NODE,
     });
     expect(
       loadConfig({
-        DEVNET_STRICT: 'true',
+        DEVNET_STRICT: 'false',
         DEVNET_STANDARD_FORMAT: 'false',
         DEVNET_REJECT_CALLBACK_CONTAINING: 'http://localhost, https://localhost',
         DEVNET_TIME_TO_SEEN_MS: '1500',
@@ -65,7 +65,7 @@ describe('loadConfig', () => {
         DEVNET_DOUBLE_SPEND_MARKS_BOTH: 'yes',
       }).devnet,
     ).toMatchObject({
-      strict: true,
+      strict: false,
       standardFormatSupported: false,
       rejectCallbackContaining: ['http://localhost', 'https://localhost'],
       timeToSeenMs: 1500,

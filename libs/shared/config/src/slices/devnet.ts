@@ -17,13 +17,12 @@ export const devnet = slice({
       redisUrl.optional(),
       REDIS_URL,
     ),
-    // ARC's strictness and realities (libs/devnet/README.md, "Strictness and realities"). Each
-    // default keeps the node lenient while the service learns to handle them; flipping one is
-    // its `.default(...)`.
+    // ARC's strictness and realities (libs/devnet/README.md, "Strictness and realities"). npm
+    // start runs ARC's strict behaviours; the realities default off so a local run answers at once.
     strict: variable(
       'DEVNET_STRICT',
       "The devnet node behaves as ARC's code does: 460 for raw transactions whose parents are not stored, EF orphans held, 400 for unreadable requests, ARC's callback rules.",
-      booleanFlag(false),
+      booleanFlag(true),
     ),
     standardFormatSupported: variable(
       'DEVNET_STANDARD_FORMAT',
