@@ -279,9 +279,7 @@ describe('ArcProofStore: the owner index (a tenant’s blocks)', () => {
       count: 4,
       txIds: [block.txIds[7], block.txIds[0]],
     });
-    expect((await blocks.ownerTxIds('zeta', block.hash, 0, 10)).txIds.sort()).toEqual(
-      of(block, 'zeta', owners).sort(),
-    );
+    expect((await blocks.ownerTxIds('zeta', block.hash, 0, 10)).txIds.sort()).toEqual(of(block, 'zeta', owners).sort());
     expect(await blocks.ownerBlocks('nobody', { first: 10 })).toEqual({
       total: 0,
       blocks: [],
@@ -408,7 +406,10 @@ describe('ArcProofStore: the owner index (a tenant’s blocks)', () => {
     const report = await store.indexOwners();
     expect(report.added).toBe(2);
     expect(report.blocks).toBeGreaterThan(0);
-    expect(await blocks.ownerTxIds('late', block.hash, 0, 5)).toEqual({ count: 2, txIds: [block.txIds[0], block.txIds[2]] });
+    expect(await blocks.ownerTxIds('late', block.hash, 0, 5)).toEqual({
+      count: 2,
+      txIds: [block.txIds[0], block.txIds[2]],
+    });
     expect(await store.indexOwnersOfBlock(block.hash)).toBe(0);
     expect((await blocks.ownerBlocks('late', { first: 5 })).blocks[0]).toMatchObject({ height: 950, count: 2 });
   });
