@@ -218,6 +218,29 @@ describe("GraphQL myBlocks / myBlock: the blocks holding the key's tenant's reco
     expect(hash.errors?.[0]?.extensions).toEqual({ code: 'BLOCK_HASH_PARAM_INVALID', status: 400 });
   });
 
+  it('a reorg of the last block: the tenant’s blocks follow the records’ proofs into the new block', async () => {
+    const before = (await page('', acme)).data!.myBlocks!.edges.map((e) => e.node);
+    const reorg = await f.dev.node.reorgLastBlock();
+    expect(reorg.oldHash).toBe(before[0]!.hash);
+    await eventually(async () => {
+      const [c] = await f.deps.records.confirmationMany([secondAcme]);
+      return c?.blockHash === reorg.newHash;
+    }, 30_000);
+    const after = (await page('', acme)).data!.myBlocks!;
+    expect(after.totalCount).toBe(2);
+    expect(after.edges.map((e) => [e.node.hash, e.node.height, e.node.recordCount])).toEqual([
+      [reorg.newHash, before[0]!.height, 1],
+      [before[1]!.hash, before[1]!.height, 3],
+    ]);
+    expect(after.edges[0]!.node.records.edges.map((e) => e.node.txId)).toEqual([secondAcme]);
+    const gone = await f.gql<{ myBlock: { __typename: string; code?: string } }>(
+      `{ myBlock(hash: "${reorg.oldHash}") { __typename ... on NotFoundError { code } } }`,
+      {},
+      acme,
+    );
+    expect(gone.data?.myBlock).toEqual({ __typename: 'NotFoundError', code: 'BLOCK_NOT_FOUND' });
+  });
+
   it('needs a valid key, and the complexity limit refuses a full page of blocks with full pages of records', async () => {
     const anonymous = await f.gql<Page>(`{ myBlocks { totalCount } }`);
     expect(anonymous.errors?.[0]?.extensions).toEqual({ code: 'API_KEY_MISSING', status: 401 });
