@@ -8,11 +8,9 @@
  * index, the bytes its keys hold per record (`MEMORY USAGE`); and the median time of a `myBlocks`
  * page read (50 blocks) and of a block's records window (50 txIds).
  */
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { ArcProofStore, arcKeys } from '@proofline/chain-arc';
+import { ArcProofStore, arcKeys, syntheticBlock } from '@proofline/chain-arc';
 import type { VerifiedProof } from '@proofline/chain-arc';
-import { merkleBranches, mineHeader, tscProof } from '@proofline/chain-domain';
 import { RecordStore, recordsKeys } from '@proofline/records-data-access';
 import { privateRedis } from './private-redis';
 
@@ -22,24 +20,7 @@ const BATCH = 500;
 const ROUNDS = 3;
 
 function block(height: number): VerifiedProof[] {
-  const txIds = Array.from({ length: TXS }, () => randomBytes(32).toString('hex'));
-  const { root, branches } = merkleBranches(txIds);
-  const mined = mineHeader({
-    version: 0x20000000,
-    prevHash: randomBytes(32).toString('hex'),
-    merkleRoot: root,
-    time: 1_790_000_000 + height,
-    bits: 0x207fffff,
-    nonce: 0,
-  });
-  return txIds.map((txId, i) => ({
-    ok: true,
-    txId,
-    blockHash: mined.hash,
-    blockHeight: height,
-    headerHex: mined.hex,
-    proof: tscProof(i, txId, mined.hex, branches[i] ?? []),
-  }));
+  return syntheticBlock(TXS, height).proofs;
 }
 
 async function redisCpu(redis: Redis): Promise<number> {
@@ -70,16 +51,8 @@ async function main(): Promise<void> {
         const blocks = Array.from({ length: BLOCKS }, (_, i) => block(100 + i));
         // Each proven txId is a record of tenant acme (the fields the lookup reads).
         const seed = redis.pipeline();
-        for (const p of blocks.flat())
-          seed.hset(
-            recordsKeys(prefix).record(p.txId),
-            'family',
-            'independent',
-            'kind',
-            'independent',
-            'tenant',
-            'acme',
-          );
+        const acme = { family: 'independent', kind: 'independent', tenant: 'acme' };
+        for (const p of blocks.flat()) seed.hset(recordsKeys(prefix).record(p.txId), acme);
         await seed.exec();
         const cpu = process.cpuUsage();
         const redisBefore = await redisCpu(redis);

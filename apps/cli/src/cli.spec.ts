@@ -1,10 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ArcProofStore } from '@proofline/chain-arc';
-import { merkleBranches, mineHeader, tscProof } from '@proofline/chain-domain';
+import { ArcProofStore, syntheticBlock } from '@proofline/chain-arc';
 import { ClaimsService } from '@proofline/identity-claims';
 import { recordsKeys } from '@proofline/records-data-access';
 import { loadConfig, systemClock } from '@proofline/shared-config';
@@ -82,46 +81,21 @@ describe('operator CLI (run as a real process)', () => {
 
   it("chain index-owners indexes proofs stored before the tenant block index by each record's tenant, once", async () => {
     // Three proven transactions: two records of tenant acme, one that is no record (a wallet split).
-    const txIds = [0, 1, 2].map(() => randomBytes(32).toString('hex'));
-    const { root, branches } = merkleBranches(txIds);
-    const header = mineHeader({
-      version: 0x20000000,
-      prevHash: '00'.repeat(32),
-      merkleRoot: root,
-      time: 1_790_000_000,
-      bits: 0x207fffff,
-      nonce: 0,
-    });
+    const block = syntheticBlock(3, 7);
+    const { txIds } = block;
     const store = new ArcProofStore(redis, prefix);
-    await store.storeProofs(
-      txIds.map((txId, i) => ({
-        ok: true as const,
-        txId,
-        blockHash: header.hash,
-        blockHeight: 7,
-        headerHex: header.hex,
-        proof: tscProof(i, txId, header.hex, branches[i] ?? []),
-      })),
-    );
-    for (const txId of [txIds[0], txIds[2]])
-      await redis.hset(
-        recordsKeys(prefix).record(txId ?? ''),
-        'family',
-        'independent',
-        'kind',
-        'independent',
-        'tenant',
-        'acme',
-      );
+    await store.storeProofs(block.proofs);
+    const acme = { family: 'independent', kind: 'independent', tenant: 'acme' };
+    for (const txId of [txIds[0], txIds[2]]) await redis.hset(recordsKeys(prefix).record(txId ?? ''), acme);
     expect((await store.ownerBlocks('acme', { first: 5 })).total).toBe(0);
 
     const out = cli(['chain', 'index-owners']);
     expect(out.status).toBe(0);
     expect(JSON.parse(out.stdout)).toEqual({ blocks: 1, added: 2 });
     expect((await store.ownerBlocks('acme', { first: 5 })).blocks).toMatchObject([
-      { hash: header.hash, height: 7, count: 2 },
+      { hash: block.hash, height: 7, count: 2 },
     ]);
-    expect((await store.ownerTxIds('acme', header.hash, 0, 5)).txIds).toEqual([txIds[0], txIds[2]]);
+    expect((await store.ownerTxIds('acme', block.hash, 0, 5)).txIds).toEqual([txIds[0], txIds[2]]);
     expect(JSON.parse(cli(['chain', 'index-owners']).stdout)).toEqual({ blocks: 1, added: 0 });
   });
 

@@ -53,7 +53,8 @@ interface PageInfo {
   hasNextPage: boolean;
   endCursor: string | null;
 }
-interface MyBlock {
+/** A block of `myBlocks` as the page reads it. */
+export interface MyBlock {
   hash: string;
   height: number;
   time: string;

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { BsvSpvCodec } from '@proofline/chain-bsv';
 import { Receipt } from '@proofline/records-domain';
 import { verifyReceipt } from '@proofline/records-feature';
@@ -83,6 +83,16 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
     if (hash) blocks.set(txId, hash);
   }
 
+  /** A new page on /explorer with the spec's key typed into its labelled field and submitted by keyboard. */
+  async function openWithKey(context: BrowserContext): Promise<Page> {
+    const page = await context.newPage();
+    await page.goto(`${base}/explorer`);
+    await page.getByLabel('API key').focus();
+    await page.keyboard.type(key);
+    await page.keyboard.press('Enter');
+    return page;
+  }
+
   async function statusOf(page: Page, txId: string): Promise<{ confirmed: string; text: string }> {
     const item = page.locator(`#timeline li[data-txid="${txId}"]`);
     return {
@@ -103,12 +113,8 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
         return route.abort();
       });
       try {
-        const page = await context.newPage();
-        await page.goto(`${base}/explorer`);
         // Labelled controls, used by keyboard alone.
-        await page.getByLabel('API key').focus();
-        await page.keyboard.type(key);
-        await page.keyboard.press('Enter');
+        const page = await openWithKey(context);
         await page.getByLabel('Record txId').focus();
         await page.keyboard.type(versions[0] as string);
         await page.keyboard.press('Enter');
@@ -189,11 +195,7 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
     async () => {
       const context = await browser.newContext({ viewport: { width: 1100, height: 1000 } });
       try {
-        const page = await context.newPage();
-        await page.goto(`${base}/explorer`);
-        await page.getByLabel('API key').focus();
-        await page.keyboard.type(key);
-        await page.keyboard.press('Enter');
+        const page = await openWithKey(context);
         const section = page.getByRole('region', { name: 'Your blocks' });
         await page.waitForSelector('#mine-list > li:nth-child(3)');
         // Newest first: the blocks of versions 3, 2 and 1, one record of this tenant in each.

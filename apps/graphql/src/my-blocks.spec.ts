@@ -1,4 +1,5 @@
 import { eventually } from '@proofline/shared-testing';
+import type { MyBlock as PageBlock } from '../pages/explorer';
 import { startGraphQL, writeChain } from './testing/fixture';
 import type { GraphQLFixture } from './testing/fixture';
 
@@ -6,12 +7,7 @@ import type { GraphQLFixture } from './testing/fixture';
 // records share a block is known; the real publisher and confirmation workers store the proofs.
 jest.setTimeout(120_000);
 
-interface MyBlock {
-  hash: string;
-  height: number;
-  time: string;
-  recordCount: number;
-  confirmations: number;
+interface MyBlock extends PageBlock {
   records: { totalCount: number; edges: { cursor: string; node: { __typename: string; txId: string } }[] };
 }
 interface Page {

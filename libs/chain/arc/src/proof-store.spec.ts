@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DUPLICATE_NODE, merkleBranches, mineHeader, tscProof, verifyTscProof } from '@proofline/chain-domain';
+import { DUPLICATE_NODE, tscProof, verifyTscProof } from '@proofline/chain-domain';
 import { loadConfig } from '@proofline/shared-config';
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import type { VerifiedProof } from './bump';
@@ -7,29 +7,7 @@ import { createArcServices } from './arc-services';
 import { arcKeys } from './keys';
 import { ArcBlocks } from './arc-blocks';
 import { ArcProofStore } from './proof-store';
-
-/** A synthetic block of `n` random txIds with its mined header and every branch. */
-function syntheticBlock(n: number, height: number) {
-  const txIds = Array.from({ length: n }, () => randomBytes(32).toString('hex'));
-  const { root, branches } = merkleBranches(txIds);
-  const mined = mineHeader({
-    version: 0x20000000,
-    prevHash: randomBytes(32).toString('hex'),
-    merkleRoot: root,
-    time: 1_790_000_000 + height,
-    bits: 0x207fffff,
-    nonce: 0,
-  });
-  const proofs: VerifiedProof[] = txIds.map((txId, i) => ({
-    ok: true,
-    txId,
-    blockHash: mined.hash,
-    blockHeight: height,
-    headerHex: mined.hex,
-    proof: tscProof(i, txId, mined.hex, branches[i]!),
-  }));
-  return { txIds, hash: mined.hash, headerHex: mined.hex, proofs };
-}
+import { syntheticBlock } from './testing/synthetic-block';
 
 describe('ArcProofStore', () => {
   const prefix = uniquePrefix('arc-store');

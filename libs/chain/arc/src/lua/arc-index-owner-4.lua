@@ -28,17 +28,11 @@ local blockRaw, blockHex, owner, mode = ARGV[1], ARGV[2], ARGV[4], ARGV[5]
 local function hex(raw)
   return (string.gsub(raw, '.', function(c) return string.format('%02x', string.byte(c)) end))
 end
-local function entries(list)
-  local out = {}
-  for i = 1, #list - 31, 32 do
-    out[#out + 1] = string.sub(list, i, i + 31)
-  end
-  return out
-end
+-- ids32(s): the 32-byte ids of a list (block-members.lua, loaded in front of every arc script)
 
 local listed = {}
 if mode == 'merge' then
-  for _, txId in ipairs(entries(redis.call('HGET', KEYS[3], blockHex) or '')) do
+  for _, txId in ipairs(ids32(redis.call('HGET', KEYS[3], blockHex) or '')) do
     listed[txId] = true
   end
 end
@@ -67,7 +61,7 @@ end
 for from, moving in pairs(movedFrom) do
   local field = hex(from)
   local kept = {}
-  for _, txId in ipairs(entries(redis.call('HGET', KEYS[3], field) or '')) do
+  for _, txId in ipairs(ids32(redis.call('HGET', KEYS[3], field) or '')) do
     if not moving[txId] then
       kept[#kept + 1] = txId
     end
