@@ -5,7 +5,7 @@ import type { Identity } from '@proofline/identity-feature';
 import type { RecordReads, RecordReceipts, RecordWrites } from '@proofline/records-feature';
 import type { Clock, Config } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { WebhookAdmin } from '@proofline/webhooks-feature';
 import type { IdempotencyStore } from './idempotency';
 import type { ApiMetrics } from './metrics';
@@ -19,8 +19,8 @@ import type { RecordsAuth } from './routes/records-http';
 export interface ApiDeps {
   readonly config: Config;
   readonly logger: Logger;
-  /** Request-path Redis connection (finite retries: an outage becomes a fast 503). */
-  readonly redis: Redis;
+  /** Request-path RedisClient connection (finite retries: an outage becomes a fast 503). */
+  readonly redis: RedisClient;
   readonly clock: Clock;
   readonly claims: ClaimsService;
   /** Identity API keys: `requireKey` authentication and the key use cases (routes mounted only when present). */
@@ -34,7 +34,7 @@ export interface ApiDeps {
   };
   /** Webhook management (`/api/v1/webhooks`; mounted only when present, with identity). */
   readonly webhooks?: WebhookAdmin;
-  /** `Idempotency-Key` on record writes: claims and recorded answers in Redis (absent: the header is ignored). */
+  /** `Idempotency-Key` on record writes: claims and recorded answers in RedisClient (absent: the header is ignored). */
   readonly idempotency?: IdempotencyStore;
   /** Every BullMQ queue of the service, for the dashboard at /admin/queues (mounted when present and ADMIN_UI is on). */
   readonly queues?: readonly Queue[];

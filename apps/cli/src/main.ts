@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, systemClock } from '@proofline/shared-config';
 import type { Config } from '@proofline/shared-config';
 import { createRedis } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { COMMANDS } from './commands';
 import { receiptVerify } from './receipt-command';
 
@@ -27,7 +27,7 @@ const USAGE = `usage: npm run cli -- <command>
 
 export interface CliContext {
   config: Config;
-  redis: Redis;
+  redis: RedisClient;
   args: string[];
   options: Record<string, string | undefined>;
 }
@@ -84,7 +84,9 @@ async function main(argv: string[]): Promise<number> {
   try {
     await redis.ping();
   } catch {
-    console.error(`proofline cli: Redis is not reachable at ${config.redisUrl} (is the service started? npm start)`);
+    console.error(
+      `proofline cli: RedisClient is not reachable at ${config.redisUrl} (is the service started? npm start)`,
+    );
     redis.disconnect();
     return 1;
   }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { parseHeader } from '@proofline/chain-domain';
 import type { Block, BlockEvent, BlockReader, ChainTip } from '@proofline/chain-domain';
 import { arcKeys } from './keys';
@@ -34,7 +34,7 @@ export class ArcBlocks implements BlockReader {
 
   constructor(
     private readonly store: ArcProofStore,
-    private readonly subscriber: Redis | null,
+    private readonly subscriber: RedisClient | null,
     prefix: string,
   ) {
     this.channel = arcKeys(prefix).blockEvents;
@@ -136,7 +136,7 @@ export class ArcBlocks implements BlockReader {
 
 /** Announces a block on the ARC block-event channel (`BlockEvent` JSON), so subscriptions re-read at once. */
 export async function publishBlockEvent(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   store: ArcProofStore,
   hash: string,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { DUPLICATE_NODE, HEADER_BYTES, parseHeader, tscProof } from '@proofline/chain-domain';
 import type { ChainHeader, ChainReader, ChainTipInfo, HeadersSource, TxInclusion } from '@proofline/chain-domain';
 import type { VerifiedProof } from './bump';
@@ -55,7 +55,7 @@ export class ArcProofStore implements ChainReader {
   private readonly commands: ArcCommands;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = arcKeys(prefix);
@@ -69,7 +69,7 @@ export class ArcProofStore implements ChainReader {
   async storeProofs(proofs: readonly VerifiedProof[]): Promise<void> {
     if (proofs.length === 0) return;
     const k = this.keys;
-    const m = this.redis.multi() as ReturnType<Redis['multi']> & ArcCommands;
+    const m = this.redis.multi() as ReturnType<RedisClient['multi']> & ArcCommands;
     const blocks = new Set<string>();
     const tops = new Map<string, Map<string, Buffer>>();
     for (const p of proofs) {

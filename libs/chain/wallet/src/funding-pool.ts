@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { systemClock } from '@proofline/shared-config';
 import type { Clock } from '@proofline/shared-config';
 import { loadLuaCommands } from '@proofline/shared-redis';
@@ -10,7 +10,7 @@ import { assertUtxo, fromOutpoint, inputsArg, outputsArg, toOutpoint } from './o
 import type { FundingUtxo } from './ports';
 
 export interface FundingPoolOptions {
-  /** The deployment's Redis key prefix (`REDIS_PREFIX`). */
+  /** The deployment's RedisClient key prefix (`REDIS_PREFIX`). */
   readonly prefix: string;
   /** The funding address, reported by {@link FundingPool.status}. */
   readonly address: string;
@@ -153,7 +153,7 @@ export class FundingPool {
   private readonly address: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     options: FundingPoolOptions,
   ) {
     this.keys = walletKeys(options.prefix);
