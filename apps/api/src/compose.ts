@@ -37,7 +37,7 @@ import { RateLimiter } from './rate-limit';
 import { createApiMetrics } from './metrics';
 import { identityRecordsAuth } from './routes/records-http';
 
-/** The RedisClient connections of the REST app: opened here, closed last by `ComposedApi.close`. */
+/** The Redis connections of the REST app: opened here, closed last by `ComposedApi.close`. */
 export interface ApiConnections {
   /** Request-path commands (`requestPathOptions`: bounded, an outage becomes a 503 within about a second, never a hang). */
   readonly redis: RedisClient;
@@ -77,7 +77,7 @@ export interface ApiRecords {
   readonly publication: Publication;
   /** The funding wallet (its pool) every write reserves from; tests fund it with `fundPool`. */
   readonly wallet: FundingWallet;
-  /** ARC's policy writes are built with: fee rate and size limits (cached, refreshed in the background, shared in RedisClient). */
+  /** ARC's policy writes are built with: fee rate and size limits (cached, refreshed in the background, shared in Redis). */
   readonly fees: FeeRateCache;
   /** Closes the publication and upkeep queues (the connections stay open). */
   close(): Promise<void>;
@@ -314,7 +314,7 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
   }
 }
 
-/** Quits each connection in turn, bounded: with RedisClient down a graceful QUIT would wait for a reconnection forever. */
+/** Quits each connection in turn, bounded: with Redis down a graceful QUIT would wait for a reconnection forever. */
 export async function closeConnections(connections: readonly RedisClient[]): Promise<void> {
   for (const c of connections) {
     await Promise.race([c.quit().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);

@@ -85,7 +85,7 @@ async function main(argv: string[]): Promise<number> {
     await redis.ping();
   } catch {
     console.error(
-      `proofline cli: RedisClient is not reachable at ${config.redisUrl} (is the service started? npm start)`,
+      `proofline cli: Redis is not reachable at ${config.redisUrl} (is the service started? npm start)`,
     );
     redis.disconnect();
     return 1;

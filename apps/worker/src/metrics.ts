@@ -82,7 +82,7 @@ export function createWorkerMetrics(o: { readonly bull: RedisClient; readonly re
   for (const q of queues) q.on('error', () => undefined);
   new Gauge({
     name: 'proofline_queue_jobs',
-    help: 'BullMQ jobs per queue and state (in RedisClient, all processes).',
+    help: 'BullMQ jobs per queue and state (in Redis, all processes).',
     labelNames: ['queue', 'state'] as const,
     registers: [registry],
     async collect() {

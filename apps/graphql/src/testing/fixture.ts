@@ -41,7 +41,7 @@ export interface GraphQLFixture {
   readonly yoga: GraphQLServer;
   /** Writes records through the same use case as REST (real signed BSV transactions). */
   readonly writer: RecordWrites;
-  /** Test-side RedisClient connection (seeding, assertions). */
+  /** Test-side Redis connection (seeding, assertions). */
   readonly redis: RedisClient;
   gql<T = Record<string, unknown>>(
     query: string,

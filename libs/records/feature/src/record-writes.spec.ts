@@ -32,7 +32,7 @@ const counts = (s: PoolStatus) => ({
   pending: s.pending.count,
 });
 
-describe('records writes funded from the wallet pool (real RedisClient)', () => {
+describe('records writes funded from the wallet pool (real Redis)', () => {
   const prefix = uniquePrefix('recwrites');
   const { redis, cleanup } = testRedis(prefix);
   const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });

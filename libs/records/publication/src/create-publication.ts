@@ -26,7 +26,7 @@ export interface PublicationOptions {
   readonly redis: RedisClient;
   /** The app's BullMQ connection (`maxRetriesPerRequest: null`). Not closed here. */
   readonly bull: RedisClient;
-  /** The deployment's (or test's) RedisClient prefix. */
+  /** The deployment's (or test's) Redis prefix. */
   readonly prefix: string;
   /** PUBLISH_COALESCE_MS, WORKER_CONCURRENCY and the chain settings (ARC_POLL_MS, callback grace). */
   readonly config: Pick<Config, 'chain' | 'publishCoalesceMs' | 'workerConcurrency'>;
