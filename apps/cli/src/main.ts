@@ -84,9 +84,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     await redis.ping();
   } catch {
-    console.error(
-      `proofline cli: Redis is not reachable at ${config.redisUrl} (is the service started? npm start)`,
-    );
+    console.error(`proofline cli: Redis is not reachable at ${config.redisUrl} (is the service started? npm start)`);
     redis.disconnect();
     return 1;
   }
