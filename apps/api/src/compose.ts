@@ -29,7 +29,7 @@ import {
   throttledErrorLog,
   withCallTimeout,
 } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { createWebhooks } from '@proofline/webhooks-feature';
 import type { ApiDeps } from './deps';
 import { IdempotencyStore } from './idempotency';
@@ -40,9 +40,9 @@ import { identityRecordsAuth } from './routes/records-http';
 /** The Redis connections of the REST app: opened here, closed last by `ComposedApi.close`. */
 export interface ApiConnections {
   /** Request-path commands (`requestPathOptions`: bounded, an outage becomes a 503 within about a second, never a hang). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** BullMQ queues (publication, /metrics job counts); shared by every queue of the app. */
-  readonly bull: Redis;
+  readonly bull: RedisClient;
 }
 
 /** Opens the REST app's connections. */
@@ -162,7 +162,7 @@ export function composeApiRecords(o: {
  * while no policy younger than `FEE_POLICY_MAX_AGE_MS` is known (whatever ARC_URL points at: the
  * network decides, since only the devnet node's fee is known in advance).
  */
-function feeRateCache(config: Config, redis: Redis, prefix: string, logger: Logger | undefined): FeeRateCache {
+function feeRateCache(config: Config, redis: RedisClient, prefix: string, logger: Logger | undefined): FeeRateCache {
   const arc = new ArcClient({
     url: config.chain.arcUrl,
     ...(config.chain.arcApiKey ? { apiKey: config.chain.arcApiKey } : {}),
@@ -315,7 +315,7 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
 }
 
 /** Quits each connection in turn, bounded: with Redis down a graceful QUIT would wait for a reconnection forever. */
-export async function closeConnections(connections: readonly Redis[]): Promise<void> {
+export async function closeConnections(connections: readonly RedisClient[]): Promise<void> {
   for (const c of connections) {
     await Promise.race([c.quit().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
     c.disconnect();

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, systemClock } from '@proofline/shared-config';
 import type { Config } from '@proofline/shared-config';
 import { createRedis } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { COMMANDS } from './commands';
 import { receiptVerify } from './receipt-command';
 
@@ -29,7 +29,7 @@ const USAGE = `usage: npm run cli -- <command>
 
 export interface CliContext {
   config: Config;
-  redis: Redis;
+  redis: RedisClient;
   args: string[];
   options: Record<string, string | undefined>;
 }

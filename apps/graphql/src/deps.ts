@@ -15,7 +15,7 @@ import {
   throttledErrorLog,
   withCallTimeout,
 } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 
 /** The identity use cases the GraphQL facade calls (same service as REST). */
 export type IdentityUseCases = Pick<Identity, 'authenticator' | 'keys'>;
@@ -39,7 +39,7 @@ export interface GraphQLDeps {
 
 export interface OwnedGraphQLDeps extends GraphQLDeps {
   /** The request-path connection (finite retries: an outage becomes a fast error, not a hang). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Closes the services, then every connection the deps opened (bounded). */
   close(): Promise<void>;
 }

@@ -14,7 +14,7 @@ import type { BullPublishQueue, PublicationSettlement, RunningPublisher } from '
 import type { Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { watchPublications } from '@proofline/webhooks-feature';
 import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
@@ -46,7 +46,7 @@ export interface RecordsFixture {
   readonly base: string;
   readonly prefix: string;
   /** The API's request-path connection. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly config: Config;
   readonly api: RunningApi;
   readonly keys: Readonly<Record<KeyRole, string>>;

@@ -18,7 +18,7 @@ import { loadConfig, systemClock } from '@proofline/shared-config';
 import type { Clock, Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { watchPublications } from '@proofline/webhooks-feature';
@@ -42,7 +42,7 @@ export interface GraphQLFixture {
   /** Writes records through the same use case as REST (real signed BSV transactions). */
   readonly writer: RecordWrites;
   /** Test-side Redis connection (seeding, assertions). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   gql<T = Record<string, unknown>>(
     query: string,
     variables?: Record<string, unknown>,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { parseHeader } from '@proofline/chain-domain';
 import type {
   Block,
@@ -42,7 +42,7 @@ export class ArcBlocks implements BlockReader {
 
   constructor(
     private readonly store: ArcProofStore,
-    private readonly subscriber: Redis | null,
+    private readonly subscriber: RedisClient | null,
     prefix: string,
   ) {
     this.channel = arcKeys(prefix).blockEvents;
@@ -156,7 +156,7 @@ export class ArcBlocks implements BlockReader {
 
 /** Announces a block on the ARC block-event channel (`BlockEvent` JSON), so subscriptions re-read at once. */
 export async function publishBlockEvent(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   store: ArcProofStore,
   hash: string,

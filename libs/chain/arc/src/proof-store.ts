@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { DUPLICATE_NODE, HEADER_BYTES, parseHeader, tscProof } from '@proofline/chain-domain';
 import type {
   ChainHeader,
@@ -74,7 +74,7 @@ export class ArcProofStore implements ChainReader {
   private owners: OwnerLookup | null = null;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = arcKeys(prefix);
@@ -100,7 +100,7 @@ export class ArcProofStore implements ChainReader {
     if (proofs.length === 0) return;
     const k = this.keys;
     const owned = await this.ownerGroups(proofs);
-    const m = this.redis.multi() as ReturnType<Redis['multi']> & ArcCommands;
+    const m = this.redis.multi() as ReturnType<RedisClient['multi']> & ArcCommands;
     const blocks = new Set<string>();
     const tops = new Map<string, Map<string, Buffer>>();
     for (const p of proofs) {
@@ -444,7 +444,7 @@ export class ArcProofStore implements ChainReader {
     const k = this.keys;
     for (let attempt = 0; attempt < DROP_ATTEMPTS; attempt++) {
       const owners = await this.redis.smembers(k.blockOwners(hash));
-      const m = this.redis.multi() as ReturnType<Redis['multi']> & ArcCommands;
+      const m = this.redis.multi() as ReturnType<RedisClient['multi']> & ArcCommands;
       for (const owner of owners)
         m.hdel(k.ownerTxIds(owner), hash).zrem(k.ownerBlocks(owner), hash).srem(k.blockOwners(hash), owner);
       m.arcDropBlockBuffer(

@@ -7,7 +7,7 @@ import type { Permission } from '@proofline/identity-domain';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { bullConnection, createRedis } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { authorize, callerKey } from './authorize';
 import { createIdentity } from './create-identity';
@@ -19,7 +19,7 @@ describe('authorize and callerKey (transport-neutral key checks)', () => {
   const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
   const clock = new ManualClock('2026-03-01T00:00:00.000Z');
   // The spec is the composition root here: it opens the connections and hands them to the factory.
-  let subscriber: Redis;
+  let subscriber: RedisClient;
   let om: RedisConnection;
   let identity: Identity;
 

@@ -5,7 +5,7 @@ import { KeyReader, KeyWriter } from '@proofline/identity-data-access';
 import type { Clock, Config } from '@proofline/shared-config';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { Admission } from './admission';
 import { Authenticator } from './authenticator';
 import { KeyCommands } from './key-commands';
@@ -15,11 +15,11 @@ import { LegacyKeys } from './legacy-keys';
 /** The connections the identity scope runs on. The app opens them and closes them; the factory never does. */
 export interface IdentityConnections {
   /** Request-path ioredis command connection (finite retries); also carries the key queue's commands. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** node-redis v4 client redis-om reads through (see `openOmConnection`). */
   readonly om: RedisConnection;
   /** ioredis connection in subscriber mode for key invalidations; may carry other channels too. */
-  readonly subscriber: Redis;
+  readonly subscriber: RedisClient;
   /**
    * BullMQ connection for the key queue's events (a blocking XREAD): options from which BullMQ
    * makes its own dedicated connection, owned and closed by the QueueEvents. Never a shared instance.

@@ -7,14 +7,14 @@ import type { CreateOutcome } from '@proofline/identity-data-access';
 import type { Config } from '@proofline/shared-config';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 
 export interface KeyWorkerOptions {
   readonly config: Config;
   readonly logger: Logger;
   /** Opened and closed by the app: `redis` runs the create script, `bull` is the BullMQ worker's connection. */
   readonly connections: {
-    readonly redis: Redis;
+    readonly redis: RedisClient;
     readonly bull: ConnectionOptions;
   };
   /** Extra BullMQ worker options (tests shorten lockDuration / stalledInterval). */

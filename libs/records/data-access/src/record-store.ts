@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { poolCommitLua } from '@proofline/chain-wallet';
 import { fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
 import { extensionOf, withExtension } from '@proofline/chain-domain';
@@ -161,7 +161,7 @@ export class RecordStore {
   private readonly cmd: Commands;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     private readonly options: RecordStoreOptions = {},
   ) {

@@ -1,7 +1,14 @@
 import { Redis } from 'ioredis';
-import type { RedisOptions } from 'ioredis';
+import type { Cluster, RedisOptions } from 'ioredis';
 
-export { Redis } from 'ioredis';
+export { Cluster, Redis } from 'ioredis';
+
+/**
+ * A connection to the service's Redis: one server or a Redis Cluster. Code that reads or writes
+ * takes this type and never asks which; only connection factories and whole-keyspace walks
+ * (SCAN over every master) care.
+ */
+export type RedisClient = Redis | Cluster;
 
 /**
  * Opens an ioredis connection. `maxRetriesPerRequest: null` is what BullMQ workers require;
@@ -70,15 +77,30 @@ export function bullConnection(url: string): RedisOptions & { maxRetriesPerReque
   };
 }
 
-/** Deletes every key under `prefix:` with SCAN + UNLINK (tests; never FLUSHALL a shared Redis). */
-export async function deleteByPrefix(redis: Redis, prefix: string): Promise<number> {
-  let cursor = '0';
+/** The servers that hold keys: every master of a cluster, or the one server. */
+export function masters(redis: RedisClient): Redis[] {
+  return redis instanceof Redis ? [redis] : redis.nodes('master');
+}
+
+/**
+ * Deletes every key under `prefix:` with SCAN + UNLINK on every master (tests; never FLUSHALL a
+ * shared Redis). Keys are unlinked one command each, so keys of different slots never meet in one
+ * command.
+ */
+export async function deleteByPrefix(redis: RedisClient, prefix: string): Promise<number> {
   let removed = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) removed += await redis.unlink(...keys);
-  } while (cursor !== '0');
+  for (const node of masters(redis)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) {
+        const pipeline = node.pipeline();
+        for (const key of keys) pipeline.unlink(key);
+        for (const [err, n] of (await pipeline.exec()) ?? []) if (!err) removed += Number(n);
+      }
+    } while (cursor !== '0');
+  }
   return removed;
 }
 
