@@ -5,6 +5,7 @@
  *   token mint [--claims A,B] [--sub S] [--ttl SECONDS]   print a development JWT for /auth/granted-claims
  *   wallet status | wallet split | wallet import TXID:VOUT:SATS...   the funding wallet (libs/chain/wallet)
  *   receipt verify FILE [--content PATH] [--encode ENCODE] [--headers-url URL]   check a receipt offline (no Redis, no config)
+ *   chain index-owners                    index proofs stored before the tenant block index by their record's tenant
  * It reads the same environment as the service (REDIS_URL, REDIS_PREFIX, AUTH_JWT_SECRET, ...).
  */
 import { parseArgs } from 'node:util';
@@ -23,7 +24,8 @@ const USAGE = `usage: npm run cli -- <command>
   wallet split                                    split large UTXOs into POOL_UTXO_SATS ones up to POOL_TARGET now
   wallet import TXID:VOUT:SATS [...]              add deposits paying the funding address to the pool
   receipt verify FILE [--content PATH] [--encode ENCODE] [--headers-url URL]
-                                                  check a record's receipt offline: exit 0 valid, 1 a check failed, 2 malformed`;
+                                                  check a record's receipt offline: exit 0 valid, 1 a check failed, 2 malformed
+  chain index-owners                              index proofs stored before the tenant block index (idempotent)`;
 
 export interface CliContext {
   config: Config;
