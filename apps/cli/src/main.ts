@@ -11,7 +11,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, systemClock } from '@proofline/shared-config';
 import type { Config } from '@proofline/shared-config';
-import { createRedis } from '@proofline/shared-redis';
+import { openRedis, redisTargetOf } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import { COMMANDS } from './commands';
 import { receiptVerify } from './receipt-command';
@@ -77,17 +77,19 @@ async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  const redis = createRedis(config.redisUrl, {
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2000,
-    retryStrategy: () => null,
-  });
-  redis.on('error', () => undefined);
+  let redis: RedisClient | undefined;
   try {
+    // One server or a cluster (REDIS_URL is asked which, or REDIS_CLUSTER_NODES names it).
+    redis = await openRedis(redisTargetOf(config), {
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2000,
+      retryStrategy: () => null,
+    });
+    redis.on('error', () => undefined);
     await redis.ping();
   } catch {
     console.error(`proofline cli: Redis is not reachable at ${config.redisUrl} (is the service started? npm start)`);
-    redis.disconnect();
+    redis?.disconnect();
     return 1;
   }
   try {

@@ -77,7 +77,7 @@ export function createWorkerMetrics(o: { readonly bull: RedisClient; readonly re
   });
   // Observers only: skipMetasUpdate keeps each queue's meta (its event-stream cap) as its owner set it.
   const queues = Object.values(QUEUES).map(
-    (name) => new Queue(name, { connection: o.bull, prefix: bullPrefix(o.redisPrefix), skipMetasUpdate: true }),
+    (name) => new Queue(name, { connection: o.bull, prefix: bullPrefix(o.redisPrefix, name), skipMetasUpdate: true }),
   );
   for (const q of queues) q.on('error', () => undefined);
   new Gauge({

@@ -195,7 +195,10 @@ export interface ArcCallbackQueue {
 export function arcCallbackQueue(connection: RedisClient, redisPrefix: string, timeoutMs = 2000): ArcCallbackQueue {
   let queue: Queue<ArcCallbackJob> | null = null;
   const open = () => {
-    const q = new Queue<ArcCallbackJob>(QUEUES.arcCallbacks, { connection, prefix: bullPrefix(redisPrefix) });
+    const q = new Queue<ArcCallbackJob>(QUEUES.arcCallbacks, {
+      connection,
+      prefix: bullPrefix(redisPrefix, QUEUES.arcCallbacks),
+    });
     q.on('error', () => undefined); // a failed add rejects its caller, which answers 503
     return q;
   };
@@ -308,7 +311,7 @@ export async function startArcCallbackWorker(o: ArcCallbackWorkerOptions): Promi
     },
     {
       connection: o.connection,
-      prefix: bullPrefix(o.redisPrefix),
+      prefix: bullPrefix(o.redisPrefix, QUEUES.arcCallbacks),
       concurrency: o.concurrency ?? 4,
       ...(o.lockDuration ? { lockDuration: o.lockDuration } : {}),
       ...(o.stalledInterval ? { stalledInterval: o.stalledInterval } : {}),

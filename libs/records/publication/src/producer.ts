@@ -52,7 +52,7 @@ export class BullPublishQueue implements PublishQueue {
   ) {
     this.queue = new Queue(QUEUES.recordsPublish, {
       connection,
-      prefix: bullPrefix(prefix),
+      prefix: bullPrefix(prefix, QUEUES.recordsPublish),
       streams: { events: { maxLen: PUBLISH_EVENTS_MAX_LEN } },
     });
   }

@@ -141,7 +141,7 @@ export interface RunningPublisher {
  */
 export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPublisher {
   const { store } = opts;
-  const prefix = bullPrefix(opts.prefix);
+  const prefix = bullPrefix(opts.prefix, QUEUES.recordsPublish);
   // Records a hand-off job carries are left alone by the sweeper for a while, as the API's batches are.
   const queue = opts.queue ?? deferringQueue(opts.connection, opts.prefix, store, opts.clock);
   const deps: PublishDeps = {
