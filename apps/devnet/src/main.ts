@@ -14,10 +14,10 @@ import {
   STRICT_ARC,
   devnetKeys,
   isStatusBeforeSeen,
+  legacyDevnetTipKey,
   startDevnetNode,
 } from '@proofline/devnet';
 import { fundingIdentity } from '@proofline/chain-wallet';
-import { devnetPrefix } from './devnet-prefix';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit('devnet');
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   // Finite retries: while Redis is down, requests answer 503 REDIS_UNAVAILABLE instead of hanging.
   // Its chain's Redis: DEVNET_REDIS_URL (npm start gives the node a redis-server of its own), else
   // REDIS_URL — and REDIS_URL still when the chain the service's wallet was funded from lives there.
-  const prefix = devnetPrefix(config.redisPrefix);
+  const prefix = config.redisPrefix;
   const redisUrl = await chainStore(config.devnet.redisUrl, config.redisUrl, prefix, logger);
   // A batch's accept scripts, sent back to back, leave in one socket write (coalesceWrites).
   const redis = coalesceWrites(createRedis(redisUrl, { maxRetriesPerRequest: 2 }));
@@ -96,21 +96,35 @@ async function main(): Promise<void> {
 /**
  * Where the node's chain lives. A deployment that ran the node in the service's Redis (before
  * DEVNET_REDIS_URL existed) keeps its chain there: the wallet's UTXOs and the records' proofs
- * belong to that chain, and a new empty chain elsewhere would refuse every funded write.
+ * belong to that chain, and a new empty chain elsewhere would refuse every funded write. For the
+ * same reason a chain still under the key names from before the Redis Cluster hash tags is never
+ * left behind for a new one: the node refuses to start until its keys are migrated.
+ * @throws Error naming the Redis and the key when a chain under the old names is found.
  */
 async function chainStore(devnetUrl: string, serviceUrl: string, prefix: string, logger: Logger): Promise<string> {
-  if (devnetUrl === serviceUrl) return serviceUrl;
   const tip = devnetKeys(prefix).tip;
-  const probe = async (url: string) => {
+  const legacyTip = legacyDevnetTipKey(prefix);
+  /** True when `url` holds the chain, false when it holds none; throws on one under the old key names. */
+  const probe = async (url: string, name: string): Promise<boolean> => {
     const r = createRedis(url, { maxRetriesPerRequest: 2 });
     r.on('error', () => undefined);
     try {
-      return (await r.exists(tip)) === 1;
+      // One key per command: the old name has no hash tag, so it may be in another slot.
+      if ((await r.exists(tip)) === 1) return true;
+      if ((await r.exists(legacyTip)) === 1)
+        throw new Error(
+          `the devnet's chain in ${name} is under the key names from before Redis Cluster support (${legacyTip}): migrate its keys to the new names first (libs/devnet/README.md, "Redis keys")`,
+        );
+      return false;
     } finally {
       r.disconnect();
     }
   };
-  if (!(await probe(devnetUrl)) && (await probe(serviceUrl))) {
+  if (devnetUrl === serviceUrl) {
+    await probe(serviceUrl, 'REDIS_URL');
+    return serviceUrl;
+  }
+  if (!(await probe(devnetUrl, 'DEVNET_REDIS_URL')) && (await probe(serviceUrl, 'REDIS_URL'))) {
     logger.warn(
       { tip },
       "the devnet's chain is in the service's Redis (REDIS_URL): the node keeps it there; wipe it to move the node to DEVNET_REDIS_URL",
