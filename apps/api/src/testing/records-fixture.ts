@@ -13,7 +13,7 @@ import { createPublication } from '@proofline/records-publication';
 import type { BullPublishQueue, PublicationSettlement, RunningPublisher } from '@proofline/records-publication';
 import type { Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis, deleteByPrefix, keyTag } from '@proofline/shared-redis';
+import { createBullRedis, createRedis, deleteByPrefix, keyTag, masters } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { watchPublications } from '@proofline/webhooks-feature';
@@ -184,7 +184,8 @@ export async function startRecordsFixture(
       return dev.fund(count, 1000, { addToPool: false });
     },
     async recordKeys() {
-      return (await redis.keys(`${keyTag(prefix, 'rec')}:records:*`)).sort();
+      const pattern = `${keyTag(prefix, 'rec')}:records:*`;
+      return (await Promise.all(masters(redis).map((node) => node.keys(pattern)))).flat().sort();
     },
     async chainKeys() {
       return [...(await redis.keys(`${prefix}:devnet:*`)), ...(await redis.keys(`${prefix}:arc:*`))].sort();
