@@ -11,6 +11,9 @@ export interface ArcCommands {
   arcBlockTxidsBuffer(...keysAndArgs: Arg[]): Promise<Buffer[]>;
   arcDropBlockBuffer(...keysAndArgs: Arg[]): Promise<Buffer[]>;
   arcStoreProofs(...keysAndArgs: Arg[]): Promise<number>;
+  arcIndexOwner(...keysAndArgs: Arg[]): Promise<number>;
+  arcOwnerBlocksBuffer(...keysAndArgs: Arg[]): Promise<(Buffer | number)[]>;
+  arcOwnerTxidsBuffer(...keysAndArgs: Arg[]): Promise<(Buffer | number)[]>;
 }
 
 const LUA_DIR = path.join(__dirname, 'lua');

@@ -341,6 +341,26 @@ export class RecordStore {
     );
   }
 
+  /**
+   * The tenant of each txId (null where no record has it), in order, in one command per slot
+   * (`meta-many-n.lua` asked for that one field): the owner of a proof in the chain's per-tenant
+   * block index.
+   */
+  async tenantsOf(txIds: readonly string[]): Promise<(string | null)[]> {
+    if (txIds.length === 0) return [];
+    return readBySlot(
+      txIds.map((txId) => this.keys.record(txId)),
+      async (keys) => {
+        // Per key: the tenant, then the byte length the script always appends.
+        const flat = await this.cmd.metaMany(keys.length, ...keys, 'tenant');
+        return keys.map((_, i) => {
+          const tenant = flat[2 * i];
+          return typeof tenant === 'string' && tenant !== '' ? tenant : null;
+        });
+      },
+    );
+  }
+
   /** The bytes on chain of many records (null where unknown), in order, in one command per slot (`bytes-many-n.lua`). */
   async bytesMany(txIds: readonly string[]): Promise<(Buffer | null)[]> {
     if (txIds.length === 0) return [];

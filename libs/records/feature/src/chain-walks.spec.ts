@@ -4,7 +4,7 @@ import { InMemoryChain, fundPool } from '@proofline/records-testing';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { keyTag } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { keysMatching, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { createRecords } from './records';
 
 const caller = { tenant: 't1' };
@@ -12,7 +12,7 @@ const body = (s: string) => ({ body: Buffer.from(s), encode: undefined, updateTo
 
 /** Every key under `prefix` with its DUMP, to prove that nothing at all changed. */
 async function dumpAll(redis: RedisClient, prefix: string): Promise<Record<string, string>> {
-  const keys = (await redis.keys(`${prefix}:*`)).sort();
+  const keys = await keysMatching(redis, `${prefix}:*`);
   const out: Record<string, string> = {};
   for (const k of keys) out[k] = ((await redis.dumpBuffer(k)) ?? Buffer.alloc(0)).toString('hex');
   return out;

@@ -8,8 +8,7 @@ import type { AcceptOptions, AcceptOutcome, NewRecord, PoolCommitCall } from '@p
 import { InMemoryChain, fundPool } from '@proofline/records-testing';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import type { RedisClient } from '@proofline/shared-redis';
-import { Redis as IoRedis } from 'ioredis';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { keysMatching, testRedis, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { createRecords } from './records';
 import { RecordWrites } from './record-writes';
 import type { RecordFunding } from './record-writes';
@@ -20,7 +19,7 @@ const body = (s: string) => ({ body: Buffer.from(s), encode: undefined });
 
 /** Every key under `prefix` with its DUMP, to prove that nothing at all changed. */
 async function dumpAll(redis: RedisClient, prefix: string): Promise<Record<string, string>> {
-  const keys = (await redis.keys(`${prefix}:*`)).sort();
+  const keys = await keysMatching(redis, `${prefix}:*`);
   const out: Record<string, string> = {};
   for (const k of keys) out[k] = ((await redis.dumpBuffer(k)) ?? Buffer.alloc(0)).toString('hex');
   return out;
@@ -33,7 +32,7 @@ const counts = (s: PoolStatus) => ({
   pending: s.pending.count,
 });
 
-describe('records writes funded from the wallet pool (real RedisClient)', () => {
+describe('records writes funded from the wallet pool (real Redis)', () => {
   const prefix = uniquePrefix('recwrites');
   const { redis, cleanup } = testRedis(prefix);
   const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
@@ -106,7 +105,7 @@ describe('records writes funded from the wallet pool (real RedisClient)', () => 
     await writes.updateLinked(caller, created.txId, { ...body('v2'), updateToken: created.updateToken });
     const after = counts(await pool.status());
     expect(after).toEqual({ free: 3, leased: 0, spent: 2, pending: 2 });
-    const recordKeys = async () => (await redis.keys(`${keyTag(p, 'rec')}:records:*`)).sort();
+    const recordKeys = () => keysMatching(redis, `${keyTag(p, 'rec')}:records:*`);
     const stored = await recordKeys();
 
     await expect(
@@ -431,7 +430,7 @@ describe('records writes funded from the wallet pool (real RedisClient)', () => 
         httpStatus: 503,
       });
       expect(upkeep).toHaveLength(1);
-      expect(await redis.keys(`${keyTag(p, 'rec')}:records:*`)).toEqual([]);
+      expect(await keysMatching(redis, `${keyTag(p, 'rec')}:records:*`)).toEqual([]);
       await fundPool(pool, 3, 1000);
       // after the empty sample's back-off, the stock refills
       await new Promise((r) => setTimeout(r, 300));
@@ -446,7 +445,7 @@ describe('records writes funded from the wallet pool (real RedisClient)', () => 
     it('50 concurrent writes over two processes and connections spend 50 distinct UTXOs of a pool of exactly 50', async () => {
       const { p, pool } = setup();
       await fundPool(pool, 50, 1000);
-      const conns = [new IoRedis(testRedisUrl()), new IoRedis(testRedisUrl())];
+      const conns = [testRedisClient(), testRedisClient()];
       try {
         const procs = conns.map((c) => freeProcess(p, new FundingPool(c, { prefix: p, address: 'test', clock }), c));
         const results = await Promise.all(
