@@ -18,6 +18,7 @@ import type { RunningApi } from '../testing/harness';
 import { dumpPrefix } from '../testing/raw-key-scan';
 import { startRecordsFixture } from '../testing/records-fixture';
 import type { KeyRole, RecordsFixture } from '../testing/records-fixture';
+import { recordsKeys } from '@proofline/records-data-access';
 
 const W = '/api/v1/webhooks';
 
@@ -242,7 +243,7 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
       const res = await f.request('POST', '/api/v1/records?encode=SHA256', { body: Buffer.from('rejected record') });
       const { txId } = (await res.json()) as { txId: string };
       await f.store.settle(txId, new Date(), 'DOUBLE_SPEND: rejected in this test');
-      expect(await webhooks.store.watchRecord(`${f.prefix}:records:rec:${txId}`, txId, new Date())).toBe(true);
+      expect(await webhooks.store.watchRecord(recordsKeys(f.prefix).record(txId), txId, new Date())).toBe(true);
       const got = await eventually(
         async () => receiver.received.find((r) => JSON.parse(r.body).data.txId === txId),
         15_000,
