@@ -13,7 +13,7 @@ import { createPublication } from '@proofline/records-publication';
 import type { BullPublishQueue, PublicationSettlement, RunningPublisher } from '@proofline/records-publication';
 import type { Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { createBullRedis, createRedis, deleteByPrefix, keyTag } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { watchPublications } from '@proofline/webhooks-feature';
@@ -187,7 +187,7 @@ export async function startRecordsFixture(
       return (await redis.keys(`${prefix}:records:*`)).sort();
     },
     async chainKeys() {
-      return [...(await redis.keys(`${prefix}:devnet:*`)), ...(await redis.keys(`${prefix}:arc:*`))].sort();
+      return [...(await redis.keys(`${prefix}:devnet:*`)), ...(await redis.keys(`${keyTag(prefix, 'arc')}:*`))].sort();
     },
     request(method, path, opts = {}) {
       const role = opts.key === undefined ? 'writerA' : opts.key;

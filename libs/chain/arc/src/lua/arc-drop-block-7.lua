@@ -1,3 +1,4 @@
+#!lua
 --[[
   Forgets a block that left the main chain, and every proof that points into it, atomically.
   A txId whose stored proof already points at another block keeps it. The txIds that lost
