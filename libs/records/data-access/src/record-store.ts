@@ -98,6 +98,8 @@ export interface PublicationInfo {
   readonly kind: RecordKind;
   readonly prevTxId: string | null;
   readonly state: PublicationState;
+  /** The record's tenant (read in the same round trip; the webhooks watch step needs it). */
+  readonly tenant: string | null;
   /** The raw transaction accepted at write time. */
   readonly rawTx: Uint8Array;
   /**
@@ -347,10 +349,10 @@ export class RecordStore {
 
   async publication(txId: string): Promise<PublicationInfo | null> {
     const key = this.keys.record(txId);
-    const [[kind, prevTxId, state, legacy], binary, extension] = pipelineValues(
+    const [[kind, prevTxId, state, legacy, tenant], binary, extension] = pipelineValues(
       await this.redis
         .pipeline()
-        .hmget(key, 'kind', 'prevTxId', 'state', 'rawTx')
+        .hmget(key, 'kind', 'prevTxId', 'state', 'rawTx', 'tenant')
         .getBuffer(this.keys.tx(txId))
         .getBuffer(this.keys.ef(txId))
         .exec(),
@@ -363,6 +365,7 @@ export class RecordStore {
       kind: kind as RecordKind,
       prevTxId: prevTxId || null,
       state: state as PublicationState,
+      tenant: tenant || null,
       rawTx,
       broadcastTx,
     };
