@@ -204,6 +204,11 @@ describe('ArcProofStore', () => {
     expect(await redis.exists(k.blockTop(block.hash))).toBe(1);
     expect((await store.dropBlock(block.hash, 502)).sort()).toEqual(block.txIds.slice(1).sort());
     expect(await redis.exists(k.blockTxIds(block.hash), k.blockTop(block.hash))).toBe(0);
+    // Idempotent: a reorg handled twice (two workers, a retried pass) drops nothing more.
+    const watchedBefore = await store.watchedCount();
+    expect(await store.dropBlock(block.hash, 502)).toEqual([]);
+    expect(await store.watchedCount()).toBe(watchedBefore);
+    expect(await store.blockByHash(block.hash)).toBeNull();
   });
 
   it('tipHeight is -1 until a tip is recorded', async () => {
