@@ -61,7 +61,7 @@ export class RateLimiter {
     return (principal) => limiter.admit(principal);
   }
 
-  /** Admits (returns the RateLimit headers) or throws 429 RATE_LIMITED; a RedisClient fault is 503 REDIS_UNAVAILABLE. */
+  /** Admits (returns the RateLimit headers) or throws 429 RATE_LIMITED; a Redis fault is 503 REDIS_UNAVAILABLE. */
   async admit(principal: Pick<Principal, 'keyId' | 'tenant'>): Promise<AdmissionResult> {
     const { perKey, perTenant } = this.limits;
     let reply: number[];

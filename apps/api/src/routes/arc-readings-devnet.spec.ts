@@ -7,8 +7,8 @@ import { RecordStore } from '@proofline/records-data-access';
 import { createPublication, readPublicationPause } from '@proofline/records-publication';
 import type { Publication } from '@proofline/records-publication';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { deleteByPrefix } from '@proofline/shared-redis';
+import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 
@@ -66,9 +66,9 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
   const prefix = uniquePrefix('readings');
   const lines: string[] = [];
   const logger = createLogger({ level: 'info', name: 'test', destination: { write: (l: string) => lines.push(l) } });
-  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerBull = createBullRedis(testRedisUrl());
+  const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
+  const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
+  const workerBull = testBullRedis();
   const store = new RecordStore(workerRedis, prefix);
   let dev: ArcDevnet;
   let proxy: ArcRuleProxy;

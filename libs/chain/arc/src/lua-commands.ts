@@ -11,6 +11,9 @@ export interface ArcCommands {
   arcDropBlockBuffer(...keysAndArgs: Arg[]): Promise<Buffer[]>;
   /** Variable key count: `numberOfKeys, ...keys, ...args`, as EVAL. */
   arcStoreProofs(numberOfKeys: number, ...keysAndArgs: Arg[]): Promise<number>;
+  arcIndexOwner(...keysAndArgs: Arg[]): Promise<number>;
+  arcOwnerBlocksBuffer(...keysAndArgs: Arg[]): Promise<(Buffer | number)[]>;
+  arcOwnerTxidsBuffer(...keysAndArgs: Arg[]): Promise<(Buffer | number)[]>;
 }
 
 const LUA_DIR = path.join(__dirname, 'lua');

@@ -32,7 +32,7 @@ export interface RecordHooks {
 export interface ArcDevnetOptions {
   /** The test's command connection (never closed here). */
   readonly redis: RedisClient;
-  /** The service's (test's) RedisClient prefix; the node keeps its state under `${prefix}:devnet`. */
+  /** The service's (test's) Redis prefix; the node keeps its state under `${prefix}:devnet`. */
   readonly prefix: string;
   /** WALLET_SEED (default the public devnet seed, as in the default configuration). */
   readonly seed?: string;

@@ -315,6 +315,19 @@ export class RecordStore {
     });
   }
 
+  /**
+   * The tenant of each txId (null where no record has it), in order, in one command (`meta-many-0.lua`
+   * asked for that one field): the owner of a proof in the chain's per-tenant block index.
+   */
+  async tenantsOf(txIds: readonly string[]): Promise<(string | null)[]> {
+    if (txIds.length === 0) return [];
+    const flat = await this.cmd.metaMany(this.keys.recordPrefix, '1', 'tenant', ...txIds);
+    return txIds.map((_, i) => {
+      const tenant = flat[2 * i];
+      return typeof tenant === 'string' && tenant !== '' ? tenant : null;
+    });
+  }
+
   /** The bytes on chain of many records (null where unknown), in order, in one command (`bytes-many-0.lua`). */
   async bytesMany(txIds: readonly string[]): Promise<(Buffer | null)[]> {
     if (txIds.length === 0) return [];

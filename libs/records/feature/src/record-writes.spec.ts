@@ -8,8 +8,7 @@ import type { AcceptOptions, AcceptOutcome, NewRecord, PoolCommitCall } from '@p
 import { InMemoryChain, fundPool } from '@proofline/records-testing';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import type { RedisClient } from '@proofline/shared-redis';
-import { Redis as IoRedis } from 'ioredis';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { testRedis, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { createRecords } from './records';
 import { RecordWrites } from './record-writes';
 import type { RecordFunding } from './record-writes';
@@ -32,7 +31,7 @@ const counts = (s: PoolStatus) => ({
   pending: s.pending.count,
 });
 
-describe('records writes funded from the wallet pool (real RedisClient)', () => {
+describe('records writes funded from the wallet pool (real Redis)', () => {
   const prefix = uniquePrefix('recwrites');
   const { redis, cleanup } = testRedis(prefix);
   const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
@@ -445,7 +444,7 @@ describe('records writes funded from the wallet pool (real RedisClient)', () => 
     it('50 concurrent writes over two processes and connections spend 50 distinct UTXOs of a pool of exactly 50', async () => {
       const { p, pool } = setup();
       await fundPool(pool, 50, 1000);
-      const conns = [new IoRedis(testRedisUrl()), new IoRedis(testRedisUrl())];
+      const conns = [testRedisClient(), testRedisClient()];
       try {
         const procs = conns.map((c) => freeProcess(p, new FundingPool(c, { prefix: p, address: 'test', clock }), c));
         const results = await Promise.all(
