@@ -1,5 +1,5 @@
 import { Transaction } from '@bsv/sdk';
-import { createArcChain, handleArcCallback } from '@proofline/chain-arc';
+import { arcKeys, createArcChain, handleArcCallback } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
 import { startArcDevnet, startArcRuleProxy, statusEntry, submittedTxIds } from '@proofline/devnet-testing';
 import type { ArcDevnet, ArcRuleProxy, ProxiedRequest } from '@proofline/devnet-testing';
@@ -425,7 +425,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       );
       expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
       expect(submitsOf(txId)).toBe(2);
-      expect(await workerRedis.hexists(`${prefix}:arc:transient-resent`, txId)).toBe(0);
+      expect(await workerRedis.hexists(arcKeys(prefix).transientResent, txId)).toBe(0);
     });
 
     it('a second REJECTED after the one re-broadcast is final: the record fails, unwatched, its inputs never handed back', async () => {
@@ -501,7 +501,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     const mine = async (n: number) => {
       for (let i = 0; i < n; i++) await dev.node.mineBlock();
     };
-    const escalations = async () => Number((await workerRedis.get(`${prefix}:arc:orphan-escalations`)) ?? 0);
+    const escalations = async () => Number((await workerRedis.get(arcKeys(prefix).orphanEscalations)) ?? 0);
     const before = await escalations();
 
     expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 0 });

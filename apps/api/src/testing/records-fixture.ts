@@ -187,7 +187,7 @@ export async function startRecordsFixture(
       return keysMatching(redis, `${keyTag(prefix, 'rec')}:records:*`);
     },
     async chainKeys() {
-      return [...(await redis.keys(`${prefix}:devnet:*`)), ...(await redis.keys(`${prefix}:arc:*`))].sort();
+      return [...(await redis.keys(`${prefix}:devnet:*`)), ...(await redis.keys(`${keyTag(prefix, 'arc')}:*`))].sort();
     },
     request(method, path, opts = {}) {
       const role = opts.key === undefined ? 'writerA' : opts.key;

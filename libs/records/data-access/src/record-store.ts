@@ -101,6 +101,8 @@ export interface PublicationInfo {
   /** The record's chain (its own txId for a create or an independent record): settle's chain list. */
   readonly chainId: string;
   readonly state: PublicationState;
+  /** The record's tenant (read in the same round trip; the webhooks watch step needs it). */
+  readonly tenant: string | null;
   /** The raw transaction accepted at write time. */
   readonly rawTx: Uint8Array;
   /**
@@ -416,10 +418,10 @@ export class RecordStore {
 
   async publication(txId: string): Promise<PublicationInfo | null> {
     const key = this.keys.record(txId);
-    const [[kind, prevTxId, chainId, state, legacy], binary, extension] = pipelineValues(
+    const [[kind, prevTxId, chainId, state, legacy, tenant], binary, extension] = pipelineValues(
       await this.redis
         .pipeline()
-        .hmget(key, 'kind', 'prevTxId', 'chainId', 'state', 'rawTx')
+        .hmget(key, 'kind', 'prevTxId', 'chainId', 'state', 'rawTx', 'tenant')
         .getBuffer(this.keys.tx(txId))
         .getBuffer(this.keys.ef(txId))
         .exec(),
@@ -433,6 +435,7 @@ export class RecordStore {
       prevTxId: prevTxId || null,
       chainId: chainId || txId,
       state: state as PublicationState,
+      tenant: tenant || null,
       rawTx,
       broadcastTx,
     };

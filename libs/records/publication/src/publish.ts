@@ -158,7 +158,11 @@ async function publishOne(
     }
     if (prevState !== 'published') return 'wait-previous';
   }
-  const verdict = await deps.chain.submit({ txId, rawTx: info.broadcastTx });
+  const verdict = await deps.chain.submit({
+    txId,
+    rawTx: info.broadcastTx,
+    ...(info.tenant ? { tenant: info.tenant } : {}),
+  });
   const first = publicationReading(verdict);
   if (typeof first === 'object' && first.kind === 'request-problem') {
     // The request, not this record: it stays in the outbox, its inputs reserved; retried with back-off.
