@@ -7,17 +7,18 @@
 import { CONFIG_ERROR_EXIT, followLauncher, loadConfigOrExit } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
-import { coalesceWrites, createRedis } from '@proofline/shared-redis';
+import { coalesceWrites, openRedis, redisTargetOf } from '@proofline/shared-redis';
+import type { RedisTarget } from '@proofline/shared-redis';
 import {
   LENIENT_ARC,
   STATUSES_BEFORE_SEEN,
   STRICT_ARC,
   devnetKeys,
   isStatusBeforeSeen,
+  legacyDevnetTipKey,
   startDevnetNode,
 } from '@proofline/devnet';
 import { fundingIdentity } from '@proofline/chain-wallet';
-import { devnetPrefix } from './devnet-prefix';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit('devnet');
@@ -39,10 +40,15 @@ async function main(): Promise<void> {
   // Finite retries: while Redis is down, requests answer 503 REDIS_UNAVAILABLE instead of hanging.
   // Its chain's Redis: DEVNET_REDIS_URL (npm start gives the node a redis-server of its own), else
   // REDIS_URL — and REDIS_URL still when the chain the service's wallet was funded from lives there.
-  const prefix = devnetPrefix(config.redisPrefix);
-  const redisUrl = await chainStore(config.devnet.redisUrl, config.redisUrl, prefix, logger);
+  // Either may be one server or any node of a cluster (detected); the service's cluster nodes and
+  // NAT map apply to the devnet's Redis when it is the service's.
+  const prefix = config.redisPrefix;
+  const service = redisTargetOf(config);
+  const own: RedisTarget =
+    config.devnet.redisUrl === config.redisUrl ? service : { url: config.devnet.redisUrl, natMap: service.natMap };
+  const target = await chainStore(own, service, prefix, logger);
   // A batch's accept scripts, sent back to back, leave in one socket write (coalesceWrites).
-  const redis = coalesceWrites(createRedis(redisUrl, { maxRetriesPerRequest: 2 }));
+  const redis = coalesceWrites(await openRedis(target, { maxRetriesPerRequest: 2 }));
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const funding = fundingIdentity(config.wallet.seed, 'devnet');
   const node = await startDevnetNode({
@@ -96,28 +102,47 @@ async function main(): Promise<void> {
 /**
  * Where the node's chain lives. A deployment that ran the node in the service's Redis (before
  * DEVNET_REDIS_URL existed) keeps its chain there: the wallet's UTXOs and the records' proofs
- * belong to that chain, and a new empty chain elsewhere would refuse every funded write.
+ * belong to that chain, and a new empty chain elsewhere would refuse every funded write. For the
+ * same reason a chain still under the key names from before the Redis Cluster hash tags is never
+ * left behind for a new one: the node refuses to start until its keys are migrated.
+ * @throws Error naming the Redis and the key when a chain under the old names is found.
  */
-async function chainStore(devnetUrl: string, serviceUrl: string, prefix: string, logger: Logger): Promise<string> {
-  if (devnetUrl === serviceUrl) return serviceUrl;
+async function chainStore(
+  devnet: RedisTarget,
+  service: RedisTarget,
+  prefix: string,
+  logger: Logger,
+): Promise<RedisTarget> {
   const tip = devnetKeys(prefix).tip;
-  const probe = async (url: string) => {
-    const r = createRedis(url, { maxRetriesPerRequest: 2 });
+  const legacyTip = legacyDevnetTipKey(prefix);
+  /** True when `target` holds the chain, false when it holds none; throws on one under the old key names. */
+  const probe = async (target: RedisTarget, name: string): Promise<boolean> => {
+    const r = await openRedis(target, { maxRetriesPerRequest: 2 });
     r.on('error', () => undefined);
     try {
-      return (await r.exists(tip)) === 1;
+      // One key per command: the old name has no hash tag, so it may be in another slot.
+      if ((await r.exists(tip)) === 1) return true;
+      if ((await r.exists(legacyTip)) === 1)
+        throw new Error(
+          `the devnet's chain in ${name} is under the key names from before Redis Cluster support (${legacyTip}): migrate its keys to the new names first (libs/devnet/README.md, "Redis keys")`,
+        );
+      return false;
     } finally {
       r.disconnect();
     }
   };
-  if (!(await probe(devnetUrl)) && (await probe(serviceUrl))) {
+  if (devnet === service) {
+    await probe(service, 'REDIS_URL');
+    return service;
+  }
+  if (!(await probe(devnet, 'DEVNET_REDIS_URL')) && (await probe(service, 'REDIS_URL'))) {
     logger.warn(
       { tip },
       "the devnet's chain is in the service's Redis (REDIS_URL): the node keeps it there; wipe it to move the node to DEVNET_REDIS_URL",
     );
-    return serviceUrl;
+    return service;
   }
-  return devnetUrl;
+  return devnet;
 }
 
 main().catch((err: unknown) => {

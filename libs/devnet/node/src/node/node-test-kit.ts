@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LockingScript, MerklePath, P2PKH, PrivateKey, Transaction } from '@bsv/sdk';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { startDevnetNode } from './devnet-node';
 import type { DevnetNode, DevnetNodeOptions } from './devnet-node';
 
@@ -11,15 +11,15 @@ export const testKey = PrivateKey.fromHex('11'.repeat(32));
 export const otherKey = PrivateKey.fromHex('22'.repeat(32));
 export const testScriptHex = new P2PKH().lock(testKey.toAddress()).toHex();
 
-/** A node on an ephemeral port under `${prefix}:devnet`, coinbases to the test key, mining only on demand. */
+/** A node on an ephemeral port with its keys under `prefix` (`devnetKeys(prefix)`), coinbases to the test key, mining only on demand. */
 export function startTestNode(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   extra: Partial<DevnetNodeOptions> = {},
 ): Promise<DevnetNode> {
   return startDevnetNode({
     redis,
-    prefix: `${prefix}:devnet`,
+    prefix,
     port: 0,
     coinbaseLockingScriptHex: testScriptHex,
     blockIntervalMs: 0,
