@@ -346,7 +346,10 @@ describe('Extended Format of record transactions', () => {
       expect(Buffer.from(withExtension(built.rawTx, extensionOf(built.ef)))).toEqual(Buffer.from(built.ef));
       expect(() => withExtension(built.rawTx, extensionOf(built.ef).subarray(1))).toThrow();
       // The builder's EF from its standard bytes is the EF of the whole transaction written out.
-      const spent = ef.inputs.map((i) => i.sourceTransaction!.outputs[i.sourceOutputIndex]!);
+      const spent = ef.inputs.map((i) => {
+        const out = i.sourceTransaction!.outputs[i.sourceOutputIndex]!;
+        return { satoshis: out.satoshis!, lockingScript: out.lockingScript };
+      });
       expect(toExtendedFormat(ef, spent)).toEqual(Buffer.from(built.ef));
       expect(extendedFromStandard(built.rawTx, spent)).toEqual(Buffer.from(built.ef));
       expect(() => extendedFromStandard(built.rawTx, spent.slice(1))).toThrow();
