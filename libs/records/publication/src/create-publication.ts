@@ -16,7 +16,13 @@ import type { Redis } from '@proofline/shared-redis';
 import { publicationPause } from './publication-pause';
 import type { BullPublishQueue } from './producer';
 import type { PublicationSettlement } from './publish';
-import { publicationSettlement, rawTxOf, refusedWhileConfirming, seenWhileConfirming } from './settlement';
+import {
+  heldWhileConfirming,
+  publicationSettlement,
+  rawTxOf,
+  refusedWhileConfirming,
+  seenWhileConfirming,
+} from './settlement';
 import type { FundingSettle } from './settlement';
 import { deferringQueue, startRecordsPublisher } from './worker';
 import type { RecordsPublisherOptions, RunningPublisher } from './worker';
@@ -111,6 +117,7 @@ export function createPublication(o: PublicationOptions): Publication {
     rawTxOf: rawTxOf(store),
     onRefused: refusedWhileConfirming({ records: store, pool: o.pool, clock: o.clock }),
     onSeen: seenWhileConfirming({ records: store, pool: o.pool, clock: o.clock, logger: confirmLogger }),
+    onHeld: heldWhileConfirming({ records: store, clock: o.clock, logger: confirmLogger }),
     ...(o.pool.unsettled
       ? {
           unsettled: async () =>
