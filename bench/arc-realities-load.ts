@@ -339,7 +339,11 @@ async function backOff(res: Reply, refusals: Refusals, what: string): Promise<vo
   await sleep(Math.min(Number(after ?? 1), RETRY_AFTER_MAX_S) * 1000);
 }
 
-async function runLoad(stack: Stack, written: Written[], refusals: Refusals): Promise<{ seconds: number }> {
+async function runLoad(
+  stack: Stack,
+  written: Written[],
+  refusals: Refusals,
+): Promise<{ startedAt: number; seconds: number }> {
   const until = Date.now() + SECONDS * 1000;
   const started = Date.now();
   const independent = Array.from({ length: WRITERS }, async () => {
@@ -382,7 +386,7 @@ async function runLoad(stack: Stack, written: Written[], refusals: Refusals): Pr
     }
   });
   await Promise.all([...independent, ...linked]);
-  return { seconds: (Date.now() - started) / 1000 };
+  return { startedAt: started, seconds: (Date.now() - started) / 1000 };
 }
 
 /** Marks each written record proven once the proof store holds its verified proof (polled every 250 ms). */
@@ -541,6 +545,7 @@ async function main(): Promise<void> {
       }),
     );
     const spread = (v: number[]) => `p50 ${ms(pct(v, 50))}, p95 ${ms(pct(v, 95))}, max ${ms(v[v.length - 1] ?? NaN)}`;
+    const lastAnswer = written.reduce((last, w) => Math.max(last, stack.arc.answeredAt.get(w.txId) ?? NaN), 0);
     const confirmed = states.get('confirmed')?.length ?? 0;
     const failed = [...states].filter(([s]) => s.startsWith('failed')).reduce((n, [, t]) => n + t.length, 0);
     const pending = written.length - confirmed - failed;
@@ -555,7 +560,9 @@ async function main(): Promise<void> {
     );
     say(
       `accepted: ${written.length} records in ${load.seconds.toFixed(1)} s = ${(written.length / load.seconds).toFixed(0)} records/s ` +
-        `(${independent} independent, ${written.length - independent} linked in ${chains.size} chains)`,
+        `(${independent} independent, ${written.length - independent} linked in ${chains.size} chains); ` +
+        `published (ARC answered each): the last ${ms(lastAnswer - load.startedAt)} after the load began = ` +
+        `${(written.length / ((lastAnswer - load.startedAt) / 1000)).toFixed(0)} records/s`,
     );
     say(
       `accept -> proof: ${spread(toProof)} over ${toProof.length} records; the last proof ${drained.toFixed(0)} s after the load ` +
