@@ -1,16 +1,18 @@
 import { Transaction } from '@bsv/sdk';
-import { createArcChain, handleArcCallback } from '@proofline/chain-arc';
+import { handleArcCallback } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
 import { startArcDevnet, startArcRuleProxy, statusEntry, submittedTxIds } from '@proofline/devnet-testing';
 import type { ArcDevnet, ArcRuleProxy, ProxiedRequest } from '@proofline/devnet-testing';
 import { RecordStore } from '@proofline/records-data-access';
-import { createPublication, readPublicationPause } from '@proofline/records-publication';
+import { readPublicationPause } from '@proofline/records-publication';
 import type { Publication } from '@proofline/records-publication';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
 import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
+import { startWorkerSide } from '../testing/worker-side';
+import type { WorkerSide } from '../testing/worker-side';
 
 // Every ARC answer read as ARC means it: the real publisher and confirmation pass, real Redis and
 // BullMQ, the devnet node behind a real HTTP server that answers as ARC does where the node does
@@ -73,6 +75,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
   let dev: ArcDevnet;
   let proxy: ArcRuleProxy;
   let api: RunningApi;
+  let worker: WorkerSide;
   let chain: ArcChain;
   let publication: Publication;
   let writerKey: string;
@@ -101,6 +104,16 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
   const free = async () => (await workerRedis.zrange(dev.pool.keys.free, 0, -1)) as string[];
   const inputsOf = async (txId: string) => (await dev.pool.unsettled(1000)).find((t) => t.txId === txId)?.inputs ?? [];
   const logged = (msg: string) => lines.filter((l) => l.includes(`"msg":"${msg}`)).length;
+  /** Confirmation passes, one after the other, until `done` (10 s at most). */
+  const passesUntil = (done: () => Promise<boolean>) =>
+    eventually(
+      async () => {
+        await publication.confirmOnce();
+        return done();
+      },
+      10_000,
+      100,
+    );
 
   beforeAll(async () => {
     dev = await startArcDevnet({ redis: nodeRedis, prefix });
@@ -109,30 +122,23 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     await dev.fund(100, 1000);
     writerKey = (await seedKey(api, { tenant: 'acme', permissions: ['Issuer_Admin'] })).rawKey;
     // The worker side talks to ARC through the proxy.
-    chain = createArcChain({
-      redis: workerRedis,
+    worker = await startWorkerSide({
       prefix,
-      config: { ...api.deps.config.chain, arcUrl: proxy.url },
-      seed: api.deps.config.wallet.seed,
-    });
-    publication = createPublication({
+      api,
+      pool: dev.pool,
       redis: workerRedis,
       bull: workerBull,
-      prefix,
-      config: api.deps.config,
-      chain,
-      pool: dev.pool,
-      clock: api.deps.clock,
       logger,
+      arcUrl: proxy.url,
     });
+    ({ chain, publication } = worker);
     publication.startPublisher({ concurrency: 4, sweepEveryMs: 200, sweepAfterMs: 500 });
   });
   afterEach(() => {
     proxy.rule = () => 'forward';
   });
   afterAll(async () => {
-    await publication.close();
-    await chain.close();
+    await worker.close();
     await api.close();
     await proxy.close();
     await dev.close();
@@ -266,14 +272,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
 
     proxy.rule = () => 'forward';
     // polled until the node reports SEEN_ON_NETWORK (after its time to SEEN)
-    await eventually(
-      async () => {
-        await publication.confirmOnce();
-        return !(await unsettled()).includes(txId);
-      },
-      10_000,
-      100,
-    );
+    await passesUntil(async () => !(await unsettled()).includes(txId));
     expect((await free()).some((o) => o.startsWith(`${txId}:`))).toBe(true); // its change
     expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: null });
   });
@@ -381,23 +380,9 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
 
     // ARC did not in fact hold it (the proxy answered for it): unknown, re-sent, seen, mined.
     proxy.rule = () => 'forward';
-    await eventually(
-      async () => {
-        await publication.confirmOnce();
-        return !(await unsettled()).includes(txId);
-      },
-      10_000,
-      100,
-    );
+    await passesUntil(async () => !(await unsettled()).includes(txId));
     const block = await dev.node.mineBlock();
-    await eventually(
-      async () => {
-        await publication.confirmOnce();
-        return (await statusOf(txId)).confirmation?.blockHash === block.hash;
-      },
-      10_000,
-      100,
-    );
+    await passesUntil(async () => (await statusOf(txId)).confirmation?.blockHash === block.hash);
   });
 
   it('a refusal proving the transaction never minable (461) releases its inputs at once and stops watching it', async () => {
@@ -446,14 +431,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       expect(await publication.confirmOnce()).toMatchObject({ resentRejected: 1 });
       expect(submitsOf(txId)).toBe(2);
       rejecting = false;
-      await eventually(
-        async () => {
-          await publication.confirmOnce();
-          return (await statusOf(txId)).confirmation !== null;
-        },
-        10_000,
-        100,
-      );
+      await passesUntil(async () => (await statusOf(txId)).confirmation !== null);
       expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
       expect(submitsOf(txId)).toBe(2);
       expect(await workerRedis.hexists(`${prefix}:arc:transient-resent`, txId)).toBe(0);

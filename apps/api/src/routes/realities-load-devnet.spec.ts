@@ -1,15 +1,13 @@
 import net from 'node:net';
-import { createArcChain, startArcCallbackWorker } from '@proofline/chain-arc';
-import type { ArcChain, RunningArcCallbackWorker } from '@proofline/chain-arc';
 import { startArcDevnet, startArcRuleProxy } from '@proofline/devnet-testing';
 import type { ArcDevnet, ArcRuleProxy } from '@proofline/devnet-testing';
-import { createPublication } from '@proofline/records-publication';
-import type { Publication } from '@proofline/records-publication';
 import { createLogger } from '@proofline/shared-logger';
 import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
 import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
+import { startWorkerSide } from '../testing/worker-side';
+import type { WorkerSide } from '../testing/worker-side';
 
 // Issue 19's "Done when", small enough for CI (`npm run bench:realities` is the full load): the
 // real API, publisher, confirmation worker and callback worker against the devnet node with ARC's
@@ -47,9 +45,7 @@ describe('a load of independent writes and linked chains against the devnet node
   let dev: ArcDevnet;
   let proxy: ArcRuleProxy;
   let api: RunningApi;
-  let chain: ArcChain;
-  let publication: Publication;
-  let callbacks: RunningArcCallbackWorker;
+  let worker: WorkerSide;
   let writerKey: string;
   /** ARC's answer to each submitted transaction, by txStatus or problem status. */
   const answered = new Map<string, number>();
@@ -96,34 +92,21 @@ describe('a load of independent writes and linked chains against the devnet node
     });
     for (let i = 0; i < 4; i++) await dev.fund(500, 1000);
     writerKey = (await seedKey(api, { tenant: 'acme', permissions: ['Issuer_Admin'] })).rawKey;
-    chain = createArcChain({
-      redis: workerRedis,
+    // The worker side as apps/worker runs it: publisher, confirmations, callbacks.
+    worker = await startWorkerSide({
       prefix,
-      config: api.deps.config.chain,
-      seed: api.deps.config.wallet.seed,
-    });
-    publication = createPublication({
+      api,
+      pool: dev.pool,
       redis: workerRedis,
       bull: workerBull,
-      prefix,
-      config: api.deps.config,
-      chain,
-      pool: dev.pool,
-      clock: api.deps.clock,
       logger,
+      callbacks: true,
     });
-    publication.startPublisher();
-    await publication.startConfirmations();
-    callbacks = await startArcCallbackWorker({
-      connection: workerBull,
-      redisPrefix: prefix,
-      deps: { headers: chain.headers, store: chain.store, logger, events: { redis: workerRedis, prefix } },
-    });
+    worker.publication.startPublisher();
+    await worker.publication.startConfirmations();
   });
   afterAll(async () => {
-    await callbacks.close();
-    await publication.close();
-    await chain.close();
+    await worker.close();
     await api.close();
     await proxy.close();
     await dev.close();
@@ -164,11 +147,11 @@ describe('a load of independent writes and linked chains against the devnet node
 
     // Every record proven (the proof store, one round trip for all), then read as users read it.
     await eventually(
-      async () => (await chain.store.inclusions(written.map((w) => w.txId))).every((inc) => inc?.proof),
+      async () => (await worker.chain.store.inclusions(written.map((w) => w.txId))).every((inc) => inc?.proof),
       90_000,
       500,
     );
-    const inclusions = await chain.store.inclusions(written.map((w) => w.txId));
+    const inclusions = await worker.chain.store.inclusions(written.map((w) => w.txId));
     for (const w of written) {
       const s = (await call(api, 'GET', `/api/v1/${w.family}/${w.txId}/status`, { key: writerKey })).body as {
         publication: string;
