@@ -473,6 +473,7 @@ const fmt = (m: Map<string, number>) =>
 const ms = (v: number) => (Number.isFinite(v) ? `${(v / 1000).toFixed(1)} s` : 'n/a');
 
 async function main(): Promise<void> {
+  const loadBefore = os.loadavg()[0] ?? NaN;
   const stack = await startStack();
   const redis = createRedis(stack.redisUrl, { maxRetriesPerRequest: 2 });
   const lines: string[] = [];
@@ -592,6 +593,9 @@ async function main(): Promise<void> {
         `spent unconfirmed ${poolStatus.spentUnconfirmed.count}, unsettled transactions ${poolStatus.unsettledTransactions}`,
     );
     const problems = loggedProblems(path.join(stack.logDir, 'service.log'));
+    say(
+      `machine: ${os.cpus().length} cores, load average ${loadBefore.toFixed(1)} before, ${(os.loadavg()[0] ?? NaN).toFixed(1)} after`,
+    );
     say(`service warnings: ${problems.length === 0 ? 'none' : problems.map(([m, n]) => `${n}× ${m}`).join(' | ')}`);
     ok = failed === 0 && pending === 0 && inOrder === chains.size;
     if (!ok)
