@@ -153,13 +153,18 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     await nodeRedis.quit();
   });
 
-  it('ARC callbacks alone prove a record (no polling); a callback with a wrong token is 401 and ignored', async () => {
+  it('ARC callbacks alone prove a record and settle its funding (no polling); a callback with a wrong token is 401 and ignored', async () => {
+    const unsettled = async () => (await dev.pool.unsettled(1000)).map((t) => t.txId);
     const rec = await write('/api/v1/records?encode=SHA256', 'by callback');
     await eventually(async () => (await store.state(rec.txId)) === 'published', 10_000);
+    // Answered below SEEN_ON_NETWORK (the node's time to SEEN): held, its change not freed yet.
+    expect(await unsettled()).toContain(rec.txId);
     const block = await dev.node.mineBlock();
     await eventually(async () => (await statusOf(rec.txId)).confirmation !== null, 10_000, 50);
     const s = await statusOf(rec.txId);
     expect(s.confirmation).toMatchObject({ blockHash: block.hash, confirmedBlocks: 1 });
+    // The callback that proved it settled its funding too: no poll will ever ask about it.
+    await eventually(async () => !(await unsettled()).includes(rec.txId), 5000, 50);
     verifyIndependently(rec.txId, s.confirmation as Confirmation);
 
     const forged = {

@@ -54,6 +54,7 @@ export async function startWorkerSide(o: {
     ? await startArcCallbackWorker({
         connection: o.bull,
         redisPrefix: o.prefix,
+        onProven: publication.seen,
         deps: {
           headers: chain.headers,
           store: chain.store,
