@@ -2,8 +2,8 @@ import net from 'node:net';
 import { startArcDevnet, startArcRuleProxy } from '@proofline/devnet-testing';
 import type { ArcDevnet, ArcRuleProxy } from '@proofline/devnet-testing';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { deleteByPrefix } from '@proofline/shared-redis';
+import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 import { startWorkerSide } from '../testing/worker-side';
@@ -39,9 +39,9 @@ interface Written {
 describe('a load of independent writes and linked chains against the devnet node with every reality on', () => {
   const prefix = uniquePrefix('realities');
   const logger = createLogger({ level: 'silent', name: 'test' });
-  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerBull = createBullRedis(testRedisUrl());
+  const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
+  const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
+  const workerBull = testBullRedis();
   let dev: ArcDevnet;
   let proxy: ArcRuleProxy;
   let api: RunningApi;

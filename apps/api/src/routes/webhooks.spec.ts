@@ -4,8 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createPublication } from '@proofline/records-publication';
 import type { Publication } from '@proofline/records-publication';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis } from '@proofline/shared-redis';
-import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import {
   createWebhooks,
   deliverWebhook,
@@ -68,8 +67,8 @@ function verifySignature(secret: string, r: Received): boolean {
 describe('webhooks: management, SSRF, signed record.confirmed deliveries with retries', () => {
   let f: RecordsFixture;
   const logger = createLogger({ level: 'silent', name: 'test' });
-  const workerRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerBull = createBullRedis(testRedisUrl());
+  const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
+  const workerBull = testBullRedis();
   let webhooks: Webhooks;
   let publication: Publication;
   let watcher: RunningWebhookWatcher;
@@ -361,7 +360,7 @@ describe('webhooks: SSRF refusals without WEBHOOK_ALLOW_PRIVATE', () => {
 
   it('refuses at delivery time too: a host that now resolves to a private address (DNS rebinding) is never connected to', async () => {
     const receiver = await startReceiver([]);
-    const redis = createRedis(testRedisUrl());
+    const redis = testRedisClient();
     try {
       const prefix = api.deps.config.redisPrefix;
       // Stored while private delivery was allowed (as a public name would be before rebinding)...

@@ -5,7 +5,7 @@ import type { FundingPool } from '@proofline/chain-wallet';
 import { createPublication } from '@proofline/records-publication';
 import type { Publication } from '@proofline/records-publication';
 import type { Logger } from '@proofline/shared-logger';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { RunningApi } from './harness';
 
 export interface WorkerSide {
@@ -27,8 +27,8 @@ export async function startWorkerSide(o: {
   readonly prefix: string;
   readonly api: RunningApi;
   readonly pool: FundingPool;
-  readonly redis: Redis;
-  readonly bull: Redis;
+  readonly redis: RedisClient;
+  readonly bull: RedisClient;
   readonly logger: Logger;
   readonly arcUrl?: string;
   readonly callbacks?: boolean;

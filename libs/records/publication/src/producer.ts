@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { MAX_PUBLISH_BATCH, RECORDS_PUBLISH_JOB, RECORDS_PUBLISH_OPTIONS } from '@proofline/records-domain';
 import type { RecordsPublishJob } from '@proofline/records-domain';
 import type { PublishQueue } from '@proofline/records-feature';
@@ -43,7 +43,7 @@ export class BullPublishQueue implements PublishQueue {
    * jobs have no per-txId jobId the sweeper's re-enqueue could dedupe against).
    */
   constructor(
-    connection: Redis,
+    connection: RedisClient,
     prefix: string,
     private readonly options: {
       readonly onAdded?: (txIds: readonly string[]) => Promise<void>;
@@ -52,7 +52,7 @@ export class BullPublishQueue implements PublishQueue {
   ) {
     this.queue = new Queue(QUEUES.recordsPublish, {
       connection,
-      prefix: bullPrefix(prefix),
+      prefix: bullPrefix(prefix, QUEUES.recordsPublish),
       streams: { events: { maxLen: PUBLISH_EVENTS_MAX_LEN } },
     });
   }

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LockingScript, MerklePath, P2PKH, PrivateKey, Transaction } from '@bsv/sdk';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { startDevnetNode } from './devnet-node';
 import type { DevnetNode, DevnetNodeOptions } from './devnet-node';
 
@@ -13,7 +13,7 @@ export const testScriptHex = new P2PKH().lock(testKey.toAddress()).toHex();
 
 /** A node on an ephemeral port under `${prefix}:devnet`, coinbases to the test key, mining only on demand. */
 export function startTestNode(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   extra: Partial<DevnetNodeOptions> = {},
 ): Promise<DevnetNode> {
