@@ -19,7 +19,9 @@
  * clients writing independent records (SHA256 of 64 random bytes) and BENCH_CHAINS clients each
  * updating a linked chain as fast as answers come (the next update as soon as the previous one
  * was accepted; a new chain after BENCH_CHAIN_VERSIONS versions, 0 = one chain for the whole run).
- * A 409 or 503 is retried after its Retry-After, at most BENCH_RETRY_AFTER_MAX_S. Then it waits
+ * A 409 or 503 is retried after its Retry-After, at most BENCH_RETRY_AFTER_MAX_S; an update refused
+ * 409 NOT_LINKED_RECORDS_END (one answered 5xx was stored after all) follows its chain to the end
+ * and checks the versions found there like the others. Then it waits
  * (at most BENCH_DRAIN_SECONDS) until every accepted record has a stored proof, reads every record's
  * status through the REST API, and prints: records accepted per second, accept → proof times, the
  * final states, chain lengths and order, the API's 409/503/Retry-After answers, ARC's answers, the
@@ -75,8 +77,9 @@ interface Written {
   /** Chain number and version (0 = the create) of a linked record. */
   readonly chain?: number;
   readonly version?: number;
-  /** ms (Date.now()) the API answered 200. */
+  /** ms (Date.now()) the API answered 200; NaN for an update answered 5xx though stored (found on its chain). */
   readonly acceptedAt: number;
+  readonly unacknowledged?: boolean;
   provenAt?: number;
   height?: number;
 }
@@ -362,31 +365,49 @@ async function runLoad(
   const linked = Array.from({ length: CHAINS }, async () => {
     while (Date.now() < until) {
       const chain = chainNumber++;
-      let end: { txId: string; updateToken: string } | null = null;
+      // The token is omitted once the end was found by navigating: the tenant's Issuer key may update without it.
+      let end: { txId: string; updateToken?: string } | null = null;
       for (let version = 0; Date.now() < until && (CHAIN_VERSIONS === 0 || version < CHAIN_VERSIONS);) {
         const body = Buffer.from(`chain ${chain} version ${version} ${randomBytes(8).toString('hex')}`);
+        const token = end?.updateToken ? `?updateToken=${encodeURIComponent(end.updateToken)}` : '';
         const res = end
-          ? await request(
-              agent,
-              stack.api,
-              'POST',
-              `/api/v1/linkedrecords/${end.txId}/update?updateToken=${encodeURIComponent(end.updateToken)}`,
-              stack.key,
-              body,
-            )
+          ? await request(agent, stack.api, 'POST', `/api/v1/linkedrecords/${end.txId}/update${token}`, stack.key, body)
           : await request(agent, stack.api, 'POST', '/api/v1/linkedrecords', stack.key, body);
-        if (res.status !== 200) {
-          await backOff(res, refusals, `chain ${chain} version ${version}`);
+        if (res.status === 200) {
+          end = JSON.parse(res.body) as { txId: string; updateToken: string };
+          written.push({ txId: end.txId, kind: 'linked', chain, version, acceptedAt: Date.now() });
+          version += 1;
           continue;
         }
-        end = JSON.parse(res.body) as { txId: string; updateToken: string };
-        written.push({ txId: end.txId, kind: 'linked', chain, version, acceptedAt: Date.now() });
-        version += 1;
+        await backOff(res, refusals, `chain ${chain} version ${version}`);
+        if (end && res.status === 409 && res.body.includes('NOT_LINKED_RECORDS_END')) {
+          // An update answered 5xx was stored after all: its successors are found on the chain,
+          // checked like the others (not timed: their accept time is unknown), and the chain goes on from its end.
+          for (const txId of await successorsOf(stack, end.txId)) {
+            written.push({ txId, kind: 'linked', chain, version, acceptedAt: NaN, unacknowledged: true });
+            version += 1;
+            end = { txId };
+          }
+        }
       }
     }
   });
   await Promise.all([...independent, ...linked]);
   return { startedAt: started, seconds: (Date.now() - started) / 1000 };
+}
+
+/** The records after `txId` on its chain, in order (GET …/navigate). */
+async function successorsOf(stack: Stack, txId: string): Promise<string[]> {
+  const found: string[] = [];
+  for (let at = txId; ;) {
+    const res = await request(agent, stack.api, 'GET', `/api/v1/linkedrecords/${at}/navigate?links=100`, stack.key);
+    const page = JSON.parse(res.body) as { txIds?: string[]; endOfLinks?: boolean };
+    if (res.status !== 200 || !page.txIds)
+      throw new Error(`navigate from ${at}: ${res.status} ${res.body.slice(0, 200)}`);
+    found.push(...page.txIds);
+    if (page.endOfLinks || page.txIds.length === 0) return found;
+    at = page.txIds[page.txIds.length - 1] as string;
+  }
 }
 
 /** Marks each written record proven once the proof store holds its verified proof (polled every 250 ms). */
@@ -520,12 +541,11 @@ async function main(): Promise<void> {
         (w, i) => w.height !== undefined && (i === 0 || (sorted[i - 1]?.height ?? Infinity) <= w.height),
       );
     }).length;
-    const toProof = written
-      .filter((w) => w.provenAt !== undefined)
-      .map((w) => (w.provenAt as number) - w.acceptedAt)
-      .sort((a, b) => a - b);
+    // Durations; an unacknowledged record (accept time unknown) gives NaN and is left out.
     const sortedMs = (values: (number | undefined)[]) =>
-      values.filter((v): v is number => v !== undefined).sort((a, b) => a - b);
+      values.filter((v): v is number => v !== undefined && Number.isFinite(v)).sort((a, b) => a - b);
+    const toProof = sortedMs(written.map((w) => (w.provenAt === undefined ? undefined : w.provenAt - w.acceptedAt)));
+    const acknowledged = written.filter((w) => !w.unacknowledged).length;
     const toAnswer = sortedMs(
       written.map((w) => {
         const at = stack.arc.answeredAt.get(w.txId);
@@ -560,8 +580,9 @@ async function main(): Promise<void> {
           .join(' ')}`,
     );
     say(
-      `accepted: ${written.length} records in ${load.seconds.toFixed(1)} s = ${(written.length / load.seconds).toFixed(0)} records/s ` +
-        `(${independent} independent, ${written.length - independent} linked in ${chains.size} chains); ` +
+      `accepted: ${acknowledged} records in ${load.seconds.toFixed(1)} s = ${(acknowledged / load.seconds).toFixed(0)} records/s ` +
+        `(${independent} independent, ${acknowledged - independent} linked in ${chains.size} chains` +
+        `${written.length > acknowledged ? `; and ${written.length - acknowledged} updates answered 5xx, found stored on their chains` : ''}); ` +
         `published (ARC answered each): the last ${ms(lastAnswer - load.startedAt)} after the load began = ` +
         `${(written.length / ((lastAnswer - load.startedAt) / 1000)).toFixed(0)} records/s`,
     );
