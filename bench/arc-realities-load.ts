@@ -582,7 +582,7 @@ async function main(): Promise<void> {
     say(
       `accepted: ${acknowledged} records in ${load.seconds.toFixed(1)} s = ${(acknowledged / load.seconds).toFixed(0)} records/s ` +
         `(${independent} independent, ${acknowledged - independent} linked in ${chains.size} chains` +
-        `${written.length > acknowledged ? `; and ${written.length - acknowledged} updates answered 5xx, found stored on their chains` : ''}); ` +
+        `${written.length > acknowledged ? `; updates answered 5xx but found stored on their chains: ${written.length - acknowledged}` : ''}); ` +
         `published (ARC answered each): the last ${ms(lastAnswer - load.startedAt)} after the load began = ` +
         `${(written.length / ((lastAnswer - load.startedAt) / 1000)).toFixed(0)} records/s`,
     );
