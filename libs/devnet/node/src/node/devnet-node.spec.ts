@@ -559,7 +559,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
 
   it('a block mined between a transaction’s acceptance and its callback registration: its MINED callback is still sent', async () => {
     const receiver = await callbackReceiver();
-    const k = devnetKeys(`${prefix}:devnet`);
+    const k = devnetKeys(prefix);
     const hmget = redis.hmget.bind(redis) as (...args: any[]) => Promise<(string | null)[]>;
     let mineFirst = true;
     // The interleaving a loaded node meets: the registration's read of the callbacks hash (after
