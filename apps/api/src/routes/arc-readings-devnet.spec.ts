@@ -3,7 +3,7 @@ import { arcKeys, createArcChain, handleArcCallback } from '@proofline/chain-arc
 import type { ArcChain } from '@proofline/chain-arc';
 import { startArcDevnet, startArcRuleProxy, statusEntry, submittedTxIds } from '@proofline/devnet-testing';
 import type { ArcDevnet, ArcRuleProxy, ProxiedRequest } from '@proofline/devnet-testing';
-import { RecordStore } from '@proofline/records-data-access';
+import { RecordStore, recordsKeys } from '@proofline/records-data-access';
 import { createPublication, readPublicationPause } from '@proofline/records-publication';
 import type { Publication } from '@proofline/records-publication';
 import { createLogger } from '@proofline/shared-logger';
@@ -153,7 +153,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     expect(ready.checks.publicationDetail).toContain('ARC 400');
     expect(await readPublicationPause(workerRedis, prefix)).toMatchObject({ httpStatus: 400 });
     for (const txId of txIds) expect(await store.state(txId)).toBe('pending');
-    expect(await workerRedis.zscore(`${prefix}:records:outbox`, txIds[0] as string)).not.toBeNull();
+    expect(await workerRedis.zscore(recordsKeys(prefix).outbox, txIds[0] as string)).not.toBeNull();
     // Their inputs stay spent by their transactions (committed, unsettled): no other write gets them.
     const unsettled = (await dev.pool.unsettled(1000)).map((t) => t.txId);
     for (const txId of txIds) expect(unsettled).toContain(txId);
