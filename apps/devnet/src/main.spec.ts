@@ -9,7 +9,14 @@ import path from 'node:path';
 import { Transaction } from '@bsv/sdk';
 import { fundingIdentity } from '@proofline/chain-wallet';
 import { createRedis } from '@proofline/shared-redis';
-import { eventually, freePort, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import {
+  eventually,
+  freePort,
+  startRedisServer,
+  testRedis,
+  testRedisEnv,
+  uniquePrefix,
+} from '@proofline/shared-testing';
 import { devnetPrefix } from './devnet-prefix';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -18,7 +25,7 @@ const ROOT = path.resolve(__dirname, '../../..');
 function spawnDevnet(env: Record<string, string>) {
   return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/devnet/src/main.ts')], {
     cwd: ROOT,
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', REDIS_URL: testRedisUrl(), ...env },
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...testRedisEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
@@ -147,8 +154,9 @@ describe('apps/devnet', () => {
   });
 
   it("keeps its chain in DEVNET_REDIS_URL, unless the service's Redis already holds the chain the wallet was funded from", async () => {
-    // Database 1 of the test server stands in for the node's own redis-server.
-    const own = `${testRedisUrl().replace(/\/\d*$/, '')}/1`;
+    // A redis-server of its own, as npm start gives the node.
+    const server = await startRedisServer();
+    const own = server.url;
     const ownRedis = createRedis(own);
     const run = async (p: string) => {
       const port = await freePort();
@@ -188,11 +196,8 @@ describe('apps/devnet', () => {
       expect(out).toContain("the devnet's chain is in the service's Redis");
       expect(await ownRedis.exists(`${devnetPrefix(legacy)}:chain:tip`)).toBe(0);
     } finally {
-      for (const p of [`${prefix}-own`, `${prefix}-legacy`]) {
-        const keys = await ownRedis.keys(`${p}:*`);
-        if (keys.length > 0) await ownRedis.del(...keys);
-      }
       await ownRedis.quit();
+      await server.stop();
     }
   });
 });
