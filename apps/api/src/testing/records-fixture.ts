@@ -13,11 +13,11 @@ import { createPublication } from '@proofline/records-publication';
 import type { BullPublishQueue, PublicationSettlement, RunningPublisher } from '@proofline/records-publication';
 import type { Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { deleteByPrefix } from '@proofline/shared-redis';
+import { deleteByPrefix, keyTag } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { watchPublications } from '@proofline/webhooks-feature';
-import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, keysMatching, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { send, startApi, startKeyWorker } from './harness';
 import type { RunningApi } from './harness';
 
@@ -183,11 +183,11 @@ export async function startRecordsFixture(
     spareFunding(count) {
       return dev.fund(count, 1000, { addToPool: false });
     },
-    async recordKeys() {
-      return (await redis.keys(`${prefix}:records:*`)).sort();
+    recordKeys() {
+      return keysMatching(redis, `${keyTag(prefix, 'rec')}:records:*`);
     },
     async chainKeys() {
-      return [...(await redis.keys(`${prefix}:devnet:*`)), ...(await redis.keys(`${prefix}:arc:*`))].sort();
+      return [...(await redis.keys(`${prefix}:devnet:*`)), ...(await redis.keys(`${keyTag(prefix, 'arc')}:*`))].sort();
     },
     request(method, path, opts = {}) {
       const role = opts.key === undefined ? 'writerA' : opts.key;

@@ -179,7 +179,7 @@ export function arcCallbackJobId(callbacks: readonly ArcCallback[]): string {
 
 /** Where the route puts parsed callbacks (a BullMQ queue on QUEUES.arcCallbacks). */
 export interface ArcCallbackQueue {
-  /** Resolves once the job is stored in RedisClient; rejects (a RedisClient failure) when it is not. */
+  /** Resolves once the job is stored in Redis; rejects (a Redis failure) when it is not. */
   enqueue(callbacks: readonly ArcCallback[]): Promise<{ readonly jobId: string }>;
   close(): Promise<void>;
 }

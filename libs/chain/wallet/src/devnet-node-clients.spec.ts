@@ -67,7 +67,7 @@ describe('the existing ARC, headers and wallet clients against the devnet node (
   beforeAll(async () => {
     node = await startDevnetNode({
       redis,
-      prefix: `${prefix}:devnet`,
+      prefix,
       port: 0,
       coinbaseLockingScriptHex: testScriptHex,
       blockIntervalMs: 0,
@@ -187,7 +187,7 @@ describe('the existing ARC, headers and wallet clients against the devnet node (
     const { redis: r2, cleanup: c2 } = testRedis(p);
     const walletNode = await startDevnetNode({
       redis: r2,
-      prefix: `${p}:devnet`,
+      prefix: p,
       port: 0,
       coinbaseLockingScriptHex: funding.lockingScriptHex,
       blockIntervalMs: 0,

@@ -14,7 +14,7 @@ export const conformanceScriptHex = new P2PKH().lock(conformanceKey.toAddress())
 export function startConformanceNode(redis: RedisClient, prefix: string): Promise<DevnetNode> {
   return startDevnetNode({
     redis,
-    prefix: `${prefix}:devnet`,
+    prefix,
     port: 0,
     coinbaseLockingScriptHex: conformanceScriptHex,
     blockIntervalMs: 0,

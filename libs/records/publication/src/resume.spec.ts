@@ -1,5 +1,5 @@
 import { Worker } from 'bullmq';
-import { RecordStore } from '@proofline/records-data-access';
+import { RecordStore, recordsKeys } from '@proofline/records-data-access';
 import { FundingPool } from '@proofline/chain-wallet';
 import { InMemoryChain, fundPool } from '@proofline/records-testing';
 import type { ChainPublisher } from '@proofline/chain-domain';
@@ -44,7 +44,7 @@ describe('publication resumes at once after a fault (real Redis, real BullMQ)', 
       logger,
     }).writes.writeIndependent(tenant, { body: Buffer.from(body), encode: undefined });
   const deferred = async (txId: string) =>
-    Number(await redis.zscore(`${prefix}:records:outbox`, txId)) > clock.now().getTime();
+    Number(await redis.zscore(recordsKeys(prefix).outbox, txId)) > clock.now().getTime();
   /** A publisher as the worker app runs it: sweeper timer on, so it resumes at start and on reconnect. */
   const start = (chain: ChainPublisher, conn = connection) => {
     const p = startRecordsPublisher({ connection: conn, store, prefix, chain, clock, logger, concurrency: 2 });

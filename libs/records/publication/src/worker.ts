@@ -88,12 +88,12 @@ export interface RecordsPublisherOptions {
    * `connection`, closed with the publisher.
    */
   readonly queue?: BullPublishQueue;
-  /** The deployment's (or test's) RedisClient prefix; BullMQ's prefix is derived from it. */
+  /** The deployment's (or test's) Redis prefix; BullMQ's prefix is derived from it. */
   readonly prefix: string;
   readonly chain: ChainPublisher;
   /** Funding settlement and the confirmation watch list (the worker wires the pool and the proof store). */
   readonly settlement?: PublicationSettlement;
-  /** Where a request problem pauses publication (createPublication wires it on RedisClient). */
+  /** Where a request problem pauses publication (createPublication wires it on Redis). */
   readonly pause?: PublicationPause;
   readonly clock: Clock;
   readonly logger: Logger;

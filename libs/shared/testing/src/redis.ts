@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { RedisOptions } from 'ioredis';
 import { parseNodeAddress } from '@proofline/shared-config';
-import { clusterDeployment, connectRedis, createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { freePort } from './ports';
+import { clusterDeployment, connectRedis, createBullRedis, deleteByPrefix, masters } from '@proofline/shared-redis';
 import type { RedisClient, RedisDeployment } from '@proofline/shared-redis';
 
 /**
@@ -73,6 +71,14 @@ export function testRedis(prefix: string): { redis: RedisClient; cleanup: () => 
   };
 }
 
+/**
+ * Every key matching `pattern` (KEYS) on every master, sorted: a cluster client sends KEYS to one
+ * node, which holds only its own slots' keys. For specs (KEYS walks the whole keyspace).
+ */
+export async function keysMatching(redis: RedisClient, pattern: string): Promise<string[]> {
+  return (await Promise.all((await masters(redis)).map((node) => node.keys(pattern)))).flat().sort();
+}
+
 /** Polls `probe` until it returns a truthy value or `timeoutMs` passes. */
 export async function eventually<T>(
   probe: () => Promise<T | undefined | null | false>,
@@ -92,40 +98,4 @@ export async function eventually<T>(
       throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
-}
-
-/**
- * A private standalone redis-server on a free port (nothing persisted), for a spec that needs a
- * second Redis beside the test Redis (the devnet node's own, a server to kill). `stop` kills it.
- */
-export async function startRedisServer(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const port = await freePort();
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: 'ignore',
-    },
-  );
-  const url = `redis://127.0.0.1:${port}`;
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGKILL');
-    });
-  const probe = createRedis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  try {
-    await eventually(async () => {
-      if (probe.status !== 'ready') await probe.connect();
-      return (await probe.ping()) === 'PONG';
-    });
-  } catch (e) {
-    await stop();
-    throw e;
-  } finally {
-    probe.disconnect();
-  }
-  return { url, stop };
 }

@@ -169,7 +169,7 @@ export async function startWebhookWatcher(o: WebhookWatcherOptions): Promise<Run
   const prefix = bullPrefix(o.prefix, QUEUES.webhooksWatch);
   const deliveries = webhookDeliveryQueue(o.connection, o.prefix);
   const watcher = new WebhookWatcher({ ...o, deliveries });
-  const lockKey = `${o.webhooks.keys.watch}:lock`;
+  const lockKey = o.webhooks.keys.watchLock;
   const tick = async (): Promise<number> => {
     const token = randomUUID();
     if ((await o.redis.set(lockKey, token, 'PX', 30_000, 'NX')) !== 'OK') return 0;

@@ -11,7 +11,7 @@ export const testKey = PrivateKey.fromHex('11'.repeat(32));
 export const otherKey = PrivateKey.fromHex('22'.repeat(32));
 export const testScriptHex = new P2PKH().lock(testKey.toAddress()).toHex();
 
-/** A node on an ephemeral port under `${prefix}:devnet`, coinbases to the test key, mining only on demand. */
+/** A node on an ephemeral port with its keys under `prefix` (`devnetKeys(prefix)`), coinbases to the test key, mining only on demand. */
 export function startTestNode(
   redis: RedisClient,
   prefix: string,
@@ -19,7 +19,7 @@ export function startTestNode(
 ): Promise<DevnetNode> {
   return startDevnetNode({
     redis,
-    prefix: `${prefix}:devnet`,
+    prefix,
     port: 0,
     coinbaseLockingScriptHex: testScriptHex,
     blockIntervalMs: 0,
