@@ -57,6 +57,8 @@ redis.call('PUBLISH', ARGV[2] .. ':events', 'x') -- a channel is no key
 redis.call('ZADD', KEYS[1], ARGV[3], '(' .. ARGV[4])
 local K = KEYS
 redis.call('GET', K[2])
+local id, blockKey = ARGV[1], KEYS[tonumber(ARGV[2])]
+redis.call('SADD', blockKey, id)
 local function apply(T, k) redis.call('HSET', T[k + 1], 'f', 1) end
 apply(KEYS, 1)
 local b = { key = KEYS[1], n = 1 }

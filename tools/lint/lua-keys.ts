@@ -168,14 +168,26 @@ function splitTopLevel(text: string): string[] {
   return out;
 }
 
-const isKeysIndex = (expr: string): boolean => /^KEYS\[[^\]]+\]$/.test(expr);
+/** `KEYS[<expr>]`, the index any expression (nested brackets included). */
+const isKeysIndex = (expr: string): boolean => isIndexOf(expr, 'KEYS');
+
+/** `name[<expr>]`: the bracket opened after `name` closes at the end of `expr`. */
+function isIndexOf(expr: string, name: string): boolean {
+  if (!expr.startsWith(`${name}[`) || !expr.endsWith(']')) return false;
+  let depth = 0;
+  for (let i = name.length; i < expr.length; i++) {
+    if (expr[i] === '[') depth += 1;
+    else if (expr[i] === ']' && --depth === 0) return i === expr.length - 1;
+  }
+  return false;
+}
 
 function isKeyExpression(expr: string, names: Set<string>): boolean {
   const e = expr.trim();
   if (isKeysIndex(e) || names.has(e) || /^(table\.)?unpack\(\s*KEYS\s*(,[^)]*)?\)$/.test(e)) return true;
   // An element of a table of keys (a helper's parameter `K`, `local K = KEYS`): K[k + 7].
-  const indexed = /^([A-Za-z_]\w*)\[[^\]]+\]$/.exec(e);
-  return indexed !== null && names.has(indexed[1] ?? '');
+  const table = /^([A-Za-z_]\w*)\[/.exec(e)?.[1];
+  return table !== undefined && names.has(table) && isIndexOf(e, table);
 }
 
 /** A line its author marks as passing a key that came from KEYS in a way this check cannot follow (a table field). */
