@@ -5,7 +5,7 @@
  * what the shared test Redis cannot show (a standalone server next to a cluster, a node killed
  * and restarted, a node announcing an address nobody can dial).
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -13,7 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Cluster, Redis } from 'ioredis';
-import { connectRedis, deleteByPrefix, masters, requestPathOptions, scanKeys } from './connection';
+import { connectRedis, deleteByPrefix, knownDown, masters, requestPathOptions, scanKeys } from './connection';
 import type { RedisClient } from './connection';
 import { clusterDeployment, clusterEnabledAt, resolveRedis } from './topology';
 import { testClient, testDeployment } from './testing/test-redis';
@@ -102,6 +102,29 @@ async function oneNodeCluster(args: string[] = ['--cluster-announce-ip', '127.0.
     r.disconnect();
   }
   return node;
+}
+
+/** Three masters (slots split by redis-cli), each announcing 127.0.0.1. */
+async function threeNodeCluster(): Promise<Server[]> {
+  const nodes: Server[] = [];
+  for (let i = 0; i < 3; i++) {
+    const node = await Server.create(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf']);
+    await node.start();
+    nodes.push(node);
+  }
+  execFileSync('redis-cli', [
+    ...['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`)],
+    ...['--cluster-replicas', '0', '--cluster-yes'],
+  ]);
+  for (const node of nodes) {
+    const r = new Redis(node.url);
+    try {
+      await until(async () => (await r.cluster('INFO')).includes('cluster_state:ok'));
+    } finally {
+      r.disconnect();
+    }
+  }
+  return nodes;
 }
 
 describe('resolveRedis: one server or a cluster', () => {
@@ -233,6 +256,63 @@ describe('request-path bound on a cluster that is down (ioredis#1604)', () => {
     } finally {
       raw.disconnect();
       await node.start();
+    }
+  });
+});
+
+describe('one master of three gone', () => {
+  let nodes: Server[] = [];
+  beforeAll(async () => {
+    nodes = await threeNodeCluster();
+  });
+  afterAll(async () => {
+    for (const n of nodes) await n.dispose();
+  });
+
+  it('is known at once (readiness), its slots answer within the timeout, the other masters keep serving', async () => {
+    const [first, second] = nodes;
+    if (!first || !second) throw new Error('no nodes');
+    const redis = connectRedis(
+      {
+        kind: 'cluster',
+        url: first.url,
+        startupNodes: nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
+        auth: { tls: false },
+      },
+      requestPathOptions({ commandTimeout: 800 }),
+    );
+    redis.on('error', () => undefined);
+    try {
+      const keys = Array.from({ length: 30 }, (_, i) => `gone:{g${i}}`);
+      for (const k of keys) await redis.set(k, '1');
+      expect(knownDown(redis)).toBe(false);
+      // The keys each master holds (asked of each node directly).
+      const held = async (n: Server) => {
+        const r = new Redis(n.url);
+        try {
+          return await r.keys('gone:*');
+        } finally {
+          r.disconnect();
+        }
+      };
+      const onSecond = await held(second);
+      const elsewhere = keys.filter((k) => !onSecond.includes(k));
+      expect(onSecond.length).toBeGreaterThan(0);
+      await second.kill();
+      await until(async () => knownDown(redis), 2000);
+      const t0 = Date.now();
+      const lost = await redis.get(onSecond[0] ?? '').then(
+        () => 'answered',
+        (e: Error) => e.message,
+      );
+      expect(lost).toMatch(/Command timed out|Connection is closed|Too many Cluster redirections/);
+      expect(Date.now() - t0).toBeLessThan(1500);
+      for (const k of elsewhere.slice(0, 5)) expect(await redis.get(k)).toBe('1');
+      await second.start();
+      await until(async () => (await redis.get(onSecond[0] ?? '')) === '1', 20_000);
+      await until(async () => !knownDown(redis), 5000);
+    } finally {
+      redis.disconnect();
     }
   });
 });
