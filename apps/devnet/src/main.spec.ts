@@ -10,7 +10,7 @@ import { Transaction } from '@bsv/sdk';
 import { fundingIdentity } from '@proofline/chain-wallet';
 import { devnetKeys, legacyDevnetTipKey } from '@proofline/devnet';
 import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, freePort, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, freePort, testRedis, testRedisEnv, uniquePrefix } from '@proofline/shared-testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -18,7 +18,7 @@ const ROOT = path.resolve(__dirname, '../../..');
 function spawnDevnet(env: Record<string, string>) {
   return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/devnet/src/main.ts')], {
     cwd: ROOT,
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', REDIS_URL: testRedisUrl(), ...env },
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...testRedisEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

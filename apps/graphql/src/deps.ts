@@ -1,6 +1,7 @@
 import type { BlockReader } from '@proofline/chain-domain';
 import { createArcChain } from '@proofline/chain-arc';
 import { closeOmConnection, openOmConnection } from '@proofline/identity-data-access';
+import type { RedisConnection } from 'redis-om';
 import { createIdentity } from '@proofline/identity-feature';
 import type { Identity } from '@proofline/identity-feature';
 import { createRecordReads, createRecordReceipts } from '@proofline/records-feature';
@@ -15,7 +16,7 @@ import {
   waitForRedis,
   withCallTimeout,
 } from '@proofline/shared-redis';
-import type { RedisClient } from '@proofline/shared-redis';
+import type { RedisClient, RedisDeployment } from '@proofline/shared-redis';
 
 /** The identity use cases the GraphQL facade calls (same service as REST). */
 export type IdentityUseCases = Pick<Identity, 'authenticator' | 'keys'>;
@@ -68,13 +69,7 @@ export async function createGraphQLDeps(config: Config, logger: Logger, clock: C
     throttledErrorLog((f, m) => logger.warn(f, m), 'redis subscriber error'),
   );
   // node-redis has no command timeout: every redis-om call is bounded like an ioredis command.
-  const om = withCallTimeout(
-    await openOmConnection(
-      deployment,
-      throttledErrorLog((f, m) => logger.warn(f, m), 'redis-om connection error'),
-    ),
-    config.redisCommandTimeoutMs,
-  );
+  const om = withCallTimeout(await openOmWhenUp(deployment, logger), config.redisCommandTimeoutMs);
   // Identity: the one place the GraphQL app creates the identity scope.
   const identity = await createIdentity({
     config,
@@ -113,4 +108,25 @@ export async function createGraphQLDeps(config: Config, logger: Logger, clock: C
       redis.disconnect();
     },
   };
+}
+
+/**
+ * redis-om's connection, retried every 250 ms until Redis answers: node-redis' cluster client
+ * gives up at once when no node answers (its single-server client waits by itself), and this
+ * process must wait for Redis, listening not-ready meanwhile.
+ */
+async function openOmWhenUp(deployment: RedisDeployment, logger: Logger): Promise<RedisConnection> {
+  const onError = throttledErrorLog((f, m) => logger.warn(f, m), 'redis-om connection error');
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await openOmConnection(deployment, onError);
+    } catch (err) {
+      if (attempt === 1 || attempt % 40 === 0)
+        logger.warn(
+          { err: err instanceof Error ? err.message : String(err), attempt },
+          'not ready: redis-om cannot connect; retrying',
+        );
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
 }
