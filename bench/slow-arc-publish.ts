@@ -17,7 +17,7 @@ import { createRecords } from '@proofline/records-feature';
 import { createPublication } from '@proofline/records-publication';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { connectRedis, createBullRedis, deleteByPrefix, resolveRedis } from '@proofline/shared-redis';
 import { privateRedis } from './private-redis';
 
 const DELAY_MS = Number(process.env['BENCH_ARC_DELAY_MS'] ?? 1000);
@@ -28,8 +28,9 @@ const VERSIONS = Number(process.env['BENCH_VERSIONS'] ?? 8);
 const WRITERS = Number(process.env['BENCH_WRITERS'] ?? 16);
 
 async function runOnce(url: string, inFlight: number): Promise<string> {
-  const redis = createRedis(url, { maxRetriesPerRequest: null });
-  const bull = createBullRedis(url);
+  const deployment = await resolveRedis({ url });
+  const redis = connectRedis(deployment, { maxRetriesPerRequest: null });
+  const bull = createBullRedis(deployment);
   const prefix = `bench-slowarc-${process.pid}-${inFlight}`;
   const logger = createLogger({ level: 'silent', name: 'bench' });
   const dev = await startArcDevnet({ redis, prefix });

@@ -19,7 +19,7 @@ import type { RecordsAuth } from './routes/records-http';
 export interface ApiDeps {
   readonly config: Config;
   readonly logger: Logger;
-  /** Request-path RedisClient connection (finite retries: an outage becomes a fast 503). */
+  /** Request-path Redis connection (finite retries: an outage becomes a fast 503). */
   readonly redis: RedisClient;
   readonly clock: Clock;
   readonly claims: ClaimsService;
@@ -34,7 +34,7 @@ export interface ApiDeps {
   };
   /** Webhook management (`/api/v1/webhooks`; mounted only when present, with identity). */
   readonly webhooks?: WebhookAdmin;
-  /** `Idempotency-Key` on record writes: claims and recorded answers in RedisClient (absent: the header is ignored). */
+  /** `Idempotency-Key` on record writes: claims and recorded answers in Redis (absent: the header is ignored). */
   readonly idempotency?: IdempotencyStore;
   /** Every BullMQ queue of the service, for the dashboard at /admin/queues (mounted when present and ADMIN_UI is on). */
   readonly queues?: readonly Queue[];

@@ -7,7 +7,8 @@
 import { CONFIG_ERROR_EXIT, followLauncher, loadConfigOrExit } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
-import { coalesceWrites, createRedis } from '@proofline/shared-redis';
+import { coalesceWrites, openRedis, redisTargetOf } from '@proofline/shared-redis';
+import type { RedisTarget } from '@proofline/shared-redis';
 import {
   LENIENT_ARC,
   STATUSES_BEFORE_SEEN,
@@ -39,10 +40,15 @@ async function main(): Promise<void> {
   // Finite retries: while Redis is down, requests answer 503 REDIS_UNAVAILABLE instead of hanging.
   // Its chain's Redis: DEVNET_REDIS_URL (npm start gives the node a redis-server of its own), else
   // REDIS_URL — and REDIS_URL still when the chain the service's wallet was funded from lives there.
+  // Either may be one server or any node of a cluster (detected); the service's cluster nodes and
+  // NAT map apply to the devnet's Redis when it is the service's.
   const prefix = config.redisPrefix;
-  const redisUrl = await chainStore(config.devnet.redisUrl, config.redisUrl, prefix, logger);
+  const service = redisTargetOf(config);
+  const own: RedisTarget =
+    config.devnet.redisUrl === config.redisUrl ? service : { url: config.devnet.redisUrl, natMap: service.natMap };
+  const target = await chainStore(own, service, prefix, logger);
   // A batch's accept scripts, sent back to back, leave in one socket write (coalesceWrites).
-  const redis = coalesceWrites(createRedis(redisUrl, { maxRetriesPerRequest: 2 }));
+  const redis = coalesceWrites(await openRedis(target, { maxRetriesPerRequest: 2 }));
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const funding = fundingIdentity(config.wallet.seed, 'devnet');
   const node = await startDevnetNode({
@@ -101,12 +107,17 @@ async function main(): Promise<void> {
  * left behind for a new one: the node refuses to start until its keys are migrated.
  * @throws Error naming the Redis and the key when a chain under the old names is found.
  */
-async function chainStore(devnetUrl: string, serviceUrl: string, prefix: string, logger: Logger): Promise<string> {
+async function chainStore(
+  devnet: RedisTarget,
+  service: RedisTarget,
+  prefix: string,
+  logger: Logger,
+): Promise<RedisTarget> {
   const tip = devnetKeys(prefix).tip;
   const legacyTip = legacyDevnetTipKey(prefix);
-  /** True when `url` holds the chain, false when it holds none; throws on one under the old key names. */
-  const probe = async (url: string, name: string): Promise<boolean> => {
-    const r = createRedis(url, { maxRetriesPerRequest: 2 });
+  /** True when `target` holds the chain, false when it holds none; throws on one under the old key names. */
+  const probe = async (target: RedisTarget, name: string): Promise<boolean> => {
+    const r = await openRedis(target, { maxRetriesPerRequest: 2 });
     r.on('error', () => undefined);
     try {
       // One key per command: the old name has no hash tag, so it may be in another slot.
@@ -120,18 +131,18 @@ async function chainStore(devnetUrl: string, serviceUrl: string, prefix: string,
       r.disconnect();
     }
   };
-  if (devnetUrl === serviceUrl) {
-    await probe(serviceUrl, 'REDIS_URL');
-    return serviceUrl;
+  if (devnet === service) {
+    await probe(service, 'REDIS_URL');
+    return service;
   }
-  if (!(await probe(devnetUrl, 'DEVNET_REDIS_URL')) && (await probe(serviceUrl, 'REDIS_URL'))) {
+  if (!(await probe(devnet, 'DEVNET_REDIS_URL')) && (await probe(service, 'REDIS_URL'))) {
     logger.warn(
       { tip },
       "the devnet's chain is in the service's Redis (REDIS_URL): the node keeps it there; wipe it to move the node to DEVNET_REDIS_URL",
     );
-    return serviceUrl;
+    return service;
   }
-  return devnetUrl;
+  return devnet;
 }
 
 main().catch((err: unknown) => {

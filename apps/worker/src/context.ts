@@ -16,7 +16,7 @@ export interface WorkerContext {
    * BullMQ duplicates it for each worker's blocking reads and closes those copies itself.
    */
   readonly bull: RedisClient;
-  /** The chain scope (ARC over HTTP, proofs in RedisClient) on the command connection. */
+  /** The chain scope (ARC over HTTP, proofs in Redis) on the command connection. */
   readonly chain: ArcChain;
   /** The funding wallet (its UTXO pool) on the command connection. */
   readonly wallet: FundingWallet;

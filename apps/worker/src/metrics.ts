@@ -77,12 +77,12 @@ export function createWorkerMetrics(o: { readonly bull: RedisClient; readonly re
   });
   // Observers only: skipMetasUpdate keeps each queue's meta (its event-stream cap) as its owner set it.
   const queues = Object.values(QUEUES).map(
-    (name) => new Queue(name, { connection: o.bull, prefix: bullPrefix(o.redisPrefix), skipMetasUpdate: true }),
+    (name) => new Queue(name, { connection: o.bull, prefix: bullPrefix(o.redisPrefix, name), skipMetasUpdate: true }),
   );
   for (const q of queues) q.on('error', () => undefined);
   new Gauge({
     name: 'proofline_queue_jobs',
-    help: 'BullMQ jobs per queue and state (in RedisClient, all processes).',
+    help: 'BullMQ jobs per queue and state (in Redis, all processes).',
     labelNames: ['queue', 'state'] as const,
     registers: [registry],
     async collect() {

@@ -78,7 +78,7 @@ export class IdempotencyStore {
     this.releaseClaim = (redis as unknown as { releaseClaim: ReleaseClaim }).releaseClaim.bind(redis);
   }
 
-  /** The RedisClient key of `idempotencyKey` for `tenant` (tests inspect it). */
+  /** The Redis key of `idempotencyKey` for `tenant` (tests inspect it). */
   entryKey(tenant: string, idempotencyKey: string): string {
     return this.keys.entry(
       tenant,

@@ -61,13 +61,13 @@ export class RateLimiter {
     return (principal) => limiter.admit(principal);
   }
 
-  /** Admits (returns the RateLimit headers) or throws 429 RATE_LIMITED; a RedisClient fault is 503 REDIS_UNAVAILABLE. */
+  /** Admits (returns the RateLimit headers) or throws 429 RATE_LIMITED; a Redis fault is 503 REDIS_UNAVAILABLE. */
   async admit(principal: Pick<Principal, 'keyId' | 'tenant'>): Promise<AdmissionResult> {
     const { perKey, perTenant } = this.limits;
     let reply: number[];
     try {
       reply = await this.script(
-        this.keys.key(principal.keyId),
+        this.keys.key(principal.tenant, principal.keyId),
         this.keys.tenant(principal.tenant),
         interval(perKey),
         perKey?.burst ?? 0,

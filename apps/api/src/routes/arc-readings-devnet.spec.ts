@@ -1,14 +1,14 @@
 import { Transaction } from '@bsv/sdk';
-import { createArcChain, handleArcCallback } from '@proofline/chain-arc';
+import { arcKeys, createArcChain, handleArcCallback } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
 import { startArcDevnet, startArcRuleProxy, statusEntry, submittedTxIds } from '@proofline/devnet-testing';
 import type { ArcDevnet, ArcRuleProxy, ProxiedRequest } from '@proofline/devnet-testing';
-import { RecordStore } from '@proofline/records-data-access';
+import { RecordStore, recordsKeys } from '@proofline/records-data-access';
 import { createPublication, readPublicationPause } from '@proofline/records-publication';
 import type { Publication } from '@proofline/records-publication';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { deleteByPrefix } from '@proofline/shared-redis';
+import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 
@@ -66,9 +66,9 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
   const prefix = uniquePrefix('readings');
   const lines: string[] = [];
   const logger = createLogger({ level: 'info', name: 'test', destination: { write: (l: string) => lines.push(l) } });
-  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerBull = createBullRedis(testRedisUrl());
+  const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
+  const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
+  const workerBull = testBullRedis();
   const store = new RecordStore(workerRedis, prefix);
   let dev: ArcDevnet;
   let proxy: ArcRuleProxy;
@@ -153,7 +153,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     expect(ready.checks.publicationDetail).toContain('ARC 400');
     expect(await readPublicationPause(workerRedis, prefix)).toMatchObject({ httpStatus: 400 });
     for (const txId of txIds) expect(await store.state(txId)).toBe('pending');
-    expect(await workerRedis.zscore(`${prefix}:records:outbox`, txIds[0] as string)).not.toBeNull();
+    expect(await workerRedis.zscore(recordsKeys(prefix).outbox, txIds[0] as string)).not.toBeNull();
     // Their inputs stay spent by their transactions (committed, unsettled): no other write gets them.
     const unsettled = (await dev.pool.unsettled(1000)).map((t) => t.txId);
     for (const txId of txIds) expect(unsettled).toContain(txId);
@@ -425,7 +425,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       );
       expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
       expect(submitsOf(txId)).toBe(2);
-      expect(await workerRedis.hexists(`${prefix}:arc:transient-resent`, txId)).toBe(0);
+      expect(await workerRedis.hexists(arcKeys(prefix).transientResent, txId)).toBe(0);
     });
 
     it('a second REJECTED after the one re-broadcast is final: the record fails, unwatched, its inputs never handed back', async () => {
@@ -501,7 +501,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     const mine = async (n: number) => {
       for (let i = 0; i < n; i++) await dev.node.mineBlock();
     };
-    const escalations = async () => Number((await workerRedis.get(`${prefix}:arc:orphan-escalations`)) ?? 0);
+    const escalations = async () => Number((await workerRedis.get(arcKeys(prefix).orphanEscalations)) ?? 0);
     const before = await escalations();
 
     expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 0 });

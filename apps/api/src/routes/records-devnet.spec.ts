@@ -9,8 +9,8 @@ import { RecordStore } from '@proofline/records-data-access';
 import { createPublication } from '@proofline/records-publication';
 import type { Publication } from '@proofline/records-publication';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { deleteByPrefix } from '@proofline/shared-redis';
+import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 
@@ -74,9 +74,9 @@ jest.setTimeout(60_000);
 describe('records over ARC on the devnet node (real HTTP between workers, API and node)', () => {
   const prefix = uniquePrefix('recarc');
   const logger = createLogger({ level: 'silent', name: 'test' });
-  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerBull = createBullRedis(testRedisUrl());
+  const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
+  const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
+  const workerBull = testBullRedis();
   const store = new RecordStore(workerRedis, prefix);
   let dev: ArcDevnet;
   let api: RunningApi;

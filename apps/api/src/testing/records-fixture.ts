@@ -13,11 +13,11 @@ import { createPublication } from '@proofline/records-publication';
 import type { BullPublishQueue, PublicationSettlement, RunningPublisher } from '@proofline/records-publication';
 import type { Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { deleteByPrefix, keyTag } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { watchPublications } from '@proofline/webhooks-feature';
-import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, keysMatching, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { send, startApi, startKeyWorker } from './harness';
 import type { RunningApi } from './harness';
 
@@ -88,7 +88,7 @@ export async function startRecordsFixture(
   const prefix = uniquePrefix('rec');
   const logger = createLogger({ level: 'silent', name: 'test' });
   // The node first: the API's configuration points ARC_URL/HEADERS_URL at it.
-  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
   const dev = await startArcDevnet({ redis: nodeRedis, prefix });
   const fullEnv = { MAX_LINKS: '5', MAX_RECORD_BYTES: '1024', ...dev.env, ...env };
   const api = await startApi({ prefix, env: fullEnv, fund: 0 });
@@ -97,8 +97,8 @@ export async function startRecordsFixture(
   const { config, redis, identity, clock } = api.deps;
 
   // The worker side has its own connections, as in apps/worker.
-  const workerRedis = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
-  const workerBull = createBullRedis(config.redisUrl);
+  const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
+  const workerBull = testBullRedis();
   const fund = options.fund ?? 200;
   if (fund > 0) await dev.fund(fund, 1000);
 
@@ -183,11 +183,11 @@ export async function startRecordsFixture(
     spareFunding(count) {
       return dev.fund(count, 1000, { addToPool: false });
     },
-    async recordKeys() {
-      return (await redis.keys(`${prefix}:records:*`)).sort();
+    recordKeys() {
+      return keysMatching(redis, `${keyTag(prefix, 'rec')}:records:*`);
     },
     async chainKeys() {
-      return [...(await redis.keys(`${prefix}:devnet:*`)), ...(await redis.keys(`${prefix}:arc:*`))].sort();
+      return [...(await redis.keys(`${prefix}:devnet:*`)), ...(await redis.keys(`${keyTag(prefix, 'arc')}:*`))].sort();
     },
     request(method, path, opts = {}) {
       const role = opts.key === undefined ? 'writerA' : opts.key;

@@ -17,9 +17,9 @@ import { createPublication } from '@proofline/records-publication';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import type { Clock, Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { deleteByPrefix } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
-import { testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { testBullRedis, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { watchPublications } from '@proofline/webhooks-feature';
 import { createGraphQL } from '../app';
@@ -41,7 +41,7 @@ export interface GraphQLFixture {
   readonly yoga: GraphQLServer;
   /** Writes records through the same use case as REST (real signed BSV transactions). */
   readonly writer: RecordWrites;
-  /** Test-side RedisClient connection (seeding, assertions). */
+  /** Test-side Redis connection (seeding, assertions). */
   readonly redis: RedisClient;
   gql<T = Record<string, unknown>>(
     query: string,
@@ -75,7 +75,7 @@ export async function startGraphQL(
   options: { fund?: number; publish?: boolean } = {},
 ): Promise<GraphQLFixture> {
   const prefix = uniquePrefix('gql');
-  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
   const blockIntervalMs = Number(env['BLOCK_INTERVAL_MS'] ?? 200);
   const dev = await startArcDevnet({ redis: nodeRedis, prefix, blockIntervalMs, pollMs: 100 });
   const config = loadConfig({
@@ -89,8 +89,8 @@ export async function startGraphQL(
   const logger = createLogger({ level: 'silent', name: 'test-graphql' });
   const deps = await createGraphQLDeps(config, logger, clock);
   const yoga = createGraphQL(deps);
-  const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
-  const bull = createBullRedis(config.redisUrl);
+  const redis = testRedisClient({ maxRetriesPerRequest: null });
+  const bull = testBullRedis();
   const chain = createArcChain({ redis, prefix, config: config.chain, seed: config.wallet.seed });
   // Writes reserve funding from the wallet's pool: real UTXOs the node knows (a coinbase split) when the spec publishes.
   const { pool } = dev;
@@ -139,8 +139,8 @@ export async function startGraphQL(
       return { id, rawKey };
     },
     async startChain() {
-      const workerRedis = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
-      const workerBull = createBullRedis(config.redisUrl);
+      const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
+      const workerBull = testBullRedis();
       const workerChain = createArcChain({
         redis: workerRedis,
         prefix,

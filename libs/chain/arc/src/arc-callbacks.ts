@@ -179,7 +179,7 @@ export function arcCallbackJobId(callbacks: readonly ArcCallback[]): string {
 
 /** Where the route puts parsed callbacks (a BullMQ queue on QUEUES.arcCallbacks). */
 export interface ArcCallbackQueue {
-  /** Resolves once the job is stored in RedisClient; rejects (a RedisClient failure) when it is not. */
+  /** Resolves once the job is stored in Redis; rejects (a Redis failure) when it is not. */
   enqueue(callbacks: readonly ArcCallback[]): Promise<{ readonly jobId: string }>;
   close(): Promise<void>;
 }
@@ -195,7 +195,10 @@ export interface ArcCallbackQueue {
 export function arcCallbackQueue(connection: RedisClient, redisPrefix: string, timeoutMs = 2000): ArcCallbackQueue {
   let queue: Queue<ArcCallbackJob> | null = null;
   const open = () => {
-    const q = new Queue<ArcCallbackJob>(QUEUES.arcCallbacks, { connection, prefix: bullPrefix(redisPrefix) });
+    const q = new Queue<ArcCallbackJob>(QUEUES.arcCallbacks, {
+      connection,
+      prefix: bullPrefix(redisPrefix, QUEUES.arcCallbacks),
+    });
     q.on('error', () => undefined); // a failed add rejects its caller, which answers 503
     return q;
   };
@@ -308,7 +311,7 @@ export async function startArcCallbackWorker(o: ArcCallbackWorkerOptions): Promi
     },
     {
       connection: o.connection,
-      prefix: bullPrefix(o.redisPrefix),
+      prefix: bullPrefix(o.redisPrefix, QUEUES.arcCallbacks),
       concurrency: o.concurrency ?? 4,
       ...(o.lockDuration ? { lockDuration: o.lockDuration } : {}),
       ...(o.stalledInterval ? { stalledInterval: o.stalledInterval } : {}),

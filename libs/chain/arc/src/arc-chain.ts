@@ -17,7 +17,7 @@ export interface ArcChainScope {
   readonly redis: RedisClient;
   /** Subscriber connection for block events; only apps that read `blocks.blockEvents()` need it. */
   readonly subscriber?: RedisClient;
-  /** The deployment's (or the test's) RedisClient prefix. */
+  /** The deployment's (or the test's) Redis prefix. */
   readonly prefix: string;
   /** `config.chain`: ARC_URL, ARC_API_KEY, callbacks, ARC_TIMEOUT_MS, ARC_MAX_IN_FLIGHT, HEADERS_URL. */
   readonly config: Config['chain'];

@@ -51,7 +51,7 @@ export const CONFIRM_LOCK_MS = 5_000;
  * runs; it expires on its own within CONFIRM_LOCK_MS of its holder's death.
  */
 export async function startConfirmationWorker(o: ConfirmationWorkerOptions): Promise<RunningConfirmationWorker> {
-  const prefix = bullPrefix(o.redisPrefix);
+  const prefix = bullPrefix(o.redisPrefix, QUEUES.chainConfirmations);
   const lockKey = arcKeys(o.redisPrefix).confirmLock;
   const lockMs = CONFIRM_LOCK_MS;
   const runOnce = async (): Promise<ConfirmationPassReport | null> => {

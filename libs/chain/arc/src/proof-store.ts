@@ -1,6 +1,15 @@
 import type { RedisClient } from '@proofline/shared-redis';
 import { DUPLICATE_NODE, HEADER_BYTES, parseHeader, tscProof } from '@proofline/chain-domain';
-import type { ChainHeader, ChainReader, ChainTipInfo, HeadersSource, TxInclusion } from '@proofline/chain-domain';
+import type {
+  ChainHeader,
+  ChainReader,
+  ChainTipInfo,
+  HeadersSource,
+  OwnerBlock,
+  OwnerBlocksPage,
+  OwnerBlocksWindow,
+  TxInclusion,
+} from '@proofline/chain-domain';
 import type { VerifiedProof } from './bump';
 import { arcCommands } from './lua-commands';
 import type { ArcCommands } from './lua-commands';
@@ -29,6 +38,15 @@ export interface ReconcileReport {
   }[];
 }
 
+/**
+ * Who owns each of `txIds` (for records: the tenant), null where nobody does (a wallet transaction,
+ * an unknown txId). The owner index (`arc-index-owner-4.lua`) is filled from it as proofs are stored.
+ */
+export type OwnerLookup = (txIds: readonly string[]) => Promise<readonly (string | null)[]>;
+
+/** How often `dropBlock` cleans the owners of a block that keeps gaining owners before it gives up (a proof stored into it between each clean and the drop). */
+const DROP_ATTEMPTS = 5;
+
 const MAX_LEVELS = 32;
 /**
  * The top levels of every proof are kept once per block, not per record: the nodes nearest the
@@ -53,6 +71,7 @@ export const SHARED_TOP_LEVELS = 6;
 export class ArcProofStore implements ChainReader {
   private readonly keys: ArcKeys;
   private readonly commands: ArcCommands;
+  private owners: OwnerLookup | null = null;
 
   constructor(
     private readonly redis: RedisClient,
@@ -63,12 +82,24 @@ export class ArcProofStore implements ChainReader {
   }
 
   /**
+   * Where the owner of a proven txId comes from (records publication sets the records store's
+   * tenant lookup). From then on `storeProofs` keeps the owner index: each owner's blocks and its
+   * txIds in each ({@link ownerBlocks}). Without it nothing is indexed.
+   */
+  setOwnerLookup(lookup: OwnerLookup): void {
+    this.owners = lookup;
+  }
+
+  /**
    * Stores verified proofs (and their blocks' headers) in one MULTI. Idempotent: a proof stored
-   * again lists its txId under its block only once (`arc-store-proofs-1.lua`).
+   * again lists its txId under its block only once (`arc-store-proofs-n.lua`). With an owner
+   * lookup, the owner index changes in the same MULTI (`arc-index-owner-4.lua`, before the
+   * inclusions are written, so it sees where each txId was proven before).
    */
   async storeProofs(proofs: readonly VerifiedProof[]): Promise<void> {
     if (proofs.length === 0) return;
     const k = this.keys;
+    const owned = await this.ownerGroups(proofs);
     const m = this.redis.multi() as ReturnType<RedisClient['multi']> & ArcCommands;
     const blocks = new Set<string>();
     const tops = new Map<string, Map<string, Buffer>>();
@@ -88,14 +119,179 @@ export class ArcProofStore implements ChainReader {
       if (top.size > 0)
         m.hset(k.blockTop(hash), ...[...top].flatMap(([field, node]) => [Buffer.from(field, 'latin1'), node]));
     }
+    for (const g of owned)
+      m.arcIndexOwner(
+        k.inclusions,
+        k.ownerBlocks(g.owner),
+        k.ownerTxIds(g.owner),
+        k.blockOwners(g.blockHash),
+        raw(g.blockHash),
+        g.blockHash,
+        String(g.height),
+        g.owner,
+        'store',
+        ...g.txIds.map(raw),
+      );
+    // Every block's txId list declared as a key (KEYS[2..]); each proof names its block's by KEYS index.
+    const blockIndex = new Map([...blocks].map((hash, i) => [hash, String(i + 2)]));
     m.arcStoreProofs(
+      1 + blocks.size,
       k.inclusions,
-      k.blockTxIds(''),
-      ...proofs.flatMap((p) => [raw(p.txId), p.blockHash, inclusionValue(p)]),
+      ...[...blocks].map((hash) => k.blockTxIds(hash)),
+      ...proofs.flatMap((p) => [raw(p.txId), blockIndex.get(p.blockHash) as string, inclusionValue(p)]),
     );
     m.zrem(k.unproven, ...proofs.map((p) => p.txId));
     const replies = await m.exec();
     for (const [err] of replies ?? []) if (err) throw err;
+  }
+
+  /**
+   * The proofs grouped by owner and block, each group's txIds in block order and distinct (the last
+   * proof of a txId wins, as in `arc-store-proofs-n.lua`); empty without an owner lookup.
+   */
+  private async ownerGroups(
+    proofs: readonly VerifiedProof[],
+  ): Promise<{ owner: string; blockHash: string; height: number; txIds: string[] }[]> {
+    if (!this.owners) return [];
+    const last = new Map<string, VerifiedProof>();
+    for (const p of proofs) last.set(p.txId, p);
+    const unique = [...last.values()];
+    const owners = await this.owners(unique.map((p) => p.txId));
+    const groups = new Map<string, { owner: string; blockHash: string; height: number; proofs: VerifiedProof[] }>();
+    unique.forEach((p, i) => {
+      const owner = owners[i];
+      if (!owner) return;
+      const id = `${owner} ${p.blockHash}`;
+      let g = groups.get(id);
+      if (!g) groups.set(id, (g = { owner, blockHash: p.blockHash, height: p.blockHeight, proofs: [] }));
+      g.proofs.push(p);
+    });
+    return [...groups.values()].map((g) => ({
+      owner: g.owner,
+      blockHash: g.blockHash,
+      height: g.height,
+      txIds: g.proofs.sort((a, b) => a.proof.index - b.proof.index).map((p) => p.txId),
+    }));
+  }
+
+  /**
+   * Indexes the owners of the proofs already stored in block `hash` (proofs stored before the
+   * owner index existed, or without a lookup), idempotently (`merge` mode of
+   * `arc-index-owner-4.lua`). Returns how many txIds it added. Needs the owner lookup.
+   */
+  async indexOwnersOfBlock(hash: string): Promise<number> {
+    if (!this.owners) throw new Error('indexOwnersOfBlock needs an owner lookup (setOwnerLookup)');
+    const block = await this.blockByHash(hash);
+    if (!block) return 0;
+    const txIds = await this.txIdsOfBlock(hash);
+    const owners = await this.owners(txIds);
+    const byOwner = new Map<string, string[]>();
+    txIds.forEach((txId, i) => {
+      const owner = owners[i];
+      if (owner) byOwner.set(owner, [...(byOwner.get(owner) ?? []), txId]);
+    });
+    const k = this.keys;
+    let added = 0;
+    for (const [owner, ids] of byOwner)
+      added += await this.commands.arcIndexOwner(
+        k.inclusions,
+        k.ownerBlocks(owner),
+        k.ownerTxIds(owner),
+        k.blockOwners(hash),
+        raw(hash),
+        hash,
+        String(block.height),
+        owner,
+        'merge',
+        ...ids.map(raw),
+      );
+    return added;
+  }
+
+  /** {@link indexOwnersOfBlock} for every stored block; returns the blocks walked and the txIds added. */
+  async indexOwners(): Promise<{ blocks: number; added: number }> {
+    const blocks = await this.blocksFrom(0);
+    let added = 0;
+    for (const b of blocks) added += await this.indexOwnersOfBlock(b.hash);
+    return { blocks: blocks.length, added };
+  }
+
+  /**
+   * A page of the blocks holding proven txIds of `owner`, newest first (`arc-owner-blocks-3.lua`,
+   * one round trip): keyset paging on (height, hash), so pages hold still while blocks arrive.
+   */
+  async ownerBlocks(owner: string, page: OwnerBlocksPage): Promise<OwnerBlocksWindow> {
+    const backward = page.last !== undefined;
+    const size = (backward ? page.last : page.first) ?? 0;
+    const k = this.keys;
+    const flat = await this.commands.arcOwnerBlocksBuffer(
+      k.ownerBlocks(owner),
+      k.ownerTxIds(owner),
+      k.blocks,
+      backward ? 'last' : 'first',
+      String(size + 1),
+      page.after ? String(page.after.height) : '',
+      page.after?.hash.toLowerCase() ?? '',
+      page.before ? String(page.before.height) : '',
+      page.before?.hash.toLowerCase() ?? '',
+    );
+    const total = Number(flat[0]);
+    const beyond = Number(flat[1]) === 1;
+    let blocks: OwnerBlock[] = [];
+    for (let i = 2; i + 3 < flat.length; i += 4) {
+      const stored = flat[i + 3] as Buffer;
+      // A block listed but not stored is never left by dropBlock; skip rather than invent a time.
+      if (stored.length !== HEADER_BYTES + 4) continue;
+      const hash = (flat[i] as Buffer).toString();
+      blocks.push({
+        hash,
+        height: Number(flat[i + 1]),
+        time: toStoredBlock(hash, stored).time,
+        count: Number(flat[i + 2]),
+      });
+    }
+    const more = blocks.length > size;
+    if (more) blocks = backward ? blocks.slice(1) : blocks.slice(0, size);
+    return {
+      total,
+      blocks,
+      hasOlder: backward ? beyond : more,
+      hasNewer: backward ? more : beyond,
+    };
+  }
+
+  /** Block `hash` in `owner`'s block list (one pipeline), or null when the owner has no proven txId there. */
+  async ownerBlock(owner: string, hash: string): Promise<OwnerBlock | null> {
+    const k = this.keys;
+    const id = hash.toLowerCase();
+    const replies = await this.redis
+      .pipeline()
+      .zscore(k.ownerBlocks(owner), id)
+      .hstrlen(k.ownerTxIds(owner), id)
+      .hgetBuffer(k.blocks, raw(id))
+      .exec();
+    const [score, length, stored] = (replies ?? []).map(([err, value]) => {
+      if (err) throw err;
+      return value;
+    }) as [string | null, number, Buffer | null];
+    if (score === null || stored === null || length === 0) return null;
+    return { hash: id, height: Number(score), time: toStoredBlock(id, stored).time, count: Math.floor(length / 32) };
+  }
+
+  /** The proven txIds of `owner` in block `hash`, positions [start, end) of its list there, and their count (`arc-owner-txids-1.lua`). */
+  async ownerTxIds(
+    owner: string,
+    hash: string,
+    start: number,
+    end: number,
+  ): Promise<{ count: number; txIds: string[] }> {
+    const [count, ...txIds] = await this.commands.arcOwnerTxidsBuffer(
+      this.keys.ownerTxIds(owner),
+      hash.toLowerCase(),
+      String(Math.max(0, start)),
+      String(Math.max(0, end)),
+    );
+    return { count: Number(count), txIds: txIds.map((t) => (t as Buffer).toString('hex')) };
   }
 
   /**
@@ -188,27 +384,70 @@ export class ArcProofStore implements ChainReader {
     return h === null ? -1 : Number(h);
   }
 
-  /** Where each txId is mined, with its verified TSC proof, in one round trip (null: no proof stored). */
+  /**
+   * Where each txId is mined, with its verified TSC proof (null: no proof stored), in two round
+   * trips whatever their number: the inclusions (one HMGET), then the blocks they point into and
+   * the shared top nodes their proofs need (one pipeline: one HMGET of the block records, one
+   * HMGET per block's top, only the fields asked for). No Lua: every key is named by the caller,
+   * so the read splits the same way when inclusions and block data live under different hash tags.
+   * An inclusion whose block record is gone by the second read (a reorg dropped it in between)
+   * reads as null, as it would a moment later. A block dropped and stored again in between may
+   * lack a top node the first read needs: the read is then repeated once; a node still missing is
+   * damage and throws (never a wrong path).
+   */
   async inclusions(txIds: readonly string[]): Promise<(TxInclusion | null)[]> {
     if (txIds.length === 0) return [];
-    const flat = await this.commands.arcInclusionsBuffer(
-      this.keys.inclusions,
-      this.keys.blocks,
-      this.keys.blockTop(''),
-      ...txIds.map(raw),
-    );
+    try {
+      return await this.readInclusions(txIds);
+    } catch (err) {
+      if (!(err instanceof MissingTopNodeError)) throw err;
+      return this.readInclusions(txIds);
+    }
+  }
+
+  private async readInclusions(txIds: readonly string[]): Promise<(TxInclusion | null)[]> {
+    const k = this.keys;
+    const values = await this.redis.hmgetBuffer(k.inclusions, ...txIds.map(raw));
+    const parsed = values.map((v) => (v && v.length >= 40 ? parseInclusion(v) : null));
+    // Per block: the top fields its records here need (latin1 of the field -> the field).
+    const needs = new Map<string, Map<string, Buffer>>();
+    for (const inc of parsed) {
+      if (!inc) continue;
+      let fields = needs.get(inc.blockHash);
+      if (!fields) needs.set(inc.blockHash, (fields = new Map()));
+      for (const field of inc.topFields) fields.set(field.toString('latin1'), field);
+    }
+    if (needs.size === 0) return txIds.map(() => null);
+    const hashes = [...needs.keys()];
+    const withTop = hashes.filter((hash) => (needs.get(hash) as Map<string, Buffer>).size > 0);
+    const pipeline = this.redis.pipeline().hmgetBuffer(k.blocks, ...hashes.map(raw));
+    for (const hash of withTop)
+      pipeline.hmgetBuffer(k.blockTop(hash), ...(needs.get(hash) as Map<string, Buffer>).values());
+    const replies = (await pipeline.exec()) ?? [];
+    for (const [err] of replies) if (err) throw err;
+    const blockOf = new Map<string, Buffer | null>();
+    ((replies[0]?.[1] ?? []) as (Buffer | null)[]).forEach((b, i) => blockOf.set(hashes[i] as string, b));
+    const topOf = new Map<string, Map<string, Buffer>>();
+    withTop.forEach((hash, i) => {
+      const fields = [...(needs.get(hash) as Map<string, Buffer>).keys()];
+      const nodes = new Map<string, Buffer>();
+      ((replies[i + 1]?.[1] ?? []) as (Buffer | null)[]).forEach((node, j) => {
+        if (node) nodes.set(fields[j] as string, node);
+      });
+      topOf.set(hash, nodes);
+    });
     return txIds.map((txId, i) => {
-      const inc = flat[3 * i];
-      const block = flat[3 * i + 1];
-      if (!inc || !block || inc.length === 0 || block.length === 0) return null;
-      const { blockHash, index, nodes } = decodeInclusion(txId, inc, flat[3 * i + 2] ?? Buffer.alloc(0));
+      const inc = parsed[i];
+      const block = inc ? blockOf.get(inc.blockHash) : null;
+      if (!inc || !block || block.length < HEADER_BYTES + 4) return null;
+      const nodes = inclusionNodes(txId, inc, topOf.get(inc.blockHash) ?? new Map());
       const headerHex = block.subarray(0, HEADER_BYTES).toString('hex');
       return {
-        blockHash,
+        blockHash: inc.blockHash,
         blockHeight: block.readUInt32LE(HEADER_BYTES),
         blockTime: new Date(parseHeader(headerHex).time * 1000),
-        index,
-        proof: tscProof(index, txId, headerHex, nodes),
+        index: inc.index,
+        proof: tscProof(inc.index, txId, headerHex, nodes),
       };
     });
   }
@@ -242,24 +481,38 @@ export class ArcProofStore implements ChainReader {
 
   /**
    * Forgets a block and the proofs pointing into it; the txIds that lost their proof go back to
-   * the watch set in the same atomic step. Returns them.
+   * the watch set in the same atomic step. Returns them. First every owner index listing the block
+   * forgets it (one MULTI); the drop itself refuses while any still does (a proof stored into the
+   * block meanwhile), and the owners are cleaned again: no owner index outlives its proofs.
+   * @throws Error when owners keep appearing after {@link DROP_ATTEMPTS} cleans (nothing is lost: the block stays stored and the next reconcile drops it).
    */
   async dropBlock(hash: string, height: number, at: Date = new Date()): Promise<string[]> {
     const k = this.keys;
-    const dropped = await this.commands.arcDropBlockBuffer(
-      k.blockTxIds(hash),
-      k.inclusions,
-      k.blocks,
-      k.heights,
-      k.byHeight,
-      k.unproven,
-      k.blockTop(hash),
-      raw(hash),
-      hash,
-      String(height),
-      String(at.getTime()),
-    );
-    return dropped.map((b) => b.toString('hex'));
+    for (let attempt = 0; attempt < DROP_ATTEMPTS; attempt++) {
+      const owners = await this.redis.smembers(k.blockOwners(hash));
+      const m = this.redis.multi() as ReturnType<RedisClient['multi']> & ArcCommands;
+      for (const owner of owners)
+        m.hdel(k.ownerTxIds(owner), hash).zrem(k.ownerBlocks(owner), hash).srem(k.blockOwners(hash), owner);
+      m.arcDropBlockBuffer(
+        k.blockTxIds(hash),
+        k.inclusions,
+        k.blocks,
+        k.heights,
+        k.byHeight,
+        k.unproven,
+        k.blockTop(hash),
+        k.blockOwners(hash),
+        raw(hash),
+        hash,
+        String(height),
+        String(at.getTime()),
+      );
+      const replies = (await m.exec()) ?? [];
+      for (const [err] of replies) if (err) throw err;
+      const [status, ...dropped] = replies[replies.length - 1]?.[1] as Buffer[];
+      if (status?.toString() === 'OK') return dropped.map((b) => b.toString('hex'));
+    }
+    throw new Error(`block ${hash}: owners kept being indexed in it while it was dropped`);
   }
 
   /**
@@ -356,31 +609,68 @@ function topNodes(p: VerifiedProof): [Buffer, Buffer][] {
   return out;
 }
 
-/**
- * An inclusion value and the shared top nodes `arc-inclusions-2.lua` read for it (the non-"*"
- * levels above the inline ones, in level order). @throws Error when a top node is missing: the
- * script stores both in one MULTI and drops both together, so that is damage, not a state.
- */
-function decodeInclusion(txId: string, v: Buffer, top: Buffer): { blockHash: string; index: number; nodes: string[] } {
-  const blockHash = v.subarray(0, 32).toString('hex');
+/** A stored inclusion value, decoded (see {@link inclusionValue}). */
+interface ParsedInclusion {
+  readonly blockHash: string;
+  readonly index: number;
+  readonly mask: number;
+  readonly depth: number;
+  /** Levels stored in the value; the levels from here up to `depth` are the block's shared top. */
+  readonly inline: number;
+  /** Offset of the first inline node. */
+  readonly base: number;
+  readonly value: Buffer;
+  /** The fields of the block's top this proof needs (its non-"*" levels above the inline ones). */
+  readonly topFields: readonly Buffer[];
+}
+
+/** Decodes an inclusion value: the current form (41 + 32·k bytes) or the older one, every node inline (40 + 32·depth). */
+function parseInclusion(v: Buffer): ParsedInclusion {
   const index = v.readUInt32LE(32);
   const mask = v.readUInt32LE(36);
   const legacy = (v.length - 40) % 32 === 0;
   const depth = legacy ? (v.length - 40) / 32 : v.readUInt8(40);
   // Inline levels from the length, not from SHARED_TOP_LEVELS: a value written with another number of shared levels reads the same.
   const inline = legacy ? depth : (v.length - 41) / 32;
-  const base = legacy ? 40 : 41;
+  const topFields: Buffer[] = [];
+  for (let level = inline; level < depth; level++) if (!((mask >>> level) & 1)) topFields.push(topField(level, index));
+  return {
+    blockHash: v.subarray(0, 32).toString('hex'),
+    index,
+    mask,
+    depth,
+    inline,
+    base: legacy ? 40 : 41,
+    value: v,
+    topFields,
+  };
+}
+
+/** A stored proof's top node is missing although its block is stored. */
+class MissingTopNodeError extends Error {
+  constructor(txId: string, level: number) {
+    super(`the stored proof of ${txId} lacks its block's top node at level ${level}`);
+    this.name = 'MissingTopNodeError';
+  }
+}
+
+/**
+ * The proof's nodes, leaf level first: "*" for a duplicate, inline ones from the value, the rest
+ * from its block's top (`top`: latin1 field -> node). @throws MissingTopNodeError when a top node
+ * is missing: the store writes both in one MULTI and drops both together, so that is damage or a
+ * block stored again between the two reads of {@link ArcProofStore.inclusions}, never a state.
+ */
+function inclusionNodes(txId: string, inc: ParsedInclusion, top: ReadonlyMap<string, Buffer>): string[] {
   const nodes: string[] = [];
-  let t = 0;
-  for (let level = 0; level < depth; level++) {
-    if ((mask >>> level) & 1) nodes.push(DUPLICATE_NODE);
-    else if (level < inline) nodes.push(v.subarray(base + 32 * level, base + 32 * (level + 1)).toString('hex'));
+  for (let level = 0; level < inc.depth; level++) {
+    if ((inc.mask >>> level) & 1) nodes.push(DUPLICATE_NODE);
+    else if (level < inc.inline)
+      nodes.push(inc.value.subarray(inc.base + 32 * level, inc.base + 32 * (level + 1)).toString('hex'));
     else {
-      if (top.length < 32 * (t + 1))
-        throw new Error(`the stored proof of ${txId} lacks its block's top node at level ${level}`);
-      nodes.push(top.subarray(32 * t, 32 * (t + 1)).toString('hex'));
-      t++;
+      const node = top.get(topField(level, inc.index).toString('latin1'));
+      if (!node || node.length !== 32) throw new MissingTopNodeError(txId, level);
+      nodes.push(node.toString('hex'));
     }
   }
-  return { blockHash, index, nodes };
+  return nodes;
 }

@@ -10,7 +10,7 @@ import { assertUtxo, fromOutpoint, inputsArg, outputsArg, toOutpoint } from './o
 import type { FundingUtxo } from './ports';
 
 export interface FundingPoolOptions {
-  /** The deployment's RedisClient key prefix (`REDIS_PREFIX`). */
+  /** The deployment's Redis key prefix (`REDIS_PREFIX`). */
   readonly prefix: string;
   /** The funding address, reported by {@link FundingPool.status}. */
   readonly address: string;

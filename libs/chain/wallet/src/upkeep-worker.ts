@@ -21,7 +21,7 @@ export class WalletUpkeepRequester {
   private readonly queue: Queue;
 
   constructor(connection: RedisClient, redisPrefix: string) {
-    this.queue = new Queue(QUEUES.walletUpkeep, { connection, prefix: bullPrefix(redisPrefix) });
+    this.queue = new Queue(QUEUES.walletUpkeep, { connection, prefix: bullPrefix(redisPrefix, QUEUES.walletUpkeep) });
   }
 
   async request(): Promise<void> {
@@ -58,7 +58,7 @@ export interface RunningWalletUpkeep {
  * (the second run reports `busy`) and every pool step is atomic.
  */
 export async function startWalletUpkeepWorker(o: WalletUpkeepWorkerOptions): Promise<RunningWalletUpkeep> {
-  const prefix = bullPrefix(o.redisPrefix);
+  const prefix = bullPrefix(o.redisPrefix, QUEUES.walletUpkeep);
   const queue = new Queue(QUEUES.walletUpkeep, { connection: o.connection, prefix });
   await queue.upsertJobScheduler(
     WALLET_UPKEEP_SCHEDULER_ID,

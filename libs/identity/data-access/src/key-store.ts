@@ -134,7 +134,7 @@ export class KeyWriter {
     return this.redis.zcard(this.keys.tenantKeys(tenant));
   }
 
-  /** RedisClient server time in ms (the clock the create deadline is measured against). */
+  /** Redis server time in ms (the clock the create deadline is measured against). */
   async redisTimeMs(): Promise<number> {
     const [s, us] = await this.redis.time();
     return Number(s) * 1000 + Math.floor(Number(us) / 1000);

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { ConnectionOptions } from 'bullmq';
 import type { RedisConnection } from 'redis-om';
 import { KeyWriter, closeOmConnection, openOmConnection } from '@proofline/identity-data-access';
 import { expiryFor, generateRawKey, issueKey } from '@proofline/identity-domain';
 import type { Permission } from '@proofline/identity-domain';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { bullConnection, createRedis } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { testRedis, testRedisClient, testRedisDeployment, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { authorize, callerKey } from './authorize';
 import { createIdentity } from './create-identity';
 import type { Identity } from './create-identity';
@@ -41,9 +39,9 @@ describe('authorize and callerKey (transport-neutral key checks)', () => {
   }
 
   beforeAll(async () => {
-    subscriber = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
-    om = await openOmConnection(config.redisUrl, () => undefined);
-    const connections = { redis, om, subscriber, bull: bullConnection(config.redisUrl) as ConnectionOptions };
+    subscriber = testRedisClient({ maxRetriesPerRequest: null });
+    om = await openOmConnection(testRedisDeployment(), () => undefined);
+    const connections = { redis, om, subscriber, bull: subscriber };
     identity = await createIdentity({
       config,
       logger: createLogger({ level: 'silent', name: 't' }),

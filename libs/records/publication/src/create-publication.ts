@@ -26,7 +26,7 @@ export interface PublicationOptions {
   readonly redis: RedisClient;
   /** The app's BullMQ connection (`maxRetriesPerRequest: null`). Not closed here. */
   readonly bull: RedisClient;
-  /** The deployment's (or test's) RedisClient prefix. */
+  /** The deployment's (or test's) Redis prefix. */
   readonly prefix: string;
   /** PUBLISH_COALESCE_MS, WORKER_CONCURRENCY and the chain settings (ARC_POLL_MS, callback grace). */
   readonly config: Pick<Config, 'chain' | 'publishCoalesceMs' | 'workerConcurrency'>;
@@ -92,6 +92,9 @@ export function createPublication(o: PublicationOptions): Publication {
   const confirmLogger = logger.child({ role: 'chain-confirmations' });
   const publishLogger = logger.child({ role: 'records-publish' });
   const store = new RecordStore(o.redis, o.prefix);
+  // The proofs this composition stores (confirmation pass, ARC callbacks on the same chain scope)
+  // are indexed by the record's tenant: the tenant's blocks (GraphQL `myBlocks`).
+  o.chain.store.setOwnerLookup((txIds) => store.tenantsOf(txIds));
   const queue = deferringQueue(o.bull, o.prefix, store, o.clock, o.config.publishCoalesceMs);
   const settlement = publicationSettlement({
     pool: o.pool,

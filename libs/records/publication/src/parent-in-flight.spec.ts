@@ -8,11 +8,12 @@ import { createRecords } from '@proofline/records-feature';
 import type { RecordWrites } from '@proofline/records-feature';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { deleteByPrefix } from '@proofline/shared-redis';
+import { eventually, testBullRedis, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { createPublication } from './create-publication';
 import type { Publication } from './create-publication';
 import { PARENT_WAITS_MAX } from './publish';
+import { recordsKeys } from '@proofline/records-data-access';
 
 // ARC answering 460 ("no parent found") to a record transaction, as an ARC that looks parents up
 // does while a parent is still in flight: devnet-testing's ARC proxy in front of the devnet node
@@ -23,8 +24,8 @@ jest.setTimeout(60_000);
 describe('ARC 460 while a parent of ours is in flight (real HTTP: publisher → 460 proxy → devnet node)', () => {
   const prefix = uniquePrefix('p460');
   const logger = createLogger({ level: 'silent', name: 'test' });
-  const redis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const bull = createBullRedis(testRedisUrl());
+  const redis = testRedisClient({ maxRetriesPerRequest: null });
+  const bull = testBullRedis();
   const tenant = { tenant: 't460' };
   let dev: ArcDevnet;
   let proxy: ArcProxy;
@@ -104,7 +105,7 @@ describe('ARC 460 while a parent of ours is in flight (real HTTP: publisher → 
     expect(isExtendedFormat(stored)).toBe(true);
     expect(sent[0]!.hex).toBe(Buffer.from(stored).toString('hex'));
     expect(Transaction.fromHexEF(sent[0]!.hex).id('hex')).toBe(updated.txId);
-    expect(await redis.hget(`${prefix}:records:rec:${updated.txId}`, 'parentWaits')).toBe('2');
+    expect(await redis.hget(recordsKeys(prefix).record(updated.txId), 'parentWaits')).toBe('2');
   });
 
   it('waits for a parent in flight are bounded: past PARENT_WAITS_MAX the 460 is the refusal, logged and counted on the record', async () => {
@@ -112,7 +113,7 @@ describe('ARC 460 while a parent of ours is in flight (real HTTP: publisher → 
     refuseNext = async (txId) => {
       proxy.refuse(txId, 5);
       // As if it had waited all but once already.
-      await redis.hset(`${prefix}:records:rec:${txId}`, 'parentWaits', String(PARENT_WAITS_MAX - 1));
+      await redis.hset(recordsKeys(prefix).record(txId), 'parentWaits', String(PARENT_WAITS_MAX - 1));
     };
     const updated = await writes.updateLinked(tenant, created.txId, {
       body: Buffer.from('b2'),

@@ -52,7 +52,7 @@ export class BullPublishQueue implements PublishQueue {
   ) {
     this.queue = new Queue(QUEUES.recordsPublish, {
       connection,
-      prefix: bullPrefix(prefix),
+      prefix: bullPrefix(prefix, QUEUES.recordsPublish),
       streams: { events: { maxLen: PUBLISH_EVENTS_MAX_LEN } },
     });
   }
@@ -86,7 +86,7 @@ export class BullPublishQueue implements PublishQueue {
     );
   }
 
-  /** Resolves once every record handed to `enqueue` so far is in a job in RedisClient (or its add failed). */
+  /** Resolves once every record handed to `enqueue` so far is in a job in Redis (or its add failed). */
   async idle(): Promise<void> {
     while (this.flushing) await this.flushing;
   }

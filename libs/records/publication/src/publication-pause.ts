@@ -39,7 +39,7 @@ export interface PublicationPause {
   resumed(): Promise<void>;
 }
 
-/** The pause on RedisClient (`records:publication-paused`). */
+/** The pause on Redis (`records:publication-paused`). */
 export function publicationPause(o: {
   redis: RedisClient;
   prefix: string;

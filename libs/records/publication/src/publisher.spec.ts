@@ -1,11 +1,10 @@
-import { RecordStore } from '@proofline/records-data-access';
+import { RecordStore, recordsKeys } from '@proofline/records-data-access';
 import { FundingPool } from '@proofline/chain-wallet';
 import { InMemoryChain, fundPool } from '@proofline/records-testing';
 import type { BroadcastVerdict, ChainPublisher } from '@proofline/chain-domain';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis } from '@proofline/shared-redis';
-import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, testBullRedis, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { createRecords } from '@proofline/records-feature';
 import type { PublishQueue } from '@proofline/records-feature';
@@ -29,7 +28,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
   const prefix = uniquePrefix('pub');
   const { redis, cleanup } = testRedis(prefix);
   const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
-  const connection = createBullRedis(config.redisUrl);
+  const connection = testBullRedis();
   const store = new RecordStore(redis, prefix);
   const clock = new ManualClock('2026-01-01T00:00:00Z');
   const queue = new BullPublishQueue(connection, prefix);
@@ -322,7 +321,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
         (j) => !JSON.stringify(j.data).includes(updated.txId),
       );
     await eventually(updateJobDone, 5000);
-    expect(await redis.zscore(`${prefix}:records:outbox`, updated.txId)).toBe(String(clock.now().getTime()));
+    expect(await redis.zscore(recordsKeys(prefix).outbox, updated.txId)).toBe(String(clock.now().getTime()));
     expect(await store.state(updated.txId)).toBe('pending');
     holding.release();
     // published by the create's publication, which followed the chain to them
@@ -405,7 +404,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
       });
       // The write does not wait for its batch: once the batch is added, onAdded defers the sweep.
       const deferred = async (txId: string) =>
-        Number(await redis.zscore(`${prefix}:records:outbox`, txId)) > clock.now().getTime();
+        Number(await redis.zscore(recordsKeys(prefix).outbox, txId)) > clock.now().getTime();
       await eventually(() => deferred(queued.txId), 5000);
       const publisher = start(chain);
       await publisher.worker.pause(true);
@@ -452,14 +451,17 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     try {
       const ids = Array.from({ length: 3 * PUBLISH_EVENTS_MAX_LEN }, (_, i) => i.toString(16).padStart(64, '0'));
       for (let i = 0; i < ids.length; i += 500) await capped.enqueueMany(ids.slice(i, i + 500));
-      const events = `${bullPrefix(own)}:${QUEUES.recordsPublish}:events`;
+      const events = `${bullPrefix(own, QUEUES.recordsPublish)}:${QUEUES.recordsPublish}:events`;
       const length = await redis.xlen(events);
       expect(length).toBeGreaterThan(0);
       // XADD MAXLEN ~ trims whole stream nodes (100 entries): a little above the cap, never 3x
       expect(length).toBeLessThanOrEqual(PUBLISH_EVENTS_MAX_LEN + 200);
-      expect(await redis.hget(`${bullPrefix(own)}:${QUEUES.recordsPublish}:meta`, 'opts.maxLenEvents')).toBe(
-        String(PUBLISH_EVENTS_MAX_LEN),
-      );
+      expect(
+        await redis.hget(
+          `${bullPrefix(own, QUEUES.recordsPublish)}:${QUEUES.recordsPublish}:meta`,
+          'opts.maxLenEvents',
+        ),
+      ).toBe(String(PUBLISH_EVENTS_MAX_LEN));
     } finally {
       await capped.queue.obliterate({ force: true });
       await capped.close();

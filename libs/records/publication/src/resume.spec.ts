@@ -1,12 +1,11 @@
 import { Worker } from 'bullmq';
-import { RecordStore } from '@proofline/records-data-access';
+import { RecordStore, recordsKeys } from '@proofline/records-data-access';
 import { FundingPool } from '@proofline/chain-wallet';
 import { InMemoryChain, fundPool } from '@proofline/records-testing';
 import type { ChainPublisher } from '@proofline/chain-domain';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis } from '@proofline/shared-redis';
-import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, testBullRedis, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { createRecords } from '@proofline/records-feature';
 import type { PublishQueue } from '@proofline/records-feature';
@@ -26,7 +25,7 @@ describe('publication resumes at once after a fault (real Redis, real BullMQ)', 
   const prefix = uniquePrefix('resume');
   const { redis, cleanup } = testRedis(prefix);
   const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
-  const connection = createBullRedis(config.redisUrl);
+  const connection = testBullRedis();
   const store = new RecordStore(redis, prefix);
   const clock = new ManualClock('2026-01-01T00:00:00Z');
   const funding = { pool: new FundingPool(redis, { prefix, address: 'test' }), feeRate: () => 1 };
@@ -45,7 +44,7 @@ describe('publication resumes at once after a fault (real Redis, real BullMQ)', 
       logger,
     }).writes.writeIndependent(tenant, { body: Buffer.from(body), encode: undefined });
   const deferred = async (txId: string) =>
-    Number(await redis.zscore(`${prefix}:records:outbox`, txId)) > clock.now().getTime();
+    Number(await redis.zscore(recordsKeys(prefix).outbox, txId)) > clock.now().getTime();
   /** A publisher as the worker app runs it: sweeper timer on, so it resumes at start and on reconnect. */
   const start = (chain: ChainPublisher, conn = connection) => {
     const p = startRecordsPublisher({ connection: conn, store, prefix, chain, clock, logger, concurrency: 2 });
@@ -68,14 +67,14 @@ describe('publication resumes at once after a fault (real Redis, real BullMQ)', 
     const chain = new InMemoryChain();
     // The worker that dies: it takes the batch job and never finishes it (BullMQ's default lock, 30 s).
     let taken = 0;
-    const dyingConnection = createBullRedis(config.redisUrl);
+    const dyingConnection = testBullRedis();
     const dying = new Worker(
       QUEUES.recordsPublish,
       () => {
         taken++;
         return new Promise(() => undefined);
       },
-      { connection: dyingConnection, prefix: bullPrefix(prefix) },
+      { connection: dyingConnection, prefix: bullPrefix(prefix, QUEUES.recordsPublish) },
     );
     try {
       const { txId } = await write(chain, producer, 'held by a dead worker');
@@ -98,7 +97,7 @@ describe('publication resumes at once after a fault (real Redis, real BullMQ)', 
 
   it("a running publisher resumes when its Redis connection comes back: records whose job Redis lost don't wait", async () => {
     const chain = new InMemoryChain();
-    const own = createBullRedis(config.redisUrl);
+    const own = testBullRedis();
     const publisher = start(chain, own);
     try {
       await eventually(async () => own.status === 'ready', 5000);

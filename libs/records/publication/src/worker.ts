@@ -88,12 +88,12 @@ export interface RecordsPublisherOptions {
    * `connection`, closed with the publisher.
    */
   readonly queue?: BullPublishQueue;
-  /** The deployment's (or test's) RedisClient prefix; BullMQ's prefix is derived from it. */
+  /** The deployment's (or test's) Redis prefix; BullMQ's prefix is derived from it. */
   readonly prefix: string;
   readonly chain: ChainPublisher;
   /** Funding settlement and the confirmation watch list (the worker wires the pool and the proof store). */
   readonly settlement?: PublicationSettlement;
-  /** Where a request problem pauses publication (createPublication wires it on RedisClient). */
+  /** Where a request problem pauses publication (createPublication wires it on Redis). */
   readonly pause?: PublicationPause;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -141,7 +141,7 @@ export interface RunningPublisher {
  */
 export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPublisher {
   const { store } = opts;
-  const prefix = bullPrefix(opts.prefix);
+  const prefix = bullPrefix(opts.prefix, QUEUES.recordsPublish);
   // Records a hand-off job carries are left alone by the sweeper for a while, as the API's batches are.
   const queue = opts.queue ?? deferringQueue(opts.connection, opts.prefix, store, opts.clock);
   const deps: PublishDeps = {

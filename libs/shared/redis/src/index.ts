@@ -1,5 +1,7 @@
 export * from './connection';
+export * from './topology';
 export * from './scripts';
 export * from './keys';
 export * from './heartbeat';
 export * from './script-replies';
+export * from './slots';

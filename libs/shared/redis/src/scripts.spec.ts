@@ -2,24 +2,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { deleteByPrefix } from './connection';
-import { loadLuaCommands } from './scripts';
-
-// shared-testing depends on this lib, so the test Redis URL is read here directly.
-const testRedisUrl = (): string => {
-  const url = process.env['PROOFLINE_TEST_REDIS_URL'];
-  if (!url) throw new Error('PROOFLINE_TEST_REDIS_URL is not set: run tests through jest.');
-  return url;
-};
+import type { RedisClient } from './connection';
+import { clusterScriptViolations, loadLuaCommands } from './scripts';
+import { testClient } from './testing/test-redis';
 
 describe('loadLuaCommands', () => {
   const prefix = `lua-${randomBytes(5).toString('hex')}`;
-  let redis: Redis;
+  let redis: RedisClient;
   let dir: string;
 
-  beforeAll(() => {
-    redis = new Redis(testRedisUrl(), { enableAutoPipelining: true });
+  beforeAll(async () => {
+    redis = testClient({ enableAutoPipelining: true });
+    // Connected first: a cluster client auto-pipelines only once it knows the slots.
+    await redis.ping();
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lua-'));
     fs.writeFileSync(
       path.join(dir, 'echo-twice-1.lua'),
@@ -47,7 +43,7 @@ describe('loadLuaCommands', () => {
   });
 
   it('puts the prelude in front of every script and defines each name once', async () => {
-    const other = new Redis(testRedisUrl());
+    const other = testClient();
     try {
       fs.writeFileSync(path.join(dir, 'with-prelude-0.lua'), 'return twice(ARGV[1])');
       const names = loadLuaCommands(other, dir, { prelude: 'local function twice(s) return s .. s end' });
@@ -61,7 +57,7 @@ describe('loadLuaCommands', () => {
   });
 
   it('keeps a #!lua line first, before the prelude, and lets a -n script take any number of keys', async () => {
-    const other = new Redis(testRedisUrl());
+    const other = testClient();
     const sub = fs.mkdtempSync(path.join(os.tmpdir(), 'lua-'));
     try {
       fs.writeFileSync(
@@ -80,5 +76,19 @@ describe('loadLuaCommands', () => {
       fs.rmSync(sub, { recursive: true, force: true });
       await other.quit();
     }
+  });
+});
+
+describe('clusterScriptViolations', () => {
+  it('accepts a #!lua script whose every key is a KEYS entry', () => {
+    const source =
+      "#!lua\nlocal v = redis.call('HGET', KEYS[1], 'f')\nredis.call('ZADD', KEYS[2 + i], 1, v)\nredis.call('PUBLISH', ARGV[1], v)";
+    expect(clusterScriptViolations(source)).toEqual([]);
+  });
+
+  it('names a missing shebang and every key built inside the script', () => {
+    const source =
+      "local key = ARGV[1] .. 'x'\nredis.call('HGET', key, 'f')\nredis.call('GET', ARGV[2] .. ARGV[3])\nredis.call('TIME')";
+    expect(clusterScriptViolations(source)).toEqual(['first line is not #!lua', 'HGET key', 'GET ARGV[2] .. ARGV[3]']);
   });
 });

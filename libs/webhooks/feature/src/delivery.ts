@@ -209,7 +209,7 @@ export interface RunningWebhookDelivery {
 export function startWebhookDelivery(o: WebhookDeliveryOptions): RunningWebhookDelivery {
   const worker = new Worker(QUEUES.webhooksDeliver, (job) => deliverWebhook(o, job), {
     connection: o.connection,
-    prefix: bullPrefix(o.prefix),
+    prefix: bullPrefix(o.prefix, QUEUES.webhooksDeliver),
     concurrency: o.concurrency,
   });
   worker.on('error', (err) => o.logger?.warn({ err: err.message }, 'webhook delivery worker error'));

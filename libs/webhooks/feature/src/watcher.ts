@@ -19,7 +19,7 @@ import type { DeliveryRetryPolicy, StoredWebhook, WebhookDeliveryJob, WebhookEve
 
 /** The delivery queue of the webhooks scope (jobId = {@link deliveryJobId}). */
 export function webhookDeliveryQueue(connection: RedisClient, prefix: string): Queue {
-  return new Queue(QUEUES.webhooksDeliver, { connection, prefix: bullPrefix(prefix) });
+  return new Queue(QUEUES.webhooksDeliver, { connection, prefix: bullPrefix(prefix, QUEUES.webhooksDeliver) });
 }
 
 /** `webhook-id` of the message for one webhook, txId and event: the same on every retry and re-enqueue. */
@@ -166,10 +166,10 @@ export interface RunningWebhookWatcher {
  * worker in every process, plus a Redis lock, so one pass runs at a time across all workers.
  */
 export async function startWebhookWatcher(o: WebhookWatcherOptions): Promise<RunningWebhookWatcher> {
-  const prefix = bullPrefix(o.prefix);
+  const prefix = bullPrefix(o.prefix, QUEUES.webhooksWatch);
   const deliveries = webhookDeliveryQueue(o.connection, o.prefix);
   const watcher = new WebhookWatcher({ ...o, deliveries });
-  const lockKey = `${o.webhooks.keys.watch}:lock`;
+  const lockKey = o.webhooks.keys.watchLock;
   const tick = async (): Promise<number> => {
     const token = randomUUID();
     if ((await o.redis.set(lockKey, token, 'PX', 30_000, 'NX')) !== 'OK') return 0;

@@ -19,7 +19,7 @@ export interface WebhooksScope {
 export interface Webhooks {
   readonly admin: WebhookAdmin;
   readonly store: WebhookStore;
-  /** The secret box (resolved once: WEBHOOK_SECRET_KEY, or the generated key kept in RedisClient). */
+  /** The secret box (resolved once: WEBHOOK_SECRET_KEY, or the generated key kept in Redis). */
   readonly box: () => Promise<SecretBox>;
 }
 

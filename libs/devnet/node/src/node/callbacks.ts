@@ -93,7 +93,7 @@ export class Callbacker {
     this.timer = setInterval(() => this.kick(), this.o.pollMs ?? 100);
   }
 
-  /** Stops polling and waits for an in-flight pass. Queued deliveries stay in RedisClient. */
+  /** Stops polling and waits for an in-flight pass. Queued deliveries stay in Redis. */
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);

@@ -57,7 +57,7 @@ export interface DevnetNode {
   readonly strictness: Mutable<ArcStrictness>;
   /** The realities in force, likewise. */
   readonly realities: Mutable<ArcRealities>;
-  /** Stops the timer, the callback loop and the server; leaves the RedisClient connection open. */
+  /** Stops the timer, the callback loop and the server; leaves the Redis connection open. */
   close(): Promise<void>;
 }
 
