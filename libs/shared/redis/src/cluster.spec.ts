@@ -13,7 +13,15 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Cluster, Redis } from 'ioredis';
-import { connectRedis, deleteByPrefix, knownDown, masters, requestPathOptions, scanKeys } from './connection';
+import {
+  connectRedis,
+  deleteByPrefix,
+  knownDown,
+  masters,
+  pingMasters,
+  requestPathOptions,
+  scanKeys,
+} from './connection';
 import type { RedisClient } from './connection';
 import { clusterDeployment, clusterEnabledAt, resolveRedis } from './topology';
 import { testClient, testDeployment } from './testing/test-redis';
@@ -269,18 +277,16 @@ describe('one master of three gone', () => {
     for (const n of nodes) await n.dispose();
   });
 
-  it('is known at once (readiness), its slots answer within the timeout, the other masters keep serving', async () => {
+  it('is known at once (readiness: a lost connection, or a refused ping), its slots answer within the timeout, the other masters keep serving', async () => {
     const [first, second] = nodes;
     if (!first || !second) throw new Error('no nodes');
-    const redis = connectRedis(
-      {
-        kind: 'cluster',
-        url: first.url,
-        startupNodes: nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
-        auth: { tls: false },
-      },
-      requestPathOptions({ commandTimeout: 800 }),
-    );
+    const deployment = {
+      kind: 'cluster' as const,
+      url: first.url,
+      startupNodes: nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
+      auth: { tls: false },
+    };
+    const redis = connectRedis(deployment, requestPathOptions({ commandTimeout: 800 }));
     redis.on('error', () => undefined);
     try {
       const keys = Array.from({ length: 30 }, (_, i) => `gone:{g${i}}`);
@@ -308,6 +314,19 @@ describe('one master of three gone', () => {
       expect(lost).toMatch(/Command timed out|Connection is closed|Too many Cluster redirections/);
       expect(Date.now() - t0).toBeLessThan(1500);
       for (const k of elsewhere.slice(0, 5)) expect(await redis.get(k)).toBe('1');
+      // A client that never needed the lost master holds no connection to lose: readiness pings
+      // every master directly, and the refused one fails at once.
+      const fresh = connectRedis(deployment, requestPathOptions({ commandTimeout: 800 }));
+      fresh.on('error', () => undefined);
+      try {
+        await fresh.get(elsewhere[0] ?? '');
+        expect(knownDown(fresh)).toBe(false);
+        const t1 = Date.now();
+        await expect(pingMasters(fresh)).rejects.toThrow();
+        expect(Date.now() - t1).toBeLessThan(500);
+      } finally {
+        fresh.disconnect();
+      }
       await second.start();
       await until(async () => (await redis.get(onSecond[0] ?? '')) === '1', 20_000);
       await until(async () => !knownDown(redis), 5000);

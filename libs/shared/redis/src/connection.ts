@@ -183,6 +183,17 @@ export function knownDown(redis: { readonly status?: string }): boolean {
 }
 
 /**
+ * PING for a readiness check: the one server, or every master of a cluster, each directly (a
+ * master this process has not needed yet has no connection whose loss `knownDown` could see; a
+ * refused one fails at once). Resolves 'PONG' when all answer.
+ */
+export async function pingMasters(redis: { ping(): Promise<string> }): Promise<string> {
+  if (!(redis instanceof Cluster)) return redis.ping();
+  const answers = await Promise.all((await masters(redis)).map((n) => n.ping()));
+  return answers.every((a) => a === 'PONG') ? 'PONG' : (answers.find((a) => a !== 'PONG') ?? '');
+}
+
+/**
  * The servers that hold keys: every master of a cluster (once the cluster client knows them:
  * it connects first if it has not yet), or the one server.
  */
