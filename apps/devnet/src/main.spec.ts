@@ -211,7 +211,7 @@ describe('apps/devnet', () => {
     const { code, err } = await exitOf({ REDIS_PREFIX: old, LOG_LEVEL: 'warn' });
     expect(code).toBe(1);
     expect(err).toBe(
-      `proofline devnet: failed to start: the devnet's chain in REDIS_URL is under the key names from before Redis Cluster support (${old}:devnet:chain:tip): migrate its keys to the new names first (libs/devnet/README.md, "Redis keys")`,
+      `proofline devnet: failed to start: the devnet's chain in REDIS_URL is under the key names from before Redis Cluster support (${old}:devnet:chain:tip): move its keys first with \`npm run cli -- redis migrate-keys\` (libs/devnet/README.md, "Redis keys")`,
     );
     expect(await redis.exists(devnetKeys(old).tip)).toBe(0);
   });

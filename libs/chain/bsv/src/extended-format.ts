@@ -1,4 +1,5 @@
 import type { Transaction } from '@bsv/sdk';
+import { withExtension } from '@proofline/chain-domain';
 import { varInt } from './varint';
 
 /** What EF carries about the output an input spends. */
@@ -44,6 +45,22 @@ export function toExtendedFormat(tx: Transaction, spent: readonly SpentOutputDat
   }
   parts.push(u32(tx.lockTime));
   return Buffer.concat(parts);
+}
+
+/**
+ * {@link toExtendedFormat} of a transaction already serialized: the same bytes from `raw` (its
+ * standard serialization) and `spent`, without serializing the transaction again. The record
+ * builder has `raw` at hand, and writing the outputs again (a record's data output is most of
+ * the transaction) was most of what EF cost a write.
+ * @throws Error when `spent` does not name one output per input of `raw`.
+ */
+export function extendedFromStandard(raw: Uint8Array, spent: readonly SpentOutputData[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const out of spent) {
+    const lock = out.lockingScript instanceof Uint8Array ? out.lockingScript : out.lockingScript.toUint8Array();
+    parts.push(u64(out.satoshis), varInt(lock.length), Buffer.from(lock));
+  }
+  return Buffer.from(withExtension(raw, Buffer.concat(parts)));
 }
 
 function u32(n: number): Buffer {

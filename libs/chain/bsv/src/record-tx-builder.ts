@@ -3,7 +3,7 @@ import { Transaction } from '@bsv/sdk';
 import type { TransactionInput, TransactionOutput } from '@bsv/sdk';
 import { InsufficientFundingError, sha256d, toDisplayHex } from '@proofline/chain-domain';
 import type { BuiltTransaction, Outpoint, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
-import { toExtendedFormat } from './extended-format';
+import { extendedFromStandard } from './extended-format';
 import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
 import { FUNDING_NONCE_BYTES, LAYOUT_VERSION, LINK_VOUT, headerScriptBytes } from './record-layout';
@@ -174,14 +174,13 @@ export class BsvTransactionBuilder implements TransactionBuilder {
       sequence: 0xffffffff,
       unlockingScript: unlocks[i],
     }));
-    const tx = new Transaction(VERSION, inputs, outputs, LOCK_TIME);
-    const raw = Buffer.from(tx.toUint8Array());
+    const raw = Buffer.from(new Transaction(VERSION, inputs, outputs, LOCK_TIME).toUint8Array());
     const txId = toDisplayHex(sha256d(raw));
     const last = funding[funding.length - 1] as Outpoint;
     return {
       txId,
       rawTx: raw,
-      ef: toExtendedFormat(tx, spent),
+      ef: extendedFromStandard(raw, spent),
       linkOutput: layout.linked ? { txId, vout: LINK_VOUT, satoshis: this.linkSatoshis } : null,
       fundingSpent: funding,
       change: change > 0 ? { txId, vout: outputs.length - 1, satoshis: change } : null,
