@@ -1,18 +1,19 @@
 import { createHash } from 'node:crypto';
 import net from 'node:net';
 import { MerklePath, Spend, Transaction } from '@bsv/sdk';
-import { confirmationOptions, createArcChain, startArcCallbackWorker } from '@proofline/chain-arc';
-import type { ArcChain, RunningArcCallbackWorker, RunningConfirmationWorker } from '@proofline/chain-arc';
+import { confirmationOptions } from '@proofline/chain-arc';
+import type { ArcChain, RunningConfirmationWorker } from '@proofline/chain-arc';
 import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
 import { RecordStore } from '@proofline/records-data-access';
-import { createPublication } from '@proofline/records-publication';
 import type { Publication } from '@proofline/records-publication';
 import { createLogger } from '@proofline/shared-logger';
 import { deleteByPrefix } from '@proofline/shared-redis';
 import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
+import { startWorkerSide } from '../testing/worker-side';
+import type { WorkerSide } from '../testing/worker-side';
 
 // Records published over real HTTP to the devnet node's ARC API by the real publisher (batched,
 // funded from the wallet's pool), proven by the confirmation worker (polling) and by ARC callbacks
@@ -83,7 +84,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   let chain: ArcChain;
   let publication: Publication;
   let confirmations: RunningConfirmationWorker | null = null;
-  let callbacks: RunningArcCallbackWorker;
+  let worker: WorkerSide;
   let writerKey: string;
 
   const startPolling = async (options: { pollAfterMs?: number } = {}) => {
@@ -118,30 +119,19 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     });
     await dev.fund(200, 1000);
     writerKey = (await seedKey(api, { tenant: 'acme', permissions: ['Issuer_Admin'] })).rawKey;
-    // The worker side, as apps/worker wires it: its own connections, ARC with the callback headers.
-    chain = createArcChain({
-      redis: workerRedis,
+    // The worker side, as apps/worker wires it: its own connections, ARC with the callback headers,
+    // the callbacks the API queues proven as the worker's arc-callbacks role does.
+    worker = await startWorkerSide({
       prefix,
-      config: api.deps.config.chain,
-      seed: api.deps.config.wallet.seed,
-    });
-    publication = createPublication({
+      api,
+      pool: dev.pool,
       redis: workerRedis,
       bull: workerBull,
-      prefix,
-      config: api.deps.config,
-      chain,
-      pool: dev.pool,
-      clock: api.deps.clock,
       logger,
+      callbacks: true,
     });
+    ({ chain, publication } = worker);
     publication.startPublisher({ concurrency: 8, sweepEveryMs: 200, sweepAfterMs: 500 });
-    // The callbacks the API queues, proven as the worker's arc-callbacks role does.
-    callbacks = await startArcCallbackWorker({
-      connection: workerBull,
-      redisPrefix: prefix,
-      deps: { headers: chain.headers, store: chain.store, logger, events: { redis: workerRedis, prefix } },
-    });
   });
   afterEach(() => {
     Object.assign(dev.node.faults, {
@@ -154,9 +144,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   });
   afterAll(async () => {
     await stopPolling();
-    await callbacks.close();
-    await publication.close();
-    await chain.close();
+    await worker.close();
     await api.close();
     await dev.close();
     await deleteByPrefix(workerRedis, prefix);
@@ -165,13 +153,18 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     await nodeRedis.quit();
   });
 
-  it('ARC callbacks alone prove a record (no polling); a callback with a wrong token is 401 and ignored', async () => {
+  it('ARC callbacks alone prove a record and settle its funding (no polling); a callback with a wrong token is 401 and ignored', async () => {
+    const unsettled = async () => (await dev.pool.unsettled(1000)).map((t) => t.txId);
     const rec = await write('/api/v1/records?encode=SHA256', 'by callback');
     await eventually(async () => (await store.state(rec.txId)) === 'published', 10_000);
+    // Answered below SEEN_ON_NETWORK (the node's time to SEEN): held, its change not freed yet.
+    expect(await unsettled()).toContain(rec.txId);
     const block = await dev.node.mineBlock();
     await eventually(async () => (await statusOf(rec.txId)).confirmation !== null, 10_000, 50);
     const s = await statusOf(rec.txId);
     expect(s.confirmation).toMatchObject({ blockHash: block.hash, confirmedBlocks: 1 });
+    // The callback that proved it settled its funding too: no poll will ever ask about it.
+    await eventually(async () => !(await unsettled()).includes(rec.txId), 5000, 50);
     verifyIndependently(rec.txId, s.confirmation as Confirmation);
 
     const forged = {

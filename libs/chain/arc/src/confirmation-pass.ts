@@ -1,5 +1,5 @@
 import type { RedisClient } from '@proofline/shared-redis';
-import { parseHeader, provesNeverMinable, refusalCode, spentTxIds } from '@proofline/chain-domain';
+import { heldByArc, parseHeader, provesNeverMinable, refusalCode, spentTxIds } from '@proofline/chain-domain';
 import type { HeadersSource, Refusal } from '@proofline/chain-domain';
 import type { Config } from '@proofline/shared-config';
 import { publishBlockEvent } from './arc-blocks';
@@ -40,6 +40,14 @@ export interface ConfirmationPassDeps {
    * until its proof is stored.
    */
   readonly onSeen?: (txIds: readonly string[]) => Promise<void>;
+  /**
+   * Watched transactions ARC holds below SEEN_ON_NETWORK with nothing in their way (a poll or a
+   * re-broadcast answered RECEIVED … ACCEPTED_BY_NETWORK or MINED_IN_STALE_BLOCK: `heldByArc`),
+   * as a first broadcast answered so publishes a record: a record failed for a refusal ARC did not
+   * keep is published again. Nothing is freed (its change waits for SEEN_ON_NETWORK or MINED).
+   * MUST be idempotent: a transaction is reported every pass while ARC holds it so.
+   */
+  readonly onHeld?: (txIds: readonly string[]) => Promise<void>;
   /**
    * Transactions whose funding still waits for the chain (the pool's oldest unsettled ones). Any of
    * them with a stored proof was mined, its proof perhaps stored by a callback (which unwatches it
@@ -132,6 +140,8 @@ const HEADER_BACKFILL = 16;
  *    headers source and stored (which unwatches them); refused proofs stay watched;
  * 3. 404 (ARC does not know it) → the same bytes are broadcast again, never other bytes;
  *    SEEN_ON_NETWORK or MINED (polled or re-broadcast) → `onSeen` (the funding pool frees change);
+ *    held below SEEN (polled or re-broadcast, not an orphan) → `onHeld` (a failed record is
+ *    published again, nothing freed);
  * 4. REJECTED, 461/463/464 → `onRefused` final (the record fails, funding dropped) and unwatched;
  *    a REJECTED for a transient reason ({@link rejectedTransiently}) is first left alone and re-sent
  *    once ({@link TransientRejects}: after a new block or `transientResendMs`); a REJECTED after that
@@ -239,6 +249,7 @@ export async function runConfirmationPass(
   const withParents = await parentsFirst(deps, escalate, maxBlocks);
 
   const seen = [...track.seen];
+  const held = [...track.held];
   let rebroadcast = 0;
   // Unknown to ARC, or transiently REJECTED and due for its one re-broadcast: the same bytes again.
   const resendNow = [...resend];
@@ -260,6 +271,7 @@ export async function runConfirmationPass(
         else if (verdict.kind !== 'request-problem') {
           rebroadcast++;
           if (verdict.kind === 'accepted') seen.push(verdict.txId);
+          if (verdict.kind === 'pending' && heldByArc(verdict)) held.push(verdict.txId);
         }
       }
     } catch (e) {
@@ -282,6 +294,7 @@ export async function runConfirmationPass(
     }
   }
   if (seen.length > 0) await deps.onSeen?.(seen);
+  if (held.length > 0) await deps.onHeld?.(held);
 
   // The bound of an undecided refusal: past it, settled for good.
   const now = (options.now ?? new Date()).getTime();

@@ -1,3 +1,4 @@
+import { heldByArc } from '@proofline/chain-domain';
 import type { ChainHeader, HeadersSource, Refusal } from '@proofline/chain-domain';
 import type { ArcStatusResult } from './arc-client';
 import { verifyBump } from './bump';
@@ -81,6 +82,11 @@ export interface TrackReport extends ProveReport {
   readonly seen: readonly string[];
   /** Known to ARC but not mined yet (or MINED without block data). */
   readonly waiting: readonly { readonly txId: string; readonly status: string }[];
+  /**
+   * Of `waiting`, those ARC holds below SEEN_ON_NETWORK with nothing in their way (a pending
+   * status {@link heldByArc}: not an orphan): published, not yet seen.
+   */
+  readonly held: readonly string[];
   /** ARC answered 404 with its problem body: broadcast the same bytes again. */
   readonly unknown: readonly string[];
   /** Refusals ARC reported while polling (REJECTED, DOUBLE_SPEND_ATTEMPTED). */
@@ -101,6 +107,7 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const claims: MinedClaim[] = [];
   const waiting: { txId: string; status: string }[] = [];
+  const held: string[] = [];
   const seen: string[] = [];
   const unknown: string[] = [];
   const rejected: Refusal[] = [];
@@ -115,7 +122,10 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
         if (r.kind === 'not-found') unknown.push(txId);
         else if (r.kind === 'accepted' && r.mined) claims.push({ txId, ...r.mined });
         else if (r.kind === 'refused' || r.kind === 'request-problem') rejected.push(r);
-        else waiting.push({ txId, status: r.status });
+        else {
+          waiting.push({ txId, status: r.status });
+          if (r.kind === 'pending' && heldByArc(r)) held.push(txId);
+        }
       } catch (e) {
         errors.push({ txId, error: e instanceof Error ? e : new Error(String(e)) });
       }
@@ -130,5 +140,5 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
   );
   await Promise.all(Array.from({ length: Math.min(concurrency, txIds.length) }, lane));
   const proved = await proveMined(options, claims);
-  return { ...proved, seen, waiting, unknown, rejected, errors, tipHeight: await tip };
+  return { ...proved, seen, waiting, held, unknown, rejected, errors, tipHeight: await tip };
 }

@@ -30,10 +30,7 @@ describe('slots', () => {
       return keys.map((k) => k.slice(-1));
     });
     expect(out).toEqual(['1', '2', '3']);
-    expect(calls).toEqual([
-      [`${a}1`, `${a}3`],
-      [`${b}2`],
-    ]);
+    expect(calls).toEqual([[`${a}1`, `${a}3`], [`${b}2`]]);
     await expect(readBySlot([`${a}1`], async () => [])).rejects.toThrow('answered 0 values');
   });
 });
