@@ -6,4 +6,5 @@ export * from './parse-transaction';
 export * from './merkle-path';
 export * from './spv-codec';
 export * from './split-tx-builder';
-export * from './extended-format';
+export { toExtendedFormat } from './wire-format';
+export type { SpentOutputData } from './wire-format';

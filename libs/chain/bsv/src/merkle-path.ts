@@ -1,7 +1,7 @@
 import { MerklePath } from '@bsv/sdk';
 import { DUPLICATE_NODE } from '@proofline/chain-domain';
 import type { TscMerkleProof } from '@proofline/chain-domain';
-import { varInt } from './varint';
+import { varInt } from './wire-format';
 
 type Leaf = { offset: number; hash?: string; txid?: boolean; duplicate?: boolean };
 

@@ -6,7 +6,7 @@ import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
 import { lockingScriptOf, p2pkhScriptBytes } from './scripts';
 import { signP2pkhInputs } from './sign';
-import { toExtendedFormat } from './extended-format';
+import { toExtendedFormat } from './wire-format';
 import type { SpentOutput } from './sign';
 
 /** What the funding wallet's splitter asks for (the shape of chain-wallet's `SplitRequest`). */

@@ -14,11 +14,12 @@ import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
 import type { Redis } from '@proofline/shared-redis';
 import { publicationPause } from './publication-pause';
+import { deferringQueue } from './producer';
 import type { BullPublishQueue } from './producer';
 import type { PublicationSettlement } from './publish';
 import { publicationSettlement, rawTxOf, refusedWhileConfirming, seenWhileConfirming } from './settlement';
 import type { FundingSettle } from './settlement';
-import { deferringQueue, startRecordsPublisher } from './worker';
+import { startRecordsPublisher } from './worker';
 import type { RecordsPublisherOptions, RunningPublisher } from './worker';
 
 export interface PublicationOptions {

@@ -10,8 +10,8 @@ import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/sh
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { createRecords } from '@proofline/records-feature';
 import type { PublishQueue } from '@proofline/records-feature';
-import { BullPublishQueue, SWEEP_DEFER_MS } from './producer';
-import { deferringQueue, startRecordsPublisher } from './worker';
+import { BullPublishQueue, SWEEP_DEFER_MS, deferringQueue } from './producer';
+import { startRecordsPublisher } from './worker';
 import type { RunningPublisher } from './worker';
 
 const logger = createLogger({ level: 'silent', name: 'test' });
