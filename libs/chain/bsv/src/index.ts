@@ -6,5 +6,3 @@ export * from './parse-transaction';
 export * from './merkle-path';
 export * from './spv-codec';
 export * from './split-tx-builder';
-export { toExtendedFormat } from './wire-format';
-export type { SpentOutputData } from './wire-format';

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Transaction } from '@bsv/sdk';
 import type { TransactionInput, TransactionOutput } from '@bsv/sdk';
-import { InsufficientFundingError, sha256d, toDisplayHex } from '@proofline/chain-domain';
+import { InsufficientFundingError, sha256d, toDisplayHex, toExtendedFormat } from '@proofline/chain-domain';
 import type { BuiltTransaction, Outpoint, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
-import { toExtendedFormat } from './wire-format';
 import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
 import { FUNDING_NONCE_BYTES, LAYOUT_VERSION, LINK_VOUT, headerScriptBytes } from './record-layout';

@@ -1,12 +1,11 @@
 import { Transaction } from '@bsv/sdk';
 import type { TransactionInput, TransactionOutput } from '@bsv/sdk';
-import { InsufficientFundingError, sha256d, toDisplayHex } from '@proofline/chain-domain';
+import { InsufficientFundingError, sha256d, toDisplayHex, toExtendedFormat } from '@proofline/chain-domain';
 import type { Outpoint } from '@proofline/chain-domain';
 import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
 import { lockingScriptOf, p2pkhScriptBytes } from './scripts';
 import { signP2pkhInputs } from './sign';
-import { toExtendedFormat } from './wire-format';
 import type { SpentOutput } from './sign';
 
 /** What the funding wallet's splitter asks for (the shape of chain-wallet's `SplitRequest`). */
