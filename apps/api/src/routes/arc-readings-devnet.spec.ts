@@ -1,13 +1,15 @@
 import { Transaction } from '@bsv/sdk';
-import { createArcChain, handleArcCallback } from '@proofline/chain-arc';
+import { handleArcCallback } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
 import { startArcDevnet, startArcRuleProxy, statusEntry, submittedTxIds } from '@proofline/devnet-testing';
 import type { ArcDevnet, ArcRuleProxy, ProxiedRequest } from '@proofline/devnet-testing';
 import { RecordStore } from '@proofline/records-data-access';
-import { createPublication, readPublicationPause } from '@proofline/records-publication';
+import { readPublicationPause } from '@proofline/records-publication';
 import type { Publication } from '@proofline/records-publication';
+import { composePublicationSide } from '@proofline/records-publication-testing';
+import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
 import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
@@ -67,12 +69,11 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
   const lines: string[] = [];
   const logger = createLogger({ level: 'info', name: 'test', destination: { write: (l: string) => lines.push(l) } });
   const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerBull = createBullRedis(testRedisUrl());
-  const store = new RecordStore(workerRedis, prefix);
+  const store = new RecordStore(nodeRedis, prefix);
   let dev: ArcDevnet;
   let proxy: ArcRuleProxy;
   let api: RunningApi;
+  let worker: PublicationSide;
   let chain: ArcChain;
   let publication: Publication;
   let writerKey: string;
@@ -98,7 +99,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       confirmation: { blockHash: string } | null;
     };
   const unsettled = async () => (await dev.pool.unsettled(1000)).map((t) => t.txId);
-  const free = async () => (await workerRedis.zrange(dev.pool.keys.free, 0, -1)) as string[];
+  const free = async () => (await nodeRedis.zrange(dev.pool.keys.free, 0, -1)) as string[];
   const inputsOf = async (txId: string) => (await dev.pool.unsettled(1000)).find((t) => t.txId === txId)?.inputs ?? [];
   const logged = (msg: string) => lines.filter((l) => l.includes(`"msg":"${msg}`)).length;
 
@@ -109,36 +110,26 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     await dev.fund(100, 1000);
     writerKey = (await seedKey(api, { tenant: 'acme', permissions: ['Issuer_Admin'] })).rawKey;
     // The worker side talks to ARC through the proxy.
-    chain = createArcChain({
-      redis: workerRedis,
-      prefix,
-      config: { ...api.deps.config.chain, arcUrl: proxy.url },
-      seed: api.deps.config.wallet.seed,
-    });
-    publication = createPublication({
-      redis: workerRedis,
-      bull: workerBull,
+    worker = composePublicationSide({
       prefix,
       config: api.deps.config,
-      chain,
       pool: dev.pool,
       clock: api.deps.clock,
       logger,
+      arcUrl: proxy.url,
     });
+    ({ chain, publication } = worker);
     publication.startPublisher({ concurrency: 4, sweepEveryMs: 200, sweepAfterMs: 500 });
   });
   afterEach(() => {
     proxy.rule = () => 'forward';
   });
   afterAll(async () => {
-    await publication.close();
-    await chain.close();
+    await worker.close();
     await api.close();
     await proxy.close();
     await dev.close();
-    await deleteByPrefix(workerRedis, prefix);
-    await workerBull.quit();
-    await workerRedis.quit();
+    await deleteByPrefix(nodeRedis, prefix);
     await nodeRedis.quit();
   });
 
@@ -151,9 +142,9 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     const ready = await readiness();
     expect(ready.status).toBe('ready'); // accepted writes wait in the outbox: serving stays right
     expect(ready.checks.publicationDetail).toContain('ARC 400');
-    expect(await readPublicationPause(workerRedis, prefix)).toMatchObject({ httpStatus: 400 });
+    expect(await readPublicationPause(nodeRedis, prefix)).toMatchObject({ httpStatus: 400 });
     for (const txId of txIds) expect(await store.state(txId)).toBe('pending');
-    expect(await workerRedis.zscore(`${prefix}:records:outbox`, txIds[0] as string)).not.toBeNull();
+    expect(await nodeRedis.zscore(`${prefix}:records:outbox`, txIds[0] as string)).not.toBeNull();
     // Their inputs stay spent by their transactions (committed, unsettled): no other write gets them.
     const unsettled = (await dev.pool.unsettled(1000)).map((t) => t.txId);
     for (const txId of txIds) expect(unsettled).toContain(txId);
@@ -168,7 +159,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       100,
     );
     expect((await readiness()).checks.publication).toBe('running');
-    expect(await readPublicationPause(workerRedis, prefix)).toBeNull();
+    expect(await readPublicationPause(nodeRedis, prefix)).toBeNull();
     expect(logged('publication resumed')).toBe(1);
     // Change freed once a poll sees them SEEN_ON_NETWORK (after the node's time to SEEN).
     await eventually(
@@ -425,7 +416,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       );
       expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
       expect(submitsOf(txId)).toBe(2);
-      expect(await workerRedis.hexists(`${prefix}:arc:transient-resent`, txId)).toBe(0);
+      expect(await nodeRedis.hexists(`${prefix}:arc:transient-resent`, txId)).toBe(0);
     });
 
     it('a second REJECTED after the one re-broadcast is final: the record fails, unwatched, its inputs never handed back', async () => {
@@ -501,7 +492,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     const mine = async (n: number) => {
       for (let i = 0; i < n; i++) await dev.node.mineBlock();
     };
-    const escalations = async () => Number((await workerRedis.get(`${prefix}:arc:orphan-escalations`)) ?? 0);
+    const escalations = async () => Number((await nodeRedis.get(`${prefix}:arc:orphan-escalations`)) ?? 0);
     const before = await escalations();
 
     expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 0 });

@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
 import net from 'node:net';
 import { MerklePath, Spend, Transaction } from '@bsv/sdk';
-import { confirmationOptions, createArcChain, startArcCallbackWorker } from '@proofline/chain-arc';
+import { confirmationOptions, startArcCallbackWorker } from '@proofline/chain-arc';
 import type { ArcChain, RunningArcCallbackWorker, RunningConfirmationWorker } from '@proofline/chain-arc';
 import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
 import { RecordStore } from '@proofline/records-data-access';
-import { createPublication } from '@proofline/records-publication';
 import type { Publication } from '@proofline/records-publication';
+import { composePublicationSide } from '@proofline/records-publication-testing';
+import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
 import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
@@ -75,11 +76,10 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   const prefix = uniquePrefix('recarc');
   const logger = createLogger({ level: 'silent', name: 'test' });
   const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerBull = createBullRedis(testRedisUrl());
-  const store = new RecordStore(workerRedis, prefix);
+  const store = new RecordStore(nodeRedis, prefix);
   let dev: ArcDevnet;
   let api: RunningApi;
+  let worker: PublicationSide;
   let chain: ArcChain;
   let publication: Publication;
   let confirmations: RunningConfirmationWorker | null = null;
@@ -119,28 +119,14 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     await dev.fund(200, 1000);
     writerKey = (await seedKey(api, { tenant: 'acme', permissions: ['Issuer_Admin'] })).rawKey;
     // The worker side, as apps/worker wires it: its own connections, ARC with the callback headers.
-    chain = createArcChain({
-      redis: workerRedis,
-      prefix,
-      config: api.deps.config.chain,
-      seed: api.deps.config.wallet.seed,
-    });
-    publication = createPublication({
-      redis: workerRedis,
-      bull: workerBull,
-      prefix,
-      config: api.deps.config,
-      chain,
-      pool: dev.pool,
-      clock: api.deps.clock,
-      logger,
-    });
+    worker = composePublicationSide({ prefix, config: api.deps.config, pool: dev.pool, clock: api.deps.clock, logger });
+    ({ chain, publication } = worker);
     publication.startPublisher({ concurrency: 8, sweepEveryMs: 200, sweepAfterMs: 500 });
     // The callbacks the API queues, proven as the worker's arc-callbacks role does.
     callbacks = await startArcCallbackWorker({
-      connection: workerBull,
+      connection: worker.bull,
       redisPrefix: prefix,
-      deps: { headers: chain.headers, store: chain.store, logger, events: { redis: workerRedis, prefix } },
+      deps: { headers: chain.headers, store: chain.store, logger, events: { redis: worker.redis, prefix } },
     });
   });
   afterEach(() => {
@@ -155,13 +141,10 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   afterAll(async () => {
     await stopPolling();
     await callbacks.close();
-    await publication.close();
-    await chain.close();
+    await worker.close();
     await api.close();
     await dev.close();
-    await deleteByPrefix(workerRedis, prefix);
-    await workerBull.quit();
-    await workerRedis.quit();
+    await deleteByPrefix(nodeRedis, prefix);
     await nodeRedis.quit();
   });
 
@@ -382,7 +365,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     // policy): its input is not handed back, the transaction stays watched until the chain decides
     const committed = (await dev.pool.unsettled(1000)).find((t) => t.txId === rec.txId);
     expect(committed?.inputs.length).toBeGreaterThan(0);
-    const free = new Set(await workerRedis.zrange(dev.pool.keys.free, 0, -1));
+    const free = new Set(await nodeRedis.zrange(dev.pool.keys.free, 0, -1));
     for (const op of committed?.inputs ?? []) expect(free.has(op)).toBe(false);
     expect(await chain.store.watched(1000)).toContain(rec.txId);
   });
