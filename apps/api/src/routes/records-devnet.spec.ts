@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import net from 'node:net';
 import { MerklePath, Spend, Transaction } from '@bsv/sdk';
 import { confirmationOptions, startArcCallbackWorker } from '@proofline/chain-arc';
 import type { ArcChain, RunningArcCallbackWorker, RunningConfirmationWorker } from '@proofline/chain-arc';
@@ -11,7 +10,8 @@ import { composePublicationSide } from '@proofline/records-publication-testing';
 import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
 import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import type { Confirmation, StatusResult } from '@proofline/records-domain';
+import { eventually, freePort, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 
@@ -24,25 +24,7 @@ const sha = (b: Buffer) => createHash('sha256').update(b).digest();
 const sha256d = (b: Buffer) => sha(sha(b));
 const TOKEN = 'callback-token-0123456789abcdef';
 
-interface Confirmation {
-  confirmedBlocks: number;
-  blockHash: string;
-  blockTimestamp: string;
-  merkleProof: {
-    index: number;
-    txOrId: string;
-    target: string;
-    nodes: string[];
-    targetType: string;
-    proofType: string;
-    composite: boolean;
-  };
-}
-interface Status {
-  confirmation: Confirmation | null;
-  publication: string;
-  failure?: string;
-}
+type Status = StatusResult;
 
 /** Independent TSC check: fold the nodes from the leaf and compare with the header's Merkle root. */
 function verifyIndependently(txId: string, c: Confirmation): void {
@@ -60,14 +42,6 @@ function verifyIndependently(txId: string, c: Confirmation): void {
   expect(index).toBe(0);
   expect(running.equals(header.subarray(36, 68))).toBe(true);
   expect(new Date(c.blockTimestamp).getTime() / 1000).toBe(header.readUInt32LE(68));
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 jest.setTimeout(60_000);
