@@ -23,7 +23,7 @@ import { createRecords } from '@proofline/records-feature';
 import { createPublication } from '@proofline/records-publication';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis } from '@proofline/shared-redis';
+import { connectRedis, createBullRedis, createRedis, resolveRedis } from '@proofline/shared-redis';
 import { createGraphQL } from '../apps/graphql/src/app';
 import { createGraphQLDeps } from '../apps/graphql/src/deps';
 import { freePort } from '@proofline/shared-testing';
@@ -70,8 +70,10 @@ async function main(): Promise<void> {
   }
   await waitForRedis(redisUrl);
   const prefix = `gqlbench${Date.now()}`;
-  const redis = createRedis(redisUrl, { maxRetriesPerRequest: null });
-  const bull = createBullRedis(redisUrl);
+  // BENCH_REDIS_URL may name a cluster node: the factory asks.
+  const deployment = await resolveRedis({ url: redisUrl });
+  const redis = connectRedis(deployment, { maxRetriesPerRequest: null });
+  const bull = createBullRedis(deployment);
   // The devnet node (ARC over HTTP) in this process; the pool funded by a real coinbase split.
   const dev = await startArcDevnet({ redis, prefix });
   const config = loadConfig({

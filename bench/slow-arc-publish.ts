@@ -14,7 +14,7 @@
 import { startArcDevnet, startArcProxy } from '@proofline/devnet-testing';
 import { composePublicationSide } from '@proofline/records-publication-testing';
 import { loadConfig } from '@proofline/shared-config';
-import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { connectRedis, deleteByPrefix, resolveRedis } from '@proofline/shared-redis';
 import { privateRedis } from './private-redis';
 
 const DELAY_MS = Number(process.env['BENCH_ARC_DELAY_MS'] ?? 1000);
@@ -25,7 +25,8 @@ const VERSIONS = Number(process.env['BENCH_VERSIONS'] ?? 8);
 const WRITERS = Number(process.env['BENCH_WRITERS'] ?? 16);
 
 async function runOnce(url: string, inFlight: number): Promise<string> {
-  const redis = createRedis(url, { maxRetriesPerRequest: null });
+  const deployment = await resolveRedis({ url });
+  const redis = connectRedis(deployment, { maxRetriesPerRequest: null });
   const prefix = `bench-slowarc-${process.pid}-${inFlight}`;
   const dev = await startArcDevnet({ redis, prefix });
   const proxy = await startArcProxy({ target: dev.node.url, submissionDelayMs: DELAY_MS });
@@ -38,7 +39,7 @@ async function runOnce(url: string, inFlight: number): Promise<string> {
     LOG_LEVEL: 'silent',
   });
   // The writer and the publisher in this process, as the apps compose them, ARC behind the proxy.
-  const side = composePublicationSide({ prefix, config, pool: dev.pool });
+  const side = composePublicationSide({ prefix, config, deployment, pool: dev.pool });
   const { chain, publication } = side;
   const { writes } = side.records();
   const needed = RECORDS + CHAINS * VERSIONS + 50;

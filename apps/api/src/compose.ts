@@ -1,5 +1,4 @@
 import { Queue } from 'bullmq';
-import type { ConnectionOptions } from 'bullmq';
 import { ArcClient, arcCallbackQueue, arcKeys, createArcChain } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
 import {
@@ -21,15 +20,16 @@ import type { Clock, Config } from '@proofline/shared-config';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
 import {
-  bullConnection,
   coalesceWrites,
+  connectRedis,
   createBullRedis,
-  createRedis,
+  redisTargetOf,
   requestPathOptions,
+  resolveRedis,
   throttledErrorLog,
   withCallTimeout,
 } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient, RedisDeployment } from '@proofline/shared-redis';
 import { createWebhooks } from '@proofline/webhooks-feature';
 import type { ApiDeps } from './deps';
 import { IdempotencyStore } from './idempotency';
@@ -39,18 +39,21 @@ import { identityRecordsAuth } from './routes/records-http';
 
 /** The Redis connections of the REST app: opened here, closed last by `ComposedApi.close`. */
 export interface ApiConnections {
+  /** The service's Redis, one server or a cluster (`resolveRedis`): what every other connection is opened on. */
+  readonly deployment: RedisDeployment;
   /** Request-path commands (`requestPathOptions`: bounded, an outage becomes a 503 within about a second, never a hang). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** BullMQ queues (publication, /metrics job counts); shared by every queue of the app. */
-  readonly bull: Redis;
+  readonly bull: RedisClient;
 }
 
-/** Opens the REST app's connections. */
-export function openApiConnections(config: Config, logger: Logger): ApiConnections {
+/** Opens the REST app's connections (asks REDIS_URL whether it is a cluster first; rejects while Redis does not answer). */
+export async function openApiConnections(config: Config, logger: Logger): Promise<ApiConnections> {
+  const deployment = await resolveRedis(redisTargetOf(config));
   // Both coalesce a turn's commands into one socket write (coalesceWrites): a write request makes
   // three commands, and under load many requests' commands fall in one turn.
   const redis = coalesceWrites(
-    createRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs })),
+    connectRedis(deployment, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs })),
   );
   redis.on(
     'error',
@@ -59,13 +62,13 @@ export function openApiConnections(config: Config, logger: Logger): ApiConnectio
   // Queues only add and count (no blocking reads): bounded like the request path, so a write's
   // enqueue (after the record is durable in the outbox) fails within a second instead of hanging.
   const bull = coalesceWrites(
-    createBullRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs })),
+    createBullRedis(deployment, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs })),
   );
   bull.on(
     'error',
     throttledErrorLog((f, m) => logger.warn(f, m), 'bullmq connection error'),
   );
-  return { redis, bull };
+  return { deployment, redis, bull };
 }
 
 /** The records and chain scopes of the REST app, as `composeApi` and the records test fixtures build them. */
@@ -162,7 +165,7 @@ export function composeApiRecords(o: {
  * while no policy younger than `FEE_POLICY_MAX_AGE_MS` is known (whatever ARC_URL points at: the
  * network decides, since only the devnet node's fee is known in advance).
  */
-function feeRateCache(config: Config, redis: Redis, prefix: string, logger: Logger | undefined): FeeRateCache {
+function feeRateCache(config: Config, redis: RedisClient, prefix: string, logger: Logger | undefined): FeeRateCache {
   const arc = new ArcClient({
     url: config.chain.arcUrl,
     ...(config.chain.arcApiKey ? { apiKey: config.chain.arcApiKey } : {}),
@@ -197,8 +200,8 @@ export interface ComposedApi {
  * test configuration.
  */
 export async function composeApi(config: Config, logger: Logger, clock: Clock): Promise<ComposedApi> {
-  const connections = openApiConnections(config, logger);
-  const { redis, bull } = connections;
+  const connections = await openApiConnections(config, logger);
+  const { deployment, redis, bull } = connections;
   // Everything opened so far, closed in reverse if the composition fails half-way (Redis went away
   // during start): main.ts retries, and a failed attempt must leave no connection reconnecting.
   const undo: (() => Promise<unknown> | void)[] = [() => closeConnections([bull, redis])];
@@ -207,9 +210,9 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
   };
   try {
     const claims = new ClaimsService({ config, redis, clock });
-    // Identity: key invalidations (pub/sub, retries forever), redis-om reads (node-redis), and BullMQ
-    // options for the key queue's event reader (QueueEvents blocks, so it owns its connection).
-    const subscriber = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
+    // Identity: key invalidations (pub/sub, retries forever; also what the key queue's event reader
+    // is duplicated from: QueueEvents blocks, so it owns its copy) and redis-om reads (node-redis).
+    const subscriber = connectRedis(deployment, { maxRetriesPerRequest: null });
     subscriber.on(
       'error',
       throttledErrorLog((f, m) => logger.warn(f, m), 'redis subscriber error'),
@@ -218,7 +221,7 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
     // node-redis has no command timeout: every redis-om call is bounded like an ioredis command.
     const om = withCallTimeout(
       await openOmConnection(
-        config.redisUrl,
+        deployment,
         throttledErrorLog((f, m) => logger.warn(f, m), 'redis-om connection error'),
       ),
       config.redisCommandTimeoutMs,
@@ -228,7 +231,7 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
       config,
       logger,
       clock,
-      connections: { redis, om, subscriber, bull: bullConnection(config.redisUrl) as ConnectionOptions },
+      connections: { redis, om, subscriber, bull: subscriber },
       // Per-key and per-tenant rate limits (one EVALSHA per authenticated request; none when unset).
       ...optional('admission', RateLimiter.admission(redis, config.redisPrefix, config.rateLimit)),
     });
@@ -250,7 +253,8 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
     // never rewrite a queue's meta hash (skipMetasUpdate): a handle without `streams` options would
     // reset the records queue's event-stream cap to BullMQ's 10,000 (~0.5 KB a record of Redis memory).
     const observed = Object.values(QUEUES).map(
-      (name) => new Queue(name, { connection: bull, prefix: bullPrefix(config.redisPrefix), skipMetasUpdate: true }),
+      (name) =>
+        new Queue(name, { connection: bull, prefix: bullPrefix(config.redisPrefix, name), skipMetasUpdate: true }),
     );
     for (const q of observed)
       q.on('error', (err) => logger.warn({ err: err.message, queue: q.name }, 'metrics queue error'));
@@ -315,7 +319,7 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
 }
 
 /** Quits each connection in turn, bounded: with Redis down a graceful QUIT would wait for a reconnection forever. */
-export async function closeConnections(connections: readonly Redis[]): Promise<void> {
+export async function closeConnections(connections: readonly RedisClient[]): Promise<void> {
   for (const c of connections) {
     await Promise.race([c.quit().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
     c.disconnect();

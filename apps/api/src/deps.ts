@@ -5,7 +5,7 @@ import type { Identity } from '@proofline/identity-feature';
 import type { RecordReads, RecordReceipts, RecordWrites } from '@proofline/records-feature';
 import type { Clock, Config } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { WebhookAdmin } from '@proofline/webhooks-feature';
 import type { IdempotencyStore } from './idempotency';
 import type { ApiMetrics } from './metrics';
@@ -20,7 +20,7 @@ export interface ApiDeps {
   readonly config: Config;
   readonly logger: Logger;
   /** Request-path Redis connection (finite retries: an outage becomes a fast 503). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly clock: Clock;
   readonly claims: ClaimsService;
   /** Identity API keys: `requireKey` authentication and the key use cases (routes mounted only when present). */

@@ -3,7 +3,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ArcProofStore, syntheticBlock } from '@proofline/chain-arc';
 import { ClaimsService } from '@proofline/identity-claims';
+import { recordsKeys } from '@proofline/records-data-access';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 
@@ -75,6 +77,26 @@ describe('operator CLI (run as a real process)', () => {
     expect(await claims.grantedClaims(`Bearer ${out.stdout.trim()}`)).toEqual({
       grantedClaims: ['Issuer', 'Verifier'],
     });
+  });
+
+  it("chain index-owners indexes proofs stored before the tenant block index by each record's tenant, once", async () => {
+    // Three proven transactions: two records of tenant acme, one that is no record (a wallet split).
+    const block = syntheticBlock(3, 7);
+    const { txIds } = block;
+    const store = new ArcProofStore(redis, prefix);
+    await store.storeProofs(block.proofs);
+    const acme = { family: 'independent', kind: 'independent', tenant: 'acme' };
+    for (const txId of [txIds[0], txIds[2]]) await redis.hset(recordsKeys(prefix).record(txId ?? ''), acme);
+    expect((await store.ownerBlocks('acme', { first: 5 })).total).toBe(0);
+
+    const out = cli(['chain', 'index-owners']);
+    expect(out.status).toBe(0);
+    expect(JSON.parse(out.stdout)).toEqual({ blocks: 1, added: 2 });
+    expect((await store.ownerBlocks('acme', { first: 5 })).blocks).toMatchObject([
+      { hash: block.hash, height: 7, count: 2 },
+    ]);
+    expect((await store.ownerTxIds('acme', block.hash, 0, 5)).txIds).toEqual([txIds[0], txIds[2]]);
+    expect(JSON.parse(cli(['chain', 'index-owners']).stdout)).toEqual({ blocks: 1, added: 0 });
   });
 
   it('exits 2 with usage on an unknown command and 78 on bad configuration', () => {

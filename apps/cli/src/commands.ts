@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import { mintToken } from '@proofline/identity-claims';
+import { ArcProofStore } from '@proofline/chain-arc';
 import { createBootstrapKey, importLegacyKeys } from '@proofline/identity-feature';
+import { RecordStore } from '@proofline/records-data-access';
 import type { Clock } from '@proofline/shared-config';
 import type { CliContext } from './main';
 import { walletImport, walletSplit, walletStatus } from './wallet-commands';
@@ -67,6 +69,17 @@ export const COMMANDS: Command[] = [
         { claims, subject: ctx.options['sub'] ?? 'dev-user', ttlSeconds: ttlSeconds(ctx.options['ttl']) },
       );
       process.stdout.write(`${token}\n`);
+    },
+  },
+  {
+    group: 'chain',
+    action: 'index-owners',
+    async run(ctx) {
+      // Proofs stored before the tenant block index existed: index them by their record's tenant (idempotent).
+      const store = new ArcProofStore(ctx.redis, ctx.config.redisPrefix);
+      const records = new RecordStore(ctx.redis, ctx.config.redisPrefix);
+      store.setOwnerLookup((txIds) => records.tenantsOf(txIds));
+      process.stdout.write(`${JSON.stringify(await store.indexOwners())}\n`);
     },
   },
   { group: 'wallet', action: 'status', run: (ctx) => walletStatus(ctx) },

@@ -5,13 +5,14 @@
  *   token mint [--claims A,B] [--sub S] [--ttl SECONDS]   print a development JWT for /auth/granted-claims
  *   wallet status | wallet split | wallet import TXID:VOUT:SATS...   the funding wallet (libs/chain/wallet)
  *   receipt verify FILE [--content PATH] [--encode ENCODE] [--headers-url URL]   check a receipt offline (no Redis, no config)
+ *   chain index-owners                    index proofs stored before the tenant block index by their record's tenant
  * It reads the same environment as the service (REDIS_URL, REDIS_PREFIX, AUTH_JWT_SECRET, ...).
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, systemClock } from '@proofline/shared-config';
 import type { Config } from '@proofline/shared-config';
-import { createRedis } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import { openRedis, redisTargetOf } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { COMMANDS } from './commands';
 import { receiptVerify } from './receipt-command';
 
@@ -23,11 +24,12 @@ const USAGE = `usage: npm run cli -- <command>
   wallet split                                    split large UTXOs into POOL_UTXO_SATS ones up to POOL_TARGET now
   wallet import TXID:VOUT:SATS [...]              add deposits paying the funding address to the pool
   receipt verify FILE [--content PATH] [--encode ENCODE] [--headers-url URL]
-                                                  check a record's receipt offline: exit 0 valid, 1 a check failed, 2 malformed`;
+                                                  check a record's receipt offline: exit 0 valid, 1 a check failed, 2 malformed
+  chain index-owners                              index proofs stored before the tenant block index (idempotent)`;
 
 export interface CliContext {
   config: Config;
-  redis: Redis;
+  redis: RedisClient;
   args: string[];
   options: Record<string, string | undefined>;
 }
@@ -75,17 +77,19 @@ async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  const redis = createRedis(config.redisUrl, {
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2000,
-    retryStrategy: () => null,
-  });
-  redis.on('error', () => undefined);
+  let redis: RedisClient | undefined;
   try {
+    // One server or a cluster (REDIS_URL is asked which, or REDIS_CLUSTER_NODES names it).
+    redis = await openRedis(redisTargetOf(config), {
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2000,
+      retryStrategy: () => null,
+    });
+    redis.on('error', () => undefined);
     await redis.ping();
   } catch {
     console.error(`proofline cli: Redis is not reachable at ${config.redisUrl} (is the service started? npm start)`);
-    redis.disconnect();
+    redis?.disconnect();
     return 1;
   }
   try {

@@ -7,7 +7,8 @@
 import { CONFIG_ERROR_EXIT, followLauncher, loadConfigOrExit } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
-import { coalesceWrites, createRedis } from '@proofline/shared-redis';
+import { coalesceWrites, openRedis, redisTargetOf } from '@proofline/shared-redis';
+import type { RedisTarget } from '@proofline/shared-redis';
 import {
   LENIENT_ARC,
   STATUSES_BEFORE_SEEN,
@@ -39,10 +40,15 @@ async function main(): Promise<void> {
   // Finite retries: while Redis is down, requests answer 503 REDIS_UNAVAILABLE instead of hanging.
   // Its chain's Redis: DEVNET_REDIS_URL (npm start gives the node a redis-server of its own), else
   // REDIS_URL — and REDIS_URL still when the chain the service's wallet was funded from lives there.
+  // Either may be one server or any node of a cluster (detected); the service's cluster nodes and
+  // NAT map apply to the devnet's Redis when it is the service's.
   const prefix = devnetPrefix(config.redisPrefix);
-  const redisUrl = await chainStore(config.devnet.redisUrl, config.redisUrl, prefix, logger);
+  const service = redisTargetOf(config);
+  const own: RedisTarget =
+    config.devnet.redisUrl === config.redisUrl ? service : { url: config.devnet.redisUrl, natMap: service.natMap };
+  const target = await chainStore(own, service, prefix, logger);
   // A batch's accept scripts, sent back to back, leave in one socket write (coalesceWrites).
-  const redis = coalesceWrites(createRedis(redisUrl, { maxRetriesPerRequest: 2 }));
+  const redis = coalesceWrites(await openRedis(target, { maxRetriesPerRequest: 2 }));
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const funding = fundingIdentity(config.wallet.seed, 'devnet');
   const node = await startDevnetNode({
@@ -98,11 +104,16 @@ async function main(): Promise<void> {
  * DEVNET_REDIS_URL existed) keeps its chain there: the wallet's UTXOs and the records' proofs
  * belong to that chain, and a new empty chain elsewhere would refuse every funded write.
  */
-async function chainStore(devnetUrl: string, serviceUrl: string, prefix: string, logger: Logger): Promise<string> {
-  if (devnetUrl === serviceUrl) return serviceUrl;
+async function chainStore(
+  devnet: RedisTarget,
+  service: RedisTarget,
+  prefix: string,
+  logger: Logger,
+): Promise<RedisTarget> {
+  if (devnet === service) return service;
   const tip = devnetKeys(prefix).tip;
-  const probe = async (url: string) => {
-    const r = createRedis(url, { maxRetriesPerRequest: 2 });
+  const probe = async (target: RedisTarget) => {
+    const r = await openRedis(target, { maxRetriesPerRequest: 2 });
     r.on('error', () => undefined);
     try {
       return (await r.exists(tip)) === 1;
@@ -110,14 +121,14 @@ async function chainStore(devnetUrl: string, serviceUrl: string, prefix: string,
       r.disconnect();
     }
   };
-  if (!(await probe(devnetUrl)) && (await probe(serviceUrl))) {
+  if (!(await probe(devnet)) && (await probe(service))) {
     logger.warn(
       { tip },
       "the devnet's chain is in the service's Redis (REDIS_URL): the node keeps it there; wipe it to move the node to DEVNET_REDIS_URL",
     );
-    return serviceUrl;
+    return service;
   }
-  return devnetUrl;
+  return devnet;
 }
 
 main().catch((err: unknown) => {

@@ -2,8 +2,10 @@
 /**
  * The `/explorer` page (built by tools/build/pages.mjs into one HTML file, served by the GraphQL
  * app). It reads only through this app's GraphQL API with the user's key: the record, its chain,
- * the blocks, live confirmations over the `confirmation` subscription (SSE). The key lives in
- * sessionStorage and travels only in the x-api-key header: never in a URL or a cookie.
+ * the blocks, live confirmations over the `confirmation` subscription (SSE), and the blocks holding
+ * the key's tenant's records (`myBlocks`). The key lives in sessionStorage and travels only in the
+ * x-api-key header: never in a URL or a cookie. A record is addressed as `#tx=<txId>` (the fragment
+ * never leaves the browser), so "Your blocks" links to each record's chain view.
  */
 import type { Receipt } from '@proofline/records-domain';
 import { byId, el } from '@proofline/shared-pages';
@@ -12,6 +14,9 @@ const KEY_SLOT = 'proofline.explorer.apiKey';
 /** Confirmations the live view follows a version to (the subscription ends there). */
 const FOLLOW_DEPTH = 6;
 const TX_ID = /^[0-9a-f]{64}$/;
+/** Blocks per "Your blocks" page, and records per page of one block. */
+const MY_BLOCKS_PAGE = 20;
+const MY_RECORDS_PAGE = 50;
 
 interface Confirmation {
   blockHash: string;
@@ -44,6 +49,26 @@ interface ChainPage {
   edges: { node: Version }[];
 }
 type LinkedResult = (Version & { chain: ChainPage | null }) | UserError;
+interface PageInfo {
+  hasNextPage: boolean;
+  endCursor: string | null;
+}
+/** A block of `myBlocks` as the page reads it. */
+export interface MyBlock {
+  hash: string;
+  height: number;
+  time: string;
+  recordCount: number;
+  confirmations: number;
+}
+interface MyRecord {
+  __typename: 'LinkedRecord' | 'IndependentRecord';
+  txId: string;
+  kind: 'CREATE' | 'UPDATE' | 'DELETE' | 'INDEPENDENT';
+  acceptedAt: string;
+  position?: number;
+  chainId?: string;
+}
 
 const VERSION_FIELDS = `
   __typename txId acceptedAt byteLength contentType encoding publication
@@ -78,6 +103,16 @@ const CHAIN_PAGE = `query ChainPage($txId: String!, $after: String!) {
 const ONE_LINKED = `query One($txId: String!) { linkedRecord(txId: $txId) { __typename ... on LinkedRecord { ${LINKED_FIELDS} } ... on UserError { code message } } }`;
 const ONE_INDEPENDENT = `query One($txId: String!) { record(txId: $txId) { __typename ... on IndependentRecord { ${VERSION_FIELDS} } ... on UserError { code message } } }`;
 const BLOCK = `query Block($hash: String!) { block(hash: $hash) { __typename ... on Block { hash height time txCount } ... on UserError { code message } } }`;
+const MY_BLOCKS = `query MyBlocks($after: String) {
+  myBlocks(first: ${MY_BLOCKS_PAGE}, after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { hash height time recordCount confirmations } } }
+}`;
+const MY_RECORDS = `query MyRecords($hash: String!, $after: String) {
+  myBlock(hash: $hash) {
+    __typename
+    ... on MyBlock { records(first: ${MY_RECORDS_PAGE}, after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { __typename txId kind acceptedAt ... on LinkedRecord { chainId position } } } } }
+    ... on UserError { code message }
+  }
+}`;
 const FOLLOW = `subscription Follow($txId: String!, $depth: Int!) {
   confirmation(txId: $txId, depth: $depth) { txId publication confirmedBlocks reached confirmation { blockHash blockTimestamp confirmedBlocks } }
 }`;
@@ -371,7 +406,10 @@ async function applyUpdate(u: {
   const old = document.querySelector(`#timeline li[data-txid="${u.txId}"]`);
   old?.replaceWith(versionItem(next, current));
   live.textContent = `${versionLabel(next)}: ${confirmationsText(next)}${next.confirmation ? ` in block ${shortHash(next.confirmation.blockHash)}` : ''}.`;
-  if (newlyMined || before.confirmation?.blockHash !== next.confirmation?.blockHash) await renderBlocks();
+  if (newlyMined || before.confirmation?.blockHash !== next.confirmation?.blockHash) {
+    await renderBlocks();
+    await loadMine();
+  }
 }
 
 async function readOne(v: Version): Promise<Version | undefined> {
@@ -426,18 +464,196 @@ async function explore(txId: string): Promise<void> {
   }
 }
 
+// "Your blocks": the blocks holding the key's tenant's records, newest first; each opens to the
+// tenant's records in it (a disclosure: the button says whether its list is shown), each record a
+// link to its chain view.
+
+/** Where "Show older blocks" continues; the blocks whose record lists are open (kept across reloads). */
+let mineCursor: string | null = null;
+const mineOpen = new Set<string>();
+let mineLoads = 0;
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function recordLabel(r: MyRecord): string {
+  return r.__typename === 'LinkedRecord'
+    ? `Version ${(r.position ?? 0) + 1} · ${r.kind.toLowerCase()}`
+    : 'Independent record';
+}
+
+function recordItem(r: MyRecord): HTMLLIElement {
+  const link = el(
+    'a',
+    { href: `#tx=${r.txId}`, 'data-txid': r.txId },
+    recordLabel(r),
+    ' ',
+    el('span', { class: 'hex' }, r.txId),
+  );
+  // The same fragment again fires no hashchange: open it anyway.
+  link.addEventListener('click', (e) => {
+    if (location.hash === `#tx=${r.txId}`) {
+      e.preventDefault();
+      openTx(r.txId);
+    }
+  });
+  return el(
+    'li',
+    {},
+    link,
+    r.chainId && r.chainId !== r.txId
+      ? el('span', { class: 'note' }, ` in chain ${shortHash(r.chainId)}`)
+      : el('span', { class: 'note' }, ''),
+  );
+}
+
+async function loadRecords(hash: string, panel: HTMLElement, after: string | null): Promise<void> {
+  const list = panel.querySelector('ul') as HTMLUListElement;
+  const more = panel.querySelector('button') as HTMLButtonElement;
+  const data = await gql<{
+    myBlock:
+      | { __typename: 'MyBlock'; records: { totalCount: number; pageInfo: PageInfo; edges: { node: MyRecord }[] } }
+      | UserError;
+  }>(MY_RECORDS, { hash, after });
+  const block = data.myBlock;
+  if (isError(block)) {
+    list.replaceChildren(el('li', { class: 'note' }, `${block.code}: ${block.message}`));
+    more.hidden = true;
+    return;
+  }
+  const items = block.records.edges.map((e) => recordItem(e.node));
+  if (after) list.append(...items);
+  else list.replaceChildren(...items);
+  more.hidden = !block.records.pageInfo.hasNextPage;
+  more.dataset['after'] = block.records.pageInfo.endCursor ?? '';
+  live.textContent = `${plural(block.records.totalCount, 'of your records', 'of your records')} in the block at height ${
+    panel.dataset['height'] ?? '?'
+  }${after ? ', more shown' : ''}.`;
+}
+
+async function toggleBlock(b: MyBlock, toggle: HTMLButtonElement, panel: HTMLElement, open: boolean): Promise<void> {
+  toggle.setAttribute('aria-expanded', String(open));
+  panel.hidden = !open;
+  if (!open) {
+    mineOpen.delete(b.hash);
+    return;
+  }
+  mineOpen.add(b.hash);
+  await loadRecords(b.hash, panel, null);
+}
+
+function myBlockItem(b: MyBlock): HTMLLIElement {
+  const panelId = `mine-${b.hash}`;
+  const toggle = el(
+    'button',
+    { type: 'button', class: 'block-toggle', 'aria-expanded': 'false', 'aria-controls': panelId },
+    el('span', { class: 'mark', 'aria-hidden': 'true' }),
+    el('span', { class: 'block-line' }, `Height ${b.height}`),
+    ' ',
+    el(
+      'span',
+      { class: 'block-line' },
+      `${plural(b.recordCount, 'of your records', 'of your records')} · ${plural(b.confirmations, 'confirmation')}`,
+    ),
+    ' ',
+    el('span', { class: 'block-line hex' }, b.hash),
+    ' ',
+    el('span', { class: 'block-line note' }, b.time),
+  );
+  const more = el('button', { type: 'button' }, 'Show more records');
+  more.hidden = true;
+  const panel = el(
+    'div',
+    { id: panelId, class: 'mine-records', 'data-height': String(b.height) },
+    el('ul', { 'aria-label': `Your records in the block at height ${b.height}` }),
+    more,
+  );
+  panel.hidden = true;
+  toggle.addEventListener('click', () => {
+    toggleBlock(b, toggle, panel, toggle.getAttribute('aria-expanded') !== 'true').catch((err: unknown) =>
+      panel.replaceChildren(el('p', { class: 'note' }, err instanceof Error ? err.message : String(err))),
+    );
+  });
+  more.addEventListener('click', () => {
+    loadRecords(b.hash, panel, more.dataset['after'] || null).catch(() => undefined);
+  });
+  const item = el('li', { 'data-hash': b.hash, 'data-height': String(b.height) }, toggle, panel);
+  if (mineOpen.has(b.hash)) void toggleBlock(b, toggle, panel, true).catch(() => undefined);
+  return item;
+}
+
+/** Reads "Your blocks" from the newest (or, with `more`, the next older page). */
+async function loadMine(more = false): Promise<void> {
+  const section = $('mine');
+  if (!apiKey()) {
+    section.hidden = true;
+    return;
+  }
+  const load = ++mineLoads;
+  section.hidden = false;
+  section.setAttribute('aria-busy', 'true');
+  try {
+    const data = await gql<{
+      myBlocks: { totalCount: number; pageInfo: PageInfo; edges: { node: MyBlock }[] } | null;
+    }>(MY_BLOCKS, { after: more ? mineCursor : null });
+    if (load !== mineLoads || !data.myBlocks) return;
+    const { totalCount, pageInfo, edges } = data.myBlocks;
+    const items = edges.map((e) => myBlockItem(e.node));
+    if (more) $('mine-list').append(...items);
+    else $('mine-list').replaceChildren(...items);
+    mineCursor = pageInfo.endCursor;
+    $('mine-more').hidden = !pageInfo.hasNextPage;
+    $('mine-summary').textContent =
+      totalCount === 0
+        ? 'None of your records is in a block yet.'
+        : `${plural(totalCount, 'block holds', 'blocks hold')} your records, newest first. Open one to list your records in it.`;
+  } catch (err) {
+    if (load !== mineLoads) return;
+    $('mine-list').replaceChildren();
+    $('mine-more').hidden = true;
+    $('mine-summary').textContent =
+      `Your blocks could not be read: ${err instanceof Error ? err.message : String(err)}`;
+  } finally {
+    if (load === mineLoads) section.setAttribute('aria-busy', 'false');
+  }
+}
+
+/** Shows the record `txId` (a link of "Your blocks", or `#tx=` in the address). */
+function openTx(txId: string): void {
+  txInput.value = txId;
+  if (!apiKey()) {
+    say('Set an API key first.', true);
+    keyInput.focus();
+    return;
+  }
+  explore(txId).catch((err: unknown) => say(err instanceof Error ? err.message : String(err), true));
+}
+
+function txOfLocation(): string | null {
+  const match = /^#tx=([0-9a-fA-F]{64})$/.exec(location.hash);
+  return match ? (match[1] as string).toLowerCase() : null;
+}
+
 $('key-form').addEventListener('submit', (e) => {
   e.preventDefault();
   const value = keyInput.value.trim();
   if (value) sessionStorage.setItem(KEY_SLOT, value);
   keyInput.value = '';
   showKeyState();
+  mineOpen.clear();
+  void loadMine();
 });
 $('forget').addEventListener('click', () => {
   sessionStorage.removeItem(KEY_SLOT);
   streams.abort();
   showKeyState();
+  mineOpen.clear();
+  mineLoads++;
+  $('mine-list').replaceChildren();
+  $('mine').hidden = true;
 });
+$('mine-more').addEventListener('click', () => void loadMine(true));
 $('tx-form').addEventListener('submit', (e) => {
   e.preventDefault();
   const txId = txInput.value.trim().toLowerCase();
@@ -446,11 +662,13 @@ $('tx-form').addEventListener('submit', (e) => {
     txInput.focus();
     return;
   }
-  if (!apiKey()) {
-    say('Set an API key first.', true);
-    keyInput.focus();
-    return;
-  }
-  explore(txId).catch((err: unknown) => say(err instanceof Error ? err.message : String(err), true));
+  openTx(txId);
+});
+window.addEventListener('hashchange', () => {
+  const txId = txOfLocation();
+  if (txId) openTx(txId);
 });
 showKeyState();
+void loadMine();
+const linked = txOfLocation();
+if (linked && apiKey()) openTx(linked);

@@ -12,9 +12,9 @@ export type GraphQLServer = YogaServerInstance<Record<string, unknown>, GraphQLC
 
 /** The first query GraphiQL shows: runs without a key, and says where the key goes. */
 export const GRAPHIQL_DEFAULT_QUERY = `# Proofline GraphQL: health and version need no key.
-# For records, blocks and the tip, put your key in
+# For records, blocks, the tip and myBlocks, put your key in
 # Headers below: {"x-api-key": "idty_..."}
-# Explorer (a record's chain, live confirmations): /explorer
+# Explorer (a record's chain, live confirmations, your blocks): /explorer
 # Receipt verifier (in the browser, offline): /verify on the REST API
 query Example {
   health

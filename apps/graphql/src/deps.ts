@@ -1,4 +1,3 @@
-import type { ConnectionOptions } from 'bullmq';
 import type { BlockReader } from '@proofline/chain-domain';
 import { createArcChain } from '@proofline/chain-arc';
 import { closeOmConnection, openOmConnection } from '@proofline/identity-data-access';
@@ -9,13 +8,14 @@ import type { RecordReads, RecordReceipts } from '@proofline/records-feature';
 import type { Clock, Config } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
 import {
-  bullConnection,
-  createRedis,
+  connectRedis,
+  redisTargetOf,
   requestPathOptions,
   throttledErrorLog,
+  waitForRedis,
   withCallTimeout,
 } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 
 /** The identity use cases the GraphQL facade calls (same service as REST). */
 export type IdentityUseCases = Pick<Identity, 'authenticator' | 'keys'>;
@@ -39,7 +39,7 @@ export interface GraphQLDeps {
 
 export interface OwnedGraphQLDeps extends GraphQLDeps {
   /** The request-path connection (finite retries: an outage becomes a fast error, not a hang). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Closes the services, then every connection the deps opened (bounded). */
   close(): Promise<void>;
 }
@@ -47,17 +47,22 @@ export interface OwnedGraphQLDeps extends GraphQLDeps {
 /**
  * The GraphQL app's composition root: opens its connections (commands; a subscriber shared by
  * block events and key invalidations; redis-om's node-redis client) and builds the identity scope,
- * the records read scope and the chain scope on them.
+ * the records read scope and the chain scope on them. Waits for Redis to answer first (whether
+ * REDIS_URL is one server or a cluster node decides which clients these are).
  */
 export async function createGraphQLDeps(config: Config, logger: Logger, clock: Clock): Promise<OwnedGraphQLDeps> {
+  const deployment = await waitForRedis(redisTargetOf(config), (err, attempt) => {
+    if (attempt === 1 || attempt % 40 === 0)
+      logger.warn({ err: err.message, attempt }, 'not ready: Redis does not answer; retrying');
+  });
   // Bounded (requestPathOptions): a Redis outage is REDIS_UNAVAILABLE within about a second, never a hang.
-  const redis = createRedis(config.redisUrl, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }));
+  const redis = connectRedis(deployment, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }));
   redis.on(
     'error',
     throttledErrorLog((f, m) => logger.warn(f, m), 'redis connection error'),
   );
   // The subscriber retries forever: a subscription must survive a Redis restart.
-  const subscriber = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
+  const subscriber = connectRedis(deployment, { maxRetriesPerRequest: null });
   subscriber.on(
     'error',
     throttledErrorLog((f, m) => logger.warn(f, m), 'redis subscriber error'),
@@ -65,7 +70,7 @@ export async function createGraphQLDeps(config: Config, logger: Logger, clock: C
   // node-redis has no command timeout: every redis-om call is bounded like an ioredis command.
   const om = withCallTimeout(
     await openOmConnection(
-      config.redisUrl,
+      deployment,
       throttledErrorLog((f, m) => logger.warn(f, m), 'redis-om connection error'),
     ),
     config.redisCommandTimeoutMs,
@@ -75,7 +80,8 @@ export async function createGraphQLDeps(config: Config, logger: Logger, clock: C
     config,
     logger,
     clock,
-    connections: { redis, om, subscriber, bull: bullConnection(config.redisUrl) as ConnectionOptions },
+    // The key queue's event reader is a duplicate of the subscriber's connection, owned by BullMQ.
+    connections: { redis, om, subscriber, bull: subscriber },
   });
   // Reads only: proofs and blocks as the service verified them (the workers' confirmation role stores them).
   const chain = createArcChain({

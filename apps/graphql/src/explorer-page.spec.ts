@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { BsvSpvCodec } from '@proofline/chain-bsv';
 import { Receipt } from '@proofline/records-domain';
 import { verifyReceipt } from '@proofline/records-feature';
@@ -28,6 +28,11 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
     const s = await f.deps.records.status('linked', txId);
     return { publication: s.publication, confirmed: s.confirmation?.confirmedBlocks ?? 0 };
   }
+  /** The hash of the block holding `txId` (as status reports it). */
+  const blocks = new Map<string, string>();
+  function blockOf(txId: string): string {
+    return blocks.get(txId) ?? `(no block of ${txId})`;
+  }
   async function mine(): Promise<void> {
     await f.dev.node.mineBlock();
   }
@@ -48,6 +53,7 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
     await eventually(async () => (await state(created.txId)).publication === 'published', 15_000);
     await mine();
     await eventually(async () => (await state(created.txId)).confirmed >= 1, 15_000);
+    await noteBlock(created.txId);
     let token = created.updateToken;
     for (const body of ['minutes, second draft', 'minutes, as approved']) {
       const prev = versions[versions.length - 1] as string;
@@ -62,6 +68,7 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
       if (versions.length === 2) {
         await mine();
         await eventually(async () => (await state(next.txId)).confirmed >= 1, 15_000);
+        await noteBlock(next.txId);
       }
     }
   });
@@ -70,6 +77,21 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
     await running?.close(0);
     await f?.close();
   });
+
+  async function noteBlock(txId: string): Promise<void> {
+    const hash = (await f.deps.records.status('linked', txId)).confirmation?.blockHash;
+    if (hash) blocks.set(txId, hash);
+  }
+
+  /** A new page on /explorer with the spec's key typed into its labelled field and submitted by keyboard. */
+  async function openWithKey(context: BrowserContext): Promise<Page> {
+    const page = await context.newPage();
+    await page.goto(`${base}/explorer`);
+    await page.getByLabel('API key').focus();
+    await page.keyboard.type(key);
+    await page.keyboard.press('Enter');
+    return page;
+  }
 
   async function statusOf(page: Page, txId: string): Promise<{ confirmed: string; text: string }> {
     const item = page.locator(`#timeline li[data-txid="${txId}"]`);
@@ -91,12 +113,8 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
         return route.abort();
       });
       try {
-        const page = await context.newPage();
-        await page.goto(`${base}/explorer`);
         // Labelled controls, used by keyboard alone.
-        await page.getByLabel('API key').focus();
-        await page.keyboard.type(key);
-        await page.keyboard.press('Enter');
+        const page = await openWithKey(context);
         await page.getByLabel('Record txId').focus();
         await page.keyboard.type(versions[0] as string);
         await page.keyboard.press('Enter');
@@ -123,6 +141,11 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
         );
         // The two blocks holding the mined versions.
         expect(await page.locator('#blocks-table tbody tr').count()).toBe(2);
+        // Your blocks (the key's tenant's blocks, newest first): the same two.
+        await page.waitForSelector('#mine-list > li:nth-child(2)');
+        expect(await page.$$eval('#mine-list > li', (lis) => lis.map((li) => li.getAttribute('data-hash')))).toEqual(
+          [versions[1], versions[0]].map((v) => blockOf(v as string)),
+        );
 
         // The receipt of version 1 downloads and verifies with the service's own checks.
         const downloaded = page.waitForEvent('download');
@@ -144,19 +167,94 @@ describe('/explorer: a chain, its blocks and live confirmations in the browser',
         await page.waitForSelector(`#timeline li[data-txid="${versions[2]}"][data-confirmed="true"]`, {
           timeout: 30_000,
         });
+        await noteBlock(versions[2] as string);
         expect(await statusOf(page, versions[2] as string)).toEqual({ confirmed: 'true', text: '1 confirmation' });
         expect(await page.textContent('#live')).toMatch(/confirmation/);
+        // The blocks table is rebuilt after the announcement (it reads the new block first).
+        await page.waitForSelector('#blocks-table tbody tr:nth-child(3)');
         expect(await page.locator('#blocks-table tbody tr').count()).toBe(3);
         expect(await page.getByRole('button', { name: 'Download the receipt of version 3 · update' }).isEnabled()).toBe(
           true,
         );
-        const shot = screenshotPath('explorer');
-        if (shot) await page.screenshot({ path: shot, fullPage: true });
+        // Your blocks follows: the new block on top.
+        await page.waitForSelector(`#mine-list > li:first-child[data-hash="${blockOf(versions[2] as string)}"]`);
+        expect(await page.locator('#mine-list > li').count()).toBe(3);
 
         // Readable on a phone: nothing wider than the screen.
         await page.setViewportSize({ width: 375, height: 800 });
         expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
         expect(external).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    },
+  );
+
+  withBrowser(
+    "Your blocks: the tenant's blocks newest first; a block opens to its records, each a link to its chain",
+    async () => {
+      const context = await browser.newContext({ viewport: { width: 1100, height: 1000 } });
+      try {
+        const page = await openWithKey(context);
+        const section = page.getByRole('region', { name: 'Your blocks' });
+        await page.waitForSelector('#mine-list > li:nth-child(3)');
+        // Newest first: the blocks of versions 3, 2 and 1, one record of this tenant in each.
+        const hashes = [versions[2], versions[1], versions[0]].map((v) => blockOf(v as string));
+        expect(await page.$$eval('#mine-list > li', (lis) => lis.map((li) => li.getAttribute('data-hash')))).toEqual(
+          hashes,
+        );
+        const heights = await page.$$eval('#mine-list > li', (lis) => lis.map((li) => Number(li.dataset['height'])));
+        expect(heights).toEqual([...heights].sort((a, b) => b - a));
+        expect(await section.locator('#mine-summary').textContent()).toMatch(/^3 blocks hold your records/);
+        const oldest = section.getByRole('button', { name: new RegExp(`^Height ${heights[2]} `) });
+        expect(await oldest.textContent()).toContain('1 of your records · 3 confirmations');
+        expect(await oldest.textContent()).toContain(hashes[2]);
+        expect(await oldest.getAttribute('aria-expanded')).toBe('false');
+
+        // By keyboard: open the oldest block; its one record is version 1, a link to its chain.
+        await oldest.focus();
+        await page.keyboard.press('Enter');
+        expect(await oldest.getAttribute('aria-expanded')).toBe('true');
+        const list = page.getByRole('list', { name: `Your records in the block at height ${heights[2]}` });
+        const link = list.getByRole('link', { name: /^Version 1 · create/ });
+        await link.waitFor();
+        expect(await list.getByRole('link').count()).toBe(1);
+        expect(await link.getAttribute('href')).toBe(`#tx=${versions[0]}`);
+        expect(await page.textContent('#live')).toBe(
+          '1 of your records in the block at height ' + String(heights[2]) + '.',
+        );
+        await page.keyboard.press('Tab');
+        expect(await page.evaluate(() => document.activeElement?.getAttribute('data-txid'))).toBe(versions[0]);
+        await page.keyboard.press('Enter');
+        await page.waitForSelector(`#timeline li[aria-current="true"][data-txid="${versions[0]}"]`);
+        expect(await page.locator('#timeline li').count()).toBe(3);
+        // Focus moves to the record once the view is complete.
+        await page.waitForFunction(() => document.activeElement?.id === 'record-title');
+        // The txId is in the fragment (never sent anywhere); the key is not in the URL.
+        expect(new URL(page.url()).hash).toBe(`#tx=${versions[0]}`);
+        expect(page.url()).not.toContain(key);
+
+        // The newest block lists version 3 too; closing a block hides its list.
+        const newest = section.getByRole('button', { name: new RegExp(`^Height ${heights[0]} `) });
+        await newest.click();
+        await section.getByRole('link', { name: /^Version 3 · update/ }).waitFor();
+        const shot = screenshotPath('explorer');
+        if (shot) await page.screenshot({ path: shot, fullPage: true });
+        await oldest.click();
+        expect(await oldest.getAttribute('aria-expanded')).toBe('false');
+        expect(await list.isHidden()).toBe(true);
+
+        // A page opened on the fragment shows that record (the key is already in this tab).
+        const second = await context.newPage();
+        await second.goto(`${base}/explorer#tx=${versions[1]}`);
+        expect(await second.evaluate(() => sessionStorage.getItem('proofline.explorer.apiKey'))).toBeNull();
+        await page.goto(`${base}/explorer#tx=${versions[1]}`);
+        await page.waitForSelector(`#timeline li[aria-current="true"][data-txid="${versions[1]}"]`);
+
+        // Readable on a phone, a block open.
+        await newest.click().catch(() => undefined);
+        await page.setViewportSize({ width: 375, height: 800 });
+        expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
       } finally {
         await context.close();
       }

@@ -6,6 +6,7 @@ import { addBlockTypes } from './schema/blocks';
 import { addCommonTypes } from './schema/common';
 import { addConfirmationSubscription } from './schema/confirmations';
 import { addKeyTypes } from './schema/keys';
+import { addMyBlockTypes } from './schema/my-blocks';
 import { addRecordTypes } from './schema/records';
 
 export type { GraphQLContext } from './context';
@@ -14,7 +15,7 @@ export type { SchemaLimits } from './schema/builder';
 
 /**
  * Builds the Pothos schema. Resolvers parse input, call one use case (RecordReads,
- * the identity parts, the block reader) and map the result; no rule is decided here.
+ * the identity parts, the block reader and its tenant block index) and map the result; no rule is decided here.
  * `limits` changes validation and cost limits only, never the printed schema.
  */
 export function buildSchema(limits: SchemaLimits = schemaLimits(1000)): GraphQLSchema {
@@ -30,7 +31,8 @@ export function buildSchema(limits: SchemaLimits = schemaLimits(1000)): GraphQLS
   });
   const common = addCommonTypes(builder);
   const records = addRecordTypes(builder, limits, common);
-  addBlockTypes(builder, limits, common, records);
+  const blocks = addBlockTypes(builder, limits, common, records);
+  addMyBlockTypes(builder, limits, common, records, blocks);
   addKeyTypes(builder);
   addConfirmationSubscription(builder, limits, records);
   return builder.toSchema({ sortSchema: true });

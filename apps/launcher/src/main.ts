@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { CONFIG_ERROR_EXIT, loadConfigOrExit, reusePortProblem } from '@proofline/shared-config';
+import { redisTargetOf } from '@proofline/shared-redis';
 import {
   hasRedisServer,
   holdsNothingUnder,
@@ -110,7 +111,7 @@ async function main(): Promise<void> {
     // A devnet chain belongs to the service data funded from it. A service Redis with nothing
     // under REDIS_PREFIX (first start, a benchmark's private server) gets a new chain: an old one
     // would only make its wallet scan thousands of spent coinbases from height 0.
-    if (fs.existsSync(dataDir) && (await holdsNothingUnder(config.redisUrl, config.redisPrefix))) {
+    if (fs.existsSync(dataDir) && (await holdsNothingUnder(redisTargetOf(config), config.redisPrefix))) {
       log(
         `the service's Redis holds nothing under ${config.redisPrefix}: the devnet starts a new chain (${path.relative(ROOT, dataDir)} cleared)`,
       );

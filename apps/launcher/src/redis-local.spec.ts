@@ -17,11 +17,20 @@ describe('holdsNothingUnder (a fresh service Redis gets a new devnet chain)', ()
   const { redis, cleanup } = testRedis(prefix);
   afterAll(cleanup);
 
-  it('is true with no key under the prefix, false once one exists (keys of other prefixes do not count)', async () => {
+  // The URL names one node; on a cluster the other masters are walked too.
+  const target = { url: testRedisUrl() };
+
+  it('is true with no key under the prefix, false once one exists on any master (keys of other prefixes do not count)', async () => {
     await redis.set(`${prefix}-other:x`, '1');
-    expect(await holdsNothingUnder(testRedisUrl(), prefix)).toBe(true);
-    await redis.hset(`${prefix}:wallet:counters`, 'freeCount', '1');
-    expect(await holdsNothingUnder(testRedisUrl(), prefix)).toBe(false);
+    expect(await holdsNothingUnder(target, prefix)).toBe(true);
+    // Keys of several hash tags: on a three-master cluster some live on a node the URL does not name.
+    for (const unit of ['rec', 'arc', 'idty', 'wh', 'proc', 'devnet']) {
+      const key = `${prefix}:{${unit}}:x`;
+      await redis.set(key, '1');
+      expect(await holdsNothingUnder(target, prefix)).toBe(false);
+      await redis.del(key);
+    }
+    expect(await holdsNothingUnder(target, prefix)).toBe(true);
     await redis.del(`${prefix}-other:x`);
   });
 });

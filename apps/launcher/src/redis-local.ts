@@ -3,7 +3,8 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { createRedis } from '@proofline/shared-redis';
+import { masters, openRedis } from '@proofline/shared-redis';
+import type { RedisClient, RedisTarget } from '@proofline/shared-redis';
 
 /** Answers true when something speaks RESP at host:port and replies to PING (with AUTH if given). */
 export function redisAnswers(url: string, timeoutMs = 1000): Promise<boolean> {
@@ -90,28 +91,35 @@ export async function startLocalRedis(url: string, dataDir: string): Promise<Chi
   throw new Error(`redis-server did not answer on port ${port} within 10 s`);
 }
 
-/** True when no key starts with `${prefix}:` (SCAN, bounded: a huge shared Redis, or one that does not answer, counts as not empty). */
-export async function holdsNothingUnder(url: string, prefix: string): Promise<boolean> {
-  const redis = createRedis(url, {
-    maxRetriesPerRequest: 0,
-    enableAutoPipelining: false,
-    retryStrategy: () => null,
-    connectTimeout: 2000,
-  });
-  redis.on('error', () => undefined);
+/**
+ * True when no key starts with `${prefix}:` on any master (SCAN, bounded: a huge shared Redis, or
+ * one that does not answer, counts as not empty). `target` may be one server or a cluster.
+ */
+export async function holdsNothingUnder(target: RedisTarget, prefix: string): Promise<boolean> {
+  let redis: RedisClient | undefined;
   try {
-    let cursor = '0';
-    for (let i = 0; i < 200; i++) {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      if (keys.length > 0) return false;
-      cursor = next;
-      if (cursor === '0') return true;
+    redis = await openRedis(target, {
+      maxRetriesPerRequest: 0,
+      enableAutoPipelining: false,
+      retryStrategy: () => null,
+      connectTimeout: 2000,
+    });
+    redis.on('error', () => undefined);
+    for (const node of await masters(redis)) {
+      let cursor = '0';
+      for (let i = 0; ; i++) {
+        if (i === 200) return false;
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+        if (keys.length > 0) return false;
+        cursor = next;
+        if (cursor === '0') break;
+      }
     }
-    return false;
+    return true;
   } catch {
     return false; // not readable now: keep whatever chain there is
   } finally {
-    redis.disconnect();
+    redis?.disconnect();
   }
 }
 

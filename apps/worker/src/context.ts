@@ -3,19 +3,19 @@ import type { Logger } from '@proofline/shared-logger';
 import type { ArcChain } from '@proofline/chain-arc';
 import type { FundingWallet } from '@proofline/chain-wallet';
 import type { Publication } from '@proofline/records-publication';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 
 /** What every worker role is started with. */
 export interface WorkerContext {
   readonly config: Config;
   readonly logger: Logger;
   /** Shared command connection (not for blocking BullMQ calls). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /**
    * Shared BullMQ connection of every role's workers and queues (`maxRetriesPerRequest: null`);
    * BullMQ duplicates it for each worker's blocking reads and closes those copies itself.
    */
-  readonly bull: Redis;
+  readonly bull: RedisClient;
   /** The chain scope (ARC over HTTP, proofs in Redis) on the command connection. */
   readonly chain: ArcChain;
   /** The funding wallet (its UTXO pool) on the command connection. */

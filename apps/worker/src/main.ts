@@ -11,10 +11,12 @@ import { serveMetrics } from '@proofline/shared-http';
 import type { MetricsListener } from '@proofline/shared-http';
 import {
   coalesceWrites,
+  connectRedis,
   createBullRedis,
-  createRedis,
+  redisTargetOf,
   requestPathOptions,
   startHeartbeat,
+  waitForRedis,
 } from '@proofline/shared-redis';
 import type { RunningRole, WorkerContext } from './context';
 import { createWorkerMetrics } from './metrics';
@@ -25,10 +27,15 @@ async function main(): Promise<void> {
   followLauncher();
   const instanceId = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const logger = createLogger({ level: config.logLevel, name: 'worker' }).child({ instanceId });
+  // One server or a cluster: REDIS_URL is asked once (waiting while Redis does not answer).
+  const deployment = await waitForRedis(redisTargetOf(config), (err, attempt) => {
+    if (attempt === 1 || attempt % 40 === 0)
+      logger.warn({ err: err.message, attempt }, 'Redis does not answer; retrying before starting');
+  });
   // A batch's commands, issued together, leave in one socket write (coalesceWrites).
-  const redis = coalesceWrites(createRedis(config.redisUrl, { maxRetriesPerRequest: null }));
+  const redis = coalesceWrites(connectRedis(deployment, { maxRetriesPerRequest: null }));
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
-  const bull = coalesceWrites(createBullRedis(config.redisUrl));
+  const bull = coalesceWrites(createBullRedis(deployment));
   bull.on('error', (err) => logger.warn({ err: err.message }, 'bullmq connection error'));
   const chain = createArcChain({ redis, prefix: config.redisPrefix, config: config.chain, seed: config.wallet.seed });
   const wallet = createFundingWallet(redis, config);
@@ -62,10 +69,7 @@ async function main(): Promise<void> {
   // Job counts are read at scrape time on a bounded connection of their own: a scrape while Redis
   // is away answers 503 within about a second instead of waiting on the workers' connection
   // (which retries forever, as BullMQ workers require).
-  const metricsRedis = createRedis(
-    config.redisUrl,
-    requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }),
-  );
+  const metricsRedis = connectRedis(deployment, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }));
   metricsRedis.on('error', () => undefined);
   const metrics = createWorkerMetrics({ bull: metricsRedis, redisPrefix: config.redisPrefix });
   let metricsListener: MetricsListener | undefined;

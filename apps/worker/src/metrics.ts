@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { arcKeys } from '@proofline/chain-arc';
 import { readPublicationPause } from '@proofline/records-publication';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 
 /**
  * Prometheus metrics of one worker process, served on `WORKER_METRICS_PORT`:
@@ -52,7 +52,7 @@ function observeWorkers(): void {
 }
 
 /** `bull`: a bounded connection (request-path options) for the scrape-time job counts. */
-export function createWorkerMetrics(o: { readonly bull: Redis; readonly redisPrefix: string }): WorkerMetrics {
+export function createWorkerMetrics(o: { readonly bull: RedisClient; readonly redisPrefix: string }): WorkerMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ app: 'proofline-worker' });
   collectDefaultMetrics({ register: registry, prefix: 'proofline_' });
@@ -77,7 +77,7 @@ export function createWorkerMetrics(o: { readonly bull: Redis; readonly redisPre
   });
   // Observers only: skipMetasUpdate keeps each queue's meta (its event-stream cap) as its owner set it.
   const queues = Object.values(QUEUES).map(
-    (name) => new Queue(name, { connection: o.bull, prefix: bullPrefix(o.redisPrefix), skipMetasUpdate: true }),
+    (name) => new Queue(name, { connection: o.bull, prefix: bullPrefix(o.redisPrefix, name), skipMetasUpdate: true }),
   );
   for (const q of queues) q.on('error', () => undefined);
   new Gauge({

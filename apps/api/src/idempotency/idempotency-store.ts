@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { loadLuaCommands } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { idempotencyKeys } from './keys';
 
 /** A response as the first request answered it, replayed byte for byte. */
@@ -66,7 +66,7 @@ export class IdempotencyStore {
   private readonly releaseClaim: ReleaseClaim;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     options: IdempotencyOptions = {},
   ) {

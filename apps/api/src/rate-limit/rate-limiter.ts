@@ -4,7 +4,7 @@ import type { Principal } from '@proofline/identity-domain';
 import type { RatePolicy } from '@proofline/shared-config';
 import { AppError, redisUnavailable } from '@proofline/shared-errors';
 import { loadLuaCommands } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { rateLimitKeys } from './keys';
 
 export interface RateLimits {
@@ -41,7 +41,7 @@ export class RateLimiter {
   private readonly policyHeader: string;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     prefix: string,
     private readonly limits: RateLimits,
   ) {
@@ -55,7 +55,7 @@ export class RateLimiter {
   }
 
   /** An Admission for the identity feature, or undefined when no limit is configured (no cost at all). */
-  static admission(redis: Redis, prefix: string, limits: RateLimits): Admission | undefined {
+  static admission(redis: RedisClient, prefix: string, limits: RateLimits): Admission | undefined {
     if (!limits.perKey && !limits.perTenant) return undefined;
     const limiter = new RateLimiter(redis, prefix, limits);
     return (principal) => limiter.admit(principal);

@@ -3,7 +3,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Queue, Worker } from 'bullmq';
-import type { ConnectionOptions } from 'bullmq';
 import { ARC_CALLBACK_BODY_LIMIT, startArcCallbackWorker } from '@proofline/chain-arc';
 import type { ArcChain, RunningArcCallbackWorker } from '@proofline/chain-arc';
 import { tscToMerklePath } from '@proofline/chain-bsv';
@@ -11,8 +10,8 @@ import { REGTEST_BITS, merkleBranches, mineHeader, parseHeader } from '@prooflin
 import { callbackBody } from '@proofline/devnet';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { createLogger } from '@proofline/shared-logger';
-import { bullConnection, createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, freePort, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { eventually, freePort, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 
@@ -145,10 +144,10 @@ jest.setTimeout(60_000);
 describe('POST /arc/callback: queued at once, proven by the arc-callbacks worker', () => {
   const prefix = uniquePrefix('arccb');
   const logger = createLogger({ level: 'silent', name: 'test' });
-  const workerRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerBull = createBullRedis(testRedisUrl());
-  const connection = bullConnection(testRedisUrl()) as ConnectionOptions;
-  const queue = new Queue(QUEUES.arcCallbacks, { connection, prefix: bullPrefix(prefix) });
+  const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
+  const workerBull = testBullRedis();
+  const connection = testBullRedis();
+  const queue = new Queue(QUEUES.arcCallbacks, { connection, prefix: bullPrefix(prefix, QUEUES.arcCallbacks) });
   let headers: Awaited<ReturnType<typeof startHeaders>>;
   let api: RunningApi;
   let chain: ArcChain;
@@ -197,6 +196,7 @@ describe('POST /arc/callback: queued at once, proven by the arc-callbacks worker
     await queue.close();
     await deleteByPrefix(workerRedis, prefix);
     await workerBull.quit();
+    await connection.quit();
     await workerRedis.quit();
   });
 
@@ -288,7 +288,11 @@ describe('POST /arc/callback: queued at once, proven by the arc-callbacks worker
     headers.add(b);
     expect((await post(api, JSON.stringify({ count: 4, callbacks: b.callbacks }))).status).toBe(200);
     // A worker takes the job and dies with it in hand: its lock is no longer renewed.
-    const doomed = new Worker(QUEUES.arcCallbacks, null, { connection, prefix: bullPrefix(prefix), lockDuration: 600 });
+    const doomed = new Worker(QUEUES.arcCallbacks, null, {
+      connection,
+      prefix: bullPrefix(prefix, QUEUES.arcCallbacks),
+      lockDuration: 600,
+    });
     const token = randomUUID();
     let job = await doomed.getNextJob(token, { block: true });
     for (let i = 0; !job && i < 50; i += 1) job = await doomed.getNextJob(token, { block: true });
@@ -336,7 +340,10 @@ describe('POST /arc/callback with Redis down', () => {
       await eventually(async () => (await probe.ping()) === 'PONG', 10_000, 50);
       const running = api;
       await eventually(async () => (await post(running, body)).status === 200, 10_000, 100);
-      const stored = new Queue(QUEUES.arcCallbacks, { connection: probe, prefix: bullPrefix(prefix) });
+      const stored = new Queue(QUEUES.arcCallbacks, {
+        connection: probe,
+        prefix: bullPrefix(prefix, QUEUES.arcCallbacks),
+      });
       expect(await stored.getJobCounts('waiting')).toEqual({ waiting: 1 });
       await stored.close();
     } finally {

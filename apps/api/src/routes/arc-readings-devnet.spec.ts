@@ -9,8 +9,8 @@ import type { Publication } from '@proofline/records-publication';
 import { composePublicationSide } from '@proofline/records-publication-testing';
 import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
-import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { deleteByPrefix } from '@proofline/shared-redis';
+import { eventually, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 
@@ -68,7 +68,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
   const prefix = uniquePrefix('readings');
   const lines: string[] = [];
   const logger = createLogger({ level: 'info', name: 'test', destination: { write: (l: string) => lines.push(l) } });
-  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
   const store = new RecordStore(nodeRedis, prefix);
   let dev: ArcDevnet;
   let proxy: ArcRuleProxy;

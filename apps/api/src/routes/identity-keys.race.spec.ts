@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
-import type { ConnectionOptions } from 'bullmq';
 import { KeyWriter, identityKeys } from '@proofline/identity-data-access';
 import { createBootstrapKey } from '@proofline/identity-feature';
 import type { RunningKeyWorker } from '@proofline/identity-feature';
 import { createKeyJob, keyRecord } from '@proofline/identity-domain';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
-import { bullConnection } from '@proofline/shared-redis';
-import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, testBullRedis, testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi, startKeyWorker } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 import { assertNoRawKeysStored } from '../testing/raw-key-scan';
@@ -59,8 +57,12 @@ describe('key limit under concurrency (two API instances, two key workers)', () 
 function privateStore(label: string) {
   const prefix = uniquePrefix(label);
   const { redis, cleanup } = testRedis(prefix);
-  afterAll(cleanup);
-  return { prefix, redis, keys: identityKeys(prefix), connection: bullConnection(testRedisUrl()) as ConnectionOptions };
+  const connection = testBullRedis();
+  afterAll(async () => {
+    await connection.quit();
+    await cleanup();
+  });
+  return { prefix, redis, keys: identityKeys(prefix), connection };
 }
 
 describe('key worker failures: a worker dies after writing', () => {
@@ -76,7 +78,11 @@ describe('key worker failures: a worker dies after writing', () => {
     });
 
     // A "worker" takes the job, performs the atomic write, then dies without completing it.
-    const doomed = new Worker(QUEUES.identityKeys, null, { connection, prefix: bullPrefix(prefix), lockDuration: 600 });
+    const doomed = new Worker(QUEUES.identityKeys, null, {
+      connection,
+      prefix: bullPrefix(prefix, QUEUES.identityKeys),
+      lockDuration: 600,
+    });
     const token = randomUUID();
     let job = await doomed.getNextJob(token, { block: true });
     for (let i = 0; !job && i < 50; i += 1) job = await doomed.getNextJob(token, { block: true });
@@ -128,7 +134,7 @@ describe('key worker failures: no worker answers in time', () => {
     const late = await startKeyWorker({ prefix, env: { KEY_LIMIT: '5' } });
     // Wait until the late worker has nothing left to take (the abandoned job was removed, or it
     // has run and refused it as too late), then read the stored state.
-    const queue = new Queue(QUEUES.identityKeys, { connection, prefix: bullPrefix(prefix) });
+    const queue = new Queue(QUEUES.identityKeys, { connection, prefix: bullPrefix(prefix, QUEUES.identityKeys) });
     const pending = async () =>
       Object.values(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).reduce((a, b) => a + b, 0);
     await eventually(async () => (await pending()) === 0 && late.worker.isRunning());

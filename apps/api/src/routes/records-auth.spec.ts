@@ -1,5 +1,5 @@
-import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { uniquePrefix } from '@proofline/shared-testing';
+import { deleteByPrefix } from '@proofline/shared-redis';
+import { testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { assertAuthMatrix } from '../testing/auth-matrix';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
@@ -21,7 +21,7 @@ describe('record endpoints behind identity API keys', () => {
   });
   afterAll(async () => {
     await api.close();
-    const r = createRedis(api.deps.config.redisUrl);
+    const r = testRedisClient();
     await deleteByPrefix(r, prefix);
     await r.quit();
   });

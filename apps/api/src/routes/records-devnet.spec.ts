@@ -9,9 +9,9 @@ import type { Publication } from '@proofline/records-publication';
 import { composePublicationSide } from '@proofline/records-publication-testing';
 import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
-import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { deleteByPrefix } from '@proofline/shared-redis';
 import type { Confirmation, StatusResult } from '@proofline/records-domain';
-import { eventually, freePort, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, freePort, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 
@@ -49,7 +49,7 @@ jest.setTimeout(60_000);
 describe('records over ARC on the devnet node (real HTTP between workers, API and node)', () => {
   const prefix = uniquePrefix('recarc');
   const logger = createLogger({ level: 'silent', name: 'test' });
-  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
   const store = new RecordStore(nodeRedis, prefix);
   let dev: ArcDevnet;
   let api: RunningApi;

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { WALLET_UPKEEP_ON_DEMAND_ID } from '@proofline/chain-wallet';
 import { fundPool } from '@proofline/records-testing';
-import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
+import { QUEUES, bullKeyStart, bullPrefix } from '@proofline/shared-jobs';
 import { startRecordsFixture } from '../testing/records-fixture';
 import type { RecordsFixture } from '../testing/records-fixture';
 
@@ -15,7 +15,7 @@ describe('records funded from the wallet pool', () => {
   let upkeep: Queue;
   beforeAll(async () => {
     f = await startRecordsFixture({}, { fund: 0 });
-    upkeep = new Queue(QUEUES.walletUpkeep, { connection: f.redis, prefix: bullPrefix(f.prefix) });
+    upkeep = new Queue(QUEUES.walletUpkeep, { connection: f.redis, prefix: bullPrefix(f.prefix, QUEUES.walletUpkeep) });
   });
   afterAll(async () => {
     await upkeep.close();
@@ -28,7 +28,7 @@ describe('records funded from the wallet pool', () => {
    * stored state is the same.
    */
   async function dumpState(): Promise<Record<string, unknown>> {
-    const keys = (await f.redis.keys(`${f.prefix}:*`)).filter((k) => !k.startsWith(`${bullPrefix(f.prefix)}:`)).sort();
+    const keys = (await f.redis.keys(`${f.prefix}:*`)).filter((k) => !k.startsWith(bullKeyStart(f.prefix))).sort();
     const out: Record<string, unknown> = {};
     for (const k of keys) {
       const type = await f.redis.type(k);

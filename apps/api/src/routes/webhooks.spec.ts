@@ -2,8 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis } from '@proofline/shared-redis';
-import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { createWebhooks, deliverWebhook, startWebhookDelivery, startWebhookWatcher } from '@proofline/webhooks-feature';
 import type { RunningWebhookDelivery, RunningWebhookWatcher, Webhooks } from '@proofline/webhooks-feature';
 import { call, seedKey, startApi } from '../testing/harness';
@@ -60,8 +59,8 @@ function verifySignature(secret: string, r: Received): boolean {
 describe('webhooks: management, SSRF, signed record.confirmed deliveries with retries', () => {
   let f: RecordsFixture;
   const logger = createLogger({ level: 'silent', name: 'test' });
-  const workerRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const workerBull = createBullRedis(testRedisUrl());
+  const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
+  const workerBull = testBullRedis();
   let webhooks: Webhooks;
   let watcher: RunningWebhookWatcher;
   let delivery: RunningWebhookDelivery;
@@ -341,7 +340,7 @@ describe('webhooks: SSRF refusals without WEBHOOK_ALLOW_PRIVATE', () => {
 
   it('refuses at delivery time too: a host that now resolves to a private address (DNS rebinding) is never connected to', async () => {
     const receiver = await startReceiver([]);
-    const redis = createRedis(testRedisUrl());
+    const redis = testRedisClient();
     try {
       const prefix = api.deps.config.redisPrefix;
       // Stored while private delivery was allowed (as a public name would be before rebinding)...

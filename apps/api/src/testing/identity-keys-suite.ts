@@ -8,7 +8,7 @@ import type { RunningKeyWorker } from '@proofline/identity-feature';
 import { hashKey } from '@proofline/identity-domain';
 import type { IdentityApiKey } from '@proofline/identity-domain';
 import { ManualClock } from '@proofline/shared-config';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { call, startApi, startKeyWorker } from './harness';
 import type { CallResult, RunningApi } from './harness';
@@ -20,7 +20,7 @@ export type Created = IdentityApiKey & { rawKey: string };
 
 export interface IdentityKeysSuite {
   readonly prefix: string;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: IdentityKeys;
   readonly clock: ManualClock;
   /** Instance A and B (same prefix); available from the suite's beforeAll on. */

@@ -1,8 +1,8 @@
 // Test helper (not a spec): proves that no issued raw key was ever stored in Redis.
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 
 /** Every value (and member, field, stream entry) stored under `prefix:`, as text. */
-export async function dumpPrefix(redis: Redis, prefix: string): Promise<{ key: string; text: string }[]> {
+export async function dumpPrefix(redis: RedisClient, prefix: string): Promise<{ key: string; text: string }[]> {
   const out: { key: string; text: string }[] = [];
   let cursor = '0';
   do {
@@ -25,7 +25,11 @@ export async function dumpPrefix(redis: Redis, prefix: string): Promise<{ key: s
 }
 
 /** Fails when any stored key name or value under `prefix:` contains one of `rawKeys`. */
-export async function assertNoRawKeysStored(redis: Redis, prefix: string, rawKeys: readonly string[]): Promise<void> {
+export async function assertNoRawKeysStored(
+  redis: RedisClient,
+  prefix: string,
+  rawKeys: readonly string[],
+): Promise<void> {
   const dump = await dumpPrefix(redis, prefix);
   expect(dump.length).toBeGreaterThan(0);
   const leaks = dump

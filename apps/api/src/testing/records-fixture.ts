@@ -13,11 +13,11 @@ import type { BullPublishQueue, PublicationSettlement, RunningPublisher } from '
 import { composePublicationSide } from '@proofline/records-publication-testing';
 import type { Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import { deleteByPrefix } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { watchPublications } from '@proofline/webhooks-feature';
-import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { send, startApi, startKeyWorker } from './harness';
 import type { RunningApi } from './harness';
 
@@ -46,7 +46,7 @@ export interface RecordsFixture {
   readonly base: string;
   readonly prefix: string;
   /** The API's request-path connection. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly config: Config;
   readonly api: RunningApi;
   readonly keys: Readonly<Record<KeyRole, string>>;
@@ -88,7 +88,7 @@ export async function startRecordsFixture(
   const prefix = uniquePrefix('rec');
   const logger = createLogger({ level: 'silent', name: 'test' });
   // The node first: the API's configuration points ARC_URL/HEADERS_URL at it.
-  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
   const dev = await startArcDevnet({ redis: nodeRedis, prefix });
   const fullEnv = { MAX_LINKS: '5', MAX_RECORD_BYTES: '1024', ...dev.env, ...env };
   const api = await startApi({ prefix, env: fullEnv, fund: 0 });

@@ -18,7 +18,8 @@ interface BlockTxConnectionShape {
   readonly totalCount: number;
 }
 
-const HASH = /^[0-9a-fA-F]{64}$/;
+/** A block hash argument: 64 hex characters (either case). */
+export const HASH = /^[0-9a-fA-F]{64}$/;
 
 /** Window [start, end) of `total` items for Relay page arguments (bounds exclusive). */
 export function windowOf(page: PageArgs, total: number): { start: number; end: number } {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseTxId } from '@proofline/records-domain';
-import { positionOf } from '../cursor';
+import { blockKeyOf, positionOf } from '../cursor';
 import type { CursorKind } from '../cursor';
 import { InvalidArgumentError, NotFoundError } from '../errors';
 import type { Builder, SchemaLimits } from './builder';
@@ -39,18 +39,19 @@ export function pageSizeSchema(limits: SchemaLimits) {
     .nullish();
 }
 
-export function cursorSchema(kind: CursorKind) {
+/** A cursor of connection `kind` (`block`: the keyset cursors of `myBlocks`). */
+export function cursorSchema(kind: CursorKind | 'block') {
   return z
     .string()
     .refine(
-      (c) => positionOf(kind, c) !== null,
+      (c) => (kind === 'block' ? blockKeyOf(c) : positionOf(kind, c)) !== null,
       'is not a cursor of this connection (use the cursors this API returned)',
     )
     .nullish();
 }
 
 /** Validates connection arguments together: at most one of first/last. */
-export function pageArgsSchema(limits: SchemaLimits, kind: CursorKind) {
+export function pageArgsSchema(limits: SchemaLimits, kind: CursorKind | 'block') {
   return z
     .object({
       first: pageSizeSchema(limits),

@@ -15,9 +15,9 @@ import { composePublicationSide } from '@proofline/records-publication-testing';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import type { Clock, Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
-import { testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { deleteByPrefix } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
+import { testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { watchPublications } from '@proofline/webhooks-feature';
 import { createGraphQL } from '../app';
@@ -40,7 +40,7 @@ export interface GraphQLFixture {
   /** Writes records through the same use case as REST (real signed BSV transactions). */
   readonly writer: RecordWrites;
   /** Test-side Redis connection (seeding, assertions). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   gql<T = Record<string, unknown>>(
     query: string,
     variables?: Record<string, unknown>,
@@ -73,7 +73,7 @@ export async function startGraphQL(
   options: { fund?: number; publish?: boolean } = {},
 ): Promise<GraphQLFixture> {
   const prefix = uniquePrefix('gql');
-  const nodeRedis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
   const blockIntervalMs = Number(env['BLOCK_INTERVAL_MS'] ?? 200);
   const dev = await startArcDevnet({ redis: nodeRedis, prefix, blockIntervalMs, pollMs: 100 });
   const config = loadConfig({

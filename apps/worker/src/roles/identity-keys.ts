@@ -1,6 +1,4 @@
-import type { ConnectionOptions } from 'bullmq';
 import { startIdentityKeyWorker } from '@proofline/identity-feature';
-import { bullConnection } from '@proofline/shared-redis';
 import type { RoleStarter } from '../context';
 
 /** The key worker: creates identity keys atomically under the per-tenant limit. */
@@ -8,7 +6,7 @@ export const identityKeysRole: RoleStarter = async (ctx) => {
   const running = await startIdentityKeyWorker({
     config: ctx.config,
     logger: ctx.logger,
-    connections: { redis: ctx.redis, bull: bullConnection(ctx.config.redisUrl) as ConnectionOptions },
+    connections: { redis: ctx.redis, bull: ctx.bull },
   });
   return { name: 'identity-keys', close: () => running.close() };
 };

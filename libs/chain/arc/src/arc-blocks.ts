@@ -1,6 +1,14 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { parseHeader } from '@proofline/chain-domain';
-import type { Block, BlockEvent, BlockReader, ChainTip } from '@proofline/chain-domain';
+import type {
+  Block,
+  BlockEvent,
+  BlockReader,
+  ChainTip,
+  OwnerBlock,
+  OwnerBlocksPage,
+  OwnerBlocksWindow,
+} from '@proofline/chain-domain';
 import { arcKeys } from './keys';
 import type { ArcProofStore, StoredBlock } from './proof-store';
 
@@ -34,7 +42,7 @@ export class ArcBlocks implements BlockReader {
 
   constructor(
     private readonly store: ArcProofStore,
-    private readonly subscriber: Redis | null,
+    private readonly subscriber: RedisClient | null,
     prefix: string,
   ) {
     this.channel = arcKeys(prefix).blockEvents;
@@ -71,6 +79,18 @@ export class ArcBlocks implements BlockReader {
   async blockTxIds(hash: string, start: number, end: number): Promise<readonly string[] | null> {
     if (!(await this.store.blockByHash(hash))) return null;
     return (await this.store.txIdsOfBlock(hash)).slice(Math.max(0, start), Math.max(0, end));
+  }
+
+  ownerBlocks(owner: string, page: OwnerBlocksPage): Promise<OwnerBlocksWindow> {
+    return this.store.ownerBlocks(owner, page);
+  }
+
+  ownerBlock(owner: string, hash: string): Promise<OwnerBlock | null> {
+    return this.store.ownerBlock(owner, hash);
+  }
+
+  ownerTxIds(owner: string, hash: string, start: number, end: number): Promise<{ count: number; txIds: string[] }> {
+    return this.store.ownerTxIds(owner, hash, start, end);
   }
 
   blockEvents(): AsyncIterableIterator<BlockEvent> {
@@ -136,7 +156,7 @@ export class ArcBlocks implements BlockReader {
 
 /** Announces a block on the ARC block-event channel (`BlockEvent` JSON), so subscriptions re-read at once. */
 export async function publishBlockEvent(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   store: ArcProofStore,
   hash: string,

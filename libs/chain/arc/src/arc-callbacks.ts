@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { z } from 'zod';
 import { isHashHex } from '@proofline/chain-domain';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
@@ -85,7 +85,7 @@ export type HandledCallback =
 /** Where proven blocks are announced: the tip moves up and a block event is published. */
 export interface CallbackEvents {
   /** Command connection and prefix of block events. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
 }
 
@@ -191,10 +191,13 @@ export interface ArcCallbackQueue {
  * add drops the queue and the next add opens a new one. An add that timed out may still land
  * later: ARC sends the batch again, and the same job id or the idempotent store absorbs it.
  */
-export function arcCallbackQueue(connection: Redis, redisPrefix: string, timeoutMs = 2000): ArcCallbackQueue {
+export function arcCallbackQueue(connection: RedisClient, redisPrefix: string, timeoutMs = 2000): ArcCallbackQueue {
   let queue: Queue<ArcCallbackJob> | null = null;
   const open = () => {
-    const q = new Queue<ArcCallbackJob>(QUEUES.arcCallbacks, { connection, prefix: bullPrefix(redisPrefix) });
+    const q = new Queue<ArcCallbackJob>(QUEUES.arcCallbacks, {
+      connection,
+      prefix: bullPrefix(redisPrefix, QUEUES.arcCallbacks),
+    });
     q.on('error', () => undefined); // a failed add rejects its caller, which answers 503
     return q;
   };
@@ -270,7 +273,7 @@ export function arcCallbackReceiver(deps: {
 
 export interface ArcCallbackWorkerOptions {
   /** The app's BullMQ connection (`maxRetriesPerRequest: null`; shared, not owned). */
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly redisPrefix: string;
   /** Headers source, proof store, logger; `events` announces the blocks proven. */
   readonly deps: ProofDeps & { readonly events?: CallbackEvents };
@@ -307,7 +310,7 @@ export async function startArcCallbackWorker(o: ArcCallbackWorkerOptions): Promi
     },
     {
       connection: o.connection,
-      prefix: bullPrefix(o.redisPrefix),
+      prefix: bullPrefix(o.redisPrefix, QUEUES.arcCallbacks),
       concurrency: o.concurrency ?? 4,
       ...(o.lockDuration ? { lockDuration: o.lockDuration } : {}),
       ...(o.stalledInterval ? { stalledInterval: o.stalledInterval } : {}),

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { BsvTransactionBuilder } from '@proofline/chain-bsv';
 import type { BsvTransactionBuilderOptions, ChainKeys } from '@proofline/chain-bsv';
 import type { Config } from '@proofline/shared-config';
@@ -13,9 +13,9 @@ import type { ArcProofStore } from './proof-store';
 /** The connections and settings the chain scope runs on; all opened (and closed) by the app. */
 export interface ArcChainScope {
   /** Command connection. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Subscriber connection for block events; only apps that read `blocks.blockEvents()` need it. */
-  readonly subscriber?: Redis;
+  readonly subscriber?: RedisClient;
   /** The deployment's (or the test's) Redis prefix. */
   readonly prefix: string;
   /** `config.chain`: ARC_URL, ARC_API_KEY, callbacks, ARC_TIMEOUT_MS, ARC_MAX_IN_FLIGHT, HEADERS_URL. */

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { Config } from '@proofline/shared-config';
 import { ArcClient } from './arc-client';
 import { ArcChainPublisher } from './arc-publisher';
@@ -19,7 +19,7 @@ export interface ArcServices {
  * `X-MaxTimeout` 2 s below it (none under 3 s), capped at ARC's 30 s, so ARC answers before our deadline), the
  * `ChainPublisher` on it, the headers client on `HEADERS_URL` (`HEADERS_API_KEY`, `HEADERS_MAX_RPS`) and the proof store under `prefix`.
  */
-export function createArcServices(chain: Config['chain'], redis: Redis, prefix: string): ArcServices {
+export function createArcServices(chain: Config['chain'], redis: RedisClient, prefix: string): ArcServices {
   const maxTimeoutSeconds =
     chain.arcTimeoutMs >= 3000 ? Math.min(30, Math.floor(chain.arcTimeoutMs / 1000) - 2) : undefined;
   const client = new ArcClient({

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { parseHeader, provesNeverMinable, refusalCode, spentTxIds } from '@proofline/chain-domain';
 import type { HeadersSource, Refusal } from '@proofline/chain-domain';
 import type { Config } from '@proofline/shared-config';
@@ -25,7 +25,7 @@ export interface ConfirmationPassDeps {
   readonly headers: HeadersSource;
   readonly store: ArcProofStore;
   /** Command connection and prefix for block events. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
   /** The raw transactions (the bytes accepted at write time) of txIds, null where unknown. */
   readonly rawTxOf: (txIds: readonly string[]) => Promise<(Uint8Array | null)[]>;

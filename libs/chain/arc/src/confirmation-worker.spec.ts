@@ -1,5 +1,4 @@
-import { createBullRedis } from '@proofline/shared-redis';
-import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, testBullRedis, testRedis, uniquePrefix } from '@proofline/shared-testing';
 import type { ArcStatusResult } from './arc-client';
 import { CONFIRM_LOCK_MS, startConfirmationWorker } from './confirmation-worker';
 import type { RunningConfirmationWorker } from './confirmation-worker';
@@ -13,7 +12,7 @@ import { ArcProofStore } from './proof-store';
 describe('confirmation worker run lock', () => {
   const prefix = uniquePrefix('confirm-lock');
   const { redis, cleanup } = testRedis(prefix);
-  const bull = createBullRedis(testRedisUrl());
+  const bull = testBullRedis();
   const store = new ArcProofStore(redis, prefix);
   const lockKey = arcKeys(prefix).confirmLock;
   const running: RunningConfirmationWorker[] = [];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { runConfirmationPass } from './confirmation-pass';
 import type { ConfirmationPassDeps, ConfirmationPassOptions, ConfirmationPassReport } from './confirmation-pass';
@@ -15,9 +15,9 @@ export const ARC_CONFIRM_JOB_OPTIONS = { removeOnComplete: 50, removeOnFail: 50,
 
 export interface ConfirmationWorkerOptions {
   /** The app's BullMQ connection (shared, not owned). */
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   /** The app's command connection (the run lock). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly redisPrefix: string;
   /** ARC_POLL_MS. */
   readonly pollMs: number;
@@ -51,7 +51,7 @@ export const CONFIRM_LOCK_MS = 5_000;
  * runs; it expires on its own within CONFIRM_LOCK_MS of its holder's death.
  */
 export async function startConfirmationWorker(o: ConfirmationWorkerOptions): Promise<RunningConfirmationWorker> {
-  const prefix = bullPrefix(o.redisPrefix);
+  const prefix = bullPrefix(o.redisPrefix, QUEUES.chainConfirmations);
   const lockKey = arcKeys(o.redisPrefix).confirmLock;
   const lockMs = CONFIRM_LOCK_MS;
   const runOnce = async (): Promise<ConfirmationPassReport | null> => {

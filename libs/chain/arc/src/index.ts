@@ -13,3 +13,4 @@ export * from './confirmation-pass';
 export * from './transient-reject';
 export * from './arc-chain';
 export * from './confirmation-worker';
+export * from './testing/synthetic-block';

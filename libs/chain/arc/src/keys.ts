@@ -38,6 +38,19 @@ export function arcKeys(prefix: string) {
     blockTxIds: (hash: string) => `${p}:block:${hash}`,
     /** HASH level u8 ‖ position u32le -> node (32 raw bytes): the top levels of the proofs in block `hash` (display hex), stored once for all its records. */
     blockTop: (hash: string) => `${p}:top:${hash}`,
+    /**
+     * SET of the owners (for records: tenants) with a txId indexed in block `hash` (display hex):
+     * which owners' indexes a drop of that block must clean (`dropBlock`).
+     */
+    blockOwners: (hash: string) => `${p}:block-owners:${hash}`,
+    /** ZSET block hash hex scored by height: the blocks holding txIds of `owner` (a tenant). */
+    ownerBlocks: (owner: string) => `${p}:owner:${owner}:blocks`,
+    /**
+     * HASH block hash hex -> the txIds of `owner` proven in that block, 32 raw bytes each, appended
+     * as their proofs are stored (block order within one batch): one key per owner, so moving a txId
+     * between blocks stays in one declared key.
+     */
+    ownerTxIds: (owner: string) => `${p}:owner:${owner}:txids`,
   };
 }
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { loadLuaCommands } from '@proofline/shared-redis';
 
 type Arg = string | Buffer;
@@ -11,6 +11,9 @@ export interface ArcCommands {
   arcBlockTxidsBuffer(...keysAndArgs: Arg[]): Promise<Buffer[]>;
   arcDropBlockBuffer(...keysAndArgs: Arg[]): Promise<Buffer[]>;
   arcStoreProofs(...keysAndArgs: Arg[]): Promise<number>;
+  arcIndexOwner(...keysAndArgs: Arg[]): Promise<number>;
+  arcOwnerBlocksBuffer(...keysAndArgs: Arg[]): Promise<(Buffer | number)[]>;
+  arcOwnerTxidsBuffer(...keysAndArgs: Arg[]): Promise<(Buffer | number)[]>;
 }
 
 const LUA_DIR = path.join(__dirname, 'lua');
@@ -20,7 +23,7 @@ let prelude: string | undefined;
  * Defines the commands on `redis` (idempotent; names are prefixed `arc` so they cannot clash).
  * `lua/block-members.lua` (no key count in its name, so no command) goes in front of each.
  */
-export function arcCommands(redis: Redis): ArcCommands {
+export function arcCommands(redis: RedisClient): ArcCommands {
   prelude ??= fs.readFileSync(path.join(LUA_DIR, 'block-members.lua'), 'utf8');
   loadLuaCommands(redis, LUA_DIR, { prelude });
   return redis as unknown as ArcCommands;

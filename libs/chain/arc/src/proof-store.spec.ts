@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DUPLICATE_NODE, merkleBranches, mineHeader, tscProof, verifyTscProof } from '@proofline/chain-domain';
+import { DUPLICATE_NODE, tscProof, verifyTscProof } from '@proofline/chain-domain';
 import { loadConfig } from '@proofline/shared-config';
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import type { VerifiedProof } from './bump';
@@ -7,29 +7,7 @@ import { createArcServices } from './arc-services';
 import { arcKeys } from './keys';
 import { ArcBlocks } from './arc-blocks';
 import { ArcProofStore } from './proof-store';
-
-/** A synthetic block of `n` random txIds with its mined header and every branch. */
-function syntheticBlock(n: number, height: number) {
-  const txIds = Array.from({ length: n }, () => randomBytes(32).toString('hex'));
-  const { root, branches } = merkleBranches(txIds);
-  const mined = mineHeader({
-    version: 0x20000000,
-    prevHash: randomBytes(32).toString('hex'),
-    merkleRoot: root,
-    time: 1_790_000_000 + height,
-    bits: 0x207fffff,
-    nonce: 0,
-  });
-  const proofs: VerifiedProof[] = txIds.map((txId, i) => ({
-    ok: true,
-    txId,
-    blockHash: mined.hash,
-    blockHeight: height,
-    headerHex: mined.hex,
-    proof: tscProof(i, txId, mined.hex, branches[i]!),
-  }));
-  return { txIds, hash: mined.hash, headerHex: mined.hex, proofs };
-}
+import { syntheticBlock } from './testing/synthetic-block';
 
 describe('ArcProofStore', () => {
   const prefix = uniquePrefix('arc-store');
@@ -230,5 +208,187 @@ describe('ArcBlocks.tip', () => {
     expect(await blocks.tip()).toMatchObject({ hash: stored.hash, height: 40 });
     await store.storeHeader({ hash: next.hash, height: 41, headerHex: next.headerHex });
     expect(await blocks.tip()).toMatchObject({ hash: next.hash, height: 41 });
+  });
+});
+
+describe('ArcProofStore: the owner index (a tenant’s blocks)', () => {
+  const prefix = uniquePrefix('arc-owners');
+  const { redis, cleanup } = testRedis(prefix);
+  const store = new ArcProofStore(redis, prefix);
+  const blocks = new ArcBlocks(store, null, prefix);
+  const k = arcKeys(prefix);
+  const owner = new Map<string, string>();
+  store.setOwnerLookup(async (txIds) => txIds.map((t) => owner.get(t) ?? null));
+  afterAll(cleanup);
+
+  /** A block whose txIds belong, in turn, to the owners given (null: nobody's). */
+  function ownedBlock(height: number, owners: readonly (string | null)[]) {
+    const block = syntheticBlock(owners.length, height);
+    block.txIds.forEach((t, i) => {
+      const o = owners[i];
+      if (o) owner.set(t, o);
+    });
+    return block;
+  }
+  const of = (block: { txIds: string[] }, o: string, owners: readonly (string | null)[]) =>
+    block.txIds.filter((_, i) => owners[i] === o);
+
+  it("lists an owner's blocks with its count and its txIds in block order, idempotently, and nobody else's", async () => {
+    const owners = ['acme', 'zeta', null, 'acme', 'acme', 'zeta', null, 'acme'];
+    const block = ownedBlock(700, owners);
+    // Out of order and in two batches, one of them stored twice (a callback and a poll).
+    await store.storeProofs([...block.proofs.slice(4)].reverse());
+    await store.storeProofs(block.proofs.slice(0, 5));
+    await store.storeProofs(block.proofs.slice(0, 5));
+    const acme = await blocks.ownerBlocks('acme', { first: 10 });
+    expect(acme).toMatchObject({ total: 1, hasOlder: false, hasNewer: false });
+    expect(acme.blocks).toEqual([
+      { hash: block.hash, height: 700, time: new Date((1_790_000_000 + 700) * 1000), count: 4 },
+    ]);
+    expect(await blocks.ownerBlock('acme', block.hash)).toEqual(acme.blocks[0]);
+    // Each batch in block order, batches in the order they were stored.
+    expect((await blocks.ownerTxIds('acme', block.hash, 0, 10)).txIds).toEqual([
+      block.txIds[4],
+      block.txIds[7],
+      block.txIds[0],
+      block.txIds[3],
+    ]);
+    expect(await blocks.ownerTxIds('acme', block.hash, 1, 3)).toEqual({
+      count: 4,
+      txIds: [block.txIds[7], block.txIds[0]],
+    });
+    expect((await blocks.ownerTxIds('zeta', block.hash, 0, 10)).txIds.sort()).toEqual(of(block, 'zeta', owners).sort());
+    expect(await blocks.ownerBlocks('nobody', { first: 10 })).toEqual({
+      total: 0,
+      blocks: [],
+      hasOlder: false,
+      hasNewer: false,
+    });
+    expect(await blocks.ownerBlock('nobody', block.hash)).toBeNull();
+    expect(await blocks.ownerTxIds('nobody', block.hash, 0, 10)).toEqual({ count: 0, txIds: [] });
+    expect((await redis.smembers(k.blockOwners(block.hash))).sort()).toEqual(['acme', 'zeta']);
+    // 32 bytes a txId.
+    expect(await redis.hstrlen(k.ownerTxIds('acme'), block.hash)).toBe(4 * 32);
+  });
+
+  it('pages newest first on (height, hash) keys that hold still while blocks arrive, both ways', async () => {
+    const heights = [10, 11, 12, 12, 13, 14, 15];
+    const made = heights.map((h) => ownedBlock(h, ['pager']));
+    for (const b of made) await store.storeProofs(b.proofs);
+    const order = made
+      .map((b, i) => ({ hash: b.hash, height: heights[i]! }))
+      .sort((a, b) => b.height - a.height || (a.hash < b.hash ? 1 : -1))
+      .map((b) => b.hash);
+
+    const walked: string[] = [];
+    let page = await blocks.ownerBlocks('pager', { first: 3 });
+    expect(page).toMatchObject({ total: 7, hasNewer: false, hasOlder: true });
+    walked.push(...page.blocks.map((b) => b.hash));
+    // A newer block arrives mid-walk: the next page starts after the last one seen, nothing twice.
+    const newer = ownedBlock(20, ['pager']);
+    await store.storeProofs(newer.proofs);
+    while (page.hasOlder) {
+      const last = page.blocks[page.blocks.length - 1]!;
+      page = await blocks.ownerBlocks('pager', { first: 3, after: last });
+      expect(page.hasNewer).toBe(true);
+      walked.push(...page.blocks.map((b) => b.hash));
+    }
+    expect(walked).toEqual(order);
+    expect(page.total).toBe(8);
+
+    // Backwards from the oldest: last/before, each page newest first.
+    const back: string[] = [];
+    let prev = await blocks.ownerBlocks('pager', { last: 3 });
+    expect(prev).toMatchObject({ hasOlder: false, hasNewer: true });
+    back.unshift(...prev.blocks.map((b) => b.hash));
+    while (prev.hasNewer) {
+      prev = await blocks.ownerBlocks('pager', { last: 3, before: prev.blocks[0]! });
+      back.unshift(...prev.blocks.map((b) => b.hash));
+    }
+    expect(back).toEqual([newer.hash, ...order]);
+    // Between two keys: the two blocks at height 12 are told apart by their hash.
+    const between = await blocks.ownerBlocks('pager', {
+      first: 10,
+      after: { height: 13, hash: order[2]! },
+      before: { height: 11, hash: order[5]! },
+    });
+    expect(between.blocks.map((b) => b.hash)).toEqual([order[3], order[4]]);
+    expect(between).toMatchObject({ hasNewer: true, hasOlder: false });
+  });
+
+  it('moves a txId proven again in another block, and forgets an emptied block', async () => {
+    const first = ownedBlock(800, ['mover', 'mover']);
+    await store.storeProofs(first.proofs);
+    const second = syntheticBlock(2, 801);
+    const moved = second.proofs.map((p, i) => ({
+      ...p,
+      txId: first.txIds[i]!,
+      proof: { ...p.proof, txOrId: first.txIds[i]! },
+    }));
+    await store.storeProofs([moved[0]!]);
+    expect((await blocks.ownerBlocks('mover', { first: 5 })).blocks.map((b) => [b.height, b.count])).toEqual([
+      [801, 1],
+      [800, 1],
+    ]);
+    await store.storeProofs([moved[1]!]);
+    const after = await blocks.ownerBlocks('mover', { first: 5 });
+    expect(after.blocks.map((b) => [b.hash, b.count])).toEqual([[second.hash, 2]]);
+    expect(after.total).toBe(1);
+    expect(await redis.hexists(k.ownerTxIds('mover'), first.hash)).toBe(0);
+  });
+
+  it('a dropped block leaves no owner index behind; the drop refuses while an owner still lists it', async () => {
+    const owners = ['dropper', 'other', 'dropper'];
+    const block = ownedBlock(900, owners);
+    const kept = ownedBlock(899, ['dropper']);
+    await store.storeProofs([...block.proofs, ...kept.proofs]);
+    expect((await blocks.ownerBlocks('dropper', { first: 5 })).total).toBe(2);
+
+    // The script alone refuses while the block has owners, and changes nothing.
+    const commands = redis as unknown as { arcDropBlockBuffer(...a: (string | Buffer)[]): Promise<Buffer[]> };
+    const refused = await commands.arcDropBlockBuffer(
+      k.blockTxIds(block.hash),
+      k.inclusions,
+      k.blocks,
+      k.heights,
+      k.byHeight,
+      k.unproven,
+      k.blockTop(block.hash),
+      k.blockOwners(block.hash),
+      Buffer.from(block.hash, 'hex'),
+      block.hash,
+      '900',
+      '0',
+    );
+    expect(refused.map(String)).toEqual(['OWNERS']);
+    expect((await store.inclusions(block.txIds)).every((i) => i?.blockHash === block.hash)).toBe(true);
+
+    expect((await store.dropBlock(block.hash, 900)).sort()).toEqual([...block.txIds].sort());
+    expect((await blocks.ownerBlocks('dropper', { first: 5 })).blocks.map((b) => b.hash)).toEqual([kept.hash]);
+    expect((await blocks.ownerBlocks('other', { first: 5 })).total).toBe(0);
+    expect(await redis.hexists(k.ownerTxIds('dropper'), block.hash)).toBe(0);
+    expect(await redis.exists(k.blockOwners(block.hash), k.ownerBlocks('other'), k.ownerTxIds('other'))).toBe(0);
+    expect(await blocks.ownerBlock('dropper', block.hash)).toBeNull();
+  });
+
+  it('indexes proofs stored before the index (or without a lookup) once asked, idempotently', async () => {
+    const plain = new ArcProofStore(redis, prefix);
+    const block = ownedBlock(950, ['late', null, 'late']);
+    await plain.storeProofs(block.proofs);
+    expect((await blocks.ownerBlocks('late', { first: 5 })).total).toBe(0);
+    await expect(plain.indexOwnersOfBlock(block.hash)).rejects.toThrow('owner lookup');
+    // A proof stored again through the indexing store does not index it (its inclusion already points there) …
+    await store.storeProofs(block.proofs);
+    expect((await blocks.ownerBlocks('late', { first: 5 })).total).toBe(0);
+    // … the backfill does, once.
+    const report = await store.indexOwners();
+    expect(report.added).toBe(2);
+    expect(report.blocks).toBeGreaterThan(0);
+    expect(await blocks.ownerTxIds('late', block.hash, 0, 5)).toEqual({
+      count: 2,
+      txIds: [block.txIds[0], block.txIds[2]],
+    });
+    expect(await store.indexOwnersOfBlock(block.hash)).toBe(0);
+    expect((await blocks.ownerBlocks('late', { first: 5 })).blocks[0]).toMatchObject({ height: 950, count: 2 });
   });
 });

@@ -1,6 +1,15 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { DUPLICATE_NODE, HEADER_BYTES, parseHeader, tscProof } from '@proofline/chain-domain';
-import type { ChainHeader, ChainReader, ChainTipInfo, HeadersSource, TxInclusion } from '@proofline/chain-domain';
+import type {
+  ChainHeader,
+  ChainReader,
+  ChainTipInfo,
+  HeadersSource,
+  OwnerBlock,
+  OwnerBlocksPage,
+  OwnerBlocksWindow,
+  TxInclusion,
+} from '@proofline/chain-domain';
 import type { VerifiedProof } from './bump';
 import { arcCommands } from './lua-commands';
 import type { ArcCommands } from './lua-commands';
@@ -29,6 +38,15 @@ export interface ReconcileReport {
   }[];
 }
 
+/**
+ * Who owns each of `txIds` (for records: the tenant), null where nobody does (a wallet transaction,
+ * an unknown txId). The owner index (`arc-index-owner-4.lua`) is filled from it as proofs are stored.
+ */
+export type OwnerLookup = (txIds: readonly string[]) => Promise<readonly (string | null)[]>;
+
+/** How often `dropBlock` cleans the owners of a block that keeps gaining owners before it gives up (a proof stored into it between each clean and the drop). */
+const DROP_ATTEMPTS = 5;
+
 const MAX_LEVELS = 32;
 /**
  * The top levels of every proof are kept once per block, not per record: the nodes nearest the
@@ -53,9 +71,10 @@ export const SHARED_TOP_LEVELS = 6;
 export class ArcProofStore implements ChainReader {
   private readonly keys: ArcKeys;
   private readonly commands: ArcCommands;
+  private owners: OwnerLookup | null = null;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = arcKeys(prefix);
@@ -63,13 +82,25 @@ export class ArcProofStore implements ChainReader {
   }
 
   /**
+   * Where the owner of a proven txId comes from (records publication sets the records store's
+   * tenant lookup). From then on `storeProofs` keeps the owner index: each owner's blocks and its
+   * txIds in each ({@link ownerBlocks}). Without it nothing is indexed.
+   */
+  setOwnerLookup(lookup: OwnerLookup): void {
+    this.owners = lookup;
+  }
+
+  /**
    * Stores verified proofs (and their blocks' headers) in one MULTI. Idempotent: a proof stored
-   * again lists its txId under its block only once (`arc-store-proofs-1.lua`).
+   * again lists its txId under its block only once (`arc-store-proofs-1.lua`). With an owner
+   * lookup, the owner index changes in the same MULTI (`arc-index-owner-4.lua`, before the
+   * inclusions are written, so it sees where each txId was proven before).
    */
   async storeProofs(proofs: readonly VerifiedProof[]): Promise<void> {
     if (proofs.length === 0) return;
     const k = this.keys;
-    const m = this.redis.multi() as ReturnType<Redis['multi']> & ArcCommands;
+    const owned = await this.ownerGroups(proofs);
+    const m = this.redis.multi() as ReturnType<RedisClient['multi']> & ArcCommands;
     const blocks = new Set<string>();
     const tops = new Map<string, Map<string, Buffer>>();
     for (const p of proofs) {
@@ -88,6 +119,19 @@ export class ArcProofStore implements ChainReader {
       if (top.size > 0)
         m.hset(k.blockTop(hash), ...[...top].flatMap(([field, node]) => [Buffer.from(field, 'latin1'), node]));
     }
+    for (const g of owned)
+      m.arcIndexOwner(
+        k.inclusions,
+        k.ownerBlocks(g.owner),
+        k.ownerTxIds(g.owner),
+        k.blockOwners(g.blockHash),
+        raw(g.blockHash),
+        g.blockHash,
+        String(g.height),
+        g.owner,
+        'store',
+        ...g.txIds.map(raw),
+      );
     m.arcStoreProofs(
       k.inclusions,
       k.blockTxIds(''),
@@ -96,6 +140,155 @@ export class ArcProofStore implements ChainReader {
     m.zrem(k.unproven, ...proofs.map((p) => p.txId));
     const replies = await m.exec();
     for (const [err] of replies ?? []) if (err) throw err;
+  }
+
+  /**
+   * The proofs grouped by owner and block, each group's txIds in block order and distinct (the last
+   * proof of a txId wins, as in `arc-store-proofs-1.lua`); empty without an owner lookup.
+   */
+  private async ownerGroups(
+    proofs: readonly VerifiedProof[],
+  ): Promise<{ owner: string; blockHash: string; height: number; txIds: string[] }[]> {
+    if (!this.owners) return [];
+    const last = new Map<string, VerifiedProof>();
+    for (const p of proofs) last.set(p.txId, p);
+    const unique = [...last.values()];
+    const owners = await this.owners(unique.map((p) => p.txId));
+    const groups = new Map<string, { owner: string; blockHash: string; height: number; proofs: VerifiedProof[] }>();
+    unique.forEach((p, i) => {
+      const owner = owners[i];
+      if (!owner) return;
+      const id = `${owner} ${p.blockHash}`;
+      let g = groups.get(id);
+      if (!g) groups.set(id, (g = { owner, blockHash: p.blockHash, height: p.blockHeight, proofs: [] }));
+      g.proofs.push(p);
+    });
+    return [...groups.values()].map((g) => ({
+      owner: g.owner,
+      blockHash: g.blockHash,
+      height: g.height,
+      txIds: g.proofs.sort((a, b) => a.proof.index - b.proof.index).map((p) => p.txId),
+    }));
+  }
+
+  /**
+   * Indexes the owners of the proofs already stored in block `hash` (proofs stored before the
+   * owner index existed, or without a lookup), idempotently (`merge` mode of
+   * `arc-index-owner-4.lua`). Returns how many txIds it added. Needs the owner lookup.
+   */
+  async indexOwnersOfBlock(hash: string): Promise<number> {
+    if (!this.owners) throw new Error('indexOwnersOfBlock needs an owner lookup (setOwnerLookup)');
+    const block = await this.blockByHash(hash);
+    if (!block) return 0;
+    const txIds = await this.txIdsOfBlock(hash);
+    const owners = await this.owners(txIds);
+    const byOwner = new Map<string, string[]>();
+    txIds.forEach((txId, i) => {
+      const owner = owners[i];
+      if (owner) byOwner.set(owner, [...(byOwner.get(owner) ?? []), txId]);
+    });
+    const k = this.keys;
+    let added = 0;
+    for (const [owner, ids] of byOwner)
+      added += await this.commands.arcIndexOwner(
+        k.inclusions,
+        k.ownerBlocks(owner),
+        k.ownerTxIds(owner),
+        k.blockOwners(hash),
+        raw(hash),
+        hash,
+        String(block.height),
+        owner,
+        'merge',
+        ...ids.map(raw),
+      );
+    return added;
+  }
+
+  /** {@link indexOwnersOfBlock} for every stored block; returns the blocks walked and the txIds added. */
+  async indexOwners(): Promise<{ blocks: number; added: number }> {
+    const blocks = await this.blocksFrom(0);
+    let added = 0;
+    for (const b of blocks) added += await this.indexOwnersOfBlock(b.hash);
+    return { blocks: blocks.length, added };
+  }
+
+  /**
+   * A page of the blocks holding proven txIds of `owner`, newest first (`arc-owner-blocks-3.lua`,
+   * one round trip): keyset paging on (height, hash), so pages hold still while blocks arrive.
+   */
+  async ownerBlocks(owner: string, page: OwnerBlocksPage): Promise<OwnerBlocksWindow> {
+    const backward = page.last !== undefined;
+    const size = (backward ? page.last : page.first) ?? 0;
+    const k = this.keys;
+    const flat = await this.commands.arcOwnerBlocksBuffer(
+      k.ownerBlocks(owner),
+      k.ownerTxIds(owner),
+      k.blocks,
+      backward ? 'last' : 'first',
+      String(size + 1),
+      page.after ? String(page.after.height) : '',
+      page.after?.hash.toLowerCase() ?? '',
+      page.before ? String(page.before.height) : '',
+      page.before?.hash.toLowerCase() ?? '',
+    );
+    const total = Number(flat[0]);
+    const beyond = Number(flat[1]) === 1;
+    let blocks: OwnerBlock[] = [];
+    for (let i = 2; i + 3 < flat.length; i += 4) {
+      const stored = flat[i + 3] as Buffer;
+      // A block listed but not stored is never left by dropBlock; skip rather than invent a time.
+      if (stored.length !== HEADER_BYTES + 4) continue;
+      const hash = (flat[i] as Buffer).toString();
+      blocks.push({
+        hash,
+        height: Number(flat[i + 1]),
+        time: toStoredBlock(hash, stored).time,
+        count: Number(flat[i + 2]),
+      });
+    }
+    const more = blocks.length > size;
+    if (more) blocks = backward ? blocks.slice(1) : blocks.slice(0, size);
+    return {
+      total,
+      blocks,
+      hasOlder: backward ? beyond : more,
+      hasNewer: backward ? more : beyond,
+    };
+  }
+
+  /** Block `hash` in `owner`'s block list (one pipeline), or null when the owner has no proven txId there. */
+  async ownerBlock(owner: string, hash: string): Promise<OwnerBlock | null> {
+    const k = this.keys;
+    const id = hash.toLowerCase();
+    const replies = await this.redis
+      .pipeline()
+      .zscore(k.ownerBlocks(owner), id)
+      .hstrlen(k.ownerTxIds(owner), id)
+      .hgetBuffer(k.blocks, raw(id))
+      .exec();
+    const [score, length, stored] = (replies ?? []).map(([err, value]) => {
+      if (err) throw err;
+      return value;
+    }) as [string | null, number, Buffer | null];
+    if (score === null || stored === null || length === 0) return null;
+    return { hash: id, height: Number(score), time: toStoredBlock(id, stored).time, count: Math.floor(length / 32) };
+  }
+
+  /** The proven txIds of `owner` in block `hash`, positions [start, end) of its list there, and their count (`arc-owner-txids-1.lua`). */
+  async ownerTxIds(
+    owner: string,
+    hash: string,
+    start: number,
+    end: number,
+  ): Promise<{ count: number; txIds: string[] }> {
+    const [count, ...txIds] = await this.commands.arcOwnerTxidsBuffer(
+      this.keys.ownerTxIds(owner),
+      hash.toLowerCase(),
+      String(Math.max(0, start)),
+      String(Math.max(0, end)),
+    );
+    return { count: Number(count), txIds: txIds.map((t) => (t as Buffer).toString('hex')) };
   }
 
   /**
@@ -242,24 +435,38 @@ export class ArcProofStore implements ChainReader {
 
   /**
    * Forgets a block and the proofs pointing into it; the txIds that lost their proof go back to
-   * the watch set in the same atomic step. Returns them.
+   * the watch set in the same atomic step. Returns them. First every owner index listing the block
+   * forgets it (one MULTI); the drop itself refuses while any still does (a proof stored into the
+   * block meanwhile), and the owners are cleaned again: no owner index outlives its proofs.
+   * @throws Error when owners keep appearing after {@link DROP_ATTEMPTS} cleans (nothing is lost: the block stays stored and the next reconcile drops it).
    */
   async dropBlock(hash: string, height: number, at: Date = new Date()): Promise<string[]> {
     const k = this.keys;
-    const dropped = await this.commands.arcDropBlockBuffer(
-      k.blockTxIds(hash),
-      k.inclusions,
-      k.blocks,
-      k.heights,
-      k.byHeight,
-      k.unproven,
-      k.blockTop(hash),
-      raw(hash),
-      hash,
-      String(height),
-      String(at.getTime()),
-    );
-    return dropped.map((b) => b.toString('hex'));
+    for (let attempt = 0; attempt < DROP_ATTEMPTS; attempt++) {
+      const owners = await this.redis.smembers(k.blockOwners(hash));
+      const m = this.redis.multi() as ReturnType<RedisClient['multi']> & ArcCommands;
+      for (const owner of owners)
+        m.hdel(k.ownerTxIds(owner), hash).zrem(k.ownerBlocks(owner), hash).srem(k.blockOwners(hash), owner);
+      m.arcDropBlockBuffer(
+        k.blockTxIds(hash),
+        k.inclusions,
+        k.blocks,
+        k.heights,
+        k.byHeight,
+        k.unproven,
+        k.blockTop(hash),
+        k.blockOwners(hash),
+        raw(hash),
+        hash,
+        String(height),
+        String(at.getTime()),
+      );
+      const replies = (await m.exec()) ?? [];
+      for (const [err] of replies) if (err) throw err;
+      const [status, ...dropped] = replies[replies.length - 1]?.[1] as Buffer[];
+      if (status?.toString() === 'OK') return dropped.map((b) => b.toString('hex'));
+    }
+    throw new Error(`block ${hash}: owners kept being indexed in it while it was dropped`);
   }
 
   /**

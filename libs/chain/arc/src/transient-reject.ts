@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { Refusal } from '@proofline/chain-domain';
 import { arcKeys } from './keys';
 
@@ -40,7 +40,7 @@ export class TransientRejects {
   private readonly keys;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = arcKeys(prefix);
@@ -81,7 +81,7 @@ export class StuckOrphans {
   private readonly keys;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = arcKeys(prefix);
@@ -110,7 +110,7 @@ export class StuckOrphans {
 }
 
 /** Drops `txIds` from each hash, in one MULTI. */
-async function forgetIn(redis: Redis, hashes: readonly string[], txIds: readonly string[]): Promise<void> {
+async function forgetIn(redis: RedisClient, hashes: readonly string[], txIds: readonly string[]): Promise<void> {
   if (txIds.length === 0) return;
   const m = redis.multi();
   for (const hash of hashes) m.hdel(hash, ...txIds);

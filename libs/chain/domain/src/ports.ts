@@ -131,6 +131,44 @@ export interface ChainTip {
   readonly time: Date;
 }
 
+/** A block holding transactions of one owner (for records: a tenant), as an owner index lists it. */
+export interface OwnerBlock {
+  readonly hash: string;
+  readonly height: number;
+  /** Header time. */
+  readonly time: Date;
+  /** The owner's transactions with a proof in this block. */
+  readonly count: number;
+}
+
+/** A block's place in an owner's list (newest first: height, then hash, both descending). */
+export interface OwnerBlockKey {
+  readonly height: number;
+  readonly hash: string;
+}
+
+/**
+ * Which page of an owner's blocks: `first` from the newest end of the window or `last` from its
+ * oldest end (exactly one); `after` / `before` keep only blocks older / newer than that key.
+ */
+export interface OwnerBlocksPage {
+  readonly first?: number;
+  readonly last?: number;
+  readonly after?: OwnerBlockKey;
+  readonly before?: OwnerBlockKey;
+}
+
+/** A page of an owner's blocks, newest first. */
+export interface OwnerBlocksWindow {
+  /** All the owner's blocks. */
+  readonly total: number;
+  readonly blocks: readonly OwnerBlock[];
+  /** Older blocks exist beyond this page (Relay `hasNextPage`). */
+  readonly hasOlder: boolean;
+  /** Newer blocks exist beyond this page (Relay `hasPreviousPage`). */
+  readonly hasNewer: boolean;
+}
+
 /** Announced after each committed block (the block is readable by then). */
 export interface BlockEvent {
   readonly hash: string;
@@ -152,6 +190,15 @@ export interface BlockReader {
   blockByHeight(height: number): Promise<Block | null>;
   /** TxIds of block `hash` in positions [start, end) (0 = coinbase), or null when no such block. */
   blockTxIds(hash: string, start: number, end: number): Promise<readonly string[] | null>;
+  /** A page of the blocks holding proven transactions of `owner` (a tenant), newest first. */
+  ownerBlocks(owner: string, page: OwnerBlocksPage): Promise<OwnerBlocksWindow>;
+  /** Block `hash` as `owner`'s block list has it; null when the owner has no proven transaction in it. */
+  ownerBlock(owner: string, hash: string): Promise<OwnerBlock | null>;
+  /**
+   * The proven txIds of `owner` in block `hash`, positions [start, end) of the owner's list there
+   * (in the order their proofs were stored), with their count; count 0 when it has none there.
+   */
+  ownerTxIds(owner: string, hash: string, start: number, end: number): Promise<{ count: number; txIds: string[] }>;
   /**
    * New blocks as they are committed, from now on, for as long as the iterator is not returned.
    * Every instance hears every block. An event may be missed (e.g. across a reconnection):

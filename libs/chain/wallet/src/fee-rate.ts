@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { effectiveFeeRate } from './funding-wallet';
 import type { MiningFee } from './funding-wallet';
 
@@ -40,7 +40,7 @@ export interface FeeRateCacheOptions {
    * fetch writes it there (expiring after `maxAgeMs`), and {@link start} and a failed fetch read
    * it, so a fresh process knows a policy at once even while ARC does not answer it.
    */
-  readonly shared?: { readonly redis: Redis; readonly key: string };
+  readonly shared?: { readonly redis: RedisClient; readonly key: string };
   /** How long a fetched policy is used before it is fetched again (default 5 minutes). */
   readonly refreshMs?: number;
   /** After a failed fetch, wait this long before trying again (default 30 s). */

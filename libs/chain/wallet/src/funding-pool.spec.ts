@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { ManualClock } from '@proofline/shared-config';
 import { loadLuaCommands } from '@proofline/shared-redis';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import type { RedisClient } from '@proofline/shared-redis';
+import { testRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { poolCommitLua } from './commit-contract';
 import { FROM_FREE, FundingPool } from './funding-pool';
 import { toOutpoint } from './outpoint';
@@ -18,7 +18,7 @@ const utxos = (n: number, satoshis = 1000): FundingUtxo[] => {
 };
 
 /** Recomputes every counter from the pool's structures, so a test sees a counter that drifted. */
-async function audit(redis: Redis, pool: FundingPool) {
+async function audit(redis: RedisClient, pool: FundingPool) {
   const k = pool.keys;
   const [free, leases, sats, spent, pending] = await Promise.all([
     redis.zrange(k.free, 0, -1, 'WITHSCORES'),
@@ -42,7 +42,7 @@ async function audit(redis: Redis, pool: FundingPool) {
   return status;
 }
 
-async function snapshot(redis: Redis, prefix: string): Promise<Record<string, string>> {
+async function snapshot(redis: RedisClient, prefix: string): Promise<Record<string, string>> {
   const keys = (await redis.keys(`${prefix}:*`)).sort();
   const out: Record<string, string> = {};
   for (const key of keys) out[key] = ((await redis.dumpBuffer(key)) ?? Buffer.alloc(0)).toString('hex');
@@ -53,7 +53,7 @@ describe('FundingPool (real Redis)', () => {
   const prefix = uniquePrefix('wallet');
   const { redis, cleanup } = testRedis(prefix);
   let n = 0;
-  const newPool = (clock = new ManualClock('2026-11-01T00:00:00Z'), conn: Redis = redis) => ({
+  const newPool = (clock = new ManualClock('2026-11-01T00:00:00Z'), conn: RedisClient = redis) => ({
     pool: new FundingPool(conn, { prefix: `${prefix}:${++n}`, address: 'mtest', clock }),
     clock,
   });
@@ -61,7 +61,7 @@ describe('FundingPool (real Redis)', () => {
   afterAll(cleanup);
 
   it('50 concurrent reservations from 5 connections never share a UTXO; the 51st+ are exhausted', async () => {
-    const conns = Array.from({ length: 5 }, () => new Redis(testRedisUrl()));
+    const conns = Array.from({ length: 5 }, () => testRedisClient());
     try {
       const p = `${prefix}:${++n}`;
       const clock = new ManualClock('2026-11-01T00:00:00Z');
@@ -89,7 +89,7 @@ describe('FundingPool (real Redis)', () => {
   });
 
   it('50 concurrent multi-UTXO reservations (2 each) from 5 connections with plenty free: 100 distinct UTXOs', async () => {
-    const conns = Array.from({ length: 5 }, () => new Redis(testRedisUrl()));
+    const conns = Array.from({ length: 5 }, () => testRedisClient());
     try {
       const p = `${prefix}:${++n}`;
       const pools = conns.map((c) => new FundingPool(c, { prefix: p, address: 'mtest' }));

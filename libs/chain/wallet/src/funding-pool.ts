@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { systemClock } from '@proofline/shared-config';
 import type { Clock } from '@proofline/shared-config';
 import { loadLuaCommands } from '@proofline/shared-redis';
@@ -153,7 +153,7 @@ export class FundingPool {
   private readonly address: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     options: FundingPoolOptions,
   ) {
     this.keys = walletKeys(options.prefix);

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { Clock, Config } from '@proofline/shared-config';
 import { fundingIdentity } from './funding-address';
 import type { FundingIdentity } from './funding-address';
@@ -15,7 +15,7 @@ export interface FundingWallet {
  * connection (request paths: a finite `maxRetriesPerRequest`, so Redis down is a fast 503).
  */
 export function createFundingWallet(
-  redis: Redis,
+  redis: RedisClient,
   config: Pick<Config, 'redisPrefix' | 'network' | 'wallet'>,
   clock?: Clock,
 ): FundingWallet {

@@ -7,11 +7,10 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { LockingScript, Spend, Transaction, TransactionSignature, UnlockingScript } from '@bsv/sdk';
-import { Redis } from 'ioredis';
 import { deriveChainKeys } from '@proofline/chain-bsv';
 import type { BroadcastVerdict, RefusalCode } from '@proofline/chain-domain';
 import { DEVNET_WALLET_SEED, ManualClock } from '@proofline/shared-config';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { testRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { fundingIdentity } from './funding-address';
 import { FundingPool } from './funding-pool';
 import { toOutpoint } from './outpoint';
@@ -230,7 +229,7 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
     const coin = big(1_000_000);
     arc.fund(coin);
     await pool.add([coin]);
-    const conns = Array.from({ length: 3 }, () => new Redis(testRedisUrl()));
+    const conns = Array.from({ length: 3 }, () => testRedisClient());
     try {
       const splitters = conns.map(
         (c) =>

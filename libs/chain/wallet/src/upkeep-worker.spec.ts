@@ -8,8 +8,7 @@ import { Queue } from 'bullmq';
 import { BsvSplitBuilder, deriveChainKeys } from '@proofline/chain-bsv';
 import { DEVNET_WALLET_SEED, ManualClock } from '@proofline/shared-config';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
-import { createBullRedis } from '@proofline/shared-redis';
-import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, testBullRedis, testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { fundingIdentity } from './funding-address';
 import { FundingPool } from './funding-pool';
 import type { SubmitPort } from './ports';
@@ -27,7 +26,7 @@ import type { RunningWalletUpkeep } from './upkeep-worker';
 describe('wallet upkeep worker (real BullMQ)', () => {
   const prefix = uniquePrefix('wupkeep');
   const { redis, cleanup } = testRedis(prefix);
-  const bull = createBullRedis(testRedisUrl());
+  const bull = testBullRedis();
   const clock = new ManualClock('2026-01-01T00:00:00Z');
   const keys = deriveChainKeys(DEVNET_WALLET_SEED);
   const identity = fundingIdentity(keys, 'devnet');
@@ -72,7 +71,7 @@ describe('wallet upkeep worker (real BullMQ)', () => {
   };
   const running: RunningWalletUpkeep[] = [];
   const requester = new WalletUpkeepRequester(bull, prefix);
-  const queue = new Queue(QUEUES.walletUpkeep, { connection: bull, prefix: bullPrefix(prefix) });
+  const queue = new Queue(QUEUES.walletUpkeep, { connection: bull, prefix: bullPrefix(prefix, QUEUES.walletUpkeep) });
 
   afterAll(async () => {
     for (const r of running) await r.close();

@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { LowWaterRequest } from './splitter';
 import type { UpkeepDeps, UpkeepReport } from './wallet-upkeep';
 import { walletUpkeep } from './wallet-upkeep';
@@ -20,8 +20,8 @@ const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: true, attempts: 1 } 
 export class WalletUpkeepRequester {
   private readonly queue: Queue;
 
-  constructor(connection: Redis, redisPrefix: string) {
-    this.queue = new Queue(QUEUES.walletUpkeep, { connection, prefix: bullPrefix(redisPrefix) });
+  constructor(connection: RedisClient, redisPrefix: string) {
+    this.queue = new Queue(QUEUES.walletUpkeep, { connection, prefix: bullPrefix(redisPrefix, QUEUES.walletUpkeep) });
   }
 
   async request(): Promise<void> {
@@ -35,7 +35,7 @@ export class WalletUpkeepRequester {
 
 export interface WalletUpkeepWorkerOptions {
   /** The app's BullMQ connection (shared, not owned). */
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly redisPrefix: string;
   /** Scheduled run interval (default 30 s). */
   readonly everyMs?: number;
@@ -58,7 +58,7 @@ export interface RunningWalletUpkeep {
  * (the second run reports `busy`) and every pool step is atomic.
  */
 export async function startWalletUpkeepWorker(o: WalletUpkeepWorkerOptions): Promise<RunningWalletUpkeep> {
-  const prefix = bullPrefix(o.redisPrefix);
+  const prefix = bullPrefix(o.redisPrefix, QUEUES.walletUpkeep);
   const queue = new Queue(QUEUES.walletUpkeep, { connection: o.connection, prefix });
   await queue.upsertJobScheduler(
     WALLET_UPKEEP_SCHEDULER_ID,

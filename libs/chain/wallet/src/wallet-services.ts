@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { ArcClient } from '@proofline/chain-arc';
 import { BsvSplitBuilder, deriveChainKeys } from '@proofline/chain-bsv';
 import type { Clock, Config } from '@proofline/shared-config';
@@ -42,7 +42,7 @@ export interface WalletServices {
  * the funding key, and on `NETWORK=devnet` the coinbase scanner reading the devnet node at
  * `HEADERS_URL`. Opens no connection; the ARC client is plain `fetch`.
  */
-export function createWalletServices(redis: Redis, config: Config, clock?: Clock): WalletServices {
+export function createWalletServices(redis: RedisClient, config: Config, clock?: Clock): WalletServices {
   const wallet = createFundingWallet(redis, config, clock);
   const chain = config.chain;
   const arc = new ArcClient({

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { blockHash, merkleRoot, parseHeader, tscProof, verifyTscProof } from '@proofline/chain-domain';
 import { deriveChainKeys, parseTransaction, tscToMerklePath } from '@proofline/chain-bsv';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { testRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
+import type { RedisClient } from '@proofline/shared-redis';
 import { DevnetBlockProducer, devnetKeys } from './index';
 import type { DevnetKeys } from './index';
 
@@ -34,7 +34,7 @@ function setup() {
 }
 
 /** A committed block as stored: header, txIds, and each txId's TSC proof from its stored branch. */
-async function storedBlock(redis: Redis, k: DevnetKeys, height: number) {
+async function storedBlock(redis: RedisClient, k: DevnetKeys, height: number) {
   const hash = await redis.hget(k.hashes, String(height));
   if (!hash) return null;
   const [headerHex, csv] = await Promise.all([redis.hget(k.headers, hash), redis.hget(k.blockTxIds, hash)]);
@@ -152,7 +152,7 @@ describe('DevnetBlockProducer', () => {
 
 describe('racing producers', () => {
   const env = setup();
-  const other = new Redis(testRedisUrl());
+  const other = testRedisClient();
   afterAll(async () => {
     await other.quit();
     await env.cleanup();

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { REGTEST_BITS, ZERO_HASH, merkleBranches, mineHeader } from '@proofline/chain-domain';
 import type { BlockHeader } from '@proofline/chain-domain';
 import { DEVNET_SUBSIDY, buildCoinbaseTo, deriveChainKeys } from '@proofline/chain-bsv';
@@ -74,7 +74,7 @@ export class DevnetBlockProducer {
   private readonly coinbaseTag: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     options: BlockProducerOptions = {},
   ) {

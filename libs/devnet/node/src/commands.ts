@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { loadLuaCommands } from '@proofline/shared-redis';
 
 /** The devnet's Lua commands as ioredis defines them (see `lua/*.lua` for KEYS/ARGV). */
@@ -11,7 +11,7 @@ export interface DevnetCommands {
 }
 
 /** Defines the devnet's Lua commands on `redis` (idempotent) and returns them typed. */
-export function devnetCommands(redis: Redis): DevnetCommands {
+export function devnetCommands(redis: RedisClient): DevnetCommands {
   loadLuaCommands(redis, path.join(__dirname, 'lua'));
   return redis as unknown as DevnetCommands;
 }

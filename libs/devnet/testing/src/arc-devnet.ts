@@ -1,5 +1,5 @@
 import { LockingScript, P2PKH, Transaction } from '@bsv/sdk';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import {
   confirmationOptions,
   createArcChain,
@@ -31,7 +31,7 @@ export interface RecordHooks {
 
 export interface ArcDevnetOptions {
   /** The test's command connection (never closed here). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** The service's (test's) Redis prefix; the node keeps its state under `${prefix}:devnet`. */
   readonly prefix: string;
   /** WALLET_SEED (default the public devnet seed, as in the default configuration). */
@@ -87,7 +87,7 @@ export interface ArcDevnet {
   /** The funding key's signer (WIF-free: the sdk PrivateKey), for specs that spend pool UTXOs themselves. */
   readonly fundingKey: ReturnType<typeof deriveChainKeys>['funding']['privateKey'];
   /** Starts the production confirmation worker (BullMQ job scheduler every ARC_POLL_MS) on `bull`. */
-  startConfirmations(bull: Redis, hooks: RecordHooks): Promise<RunningConfirmationWorker>;
+  startConfirmations(bull: RedisClient, hooks: RecordHooks): Promise<RunningConfirmationWorker>;
   /** One confirmation pass now (no scheduler). */
   confirmOnce(hooks: RecordHooks): Promise<ConfirmationPassReport>;
   close(): Promise<void>;

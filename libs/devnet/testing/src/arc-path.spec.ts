@@ -7,8 +7,7 @@ import { parseHeader, refusalCode, verifyTscProof } from '@proofline/chain-domai
 import { nodeTestKit } from '@proofline/devnet';
 import type { Refusal } from '@proofline/chain-domain';
 import type { FundingUtxo } from '@proofline/chain-wallet';
-import { createBullRedis, createRedis } from '@proofline/shared-redis';
-import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, testBullRedis, testRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { startArcDevnet } from './arc-devnet';
 import type { ArcDevnet } from './arc-devnet';
 
@@ -232,7 +231,7 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
   });
 
   it('a reorg of the last block: the proof is dropped, the tx waits again and is proven in the new block; a block event is published', async () => {
-    const subscriber = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+    const subscriber = testRedisClient({ maxRetriesPerRequest: null });
     const reading = createArcChain({ redis, subscriber, prefix, config: dev.chainConfig });
     const events = reading.blocks.blockEvents();
     try {
@@ -274,7 +273,7 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
   });
 
   it('the confirmation worker (BullMQ job scheduler) proves published transactions on its own, one run at a time', async () => {
-    const bull = createBullRedis(testRedisUrl());
+    const bull = testBullRedis();
     const a = await dev.startConfirmations(bull, hooks);
     const b = await dev.startConfirmations(bull, hooks); // a second worker: BullMQ + the lock keep runs single
     try {

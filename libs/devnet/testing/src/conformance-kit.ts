@@ -2,7 +2,7 @@
 // behind an API key whose coinbases pay a test key, and transactions the sdk builds and signs.
 import { FetchHttpClient, LockingScript, P2PKH, PrivateKey, SatoshisPerKilobyte, Transaction } from '@bsv/sdk';
 import type { HttpClient } from '@bsv/sdk';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { nodeTestKit } from '@proofline/devnet';
 import type { DevnetNode } from '@proofline/devnet';
 
@@ -11,7 +11,7 @@ export const conformanceKey = PrivateKey.fromHex('33'.repeat(32));
 export const conformanceScriptHex = new P2PKH().lock(conformanceKey.toAddress()).toHex();
 
 /** The node under the test's prefix, every /v1 call behind `Authorization: Bearer CONFORMANCE_API_KEY`. */
-export function startConformanceNode(redis: Redis, prefix: string): Promise<DevnetNode> {
+export function startConformanceNode(redis: RedisClient, prefix: string): Promise<DevnetNode> {
   return nodeTestKit.startTestNode(redis, prefix, {
     coinbaseLockingScriptHex: conformanceScriptHex,
     apiKey: CONFORMANCE_API_KEY,

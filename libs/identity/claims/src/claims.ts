@@ -3,7 +3,7 @@ import { SignJWT, createRemoteJWKSet, errors as joseErrors, jwtVerify } from 'jo
 import type { JWTPayload, JWTVerifyGetKey } from 'jose';
 import type { Clock, Config } from '@proofline/shared-config';
 import { AppError } from '@proofline/shared-errors';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { sharedKeys } from '@proofline/shared-redis';
 
 /** Granted claims result (spec §2.9). */
@@ -34,7 +34,7 @@ export function signingKeySourceFrom(config: Config): SigningKeySource {
 }
 
 /** Returns the development secret, creating it atomically (SET NX) on first use. */
-export async function devSecret(redis: Redis, prefix: string): Promise<Uint8Array> {
+export async function devSecret(redis: RedisClient, prefix: string): Promise<Uint8Array> {
   const key = sharedKeys(prefix).devJwtSecret;
   await redis.set(key, randomBytes(48).toString('base64url'), 'NX');
   const value = await redis.get(key);
@@ -44,7 +44,7 @@ export async function devSecret(redis: Redis, prefix: string): Promise<Uint8Arra
 
 export interface ClaimsServiceDeps {
   config: Config;
-  redis: Redis;
+  redis: RedisClient;
   clock: Clock;
 }
 

@@ -3,8 +3,7 @@ import { Repository } from 'redis-om';
 import type { RedisConnection } from 'redis-om';
 import { keyRecord } from '@proofline/identity-domain';
 import type { ApiKeyRecord, KeyRecordInput } from '@proofline/identity-domain';
-import { createRedis } from '@proofline/shared-redis';
-import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, testRedis, testRedisClient, testRedisDeployment, uniquePrefix } from '@proofline/shared-testing';
 import { keySchema } from './key-entity';
 import { KeyReader, KeyWriter, UnknownScriptReplyError, keyScriptReply } from './key-store';
 import { identityKeys } from './keys';
@@ -35,7 +34,7 @@ describe('key store (Lua writes, redis-om reads)', () => {
   let reader: KeyReader;
 
   beforeAll(async () => {
-    om = await openOmConnection(testRedisUrl(), () => undefined);
+    om = await openOmConnection(testRedisDeployment(), () => undefined);
     writer = new KeyWriter(redis, prefix);
     reader = new KeyReader(redis, om, prefix);
   });
@@ -104,7 +103,7 @@ describe('key store (Lua writes, redis-om reads)', () => {
   });
 
   it('revokes idempotently, deletes with indexes, scoped to the tenant, and publishes invalidations', async () => {
-    const sub = createRedis(testRedisUrl());
+    const sub = testRedisClient();
     const messages: string[] = [];
     sub.on('message', (_c: string, m: string) => messages.push(m));
     await sub.subscribe(keys.invalidationChannel);

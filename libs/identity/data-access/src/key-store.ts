@@ -4,7 +4,7 @@ import type { RedisConnection } from 'redis-om';
 import { newestFirst } from '@proofline/identity-domain';
 import type { ApiKeyRecord } from '@proofline/identity-domain';
 import { loadLuaCommands } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { fromEntity, keySchema, toHashFields } from './key-entity';
 import type { KeyEntity } from './key-entity';
 import { identityKeys } from './keys';
@@ -68,7 +68,7 @@ export class KeyWriter {
   private readonly lua: LuaCommands;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     loadLuaCommands(redis, LUA_DIR);
@@ -150,7 +150,7 @@ export class KeyReader {
   private readonly repo: Repository<KeyEntity>;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     om: RedisConnection,
     prefix: string,
   ) {

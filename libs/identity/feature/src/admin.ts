@@ -16,12 +16,12 @@ import { KeyWriter } from '@proofline/identity-data-access';
 import { systemClock } from '@proofline/shared-config';
 import type { Clock, Config } from '@proofline/shared-config';
 import { badRequest } from '@proofline/shared-errors';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 
 /** What the administrative functions (CLI, API start) need. */
 export interface IdentityAdminDeps {
   /** Any ioredis connection; the Lua commands are defined on it. Not closed here. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly config: Pick<Config, 'redisPrefix' | 'keyLifetimeDays'>;
   readonly clock?: Clock;
 }

@@ -3,7 +3,7 @@ import type { ApiKeyRecord, Principal } from '@proofline/identity-domain';
 import type { KeyReader } from '@proofline/identity-data-access';
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { Admission } from './admission';
 import { identityErrors as E } from './errors';
 import { KeyCache } from './key-cache';
@@ -58,7 +58,7 @@ export class Authenticator {
    * explicitly, then clears and trusts. Returns a detach function that unsubscribes this channel
    * and removes the listeners; it never closes the connection.
    */
-  async listen(subscriber: Redis, channel: string, log: Logger): Promise<() => Promise<void>> {
+  async listen(subscriber: RedisClient, channel: string, log: Logger): Promise<() => Promise<void>> {
     const onMessage = (ch: string, keyId: string) => {
       if (ch === channel) this.cache.invalidate(keyId);
     };

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { ConnectionOptions } from 'bullmq';
 import type { RedisConnection } from 'redis-om';
 import { KeyWriter, closeOmConnection, openOmConnection } from '@proofline/identity-data-access';
 import { expiryFor, generateRawKey, issueKey } from '@proofline/identity-domain';
 import type { Permission } from '@proofline/identity-domain';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { bullConnection, createRedis } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import type { RedisClient } from '@proofline/shared-redis';
+import { testRedis, testRedisClient, testRedisDeployment, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { authorize, callerKey } from './authorize';
 import { createIdentity } from './create-identity';
 import type { Identity } from './create-identity';
@@ -19,7 +17,7 @@ describe('authorize and callerKey (transport-neutral key checks)', () => {
   const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
   const clock = new ManualClock('2026-03-01T00:00:00.000Z');
   // The spec is the composition root here: it opens the connections and hands them to the factory.
-  let subscriber: Redis;
+  let subscriber: RedisClient;
   let om: RedisConnection;
   let identity: Identity;
 
@@ -41,9 +39,9 @@ describe('authorize and callerKey (transport-neutral key checks)', () => {
   }
 
   beforeAll(async () => {
-    subscriber = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
-    om = await openOmConnection(config.redisUrl, () => undefined);
-    const connections = { redis, om, subscriber, bull: bullConnection(config.redisUrl) as ConnectionOptions };
+    subscriber = testRedisClient({ maxRetriesPerRequest: null });
+    om = await openOmConnection(testRedisDeployment(), () => undefined);
+    const connections = { redis, om, subscriber, bull: subscriber };
     identity = await createIdentity({
       config,
       logger: createLogger({ level: 'silent', name: 't' }),

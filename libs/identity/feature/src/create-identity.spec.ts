@@ -1,10 +1,17 @@
-import type { ConnectionOptions } from 'bullmq';
 import { closeOmConnection, identityKeys, openOmConnection } from '@proofline/identity-data-access';
 import { issueKey } from '@proofline/identity-domain';
 import { systemClock, loadConfig } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { bullConnection, createRedis } from '@proofline/shared-redis';
-import { eventually, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { masters } from '@proofline/shared-redis';
+import {
+  eventually,
+  testBullRedis,
+  testRedis,
+  testRedisClient,
+  testRedisDeployment,
+  testRedisUrl,
+  uniquePrefix,
+} from '@proofline/shared-testing';
 import { createIdentity } from './create-identity';
 import { startIdentityKeyWorker } from './key-worker';
 
@@ -14,17 +21,23 @@ describe('createIdentity / startIdentityKeyWorker: connections belong to the cal
   const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
   const logger = createLogger({ level: 'silent', name: 't' });
   const channel = identityKeys(prefix).invalidationChannel;
-  const subscribers = async () => Number(((await redis.pubsub('NUMSUB', channel)) as [string, number])[1]);
+  // PUBSUB NUMSUB counts the subscribers of the node it asks: summed over the masters of a cluster.
+  const subscribers = async () => {
+    let n = 0;
+    for (const node of await masters(redis))
+      n += Number(((await node.pubsub('NUMSUB', channel)) as [string, number])[1]);
+    return n;
+  };
   afterAll(cleanup);
 
   it('subscribes on the given subscriber, trusts its cache while subscribed, and on close detaches without closing any connection', async () => {
-    const subscriber = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
-    const om = await openOmConnection(config.redisUrl, () => undefined);
+    const subscriber = testRedisClient({ maxRetriesPerRequest: null });
+    const om = await openOmConnection(testRedisDeployment(), () => undefined);
     const identity = await createIdentity({
       config,
       logger,
       clock: systemClock,
-      connections: { redis, om, subscriber, bull: bullConnection(config.redisUrl) as ConnectionOptions },
+      connections: { redis, om, subscriber, bull: subscriber },
     });
     await eventually(async () => (await subscribers()) === 1);
     const now = new Date();
@@ -54,16 +67,15 @@ describe('createIdentity / startIdentityKeyWorker: connections belong to the cal
   });
 
   it('the key worker closes its BullMQ worker and leaves the command connection open', async () => {
-    const own = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
-    const running = await startIdentityKeyWorker({
-      config,
-      logger,
-      connections: { redis: own, bull: bullConnection(config.redisUrl) as ConnectionOptions },
-    });
+    const own = testRedisClient({ maxRetriesPerRequest: null });
+    const bull = testBullRedis();
+    const running = await startIdentityKeyWorker({ config, logger, connections: { redis: own, bull } });
     expect(running.worker.isRunning()).toBe(true);
     await running.close();
     expect(running.worker.isRunning()).toBe(false);
     expect(await own.ping()).toBe('PONG');
+    expect(await bull.ping()).toBe('PONG');
+    await bull.quit();
     await own.quit();
   });
 });

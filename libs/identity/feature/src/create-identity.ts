@@ -1,11 +1,10 @@
 import { Queue, QueueEvents } from 'bullmq';
-import type { ConnectionOptions } from 'bullmq';
 import type { RedisConnection } from 'redis-om';
 import { KeyReader, KeyWriter } from '@proofline/identity-data-access';
 import type { Clock, Config } from '@proofline/shared-config';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { Admission } from './admission';
 import { Authenticator } from './authenticator';
 import { KeyCommands } from './key-commands';
@@ -15,16 +14,17 @@ import { LegacyKeys } from './legacy-keys';
 /** The connections the identity scope runs on. The app opens them and closes them; the factory never does. */
 export interface IdentityConnections {
   /** Request-path ioredis command connection (finite retries); also carries the key queue's commands. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** node-redis v4 client redis-om reads through (see `openOmConnection`). */
   readonly om: RedisConnection;
   /** ioredis connection in subscriber mode for key invalidations; may carry other channels too. */
-  readonly subscriber: Redis;
+  readonly subscriber: RedisClient;
   /**
-   * BullMQ connection for the key queue's events (a blocking XREAD): options from which BullMQ
-   * makes its own dedicated connection, owned and closed by the QueueEvents. Never a shared instance.
+   * What the key queue's event reader (a blocking XREAD) is duplicated from: BullMQ makes its own
+   * copy of this connection (one server or a cluster, `maxRetriesPerRequest: null`), owned and
+   * closed by the QueueEvents; this one is not used itself (the subscriber serves).
    */
-  readonly bull: ConnectionOptions;
+  readonly bull: RedisClient;
 }
 
 export interface IdentityOptions {
@@ -57,7 +57,7 @@ export async function createIdentity(opts: IdentityOptions): Promise<Identity> {
   const log = opts.logger.child({ component: 'identity' });
   const reader = new KeyReader(connections.redis, connections.om, config.redisPrefix);
   const writer = new KeyWriter(connections.redis, config.redisPrefix);
-  const prefix = bullPrefix(config.redisPrefix);
+  const prefix = bullPrefix(config.redisPrefix, QUEUES.identityKeys);
   const queue = new Queue(QUEUES.identityKeys, { connection: connections.redis, prefix });
   queue.on('error', (err) => log.warn({ err: err.message }, 'identity queue error'));
   const queueEvents = new QueueEvents(QUEUES.identityKeys, { connection: connections.bull, prefix });

@@ -1,5 +1,5 @@
 import { UnrecoverableError, Worker } from 'bullmq';
-import type { ConnectionOptions, Job, WorkerOptions } from 'bullmq';
+import type { Job, WorkerOptions } from 'bullmq';
 import { createKeyJob, keyRecord } from '@proofline/identity-domain';
 import type { CreateKeyResult } from '@proofline/identity-domain';
 import { KeyWriter } from '@proofline/identity-data-access';
@@ -7,15 +7,18 @@ import type { CreateOutcome } from '@proofline/identity-data-access';
 import type { Config } from '@proofline/shared-config';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 
 export interface KeyWorkerOptions {
   readonly config: Config;
   readonly logger: Logger;
-  /** Opened and closed by the app: `redis` runs the create script, `bull` is the BullMQ worker's connection. */
+  /**
+   * Opened and closed by the app: `redis` runs the create script, `bull` is the BullMQ worker's
+   * connection (`maxRetriesPerRequest: null`; BullMQ duplicates it for the blocking reads).
+   */
   readonly connections: {
-    readonly redis: Redis;
-    readonly bull: ConnectionOptions;
+    readonly redis: RedisClient;
+    readonly bull: RedisClient;
   };
   /** Extra BullMQ worker options (tests shorten lockDuration / stalledInterval). */
   readonly worker?: Partial<
@@ -69,7 +72,7 @@ export async function startIdentityKeyWorker(opts: KeyWorkerOptions): Promise<Ru
 
   const worker = new Worker(QUEUES.identityKeys, processor, {
     connection: connections.bull,
-    prefix: bullPrefix(config.redisPrefix),
+    prefix: bullPrefix(config.redisPrefix, QUEUES.identityKeys),
     concurrency: config.workerConcurrency,
     ...opts.worker,
   });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { KeyWriter } from '@proofline/identity-data-access';
 import { expiryFor, issueKey } from '@proofline/identity-domain';
 import type { Permission } from '@proofline/identity-domain';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 
 export interface SeedKeyOptions {
   readonly tenant?: string;
@@ -25,7 +25,7 @@ export interface SeededKey {
  * worker, no limit): for auth tests that need keys of given permissions, ages or states.
  */
 export async function seedKey(
-  redis: Redis,
+  redis: RedisClient,
   store: { readonly prefix: string; readonly lifetimeDays: number },
   opts: SeedKeyOptions,
 ): Promise<SeededKey> {

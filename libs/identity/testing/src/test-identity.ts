@@ -1,23 +1,22 @@
-import type { ConnectionOptions } from 'bullmq';
 import { startIdentityKeyWorker } from '@proofline/identity-feature';
 import type { KeyWorkerOptions, RunningKeyWorker } from '@proofline/identity-feature';
-import { bullConnection, createRedis } from '@proofline/shared-redis';
+import { createBullRedis, connectRedis } from '@proofline/shared-redis';
+import { testRedisDeployment } from '@proofline/shared-testing';
 
-/** The production key worker on its own test connection (closed with it). */
+/** The production key worker on its own test connections (closed with it). */
 export async function startTestKeyWorker(
   opts: Pick<KeyWorkerOptions, 'config' | 'logger' | 'worker'>,
 ): Promise<RunningKeyWorker> {
-  const redis = createRedis(opts.config.redisUrl, { maxRetriesPerRequest: null });
-  redis.on('error', () => undefined);
-  const running = await startIdentityKeyWorker({
-    ...opts,
-    connections: { redis, bull: bullConnection(opts.config.redisUrl) as ConnectionOptions },
-  });
+  const deployment = testRedisDeployment(opts.config.redisUrl);
+  const redis = connectRedis(deployment, { maxRetriesPerRequest: null });
+  const bull = createBullRedis(deployment);
+  for (const c of [redis, bull]) c.on('error', () => undefined);
+  const running = await startIdentityKeyWorker({ ...opts, connections: { redis, bull } });
   return {
     worker: running.worker,
     close: async () => {
       await running.close();
-      await redis.quit().catch(() => redis.disconnect());
+      for (const c of [bull, redis]) await c.quit().catch(() => c.disconnect());
     },
   };
 }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { poolCommitLua } from '@proofline/chain-wallet';
 import { fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
 import { extensionOf, withExtension } from '@proofline/chain-domain';
@@ -161,7 +161,7 @@ export class RecordStore {
   private readonly cmd: Commands;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     private readonly options: RecordStoreOptions = {},
   ) {
@@ -310,6 +310,19 @@ export class RecordStore {
       const at = i * width;
       const values = flat.slice(at, at + META_FIELDS.length) as (string | null)[];
       return toMeta(txId, values, Number(flat[at + META_FIELDS.length] ?? 0));
+    });
+  }
+
+  /**
+   * The tenant of each txId (null where no record has it), in order, in one command (`meta-many-0.lua`
+   * asked for that one field): the owner of a proof in the chain's per-tenant block index.
+   */
+  async tenantsOf(txIds: readonly string[]): Promise<(string | null)[]> {
+    if (txIds.length === 0) return [];
+    const flat = await this.cmd.metaMany(this.keys.recordPrefix, '1', 'tenant', ...txIds);
+    return txIds.map((_, i) => {
+      const tenant = flat[2 * i];
+      return typeof tenant === 'string' && tenant !== '' ? tenant : null;
     });
   }
 

@@ -7,9 +7,8 @@ import { RecordStore } from '@proofline/records-data-access';
 import type { AcceptOptions, AcceptOutcome, NewRecord, PoolCommitCall } from '@proofline/records-data-access';
 import { InMemoryChain, fundPool } from '@proofline/records-testing';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
-import type { Redis } from '@proofline/shared-redis';
-import { Redis as IoRedis } from 'ioredis';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import type { RedisClient } from '@proofline/shared-redis';
+import { testRedis, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { createRecords } from './records';
 import { RecordWrites } from './record-writes';
 import type { RecordFunding } from './record-writes';
@@ -18,7 +17,7 @@ const caller = { tenant: 't1' };
 const body = (s: string) => ({ body: Buffer.from(s), encode: undefined });
 
 /** Every key under `prefix` with its DUMP, to prove that nothing at all changed. */
-async function dumpAll(redis: Redis, prefix: string): Promise<Record<string, string>> {
+async function dumpAll(redis: RedisClient, prefix: string): Promise<Record<string, string>> {
   const keys = (await redis.keys(`${prefix}:*`)).sort();
   const out: Record<string, string> = {};
   for (const k of keys) out[k] = ((await redis.dumpBuffer(k)) ?? Buffer.alloc(0)).toString('hex');
@@ -356,7 +355,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
 
   describe('funding taken straight from free (takeFromFree)', () => {
     /** A process's writes over `pool` (its own FreeFunding stock), recording what its builder built. */
-    function freeProcess(p: string, pool: FundingPool, conn: Redis = redis) {
+    function freeProcess(p: string, pool: FundingPool, conn: RedisClient = redis) {
       const built: BuiltTransaction[] = [];
       const chain = new InMemoryChain();
       const builder: TransactionBuilder = {
@@ -445,7 +444,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     it('50 concurrent writes over two processes and connections spend 50 distinct UTXOs of a pool of exactly 50', async () => {
       const { p, pool } = setup();
       await fundPool(pool, 50, 1000);
-      const conns = [new IoRedis(testRedisUrl()), new IoRedis(testRedisUrl())];
+      const conns = [testRedisClient(), testRedisClient()];
       try {
         const procs = conns.map((c) => freeProcess(p, new FundingPool(c, { prefix: p, address: 'test', clock }), c));
         const results = await Promise.all(

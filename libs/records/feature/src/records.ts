@@ -1,6 +1,6 @@
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { BsvSpvCodec } from '@proofline/chain-bsv';
 import type { ChainReader, SpvCodec, TransactionBuilder } from '@proofline/chain-domain';
 import { RecordStore } from '@proofline/records-data-access';
@@ -14,7 +14,7 @@ import type { PublishQueue, RecordsConfig } from './types';
 export interface RecordReadsScope {
   readonly config: RecordsConfig;
   /** The app's command connection (the factory never opens one). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Key prefix of the records keys (`config.redisPrefix`; tests pass a unique one). */
   readonly prefix: string;
   readonly reader: ChainReader;

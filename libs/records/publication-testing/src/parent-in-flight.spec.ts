@@ -8,8 +8,8 @@ import { PARENT_WAITS_MAX } from '@proofline/records-publication';
 import type { Publication } from '@proofline/records-publication';
 import { loadConfig } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { deleteByPrefix } from '@proofline/shared-redis';
+import { eventually, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { composePublicationSide } from './publication-side';
 import type { PublicationSide } from './publication-side';
 
@@ -22,7 +22,7 @@ jest.setTimeout(60_000);
 describe('ARC 460 while a parent of ours is in flight (real HTTP: publisher → 460 proxy → devnet node)', () => {
   const prefix = uniquePrefix('p460');
   const logger = createLogger({ level: 'silent', name: 'test' });
-  const redis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const redis = testRedisClient({ maxRetriesPerRequest: null });
   const tenant = { tenant: 't460' };
   let dev: ArcDevnet;
   let proxy: ArcProxy;

@@ -9,14 +9,20 @@ import { systemClock } from '@proofline/shared-config';
 import type { Clock, Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
+import { connectRedis, createBullRedis } from '@proofline/shared-redis';
+import type { RedisClient, RedisDeployment } from '@proofline/shared-redis';
+import { testRedisDeployment } from '@proofline/shared-testing';
 
 export interface PublicationSideOptions {
   /** The test's (or benchmark's) Redis prefix. */
   readonly prefix: string;
-  /** REDIS_URL (both connections), the chain settings, WORKER_CONCURRENCY, the fee floor … */
+  /** The chain settings, WORKER_CONCURRENCY, the fee floor … (and REDIS_URL, see `deployment`). */
   readonly config: Config;
+  /**
+   * Where this side's two connections go. Default: the test Redis at `config.redisUrl`, a server
+   * or a cluster as jest's global setup started it (a benchmark names its own).
+   */
+  readonly deployment?: RedisDeployment;
   /** The funding wallet's pool (a devnet's `dev.pool`): writes reserve from it, publication settles it. */
   readonly pool: FundingPool;
   /** Default: the system clock. */
@@ -31,7 +37,7 @@ export interface PublicationSideOptions {
   /** The ARC of this side's own chain scope instead of `config.chain.arcUrl` (an ARC proxy in front of the node). */
   readonly arcUrl?: string;
   /** The webhooks watch step, given this side's command connection (apps/worker wires `watchPublications`). */
-  readonly webhooks?: (redis: Redis) => PublicationOptions['webhooks'];
+  readonly webhooks?: (redis: RedisClient) => PublicationOptions['webhooks'];
 }
 
 /**
@@ -42,9 +48,9 @@ export interface PublicationSideOptions {
  */
 export interface PublicationSide {
   /** This side's command connection (`maxRetriesPerRequest: null`, as the worker's). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** This side's BullMQ connection. */
-  readonly bull: Redis;
+  readonly bull: RedisClient;
   readonly chain: ArcChain;
   readonly publication: Publication;
   /**
@@ -56,13 +62,14 @@ export interface PublicationSide {
   close(): Promise<void>;
 }
 
-/** `createArcChain` + `createPublication` (+ `createRecords` on demand) on two new connections to `config.redisUrl`. */
+/** `createArcChain` + `createPublication` (+ `createRecords` on demand) on two new connections (the apps' factory). */
 export function composePublicationSide(o: PublicationSideOptions): PublicationSide {
   const { prefix, config, pool } = o;
   const clock = o.clock ?? systemClock;
   const logger = o.logger ?? createLogger({ level: 'silent', name: 'test' });
-  const redis = createRedis(config.redisUrl, { maxRetriesPerRequest: null });
-  const bull = createBullRedis(config.redisUrl);
+  const deployment = o.deployment ?? testRedisDeployment(config.redisUrl);
+  const redis = connectRedis(deployment, { maxRetriesPerRequest: null });
+  const bull = createBullRedis(deployment);
   const chainConfig = o.arcUrl === undefined ? config.chain : { ...config.chain, arcUrl: o.arcUrl };
   const chain = o.chain ?? createArcChain({ redis, prefix, config: chainConfig, seed: config.wallet.seed });
   const publication = createPublication({

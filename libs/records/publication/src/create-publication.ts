@@ -12,7 +12,7 @@ import { RecordStore } from '@proofline/records-data-access';
 import type { Clock, Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { publicationPause } from './publication-pause';
 import { deferringQueue } from './producer';
 import type { BullPublishQueue } from './producer';
@@ -24,9 +24,9 @@ import type { RecordsPublisherOptions, RunningPublisher } from './worker';
 
 export interface PublicationOptions {
   /** The app's command connection (records, proofs, the confirmation lock). Not closed here. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** The app's BullMQ connection (`maxRetriesPerRequest: null`). Not closed here. */
-  readonly bull: Redis;
+  readonly bull: RedisClient;
   /** The deployment's (or test's) Redis prefix. */
   readonly prefix: string;
   /** PUBLISH_COALESCE_MS, WORKER_CONCURRENCY and the chain settings (ARC_POLL_MS, callback grace). */
@@ -93,6 +93,9 @@ export function createPublication(o: PublicationOptions): Publication {
   const confirmLogger = logger.child({ role: 'chain-confirmations' });
   const publishLogger = logger.child({ role: 'records-publish' });
   const store = new RecordStore(o.redis, o.prefix);
+  // The proofs this composition stores (confirmation pass, ARC callbacks on the same chain scope)
+  // are indexed by the record's tenant: the tenant's blocks (GraphQL `myBlocks`).
+  o.chain.store.setOwnerLookup((txIds) => store.tenantsOf(txIds));
   const queue = deferringQueue(o.bull, o.prefix, store, o.clock, o.config.publishCoalesceMs);
   const settlement = publicationSettlement({
     pool: o.pool,

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Clock } from '@proofline/shared-config';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { MAX_PUBLISH_BATCH, RECORDS_PUBLISH_JOB, RECORDS_PUBLISH_OPTIONS } from '@proofline/records-domain';
 import type { RecordsPublishJob } from '@proofline/records-domain';
 import type { RecordStore } from '@proofline/records-data-access';
@@ -45,7 +45,7 @@ export class BullPublishQueue implements PublishQueue {
    * jobs have no per-txId jobId the sweeper's re-enqueue could dedupe against).
    */
   constructor(
-    connection: Redis,
+    connection: RedisClient,
     prefix: string,
     private readonly options: {
       readonly onAdded?: (txIds: readonly string[]) => Promise<void>;
@@ -54,7 +54,7 @@ export class BullPublishQueue implements PublishQueue {
   ) {
     this.queue = new Queue(QUEUES.recordsPublish, {
       connection,
-      prefix: bullPrefix(prefix),
+      prefix: bullPrefix(prefix, QUEUES.recordsPublish),
       streams: { events: { maxLen: PUBLISH_EVENTS_MAX_LEN } },
     });
   }
@@ -130,7 +130,7 @@ export class BullPublishQueue implements PublishQueue {
  * sweeper leaves them alone for SWEEP_DEFER_MS.
  */
 export function deferringQueue(
-  connection: Redis,
+  connection: RedisClient,
   prefix: string,
   store: Pick<RecordStore, 'deferSweep'>,
   clock: Clock,

@@ -1,4 +1,4 @@
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { RequestProblemVerdict } from '@proofline/chain-domain';
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
@@ -40,7 +40,12 @@ export interface PublicationPause {
 }
 
 /** The pause on Redis (`records:publication-paused`). */
-export function publicationPause(o: { redis: Redis; prefix: string; clock: Clock; logger?: Logger }): PublicationPause {
+export function publicationPause(o: {
+  redis: RedisClient;
+  prefix: string;
+  clock: Clock;
+  logger?: Logger;
+}): PublicationPause {
   const key = recordsKeys(o.prefix).publicationPaused;
   // Only a process that saw a pause ends one: the common path (no pause) costs no round trip.
   let seen = false;
@@ -67,7 +72,7 @@ export function publicationPause(o: { redis: Redis; prefix: string; clock: Clock
 }
 
 /** The current pause, or null when publication runs (readiness, metrics). */
-export async function readPublicationPause(redis: Redis, prefix: string): Promise<PauseState | null> {
+export async function readPublicationPause(redis: RedisClient, prefix: string): Promise<PauseState | null> {
   const raw = await redis.get(recordsKeys(prefix).publicationPaused);
   if (!raw) return null;
   try {

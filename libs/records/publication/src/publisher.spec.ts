@@ -394,14 +394,17 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     try {
       const ids = Array.from({ length: 3 * PUBLISH_EVENTS_MAX_LEN }, (_, i) => i.toString(16).padStart(64, '0'));
       for (let i = 0; i < ids.length; i += 500) await capped.enqueueMany(ids.slice(i, i + 500));
-      const events = `${bullPrefix(own)}:${QUEUES.recordsPublish}:events`;
+      const events = `${bullPrefix(own, QUEUES.recordsPublish)}:${QUEUES.recordsPublish}:events`;
       const length = await redis.xlen(events);
       expect(length).toBeGreaterThan(0);
       // XADD MAXLEN ~ trims whole stream nodes (100 entries): a little above the cap, never 3x
       expect(length).toBeLessThanOrEqual(PUBLISH_EVENTS_MAX_LEN + 200);
-      expect(await redis.hget(`${bullPrefix(own)}:${QUEUES.recordsPublish}:meta`, 'opts.maxLenEvents')).toBe(
-        String(PUBLISH_EVENTS_MAX_LEN),
-      );
+      expect(
+        await redis.hget(
+          `${bullPrefix(own, QUEUES.recordsPublish)}:${QUEUES.recordsPublish}:meta`,
+          'opts.maxLenEvents',
+        ),
+      ).toBe(String(PUBLISH_EVENTS_MAX_LEN));
     } finally {
       await capped.queue.obliterate({ force: true });
       await capped.close();

@@ -2,8 +2,7 @@ import { Worker } from 'bullmq';
 import { InMemoryChain } from '@proofline/records-testing';
 import type { ChainPublisher } from '@proofline/chain-domain';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis } from '@proofline/shared-redis';
-import { eventually } from '@proofline/shared-testing';
+import { eventually, testBullRedis } from '@proofline/shared-testing';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { PublishQueue } from '@proofline/records-feature';
 import { BullPublishQueue, SWEEP_DEFER_MS, deferringQueue } from './producer';
@@ -22,7 +21,7 @@ describe('publication resumes at once after a fault (real Redis, real BullMQ)', 
     fund: 50,
     producer: (connection, prefix, store, clock) => deferringQueue(connection, prefix, store, clock, 0),
   });
-  const { prefix, redis, config, connection, store, clock, producer, running } = bed;
+  const { prefix, redis, connection, store, clock, producer, running } = bed;
   const write = (chain: InMemoryChain, queue: PublishQueue, body: string) =>
     bed.records(chain, queue).writes.writeIndependent(tenant, { body: Buffer.from(body), encode: undefined });
   const deferred = async (txId: string) =>
@@ -34,14 +33,14 @@ describe('publication resumes at once after a fault (real Redis, real BullMQ)', 
     const chain = new InMemoryChain();
     // The worker that dies: it takes the batch job and never finishes it (BullMQ's default lock, 30 s).
     let taken = 0;
-    const dyingConnection = createBullRedis(config.redisUrl);
+    const dyingConnection = testBullRedis();
     const dying = new Worker(
       QUEUES.recordsPublish,
       () => {
         taken++;
         return new Promise(() => undefined);
       },
-      { connection: dyingConnection, prefix: bullPrefix(prefix) },
+      { connection: dyingConnection, prefix: bullPrefix(prefix, QUEUES.recordsPublish) },
     );
     try {
       const { txId } = await write(chain, producer, 'held by a dead worker');
@@ -64,7 +63,7 @@ describe('publication resumes at once after a fault (real Redis, real BullMQ)', 
 
   it("a running publisher resumes when its Redis connection comes back: records whose job Redis lost don't wait", async () => {
     const chain = new InMemoryChain();
-    const own = createBullRedis(config.redisUrl);
+    const own = testBullRedis();
     const publisher = start(chain, own);
     try {
       await eventually(async () => own.status === 'ready', 5000);

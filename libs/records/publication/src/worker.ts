@@ -3,7 +3,7 @@ import type { Job } from 'bullmq';
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { ChainPublisher } from '@proofline/chain-domain';
 import { RecordsPublishJob } from '@proofline/records-domain';
 import type { RecordStore } from '@proofline/records-data-access';
@@ -81,7 +81,7 @@ export interface RecordsPublisherOptions {
    * The app's BullMQ connection (`maxRetriesPerRequest: null`). Shared, not owned: close() leaves
    * it open (BullMQ duplicates it for the worker's blocking reads and closes that copy).
    */
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   /** The records store on the app's command connection (records reads and the settle script). */
   readonly store: RecordStore;
   /**
@@ -142,7 +142,7 @@ export interface RunningPublisher {
  */
 export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPublisher {
   const { store } = opts;
-  const prefix = bullPrefix(opts.prefix);
+  const prefix = bullPrefix(opts.prefix, QUEUES.recordsPublish);
   // Records a hand-off job carries are left alone by the sweeper for a while, as the API's batches are.
   const queue = opts.queue ?? deferringQueue(opts.connection, opts.prefix, store, opts.clock);
   const deps: PublishDeps = {
@@ -217,7 +217,7 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
  * after timers. One run at a time; a failure is logged and left to the next trigger and the
  * sweeper. Returns the function that stops listening.
  */
-function resumeOnStartAndReconnect(connection: Redis, resume: () => Promise<number>, logger: Logger): () => void {
+function resumeOnStartAndReconnect(connection: RedisClient, resume: () => Promise<number>, logger: Logger): () => void {
   let running = false;
   let lost = false;
   const run = (why: string) => {

@@ -84,6 +84,34 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DEVNET_PORT: '70000' })).toThrow(/^DEVNET_PORT: /);
   });
 
+  it('reads a Redis Cluster by its nodes and NAT map, and refuses malformed ones naming the variable', () => {
+    expect(loadConfig({}).redisCluster).toEqual({ nodes: undefined, natMap: undefined });
+    const c = loadConfig({
+      REDIS_CLUSTER_NODES: ' 10.0.0.1:7000, redis-2:7001,[::1]:7002 ',
+      REDIS_CLUSTER_NAT_MAP: '10.0.0.1:7000=127.0.0.1:17000, redis-2:7001=localhost:17001',
+    });
+    expect(c.redisCluster.nodes).toEqual([
+      { host: '10.0.0.1', port: 7000 },
+      { host: 'redis-2', port: 7001 },
+      { host: '::1', port: 7002 },
+    ]);
+    expect(c.redisCluster.natMap).toEqual({
+      '10.0.0.1:7000': { host: '127.0.0.1', port: 17000 },
+      'redis-2:7001': { host: 'localhost', port: 17001 },
+    });
+    expect(loadConfig({ REDIS_CLUSTER_NODES: ' ' }).redisCluster.nodes).toBeUndefined();
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1' })).toThrow(
+      /^REDIS_CLUSTER_NODES: "10.0.0.1" is not host:port/,
+    );
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:70000' })).toThrow(/^REDIS_CLUSTER_NODES: /);
+    expect(() => loadConfig({ REDIS_CLUSTER_NAT_MAP: 'a:1' })).toThrow(
+      /^REDIS_CLUSTER_NAT_MAP: "a:1" is not announced-host:port=reachable-host:port/,
+    );
+    expect(() => loadConfig({ REDIS_CLUSTER_NAT_MAP: 'a:1=b' })).toThrow(
+      /^REDIS_CLUSTER_NAT_MAP: "b" is not host:port/,
+    );
+  });
+
   it('reads the ARC settings', () => {
     const c = loadConfig({
       NETWORK: 'testnet',
@@ -275,7 +303,7 @@ describe('loadConfig', () => {
 
   it('declares each variable once, with a doc line, and the schema parses what loadConfig returns', () => {
     const names = CONFIG_VARIABLES.map((v) => v.name);
-    expect(names).toHaveLength(72);
+    expect(names).toHaveLength(74);
     expect(new Set(names).size).toBe(names.length);
     expect(CONFIG_VARIABLES.filter((v) => v.doc.trim() === '')).toEqual([]);
     const env = { PORT: '3100', FEATURES: 'verify', DEVNET_REDIS_URL: 'redis://127.0.0.1:7000' };

@@ -81,3 +81,66 @@ export const booleanFlag = (fallback: boolean) =>
       ctx.addIssue({ code: 'custom', message: 'must be true or false' });
       return z.NEVER;
     });
+
+/** A Redis node's address: `host:port`. */
+export interface RedisNodeAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Parses `host:port` (IPv6 in brackets: `[::1]:7000`). Throws an Error naming the text on anything else. */
+export function parseNodeAddress(text: string): RedisNodeAddress {
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[^:\s[\]=,]+):(\d{1,5})$/.exec(text.trim());
+  const port = Number(m?.[2]);
+  if (!m || !Number.isInteger(port) || port < 1 || port > 65535)
+    throw new Error(`"${text.trim()}" is not host:port (e.g. 10.0.0.5:6379)`);
+  const host = m[1] ?? '';
+  return { host: host.startsWith('[') ? host.slice(1, -1) : host, port };
+}
+
+/**
+ * Translation of the addresses a cluster's nodes announce to the ones a client dials, keyed by the
+ * announced `host:port` (ioredis `natMap`, node-redis `nodeAddressMap`).
+ */
+export type RedisNatMap = Readonly<Record<string, RedisNodeAddress>>;
+
+/**
+ * Parses `announced=reachable,...`, each side `host:port`
+ * (`redis-1:6379=127.0.0.1:7001,redis-2:6379=127.0.0.1:7002`). Throws on a malformed entry.
+ */
+export function parseNatMap(text: string): RedisNatMap {
+  const map: Record<string, RedisNodeAddress> = {};
+  for (const entry of splitList(text)) {
+    const [from, to, ...rest] = entry.split('=');
+    if (from === undefined || to === undefined || rest.length > 0)
+      throw new Error(`"${entry}" is not announced-host:port=reachable-host:port`);
+    const announced = parseNodeAddress(from);
+    map[`${announced.host}:${announced.port}`] = parseNodeAddress(to);
+  }
+  return map;
+}
+
+/** A zod schema from a parser that throws: unset or blank = `undefined`; a throw = the issue's message. */
+const parsedBy = <T>(parse: (text: string) => T) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx): T | undefined => {
+      if (v === undefined || v.trim() === '') return undefined;
+      try {
+        return parse(v);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: e instanceof Error ? e.message : String(e) });
+        return z.NEVER;
+      }
+    });
+
+/** A comma-separated list of `host:port` (at least one), or unset. */
+export const redisNodeList = parsedBy((v) => {
+  const nodes = splitList(v).map(parseNodeAddress);
+  if (nodes.length === 0) throw new Error('must list host:port,...');
+  return nodes;
+});
+
+/** A NAT map (see {@link parseNatMap}), or unset. */
+export const redisNatMap = parsedBy(parseNatMap);

@@ -30,5 +30,20 @@ export const QUEUES = {
   webhooksWatch: 'webhooks-watch',
 } as const;
 
-/** BullMQ's key prefix under the deployment's Redis prefix. */
-export const bullPrefix = (redisPrefix: string): string => `${redisPrefix}:bull`;
+/** A queue of the service (a value of {@link QUEUES}). */
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/**
+ * BullMQ's key prefix of ONE queue under the deployment's Redis prefix:
+ * `<redisPrefix>:{bull:<queue>}`, the form of shared-redis' `keyTag(redisPrefix, 'bull:' + queue)`.
+ * BullMQ names every key of a queue `<prefix>:<queue>:<suffix>` and its scripts touch several of
+ * them at once, so on a Redis Cluster all of a queue's keys must share a hash tag; one tag per
+ * queue (not one for all) spreads the queues over the masters. The queue's name itself stays
+ * plain, so metrics labels (`queue="records-publish"`) and the dashboard read as before. Keys:
+ * `proofline:{bull:records-publish}:records-publish:wait` (was `proofline:bull:records-publish:wait`;
+ * the migration table is in this lib's README).
+ */
+export const bullPrefix = (redisPrefix: string, queue: QueueName): string => `${bullKeyStart(redisPrefix)}${queue}}`;
+
+/** What every BullMQ key of the deployment starts with (to tell them from the service's own keys). */
+export const bullKeyStart = (redisPrefix: string): string => `${redisPrefix}:{bull:`;

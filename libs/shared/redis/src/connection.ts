@@ -1,15 +1,114 @@
-import { Redis } from 'ioredis';
-import type { RedisOptions } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
+import type { ClusterOptions, Command, RedisOptions } from 'ioredis';
+import { resolveRedis } from './topology';
+import type { ClusterDeployment, RedisDeployment, RedisTarget } from './topology';
 
-export { Redis } from 'ioredis';
+export { Cluster, Redis } from 'ioredis';
 
 /**
- * Opens an ioredis connection. `maxRetriesPerRequest: null` is what BullMQ workers require;
- * request-path connections pass a finite number so a Redis outage turns into a fast 503
- * rather than a hang.
+ * A connection to the service's Redis: one server or a Redis Cluster. Code that reads or writes
+ * takes this type and never asks which; only the factory below and whole-keyspace walks
+ * ({@link masters}) care.
+ */
+export type RedisClient = Redis | Cluster;
+
+/**
+ * Opens a connection to ONE server (no cluster support: a cluster node would answer MOVED).
+ * For the service's Redis use {@link connectRedis} / {@link openRedis}; this is for a server a
+ * caller knows to be standalone (a proxy in a test, the devnet's own redis-server).
  */
 export function createRedis(url: string, options: RedisOptions = {}): Redis {
   return new Redis(url, { lazyConnect: false, enableAutoPipelining: true, ...options });
+}
+
+/**
+ * THE connection factory: a client of `deployment` with `options` (ioredis `RedisOptions`, as for
+ * one server). On a standalone deployment it is a `Redis`; on a cluster a `Cluster` that:
+ * - reads from masters only (`scaleReads: 'master'`: read-your-writes, as on one server);
+ * - applies the URL's user, password and TLS, and `options`' per-connection settings
+ *   (`commandTimeout`, `maxRetriesPerRequest`, `connectTimeout`, ...), to every node; the NAT map
+ *   translates the addresses nodes announce;
+ * - takes `retryStrategy` as the whole cluster's reconnection back-off, and `enableOfflineQueue`,
+ *   `enableAutoPipelining`, `lazyConnect`, `enableReadyCheck` for the cluster;
+ * - with a `commandTimeout`, bounds every command from the moment it is issued, including one
+ *   waiting in the cluster's own offline queue while the cluster is not ready (ioredis applies
+ *   the timeout only once a command reaches a node, ioredis#1604), and never sends such a command
+ *   late: a request-path client answers within the timeout on a cluster exactly as on one server;
+ * - answers `KEYS` from every master (ioredis sends it to one random node).
+ * The caller owns the client (quit/disconnect), as with `new Redis`.
+ */
+export function connectRedis(deployment: RedisDeployment, options: RedisOptions = {}): RedisClient {
+  const merged: RedisOptions = { lazyConnect: false, enableAutoPipelining: true, ...options };
+  if (deployment.kind === 'standalone') return new Redis(deployment.url, merged);
+  const cluster = new Cluster(
+    deployment.startupNodes.map((n) => ({ host: n.host, port: n.port })),
+    clusterOptions(deployment, merged),
+  );
+  if (typeof merged.commandTimeout === 'number') boundQueuedCommands(cluster, merged.commandTimeout);
+  keysFromEveryMaster(cluster);
+  return cluster;
+}
+
+/** {@link connectRedis} on the deployment behind `target` (resolved once per process: `resolveRedis`). */
+export async function openRedis(target: RedisTarget, options: RedisOptions = {}): Promise<RedisClient> {
+  return connectRedis(await resolveRedis(target), options);
+}
+
+/** Options that belong to the cluster client itself rather than to each node connection. */
+function clusterOptions(d: ClusterDeployment, options: RedisOptions): ClusterOptions {
+  const { retryStrategy, enableOfflineQueue, enableAutoPipelining, lazyConnect, enableReadyCheck, ...node } = options;
+  // What a URL would carry for one server, for every node; a cluster has only database 0.
+  const { db: _db, host: _host, port: _port, path: _path, ...perNode } = node;
+  return {
+    scaleReads: 'master',
+    ...(d.natMap ? { natMap: { ...d.natMap } } : {}),
+    ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+    ...(enableAutoPipelining === undefined ? {} : { enableAutoPipelining }),
+    ...(lazyConnect === undefined ? {} : { lazyConnect }),
+    ...(enableReadyCheck === undefined ? {} : { enableReadyCheck }),
+    ...(retryStrategy ? { clusterRetryStrategy: (times: number) => retryStrategy(times) } : {}),
+    // TLS certificates name the hosts the nodes announce: connect to those names, unresolved.
+    ...(d.auth.tls
+      ? { dnsLookup: (address: string, done: (err: null, a: string) => void) => done(null, address) }
+      : {}),
+    redisOptions: {
+      ...perNode,
+      ...(d.auth.username ? { username: d.auth.username } : {}),
+      ...(d.auth.password ? { password: d.auth.password } : {}),
+      ...(d.auth.tls ? { tls: {} } : {}),
+    },
+  };
+}
+
+/** When each command was first handed to a bounded cluster client (ms). */
+const issuedAt = new WeakMap<Command, number>();
+
+/**
+ * Gives every command of `cluster` its timeout when it is ISSUED (ioredis starts it only when a
+ * node gets the command, so one queued while the cluster is down or refreshing would wait
+ * forever), and drops a plain command whose timeout passed while it waited in the cluster's
+ * offline queue instead of sending it when the cluster is back (it was answered "Command timed
+ * out" already; a pipeline's commands are sent together, so they are left to their own timers).
+ */
+function boundQueuedCommands(cluster: Cluster, ms: number): void {
+  const send = cluster.sendCommand.bind(cluster);
+  cluster.sendCommand = (command: Command, stream?: Parameters<Cluster['sendCommand']>[1], node?: unknown) => {
+    const first = issuedAt.get(command);
+    if (first === undefined) {
+      issuedAt.set(command, Date.now());
+      command.setTimeout(ms);
+    } else if (!stream && Date.now() - first >= ms) return command.promise;
+    return send(command, stream, node);
+  };
+}
+
+/** `cluster.keys(pattern)`: the union of every master's KEYS (for tests and operator tools; never on a request path). */
+function keysFromEveryMaster(cluster: Cluster): void {
+  const keys = async (pattern: string): Promise<string[]> => {
+    const nodes = await masters(cluster);
+    return (await Promise.all(nodes.map((n) => n.keys(pattern)))).flat();
+  };
+  Object.defineProperty(cluster, 'keys', { value: keys, configurable: true, writable: true });
 }
 
 /** Bound of every request-path command (ms): a frozen server answers 503 within about a second. */
@@ -20,13 +119,16 @@ export const REQUEST_COMMAND_TIMEOUT_MS = 1000;
  * blocking read). Choices, so that a Redis outage is a 503 within about a second and never a hang:
  * - `commandTimeout`: every command, including one waiting in the offline queue, rejects after
  *   {@link REQUEST_COMMAND_TIMEOUT_MS} ("Command timed out"): the only bound against a server that
- *   accepts the connection but does not answer (SIGSTOP, a long AOF fsync, a busy script).
+ *   accepts the connection but does not answer (SIGSTOP, a long AOF fsync, a busy script). On a
+ *   cluster {@link connectRedis} starts it when the command is issued, so a command waiting for
+ *   the cluster to be ready is bounded too.
  * - `maxRetriesPerRequest: 1`: a command queued while the connection is down fails after one
  *   reconnection attempt (MaxRetriesPerRequestError) rather than after three.
  * - `enableOfflineQueue` stays on: a command issued during a sub-second reconnection (Redis
  *   restarted) is sent once the connection is back instead of failing; the timeout bounds it.
  * - `connectTimeout` 1 s and a reconnection back-off capped at 500 ms: the service is back
- *   within half a second of Redis (the default cap, 2 s, would add up to 2 s of 503s).
+ *   within half a second of Redis (the default cap, 2 s, would add up to 2 s of 503s). On a
+ *   cluster the back-off is the whole cluster's (nodes never reconnect alone).
  * - `enableAutoPipelining: false`: ioredis sends an auto-pipeline only after the previous one of
  *   the same slot has answered, and a command's timeout starts when it is sent; against a frozen
  *   server every command queued behind the first pipeline would wait up to twice the timeout.
@@ -49,37 +151,77 @@ export function requestPathOptions(overrides: RedisOptions = {}): RedisOptions {
 
 /**
  * Opens the connection an app hands to BullMQ queues and workers (`maxRetriesPerRequest: null`,
- * as BullMQ workers require; no auto-pipelining, BullMQ batches its own calls). BullMQ shares it
- * and never closes it: the app closes it after its workers and queues.
+ * as BullMQ workers require; no auto-pipelining, BullMQ batches its own calls): a `Cluster` on a
+ * cluster deployment, which BullMQ accepts as `connection`. BullMQ shares it and never closes it
+ * (for a worker's or QueueEvents' blocking reads it makes and closes a duplicate): the app closes
+ * it after its workers and queues.
  */
-export function createBullRedis(url: string, options: RedisOptions = {}): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, ...options });
+export function createBullRedis(deployment: RedisDeployment, options: RedisOptions = {}): RedisClient {
+  return connectRedis(deployment, { enableAutoPipelining: false, maxRetriesPerRequest: null, ...options });
 }
 
-/** Redis connection options (not a shared instance) for BullMQ queues and workers. */
-export function bullConnection(url: string): RedisOptions & { maxRetriesPerRequest: null } {
-  const u = new URL(url);
-  return {
-    host: u.hostname,
-    port: Number(u.port || 6379),
-    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
-    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
-    ...(u.pathname && u.pathname.length > 1 ? { db: Number(u.pathname.slice(1)) } : {}),
-    ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
-    maxRetriesPerRequest: null,
-  };
+/**
+ * The servers that hold keys: every master of a cluster (once the cluster client knows them:
+ * it connects first if it has not yet), or the one server.
+ */
+export async function masters(redis: RedisClient): Promise<Redis[]> {
+  if (redis instanceof Redis) return [redis];
+  if (redis.status === 'wait') await redis.connect();
+  if (redis.status !== 'ready') await untilReady(redis, 10_000);
+  return redis.nodes('master');
 }
 
-/** Deletes every key under `prefix:` with SCAN + UNLINK (tests; never FLUSHALL a shared Redis). */
-export async function deleteByPrefix(redis: Redis, prefix: string): Promise<number> {
-  let cursor = '0';
+function untilReady(cluster: Cluster, ms: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      cluster.off('ready', onReady);
+      cluster.off('end', onEnd);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onReady = () => done();
+    const onEnd = () => done(new Error('the cluster connection ended'));
+    const timer = setTimeout(() => done(new Error(`the cluster was not ready within ${ms} ms`)), ms);
+    cluster.once('ready', onReady);
+    cluster.once('end', onEnd);
+  });
+}
+
+/**
+ * Deletes every key under `prefix:` with SCAN + UNLINK on every master (tests; never FLUSHALL a
+ * shared Redis). Keys are unlinked one command each, so keys of different slots never meet in one
+ * command.
+ */
+export async function deleteByPrefix(redis: RedisClient, prefix: string): Promise<number> {
   let removed = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) removed += await redis.unlink(...keys);
-  } while (cursor !== '0');
+  for (const node of await masters(redis)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) {
+        const pipeline = node.pipeline();
+        for (const key of keys) pipeline.unlink(key);
+        for (const [err, n] of (await pipeline.exec()) ?? []) if (!err) removed += Number(n);
+      }
+    } while (cursor !== '0');
+  }
   return removed;
+}
+
+/** Every key matching `pattern`, by SCAN on every master (whole-keyspace reads: operator tools, tests). */
+export async function scanKeys(redis: RedisClient, pattern: string, count = 1000): Promise<string[]> {
+  const out: string[] = [];
+  for (const node of await masters(redis)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', count);
+      cursor = next;
+      out.push(...keys);
+    } while (cursor !== '0');
+  }
+  return out;
 }
 
 /** A promise-returning call of a client without its own command timeout did not settle in time. */
@@ -156,9 +298,15 @@ const coalesced = new WeakSet<object>();
  * callback of the current poll phase: commands still leave in the order they were issued, none
  * waits for another's reply, and the latency added is the rest of the current turn (no timer).
  * Unlike ioredis' auto-pipelining, each command keeps its own timeout and nothing waits for a
- * previous pipeline's answer. Applied again on every (re)connection's new socket.
+ * previous pipeline's answer. Applied again on every (re)connection's new socket; on a cluster, to
+ * every node connection, present and future.
  */
-export function coalesceWrites<T extends Redis>(redis: T): T {
+export function coalesceWrites<T extends RedisClient>(redis: T): T {
+  if (redis instanceof Cluster) {
+    for (const node of redis.nodes('all')) coalesceWrites(node);
+    redis.on('+node', (node: Redis) => coalesceWrites(node));
+    return redis;
+  }
   const patch = (): void => {
     const stream = (
       redis as unknown as { stream?: { write: (...args: unknown[]) => boolean; cork(): void; uncork(): void } }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 import { sharedKeys } from './keys';
 
 /** How long a heartbeat counts: a worker beats every `HEARTBEAT_EVERY_MS`. */
@@ -6,7 +6,7 @@ export const HEARTBEAT_EVERY_MS = 2000;
 export const HEARTBEAT_FRESH_MS = 10_000;
 
 /** Starts beating for `instanceId`; returns a stop function that also removes the entry. */
-export function startHeartbeat(redis: Redis, prefix: string, instanceId: string): () => Promise<void> {
+export function startHeartbeat(redis: RedisClient, prefix: string, instanceId: string): () => Promise<void> {
   const key = sharedKeys(prefix).workerHeartbeats;
   const beat = () =>
     redis
@@ -25,6 +25,6 @@ export function startHeartbeat(redis: Redis, prefix: string, instanceId: string)
 }
 
 /** Number of workers that beat within the freshness window. */
-export async function liveWorkers(redis: Redis, prefix: string, now = Date.now()): Promise<number> {
+export async function liveWorkers(redis: RedisClient, prefix: string, now = Date.now()): Promise<number> {
   return redis.zcount(sharedKeys(prefix).workerHeartbeats, now - HEARTBEAT_FRESH_MS, '+inf');
 }

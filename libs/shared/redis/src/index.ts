@@ -1,4 +1,5 @@
 export * from './connection';
+export * from './topology';
 export * from './scripts';
 export * from './keys';
 export * from './heartbeat';

@@ -2,24 +2,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { deleteByPrefix } from './connection';
+import type { RedisClient } from './connection';
 import { loadLuaCommands } from './scripts';
-
-// shared-testing depends on this lib, so the test Redis URL is read here directly.
-const testRedisUrl = (): string => {
-  const url = process.env['PROOFLINE_TEST_REDIS_URL'];
-  if (!url) throw new Error('PROOFLINE_TEST_REDIS_URL is not set: run tests through jest.');
-  return url;
-};
+import { testClient } from './testing/test-redis';
 
 describe('loadLuaCommands', () => {
   const prefix = `lua-${randomBytes(5).toString('hex')}`;
-  let redis: Redis;
+  let redis: RedisClient;
   let dir: string;
 
-  beforeAll(() => {
-    redis = new Redis(testRedisUrl(), { enableAutoPipelining: true });
+  beforeAll(async () => {
+    redis = testClient({ enableAutoPipelining: true });
+    // Connected first: a cluster client auto-pipelines only once it knows the slots.
+    await redis.ping();
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lua-'));
     fs.writeFileSync(
       path.join(dir, 'echo-twice-1.lua'),
@@ -47,7 +43,7 @@ describe('loadLuaCommands', () => {
   });
 
   it('puts the prelude in front of every script and defines each name once', async () => {
-    const other = new Redis(testRedisUrl());
+    const other = testClient();
     try {
       fs.writeFileSync(path.join(dir, 'with-prelude-0.lua'), 'return twice(ARGV[1])');
       const names = loadLuaCommands(other, dir, { prelude: 'local function twice(s) return s .. s end' });
@@ -56,6 +52,28 @@ describe('loadLuaCommands', () => {
       expect(loadLuaCommands(other, dir)).toEqual(names);
     } finally {
       fs.rmSync(path.join(dir, 'with-prelude-0.lua'));
+      await other.quit();
+    }
+  });
+
+  it('keeps a #!lua line first, before the prelude, and lets a -n script take any number of keys', async () => {
+    const other = testClient();
+    const sub = fs.mkdtempSync(path.join(os.tmpdir(), 'lua-'));
+    try {
+      fs.writeFileSync(
+        path.join(sub, 'set-all-n.lua'),
+        "#!lua\nfor i = 1, #KEYS do redis.call('SET', KEYS[i], twice(ARGV[1])) end return #KEYS",
+      );
+      expect(loadLuaCommands(other, sub, { prelude: 'local function twice(s) return s .. s end' })).toEqual(['setAll']);
+      const setAll = (other as unknown as { setAll(n: number, ...args: string[]): Promise<number> }).setAll.bind(other);
+      const keys = [`${prefix}:{v}:1`, `${prefix}:{v}:2`, `${prefix}:{v}:3`];
+      await expect(setAll(3, ...keys, 'z')).resolves.toBe(3);
+      expect(await other.mget(...keys)).toEqual(['zz', 'zz', 'zz']);
+      // A shebang script may not touch a key it did not declare (Redis refuses it on a cluster; a
+      // standalone Redis allows it, so only the declared path is asserted everywhere).
+      await expect(setAll(1, `${prefix}:{v}:4`, 'q')).resolves.toBe(1);
+    } finally {
+      fs.rmSync(sub, { recursive: true, force: true });
       await other.quit();
     }
   });

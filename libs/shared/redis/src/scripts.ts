@@ -1,27 +1,34 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Redis } from 'ioredis';
+import { Redis } from './connection';
+import type { RedisClient } from './connection';
 
 /**
  * Registers Lua scripts named `<command>-<numberOfKeys>.lua` from `dir` as ioredis commands
- * (EVALSHA with automatic reload), the way BullMQ loads `src/commands`. Returns the names.
+ * (EVALSHA with automatic reload), the way BullMQ loads `src/commands`. A script named
+ * `<command>-n.lua` takes a variable number of keys: its caller passes the count first, as EVAL
+ * does. Returns the names.
  * `options.prelude` is Lua source put in front of every script of `dir` (shared local
- * functions, e.g. the funding pool's commit contract from @proofline/chain-wallet).
+ * functions, e.g. the funding pool's commit contract from @proofline/chain-wallet); it goes after
+ * a script's `#!lua` line, which must stay the first line (on a Redis Cluster it makes Redis
+ * refuse any key the script did not declare in KEYS).
  */
-export function loadLuaCommands(redis: Redis, dir: string, options: { prelude?: string } = {}): string[] {
+export function loadLuaCommands(redis: RedisClient, dir: string, options: { prelude?: string } = {}): string[] {
   const prelude = options.prelude ? `${options.prelude}\n` : '';
   const names: string[] = [];
   for (const file of fs.readdirSync(dir)) {
-    const m = /^(.+)-(\d+)\.lua$/.exec(file);
+    const m = /^(.+)-(\d+|n)\.lua$/.exec(file);
     if (!m) continue;
     const [, name, keys] = m as unknown as [string, string, string];
     const camel = name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     if (!(camel in redis)) {
+      const source = fs.readFileSync(path.join(dir, file), 'utf8');
+      const shebang = /^#!lua[^\n]*\n/.exec(source)?.[0] ?? '';
       redis.defineCommand(camel, {
-        numberOfKeys: Number(keys),
-        lua: prelude + fs.readFileSync(path.join(dir, file), 'utf8'),
+        ...(keys === 'n' ? {} : { numberOfKeys: Number(keys) }),
+        lua: shebang + prelude + source.slice(shebang.length),
       });
-      shareWithOpenAutoPipelines(redis, camel);
+      if (redis instanceof Redis) shareWithOpenAutoPipelines(redis, camel);
     }
     names.push(camel);
   }
@@ -40,7 +47,7 @@ interface AutoPipelineInternals {
  * called at once would then fail with "pipeline[functionName] is not a function". Give the
  * pipelines already open the new command, exactly as ioredis's Pipeline constructor does.
  */
-function shareWithOpenAutoPipelines(redis: Redis, name: string): void {
+function shareWithOpenAutoPipelines(redis: RedisClient, name: string): void {
   const internals = redis as unknown as AutoPipelineInternals & Record<string, unknown>;
   const script = internals.scriptsSet[name];
   if (!internals._autoPipelines || !script) return;

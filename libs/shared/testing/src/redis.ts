@@ -1,12 +1,57 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { deleteByPrefix } from '@proofline/shared-redis';
+import type { RedisOptions } from 'ioredis';
+import { parseNodeAddress } from '@proofline/shared-config';
+import { clusterDeployment, connectRedis, createBullRedis, deleteByPrefix } from '@proofline/shared-redis';
+import type { RedisClient, RedisDeployment } from '@proofline/shared-redis';
 
-/** URL of the private redis-server started by jest's global setup. */
+/**
+ * URL of the private Redis started by jest's global setup (tools/jest/redis-servers.js): a
+ * standalone server, or the first node of a one- or three-master cluster
+ * (`PROOFLINE_TEST_REDIS=standalone|cluster1|cluster3`).
+ */
 export function testRedisUrl(): string {
   const url = process.env['PROOFLINE_TEST_REDIS_URL'];
   if (!url) throw new Error('PROOFLINE_TEST_REDIS_URL is not set: run tests through jest (global setup starts Redis).');
   return url;
+}
+
+/** True when the tests run on a Redis Cluster (`PROOFLINE_TEST_REDIS_TOPOLOGY=cluster1|cluster3`). */
+export function testRedisIsCluster(): boolean {
+  return (process.env['PROOFLINE_TEST_REDIS_TOPOLOGY'] ?? 'standalone').startsWith('cluster');
+}
+
+/**
+ * The test Redis as the connection factory takes it, known without asking the server (so specs
+ * open clients synchronously): for the test URL, the topology the global setup started (its nodes
+ * in `PROOFLINE_TEST_REDIS_NODES`); any other URL (a server a spec started itself) is standalone.
+ */
+export function testRedisDeployment(url: string = testRedisUrl()): RedisDeployment {
+  if (url !== testRedisUrl() || !testRedisIsCluster()) return { kind: 'standalone', url };
+  const nodes = (process.env['PROOFLINE_TEST_REDIS_NODES'] ?? new URL(url).host).split(',');
+  return clusterDeployment(url, nodes.map(parseNodeAddress));
+}
+
+/** A client of the test Redis (`Redis` or `Cluster`, as the topology is) through the production factory. */
+export function testRedisClient(options: RedisOptions = {}): RedisClient {
+  return connectRedis(testRedisDeployment(), options);
+}
+
+/** A BullMQ connection to the test Redis (`createBullRedis`: `maxRetriesPerRequest: null`). The caller closes it. */
+export function testBullRedis(options: RedisOptions = {}): RedisClient {
+  return createBullRedis(testRedisDeployment(), options);
+}
+
+/**
+ * The environment a spawned process needs to reach the test Redis: `REDIS_URL`, and on a cluster
+ * `REDIS_CLUSTER_NODES` (the child would detect the cluster from the URL alone; naming the nodes
+ * also gives it every master at once).
+ */
+export function testRedisEnv(): Record<string, string> {
+  const nodes = process.env['PROOFLINE_TEST_REDIS_NODES'];
+  return {
+    REDIS_URL: testRedisUrl(),
+    ...(testRedisIsCluster() && nodes ? { REDIS_CLUSTER_NODES: nodes } : {}),
+  };
 }
 
 /** A key prefix unique to one test file or case, so suites never see each other's data. */
@@ -14,9 +59,9 @@ export function uniquePrefix(label = 't'): string {
   return `${label}-${randomBytes(5).toString('hex')}`;
 }
 
-/** An ioredis client on the test Redis plus a cleanup that removes only `prefix`'s keys. */
-export function testRedis(prefix: string): { redis: Redis; cleanup: () => Promise<void> } {
-  const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 3 });
+/** A client of the test Redis ({@link testRedisClient}) plus a cleanup that removes only `prefix`'s keys. */
+export function testRedis(prefix: string): { redis: RedisClient; cleanup: () => Promise<void> } {
+  const redis = testRedisClient({ maxRetriesPerRequest: 3 });
   return {
     redis,
     cleanup: async () => {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
 import { MAX_DELIVERIES_KEPT } from '@proofline/webhooks-domain';
 import type { DeliveryAttempt, StoredWebhook, WebhookEvent } from '@proofline/webhooks-domain';
@@ -25,7 +25,7 @@ export class WebhookStore {
   private readonly cmd: Commands;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = webhooksKeys(prefix);

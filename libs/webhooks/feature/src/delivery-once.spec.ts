@@ -4,8 +4,8 @@ import type { ChainReader } from '@proofline/chain-domain';
 import type { RecordMeta } from '@proofline/records-domain';
 import { systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis, createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { deleteByPrefix } from '@proofline/shared-redis';
+import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { Queue } from 'bullmq';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { deliverWebhook, startWebhookDelivery } from './delivery';
@@ -96,10 +96,10 @@ const minedReader = {
 describe('webhooks: exactly one successful delivery per event and endpoint', () => {
   const prefix = uniquePrefix('whonce');
   const logger = createLogger({ level: 'silent', name: 'spec' });
-  const redis = createRedis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const redis = testRedisClient({ maxRetriesPerRequest: null });
   // Two worker processes' worth: each with its own BullMQ connection, watcher and delivery worker.
-  const first = createBullRedis(testRedisUrl());
-  const bulls = [first, createBullRedis(testRedisUrl())];
+  const first = testBullRedis();
+  const bulls = [first, testBullRedis()];
   const webhooks = createWebhooks({
     config: { webhooks: { allowPrivate: true, secretKey: undefined, limit: 10 } },
     redis,
@@ -149,7 +149,10 @@ describe('webhooks: exactly one successful delivery per event and endpoint', () 
 
   it('a job BullMQ runs again after its 2xx (stalled, completion lost) sends nothing; concurrent runs send once', async () => {
     const receiver = await flakyReceiver();
-    const queue = new Queue(QUEUES.webhooksDeliver, { connection: first, prefix: bullPrefix(prefix) });
+    const queue = new Queue(QUEUES.webhooksDeliver, {
+      connection: first,
+      prefix: bullPrefix(prefix, QUEUES.webhooksDeliver),
+    });
     try {
       const hook = await webhooks.admin.create(TENANT, { url: receiver.url, events: ['record.confirmed'] });
       const deps = { store: webhooks.store, box: webhooks.box, clock: systemClock, allowPrivate: true };

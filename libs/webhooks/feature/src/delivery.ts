@@ -7,7 +7,7 @@ import type { Job } from 'bullmq';
 import type { Clock } from '@proofline/shared-config';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { WebhookStore } from '@proofline/webhooks-data-access';
 import { WebhookDeliveryJob, isForbiddenAddress, signWebhook } from '@proofline/webhooks-domain';
 import type { DeliveryAttempt, StoredWebhook } from '@proofline/webhooks-domain';
@@ -195,7 +195,7 @@ async function attempt(
 
 export interface WebhookDeliveryOptions extends DeliveryDeps {
   /** The app's BullMQ connection (shared, not closed). */
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly prefix: string;
   readonly concurrency: number;
 }
@@ -209,7 +209,7 @@ export interface RunningWebhookDelivery {
 export function startWebhookDelivery(o: WebhookDeliveryOptions): RunningWebhookDelivery {
   const worker = new Worker(QUEUES.webhooksDeliver, (job) => deliverWebhook(o, job), {
     connection: o.connection,
-    prefix: bullPrefix(o.prefix),
+    prefix: bullPrefix(o.prefix, QUEUES.webhooksDeliver),
     concurrency: o.concurrency,
   });
   worker.on('error', (err) => o.logger?.warn({ err: err.message }, 'webhook delivery worker error'));

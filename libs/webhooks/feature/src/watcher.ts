@@ -8,7 +8,7 @@ import { recordsKeys } from '@proofline/records-data-access';
 import type { RecordStore } from '@proofline/records-data-access';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { WebhookStore } from '@proofline/webhooks-data-access';
 import {
   DEFAULT_DELIVERY_RETRY,
@@ -42,8 +42,8 @@ export function watchPublications(
 }
 
 /** The delivery queue of the webhooks scope (jobId = {@link deliveryJobId}). */
-export function webhookDeliveryQueue(connection: Redis, prefix: string): Queue {
-  return new Queue(QUEUES.webhooksDeliver, { connection, prefix: bullPrefix(prefix) });
+export function webhookDeliveryQueue(connection: RedisClient, prefix: string): Queue {
+  return new Queue(QUEUES.webhooksDeliver, { connection, prefix: bullPrefix(prefix, QUEUES.webhooksDeliver) });
 }
 
 /** `webhook-id` of the message for one webhook, txId and event: the same on every retry and re-enqueue. */
@@ -171,9 +171,9 @@ export const WEBHOOK_WATCH_SCHEDULER_ID = 'webhook-watcher';
 
 export interface WebhookWatcherOptions extends Omit<WebhookWatcherDeps, 'deliveries'> {
   /** The app's BullMQ connection (shared, not closed). */
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   /** The app's command connection (the run lock). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
   readonly everyMs?: number;
   readonly logger?: Logger;
@@ -190,7 +190,7 @@ export interface RunningWebhookWatcher {
  * worker in every process, plus a Redis lock, so one pass runs at a time across all workers.
  */
 export async function startWebhookWatcher(o: WebhookWatcherOptions): Promise<RunningWebhookWatcher> {
-  const prefix = bullPrefix(o.prefix);
+  const prefix = bullPrefix(o.prefix, QUEUES.webhooksWatch);
   const deliveries = webhookDeliveryQueue(o.connection, o.prefix);
   const watcher = new WebhookWatcher({ ...o, deliveries });
   const lockKey = `${o.webhooks.keys.watch}:lock`;

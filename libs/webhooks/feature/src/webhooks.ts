@@ -1,5 +1,5 @@
 import type { Clock, Config } from '@proofline/shared-config';
-import type { Redis } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { openSecretBox } from './secret-box';
 import type { SecretBox } from './secret-box';
@@ -9,7 +9,7 @@ import type { Resolver } from './url-guard';
 export interface WebhooksScope {
   readonly config: Pick<Config, 'webhooks'>;
   /** The app's command connection (the factory opens none). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
   readonly clock: Clock;
   /** DNS resolution of webhook hosts (tests pass a fake; default the system resolver). */

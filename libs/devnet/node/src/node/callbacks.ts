@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
 import { ARC_STATUSES } from '@proofline/chain-domain';
@@ -37,7 +37,7 @@ export interface CallbackFaults {
 }
 
 export interface CallbackerOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: DevnetKeys;
   readonly clock: Clock;
   readonly faults: CallbackFaults;

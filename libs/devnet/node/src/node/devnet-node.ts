@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { systemClock } from '@proofline/shared-config';
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
@@ -15,7 +15,7 @@ import { cachePublicKeyParsing } from './native-checksig';
 
 export interface DevnetNodeOptions {
   /** Command connection, owned by the caller (never closed by the node). */
-  redis: Redis;
+  redis: RedisClient;
   /** The node's own state prefix, e.g. `${REDIS_PREFIX}:devnet`. */
   prefix: string;
   /** Default 127.0.0.1. */

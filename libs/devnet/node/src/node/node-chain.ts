@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { LockingScript, Spend, UnlockingScript } from '@bsv/sdk';
 import type { TransactionInput, TransactionOutput } from '@bsv/sdk';
 import { merkleBranches, mineHeader, parseHeader, sha256d, toDisplayHex, tscProof } from '@proofline/chain-domain';
@@ -49,7 +49,7 @@ export interface MinedBlock {
 }
 
 export interface NodeChainOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
   readonly coinbaseLockingScriptHex: string;
   readonly feeSatoshisPerKb: number;
@@ -109,7 +109,7 @@ export class NodeChain {
   readonly keys: DevnetKeys;
   private readonly commands: DevnetCommands;
   private readonly producer: DevnetBlockProducer;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   /**
    * Parsed transactions read as parents, most recently used last (bounded). A funding split has

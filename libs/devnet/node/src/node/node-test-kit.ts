@@ -4,7 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LockingScript, MerklePath, P2PKH, PrivateKey, Transaction } from '@bsv/sdk';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { startDevnetNode } from './devnet-node';
 import type { DevnetNode, DevnetNodeOptions } from './devnet-node';
 
@@ -21,7 +21,7 @@ export const SECP256K1_N = BigInt('0xfffffffffffffffffffffffffffffffebaaedce6af4
 
 /** A node on an ephemeral port under `${prefix}:devnet`, coinbases to the test key, mining only on demand. */
 export function startTestNode(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   extra: Partial<DevnetNodeOptions> = {},
 ): Promise<DevnetNode> {

@@ -9,9 +9,8 @@ import type { InMemoryChain } from '@proofline/records-testing';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import type { Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createBullRedis } from '@proofline/shared-redis';
-import type { Redis } from '@proofline/shared-redis';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import type { RedisClient } from '@proofline/shared-redis';
+import { testBullRedis, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import type { BullPublishQueue } from '../producer';
 import { startRecordsPublisher } from '../worker';
 import type { RecordsPublisherOptions, RunningPublisher } from '../worker';
@@ -41,10 +40,10 @@ export async function extendChain(
 export interface PublisherTestbed {
   readonly prefix: string;
   /** The test's command connection (records, the pool). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly config: Config;
   /** The BullMQ connection every producer and publisher of the spec shares. */
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly store: RecordStore;
   /** Starts at 2026-01-01T00:00:00Z; only the spec moves it. */
   readonly clock: ManualClock;
@@ -68,14 +67,14 @@ export function publisherTestbed(
   label: string,
   o: {
     fund: number;
-    producer: (connection: Redis, prefix: string, store: RecordStore, clock: ManualClock) => BullPublishQueue;
+    producer: (connection: RedisClient, prefix: string, store: RecordStore, clock: ManualClock) => BullPublishQueue;
   },
 ): PublisherTestbed {
   const prefix = uniquePrefix(label);
   const logger = createLogger({ level: 'silent', name: 'test' });
   const { redis, cleanup } = testRedis(prefix);
   const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
-  const connection = createBullRedis(config.redisUrl);
+  const connection = testBullRedis();
   const store = new RecordStore(redis, prefix);
   const clock = new ManualClock('2026-01-01T00:00:00Z');
   const funding = { pool: new FundingPool(redis, { prefix, address: 'test' }), feeRate: () => 1 };

@@ -1,15 +1,33 @@
 import { z } from 'zod';
-import { intFrom, redisUrl } from '../parsers';
+import { intFrom, redisNatMap, redisNodeList, redisUrl } from '../parsers';
 import { slice, variable } from '../variable';
 
 export const REDIS_URL = variable(
   'REDIS_URL',
-  'The Redis every process shares.',
+  'The Redis every process shares: one server, or any node of a Redis Cluster (detected); its user, password and TLS apply to every node.',
   redisUrl.default('redis://127.0.0.1:6379'),
+);
+
+/** The cluster's nodes by name; also read for the devnet node's Redis when it is the service's. */
+export const REDIS_CLUSTER_NODES = variable(
+  'REDIS_CLUSTER_NODES',
+  'Redis Cluster nodes to start from (host:port,...): the service runs on a cluster without asking REDIS_URL whether it is one.',
+  redisNodeList,
+);
+
+/** Address translation of a cluster behind NAT or in containers (docs/redis-cluster.md). */
+export const REDIS_CLUSTER_NAT_MAP = variable(
+  'REDIS_CLUSTER_NAT_MAP',
+  'Redis Cluster behind NAT or in containers: announced-host:port=reachable-host:port,... for each node.',
+  redisNatMap,
 );
 
 export const redis = slice({
   redisUrl: REDIS_URL,
+  redisCluster: {
+    nodes: REDIS_CLUSTER_NODES,
+    natMap: REDIS_CLUSTER_NAT_MAP,
+  },
   redisPrefix: variable(
     'REDIS_PREFIX',
     'Prefix of every Redis key (several deployments can share one Redis).',

@@ -10,16 +10,23 @@
   KEYS[5] byHeight    ZSET blockHash hex by height
   KEYS[6] unproven    ZSET txId hex -> first watched (ms)
   KEYS[7] top         HASH of the block's shared top proof nodes (arc-inclusions-2.lua)
+  KEYS[8] owners      SET of the owners with txIds indexed in the block (arc-index-owner-4.lua)
 
   ARGV[1] blockHash (32 raw bytes)
   ARGV[2] blockHash (hex)
   ARGV[3] height
   ARGV[4] now (ms): the watch score of the txIds put back
 
-  Returns the txIds (32 raw bytes each) whose proofs were dropped.
+  Returns {'OK', txId...}: the txIds (32 raw bytes each) whose proofs were dropped; or {'OWNERS'},
+  with nothing changed, while an owner's index still lists the block: the caller cleans those
+  owners (ArcProofStore.dropBlock) and calls again, so no owner's index outlives the proofs it
+  points to.
 ]]
+if redis.call('EXISTS', KEYS[8]) == 1 then
+  return { 'OWNERS' }
+end
 -- members(key): the block's txIds (block-members.lua, loaded in front of every arc script)
-local dropped = {}
+local dropped = { 'OK' }
 for _, txId in ipairs(members(KEYS[1])) do
   local v = redis.call('HGET', KEYS[2], txId)
   if v and string.sub(v, 1, 32) == ARGV[1] then
