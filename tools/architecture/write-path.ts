@@ -13,11 +13,12 @@
  * until it shows a Merkle proof, and closes the window; N times (default 3). Then N idle windows
  * of the same length with no write: what the processes run on their own (timers, polls).
  *
- * Counted: the .ts files of apps/ and libs/ with at least one function called in a write window
- * (barrel index.ts files, which only re-export, apart), per process, and our .lua files whose
- * source (alone or after its prelude) is a script a write window ran. Not counted: the devnet node
- * (it stands for ARC), node_modules, BullMQ's own scripts. Each file is listed with the number of
- * write and idle windows it ran in.
+ * On the path: the .ts files of apps/ and libs/ with a function called in more than half of the
+ * write windows (a timer that fired in one window is not the write's; barrel index.ts files, which
+ * only re-export, apart), per process and in all, and our .lua files whose source (alone or after
+ * its prelude) is a script run in more than half of them. Not counted: the devnet node (it stands
+ * for ARC), node_modules, BullMQ's own scripts. The JSON lists every file with the number of write
+ * and idle windows it ran in (idle > 0: timers and polls run it too, with or without a write).
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -261,15 +262,18 @@ async function main(): Promise<void> {
         [...w.scripts.entries()].filter(([sha]) => !luaBySha.has(sha)).map(([, key]) => key.replace(/^[^:]+:/, '')),
       ),
     };
-    if (out) fs.writeFileSync(out, JSON.stringify(report, null, 2));
-    const summary = (t: Record<string, [number, number]>) => {
-      const run = Object.entries(t).filter(([f, [w]]) => w > 0 && !isBarrel(f));
-      return `${run.length} (${run.filter(([, [, i]]) => i > 0).length} of them also idle; barrels ${Object.keys(t).filter(isBarrel).length})`;
-    };
+    const onPath = (t: Record<string, [number, number]>) =>
+      Object.entries(t)
+        .filter(([f, [w]]) => w * 2 > writes && !isBarrel(f))
+        .map(([f]) => f);
+    const crossed = { api: onPath(report.api), worker: onPath(report.worker), lua: onPath(report.lua) };
+    const all = new Set([...crossed.api, ...crossed.worker]);
+    if (out)
+      fs.writeFileSync(out, JSON.stringify({ ...report, onPath: { ...crossed, all: [...all].sort() } }, null, 2));
     process.stdout.write(
       `${repo} (${pollOnly ? 'poll only' : 'callbacks'}): write windows ${written.map((w) => w.ms).join(', ')} ms; ` +
-        `.ts files run: api ${summary(report.api)}, worker ${summary(report.worker)}; ` +
-        `our Lua scripts ${summary(report.lua)}${out ? `; details in ${out}` : ''}\n`,
+        `.ts files on the path: api ${crossed.api.length}, worker ${crossed.worker.length}, in all ${all.size}; ` +
+        `our Lua scripts ${crossed.lua.length}${out ? `; details in ${out}` : ''}\n`,
     );
   } finally {
     monitor.disconnect();
