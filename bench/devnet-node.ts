@@ -10,7 +10,7 @@
 import { LockingScript, P2PKH, PrivateKey, Transaction } from '@bsv/sdk';
 import { ArcClient } from '@proofline/chain-arc';
 import { startDevnetNode } from '@proofline/devnet';
-import { createRedis } from '@proofline/shared-redis';
+import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
 import { privateRedis } from './private-redis';
 
 const TXS = Number(process.env['BENCH_TXS'] ?? 500);
@@ -101,12 +101,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await node.close();
-    let cursor = '0';
-    do {
-      const [c, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = c;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== '0');
+    await deleteByPrefix(redis, prefix);
     await redis.quit();
     redisServer.stop();
   }

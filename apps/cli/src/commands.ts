@@ -4,6 +4,7 @@ import { ArcProofStore } from '@proofline/chain-arc';
 import { createBootstrapKey, importLegacyKeys } from '@proofline/identity-feature';
 import { RecordStore } from '@proofline/records-data-access';
 import type { Clock } from '@proofline/shared-config';
+import { migrateKeys, renameFromUntagged } from './key-migration';
 import type { CliContext } from './main';
 import { walletImport, walletSplit, walletStatus } from './wallet-commands';
 
@@ -85,4 +86,20 @@ export const COMMANDS: Command[] = [
   { group: 'wallet', action: 'status', run: (ctx) => walletStatus(ctx) },
   { group: 'wallet', action: 'split', run: (ctx) => walletSplit(ctx) },
   { group: 'wallet', action: 'import', run: (ctx) => walletImport(ctx) },
+  {
+    group: 'redis',
+    action: 'migrate-keys',
+    async run(ctx) {
+      const dryRun = ctx.options['dry-run'] === 'true';
+      const report = await migrateKeys(ctx.redis, ctx.config.redisPrefix, renameFromUntagged, {
+        dryRun,
+        force: ctx.options['force'] === 'true',
+      });
+      process.stdout.write(`${JSON.stringify({ dryRun, ...report })}\n`);
+      if (report.unknown.length > 0 || report.conflicts.length > 0)
+        throw new Error(
+          `${report.unknown.length} unknown and ${report.conflicts.length} conflicting keys left in place (listed above)`,
+        );
+    },
+  },
 ];

@@ -6,6 +6,7 @@
  *   wallet status | wallet split | wallet import TXID:VOUT:SATS...   the funding wallet (libs/chain/wallet)
  *   receipt verify FILE [--content PATH] [--encode ENCODE] [--headers-url URL]   check a receipt offline (no Redis, no config)
  *   chain index-owners                    index proofs stored before the tenant block index by their record's tenant
+ *   redis migrate-keys [--dry-run] [--force]   move a stopped deployment's keys to the hash-tagged layout (docs/redis-cluster.md)
  * It reads the same environment as the service (REDIS_URL, REDIS_PREFIX, AUTH_JWT_SECRET, ...).
  */
 import { parseArgs } from 'node:util';
@@ -25,7 +26,9 @@ const USAGE = `usage: npm run cli -- <command>
   wallet import TXID:VOUT:SATS [...]              add deposits paying the funding address to the pool
   receipt verify FILE [--content PATH] [--encode ENCODE] [--headers-url URL]
                                                   check a record's receipt offline: exit 0 valid, 1 a check failed, 2 malformed
-  chain index-owners                              index proofs stored before the tenant block index (idempotent)`;
+  chain index-owners                              index proofs stored before the tenant block index (idempotent)
+  redis migrate-keys [--dry-run] [--force]        move a stopped deployment's keys to the hash-tagged layout of
+                                                  Redis Cluster support, in place (idempotent; docs/redis-cluster.md)`;
 
 export interface CliContext {
   config: Config;
@@ -46,6 +49,8 @@ async function main(argv: string[]): Promise<number> {
       content: { type: 'string' },
       encode: { type: 'string' },
       'headers-url': { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      force: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -93,7 +98,14 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   try {
-    const options = { tenant: values.tenant, claims: values.claims, sub: values.sub, ttl: values.ttl };
+    const options = {
+      tenant: values.tenant,
+      claims: values.claims,
+      sub: values.sub,
+      ttl: values.ttl,
+      'dry-run': values['dry-run'] ? 'true' : undefined,
+      force: values.force ? 'true' : undefined,
+    };
     await command.run({ config, redis, args: rest, options }, systemClock);
     return 0;
   } catch (e) {

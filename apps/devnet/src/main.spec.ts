@@ -8,9 +8,9 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Transaction } from '@bsv/sdk';
 import { fundingIdentity } from '@proofline/chain-wallet';
-import { createRedis } from '@proofline/shared-redis';
+import { devnetKeys, legacyDevnetTipKey } from '@proofline/devnet';
+import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
 import { eventually, freePort, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
-import { devnetPrefix } from './devnet-prefix';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -35,7 +35,12 @@ jest.setTimeout(60_000);
 describe('apps/devnet', () => {
   const prefix = uniquePrefix('devnetapp');
   const { redis, cleanup } = testRedis(prefix);
-  afterAll(() => cleanup());
+  /** REDIS_PREFIX of the other runs (no `:` allowed in it, so not under `prefix:`): removed after all. */
+  const others = ['strict', '-own', '-legacy', '-old'].map((s) => `${prefix}${s}`);
+  afterAll(async () => {
+    for (const p of others) await deleteByPrefix(redis, p);
+    await cleanup();
+  });
 
   it('serves ARC v1 on DEVNET_PORT behind DEVNET_API_KEY, mines to the wallet seed’s funding address, stops on SIGTERM', async () => {
     const port = await freePort();
@@ -70,8 +75,9 @@ describe('apps/devnet', () => {
       expect(Transaction.fromHex(cb.hex).outputs[0]?.lockingScript.toHex()).toBe(
         fundingIdentity(seed, 'devnet').lockingScriptHex,
       );
-      // Its state lives under <REDIS_PREFIX>:devnet.
-      expect(await redis.hget(`${devnetPrefix(prefix)}:chain:tip`, 'height')).not.toBeNull();
+      // Its state lives under <REDIS_PREFIX>:{devnet}.
+      expect(devnetKeys(prefix).tip).toBe(`${prefix}:{devnet}:chain:tip`);
+      expect(await redis.hget(devnetKeys(prefix).tip, 'height')).not.toBeNull();
     } finally {
       child.kill('SIGTERM');
     }
@@ -83,7 +89,7 @@ describe('apps/devnet', () => {
   it('passes DEVNET_STRICT, DEVNET_STANDARD_FORMAT, DEVNET_REJECT_CALLBACK_CONTAINING and DEVNET_SUBMIT_DELAY_MS to the node', async () => {
     const port = await freePort();
     const child = spawnDevnet({
-      REDIS_PREFIX: `${prefix}strict`,
+      REDIS_PREFIX: others[0] as string,
       HOST: '127.0.0.1',
       DEVNET_PORT: String(port),
       WALLET_SEED: 'ce'.repeat(32),
@@ -147,9 +153,14 @@ describe('apps/devnet', () => {
   });
 
   it("keeps its chain in DEVNET_REDIS_URL, unless the service's Redis already holds the chain the wallet was funded from", async () => {
-    // Database 1 of the test server stands in for the node's own redis-server.
-    const own = `${testRedisUrl().replace(/\/\d*$/, '')}/1`;
-    const ownRedis = createRedis(own);
+    // A redis-server of the node's own, as `npm start` gives it (a Redis Cluster has no database 1).
+    const ownPort = await freePort();
+    const ownServer = spawn('redis-server', ['--port', String(ownPort), '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
+    const own = `redis://127.0.0.1:${ownPort}`;
+    const ownRedis = createRedis(own, { maxRetriesPerRequest: 1, retryStrategy: () => 100 });
+    ownRedis.on('error', () => undefined);
     const run = async (p: string) => {
       const port = await freePort();
       const child = spawnDevnet({
@@ -177,22 +188,31 @@ describe('apps/devnet', () => {
       return out;
     };
     try {
-      const fresh = `${prefix}-own`;
+      await eventually(async () => (await ownRedis.ping()) === 'PONG', 10_000, 50);
+      const fresh = others[1] as string;
       await run(fresh);
-      expect(await ownRedis.exists(`${devnetPrefix(fresh)}:chain:tip`)).toBe(1);
-      expect(await redis.exists(`${devnetPrefix(fresh)}:chain:tip`)).toBe(0);
+      expect(await ownRedis.exists(devnetKeys(fresh).tip)).toBe(1);
+      expect(await redis.exists(devnetKeys(fresh).tip)).toBe(0);
 
-      const legacy = `${prefix}-legacy`;
-      await redis.hset(`${devnetPrefix(legacy)}:chain:tip`, 'hash', '00'.repeat(32), 'height', '0', 'time', '0');
+      const legacy = others[2] as string;
+      await redis.hset(devnetKeys(legacy).tip, 'hash', '00'.repeat(32), 'height', '0', 'time', '0');
       const out = await run(legacy);
       expect(out).toContain("the devnet's chain is in the service's Redis");
-      expect(await ownRedis.exists(`${devnetPrefix(legacy)}:chain:tip`)).toBe(0);
+      expect(await ownRedis.exists(devnetKeys(legacy).tip)).toBe(0);
     } finally {
-      for (const p of [`${prefix}-own`, `${prefix}-legacy`]) {
-        const keys = await ownRedis.keys(`${p}:*`);
-        if (keys.length > 0) await ownRedis.del(...keys);
-      }
-      await ownRedis.quit();
+      ownRedis.disconnect();
+      ownServer.kill('SIGKILL');
     }
+  });
+
+  it('refuses to start a new chain beside one under the key names from before the hash tags (exit 1, nothing written)', async () => {
+    const old = others[3] as string;
+    await redis.hset(legacyDevnetTipKey(old), 'hash', '00'.repeat(32), 'height', '0', 'time', '0');
+    const { code, err } = await exitOf({ REDIS_PREFIX: old, LOG_LEVEL: 'warn' });
+    expect(code).toBe(1);
+    expect(err).toBe(
+      `proofline devnet: failed to start: the devnet's chain in REDIS_URL is under the key names from before Redis Cluster support (${old}:devnet:chain:tip): migrate its keys to the new names first (libs/devnet/README.md, "Redis keys")`,
+    );
+    expect(await redis.exists(devnetKeys(old).tip)).toBe(0);
   });
 });

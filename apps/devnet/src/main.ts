@@ -15,10 +15,10 @@ import {
   STRICT_ARC,
   devnetKeys,
   isStatusBeforeSeen,
+  legacyDevnetTipKey,
   startDevnetNode,
 } from '@proofline/devnet';
 import { fundingIdentity } from '@proofline/chain-wallet';
-import { devnetPrefix } from './devnet-prefix';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit('devnet');
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   // REDIS_URL — and REDIS_URL still when the chain the service's wallet was funded from lives there.
   // Either may be one server or any node of a cluster (detected); the service's cluster nodes and
   // NAT map apply to the devnet's Redis when it is the service's.
-  const prefix = devnetPrefix(config.redisPrefix);
+  const prefix = config.redisPrefix;
   const service = redisTargetOf(config);
   const own: RedisTarget =
     config.devnet.redisUrl === config.redisUrl ? service : { url: config.devnet.redisUrl, natMap: service.natMap };
@@ -102,7 +102,10 @@ async function main(): Promise<void> {
 /**
  * Where the node's chain lives. A deployment that ran the node in the service's Redis (before
  * DEVNET_REDIS_URL existed) keeps its chain there: the wallet's UTXOs and the records' proofs
- * belong to that chain, and a new empty chain elsewhere would refuse every funded write.
+ * belong to that chain, and a new empty chain elsewhere would refuse every funded write. For the
+ * same reason a chain still under the key names from before the Redis Cluster hash tags is never
+ * left behind for a new one: the node refuses to start until its keys are migrated.
+ * @throws Error naming the Redis and the key when a chain under the old names is found.
  */
 async function chainStore(
   devnet: RedisTarget,
@@ -110,18 +113,29 @@ async function chainStore(
   prefix: string,
   logger: Logger,
 ): Promise<RedisTarget> {
-  if (devnet === service) return service;
   const tip = devnetKeys(prefix).tip;
-  const probe = async (target: RedisTarget) => {
+  const legacyTip = legacyDevnetTipKey(prefix);
+  /** True when `target` holds the chain, false when it holds none; throws on one under the old key names. */
+  const probe = async (target: RedisTarget, name: string): Promise<boolean> => {
     const r = await openRedis(target, { maxRetriesPerRequest: 2 });
     r.on('error', () => undefined);
     try {
-      return (await r.exists(tip)) === 1;
+      // One key per command: the old name has no hash tag, so it may be in another slot.
+      if ((await r.exists(tip)) === 1) return true;
+      if ((await r.exists(legacyTip)) === 1)
+        throw new Error(
+          `the devnet's chain in ${name} is under the key names from before Redis Cluster support (${legacyTip}): migrate its keys to the new names first (libs/devnet/README.md, "Redis keys")`,
+        );
+      return false;
     } finally {
       r.disconnect();
     }
   };
-  if (!(await probe(devnet)) && (await probe(service))) {
+  if (devnet === service) {
+    await probe(service, 'REDIS_URL');
+    return service;
+  }
+  if (!(await probe(devnet, 'DEVNET_REDIS_URL')) && (await probe(service, 'REDIS_URL'))) {
     logger.warn(
       { tip },
       "the devnet's chain is in the service's Redis (REDIS_URL): the node keeps it there; wipe it to move the node to DEVNET_REDIS_URL",

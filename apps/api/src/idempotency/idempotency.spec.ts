@@ -41,7 +41,7 @@ describe('Idempotency-Key on record writes', () => {
     const res = await post(R, 'plain', undefined);
     expect(res.status).toBe(200);
     expect(res.headers.get('idempotent-replayed')).toBeNull();
-    expect(await f.redis.keys(`${f.prefix}:idempotency:*`)).toEqual([]);
+    expect(await f.redis.keys(`${f.prefix}:*:idempotency:*`)).toEqual([]);
   });
 
   it('20 concurrent requests with one key: one transaction, everyone gets its txId (or 409)', async () => {

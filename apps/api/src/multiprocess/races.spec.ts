@@ -18,6 +18,7 @@ import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
 import { generateRawKey } from '@proofline/identity-domain';
 import { eventually, freePort, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { recordsKeys } from '@proofline/records-data-access';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 
@@ -190,7 +191,7 @@ describe('races, crashes and shutdown across real processes', () => {
     const txs = await Promise.all(
       results.map(async (txId) => ({
         txId,
-        tx: Transaction.fromBinary([...((await redis.getBuffer(`${prefix}:records:tx:${txId}`)) as Buffer)]),
+        tx: Transaction.fromBinary([...((await redis.getBuffer(recordsKeys(prefix).tx(txId))) as Buffer)]),
       })),
     );
     const spentOutpoints = txs.flatMap(({ tx }) =>
@@ -206,7 +207,7 @@ describe('races, crashes and shutdown across real processes', () => {
       // confirms it): check the signature against its funding script and value.
       let satoshis = funded.get(outpoint);
       if (satoshis === undefined) {
-        const parentRaw = await redis.getBuffer(`${prefix}:records:tx:${input!.sourceTXID}`);
+        const parentRaw = await redis.getBuffer(recordsKeys(prefix).tx(input!.sourceTXID ?? ''));
         const parentOut = parentRaw
           ? Transaction.fromBinary([...parentRaw]).outputs[input!.sourceOutputIndex]
           : undefined;

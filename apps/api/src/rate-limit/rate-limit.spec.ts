@@ -2,6 +2,7 @@ import { deleteByPrefix } from '@proofline/shared-redis';
 import { uniquePrefix } from '@proofline/shared-testing';
 import { seedKey, send, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
+import { rateLimitKeys } from './keys';
 
 const USAGE = '/api/v1/auth/identity-api-keys/usage';
 
@@ -65,7 +66,7 @@ describe('rate limits across API instances', () => {
       await new Promise((r) => setTimeout(r, Number(no.headers.get('retry-after')) * 1000));
       expect((await send(a, 'GET', USAGE, { key: key.rawKey })).status).toBe(200);
       // the stored bucket expires once full again (no key lives for ever)
-      const pttl = await a.deps.redis.pttl(`${prefix}:ratelimit:key:${key.id}`);
+      const pttl = await a.deps.redis.pttl(rateLimitKeys(prefix).key('rl-a', key.id));
       expect(pttl).toBeGreaterThan(0);
       expect(pttl).toBeLessThanOrEqual(8001);
     }, 30_000);
@@ -118,7 +119,7 @@ describe('rate limits across API instances', () => {
       expect(res.status).toBe(200);
       expect(res.headers.get('ratelimit')).toBeNull();
       expect(res.headers.get('ratelimit-policy')).toBeNull();
-      expect(await api.deps.redis.keys(`${prefix}:ratelimit:*`)).toEqual([]);
+      expect(await api.deps.redis.keys(`${prefix}:*:ratelimit:*`)).toEqual([]);
     } finally {
       await deleteByPrefix(api.deps.redis, prefix);
       await api.close();

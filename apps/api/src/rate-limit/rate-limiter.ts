@@ -67,7 +67,7 @@ export class RateLimiter {
     let reply: number[];
     try {
       reply = await this.script(
-        this.keys.key(principal.keyId),
+        this.keys.key(principal.tenant, principal.keyId),
         this.keys.tenant(principal.tenant),
         interval(perKey),
         perKey?.burst ?? 0,

@@ -1,9 +1,9 @@
 import { Transaction } from '@bsv/sdk';
-import { handleArcCallback } from '@proofline/chain-arc';
+import { arcKeys, handleArcCallback } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
 import { startArcDevnet, startArcRuleProxy, statusEntry, submittedTxIds } from '@proofline/devnet-testing';
 import type { ArcDevnet, ArcRuleProxy, ProxiedRequest } from '@proofline/devnet-testing';
-import { RecordStore } from '@proofline/records-data-access';
+import { RecordStore, recordsKeys } from '@proofline/records-data-access';
 import { readPublicationPause } from '@proofline/records-publication';
 import type { Publication } from '@proofline/records-publication';
 import { composePublicationSide } from '@proofline/records-publication-testing';
@@ -144,7 +144,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     expect(ready.checks.publicationDetail).toContain('ARC 400');
     expect(await readPublicationPause(nodeRedis, prefix)).toMatchObject({ httpStatus: 400 });
     for (const txId of txIds) expect(await store.state(txId)).toBe('pending');
-    expect(await nodeRedis.zscore(`${prefix}:records:outbox`, txIds[0] as string)).not.toBeNull();
+    expect(await nodeRedis.zscore(recordsKeys(prefix).outbox, txIds[0] as string)).not.toBeNull();
     // Their inputs stay spent by their transactions (committed, unsettled): no other write gets them.
     const unsettled = (await dev.pool.unsettled(1000)).map((t) => t.txId);
     for (const txId of txIds) expect(unsettled).toContain(txId);
@@ -416,7 +416,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       );
       expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
       expect(submitsOf(txId)).toBe(2);
-      expect(await nodeRedis.hexists(`${prefix}:arc:transient-resent`, txId)).toBe(0);
+      expect(await nodeRedis.hexists(arcKeys(prefix).transientResent, txId)).toBe(0);
     });
 
     it('a second REJECTED after the one re-broadcast is final: the record fails, unwatched, its inputs never handed back', async () => {
@@ -492,7 +492,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     const mine = async (n: number) => {
       for (let i = 0; i < n; i++) await dev.node.mineBlock();
     };
-    const escalations = async () => Number((await nodeRedis.get(`${prefix}:arc:orphan-escalations`)) ?? 0);
+    const escalations = async () => Number((await nodeRedis.get(arcKeys(prefix).orphanEscalations)) ?? 0);
     const before = await escalations();
 
     expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 0 });

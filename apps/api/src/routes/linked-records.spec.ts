@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { MerklePath, Transaction } from '@bsv/sdk';
-import { eventually } from '@proofline/shared-testing';
+import { eventually, keysMatching } from '@proofline/shared-testing';
 import { blockHash, parseHeader } from '@proofline/chain-domain';
 import { KEYS, startRecordsFixture } from '../testing/records-fixture';
 import type { KeyRole, RecordsFixture } from '../testing/records-fixture';
+import { recordsKeys } from '@proofline/records-data-access';
 
 const LR = '/api/v1/linkedrecords';
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest();
@@ -227,7 +228,7 @@ describe('linked records over HTTP', () => {
     expect(await f.store.chain(root.txId)).toEqual([root.txId, winner]);
     expect((await f.store.meta(root.txId))?.nextTxId).toBe(winner);
     // 2 records stored for this chain, not 51
-    const recs = await f.redis.keys(`${f.prefix}:records:rec:*`);
+    const recs = await keysMatching(f.redis, recordsKeys(f.prefix).record('*'));
     const metas = await Promise.all(recs.map((k) => f.store.meta(k.split(':').pop() ?? '')));
     expect(metas.filter((m) => m?.chainId === root.txId)).toHaveLength(2);
     // and the node holds the winner, which spends the root's link output

@@ -2,9 +2,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { walletKeys } from '@proofline/chain-wallet';
 import { createBootstrapKey } from '@proofline/identity-feature';
-import { eventually, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, keysMatching, uniquePrefix } from '@proofline/shared-testing';
 import { send, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
+import { keyTag } from '@proofline/shared-redis';
 
 /** A record write (octet-stream body) with the given key. */
 function postRecord(api: RunningApi, key: string, body: string, path = '/api/v1/records'): Promise<Response> {
@@ -100,7 +101,7 @@ describe('records outside the devnet: ARC fee policy', () => {
   });
 
   const write = (path: string, body: string) => postRecord(api, key, body, path);
-  const recordKeys = async () => (await api.deps.redis.keys(`${prefix}:records:*`)).sort();
+  const recordKeys = () => keysMatching(api.deps.redis, `${keyTag(prefix, 'rec')}:records:*`);
   const poolCounts = async () => {
     const s = await api.recordsScope.wallet.pool.status();
     return { free: s.free.count, leased: s.leased.count, spent: s.spentUnconfirmed.count };
@@ -186,7 +187,7 @@ describe('records outside the devnet: ARC fee policy', () => {
       // The next fetch is the retry 30 s after the failure.
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(25);
       expect(await refused.json()).toMatchObject({ errorCode: 'FEE_POLICY_UNKNOWN' });
-      expect(await redis.keys(`${prefix2}:records:*`)).toEqual([]);
+      expect(await keysMatching(redis, `${keyTag(prefix2, 'rec')}:records:*`)).toEqual([]);
 
       // Another process of the deployment fetched it: a fetch that fails reads the shared copy.
       await redis.set(

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { eventually } from '@proofline/shared-testing';
 import { KEYS, startRecordsFixture } from '../testing/records-fixture';
 import type { RecordsFixture } from '../testing/records-fixture';
+import { recordsKeys } from '@proofline/records-data-access';
 
 const R = '/api/v1/records';
 
@@ -34,7 +35,7 @@ describe('independent records over HTTP', () => {
       state: 'pending',
       byteLength: expected.length,
     });
-    expect(await f.redis.zscore(`${f.prefix}:records:outbox`, written.txId)).not.toBeNull();
+    expect(await f.redis.zscore(recordsKeys(f.prefix).outbox, written.txId)).not.toBeNull();
     expect((await f.store.publication(written.txId))?.rawTx.byteLength).toBeGreaterThan(0);
 
     const status = await f.request('GET', `${R}/${written.txId}/status`, { key: KEYS.auditorA });

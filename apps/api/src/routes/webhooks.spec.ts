@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { recordsKeys } from '@proofline/records-data-access';
 import { createLogger } from '@proofline/shared-logger';
 import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { createWebhooks, deliverWebhook, startWebhookDelivery, startWebhookWatcher } from '@proofline/webhooks-feature';
@@ -125,7 +126,7 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
       expect(listed.body).toEqual([
         { id: hook.id, url: receiver.url, events: ['record.confirmed'], createdAt: hook.createdAt },
       ]);
-      const stored = await f.redis.hgetall(`${f.prefix}:webhooks:hook:${hook.id}`);
+      const stored = await f.redis.hgetall(webhooks.store.keys.hook(hook.id));
       expect(JSON.stringify(stored)).not.toContain(hook.secret.slice(6));
       expect(stored['secret']).toMatch(/^v1\./);
 
@@ -141,7 +142,7 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
         async () => (await f.store.state(txId)) === 'published' && (await f.store.state(otherTxId)) === 'published',
         15_000,
       );
-      expect(await f.redis.zrange(`${f.prefix}:webhooks:watch`, 0, -1)).toEqual([txId]);
+      expect(await f.redis.zrange(webhooks.store.keys.watch, 0, -1)).toEqual([txId]);
       expect(receiver.received).toHaveLength(0); // not confirmed yet: nothing sent
 
       await f.produceBlock();
@@ -149,7 +150,7 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
       // Settle: more passes of the watcher send nothing more.
       await watcher.tick();
       await watcher.tick();
-      expect(await f.redis.zcard(`${f.prefix}:webhooks:watch`)).toBe(0);
+      expect(await f.redis.zcard(webhooks.store.keys.watch)).toBe(0);
 
       expect(receiver.received.map((r) => r.answered)).toEqual([500, 500, 200]);
       const ids = new Set(receiver.received.map((r) => r.headers['webhook-id']));
@@ -222,7 +223,10 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
       const res = await f.request('POST', '/api/v1/records?encode=SHA256', { body: Buffer.from('rejected record') });
       const { txId } = (await res.json()) as { txId: string };
       await f.store.settle(txId, new Date(), 'DOUBLE_SPEND: rejected in this test');
-      expect(await webhooks.store.watchRecord(`${f.prefix}:records:rec:${txId}`, txId, new Date())).toBe(true);
+      // Watched the way a publisher that passes no tenant does: the record's tenant first, then the watch.
+      const tenant = await webhooks.store.recordTenant(recordsKeys(f.prefix).record(txId));
+      expect(tenant).not.toBeNull();
+      expect(await webhooks.store.watchRecord(tenant!, txId, new Date())).toBe(true);
       const got = await eventually(
         async () => receiver.received.find((r) => JSON.parse(r.body).data.txId === txId),
         15_000,
@@ -236,9 +240,7 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
       const deleted = await api('DELETE', `${W}/${hook.id}`);
       expect(deleted.status).toBe(204);
       expect((await api('GET', `${W}/${hook.id}/deliveries`)).status).toBe(404);
-      expect(
-        await f.redis.exists(`${f.prefix}:webhooks:hook:${hook.id}`, `${f.prefix}:webhooks:deliveries:${hook.id}`),
-      ).toBe(0);
+      expect(await f.redis.exists(webhooks.store.keys.hook(hook.id), webhooks.store.keys.deliveries(hook.id))).toBe(0);
     } finally {
       await receiver.close();
     }

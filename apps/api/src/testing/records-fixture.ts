@@ -13,11 +13,11 @@ import type { BullPublishQueue, PublicationSettlement, RunningPublisher } from '
 import { composePublicationSide } from '@proofline/records-publication-testing';
 import type { Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { deleteByPrefix } from '@proofline/shared-redis';
+import { deleteByPrefix, keyTag } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { watchPublications } from '@proofline/webhooks-feature';
-import { eventually, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, keysMatching, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { send, startApi, startKeyWorker } from './harness';
 import type { RunningApi } from './harness';
 
@@ -178,11 +178,11 @@ export async function startRecordsFixture(
     spareFunding(count) {
       return dev.fund(count, 1000, { addToPool: false });
     },
-    async recordKeys() {
-      return (await redis.keys(`${prefix}:records:*`)).sort();
+    recordKeys() {
+      return keysMatching(redis, `${keyTag(prefix, 'rec')}:records:*`);
     },
     async chainKeys() {
-      return [...(await redis.keys(`${prefix}:devnet:*`)), ...(await redis.keys(`${prefix}:arc:*`))].sort();
+      return [...(await redis.keys(`${prefix}:devnet:*`)), ...(await redis.keys(`${keyTag(prefix, 'arc')}:*`))].sort();
     },
     request(method, path, opts = {}) {
       const role = opts.key === undefined ? 'writerA' : opts.key;

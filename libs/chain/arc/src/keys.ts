@@ -1,10 +1,16 @@
+import { keyTag } from '@proofline/shared-redis';
+
 /**
  * Every Redis key of the ARC proof store, from the injected prefix (config.redisPrefix). Nowhere
  * else spells a key; the Lua scripts receive them as KEYS. Hashes and txIds are stored as 32 raw
  * bytes (not 64 hex characters) where there is one per record, to keep memory per record small.
+ *
+ * Every key is under the `arc` hash tag (`<prefix>:{arc}:arc:…`): the proof store's MULTIs and
+ * scripts touch several of them at once, so on a Redis Cluster they share one slot. The block
+ * event channel keeps its untagged name: pub/sub is not slotted (PUBLISH reaches every node).
  */
 export function arcKeys(prefix: string) {
-  const p = `${prefix}:arc`;
+  const p = `${keyTag(prefix, 'arc')}:arc`;
   return {
     /** HASH txId (32 raw bytes) -> inclusion: blockHash(32) ‖ index u32le ‖ duplicate mask u32le ‖ depth u8 ‖ nodes below the block's shared top (32 each); older values: no depth byte, every node. */
     inclusions: `${p}:inc`,
@@ -19,7 +25,7 @@ export function arcKeys(prefix: string) {
     /** ZSET txId hex -> ms first watched: published transactions without a stored proof (the tracker polls these). */
     unproven: `${p}:unproven`,
     /** Pub/sub channel of block events (JSON `BlockEvent`), published when the tracker sees a new tip or proves txs in a new block. */
-    blockEvents: `${p}:events:blocks`,
+    blockEvents: `${prefix}:arc:events:blocks`,
     /** STRING lock token of the running confirmation pass (one at a time across workers). */
     confirmLock: `${p}:confirm-lock`,
     /** HASH code -> count of transactions ARC rejected (metrics). */

@@ -7,10 +7,10 @@ type Arg = string | Buffer;
 
 /** The proof store's Lua commands (see `lua/*.lua` for KEYS/ARGV), Buffer replies. */
 export interface ArcCommands {
-  arcInclusionsBuffer(...keysAndArgs: Arg[]): Promise<Buffer[]>;
   arcBlockTxidsBuffer(...keysAndArgs: Arg[]): Promise<Buffer[]>;
   arcDropBlockBuffer(...keysAndArgs: Arg[]): Promise<Buffer[]>;
-  arcStoreProofs(...keysAndArgs: Arg[]): Promise<number>;
+  /** Variable key count: `numberOfKeys, ...keys, ...args`, as EVAL. */
+  arcStoreProofs(numberOfKeys: number, ...keysAndArgs: Arg[]): Promise<number>;
   arcIndexOwner(...keysAndArgs: Arg[]): Promise<number>;
   arcOwnerBlocksBuffer(...keysAndArgs: Arg[]): Promise<(Buffer | number)[]>;
   arcOwnerTxidsBuffer(...keysAndArgs: Arg[]): Promise<(Buffer | number)[]>;

@@ -15,15 +15,22 @@ describe('ArcProofStore', () => {
   const store = new ArcProofStore(redis, prefix);
   afterAll(cleanup);
 
-  it('answers inclusions of any number of txIds in one round trip, duplicates ("*") intact', async () => {
+  it('answers inclusions of any number of txIds in two round trips, duplicates ("*") intact', async () => {
     const block = syntheticBlock(1001, 500);
     await store.storeProofs(block.proofs);
-    await store.inclusions([block.txIds[0]!]); // loads the script (EVALSHA then, at most once, EVAL)
     const send = jest.spyOn(redis, 'sendCommand');
+    const pipeline = jest.spyOn(redis, 'pipeline');
     const asked = [...block.txIds, randomBytes(32).toString('hex')];
     const got = await store.inclusions(asked);
-    expect(send).toHaveBeenCalledTimes(1);
+    // HMGET of the inclusions, then one pipeline: HMGET of the block record and HMGET of its top's fields.
+    expect(send.mock.calls.map(([command]) => command.name)).toEqual(['hmget', 'hmget', 'hmget']);
+    expect(pipeline).toHaveBeenCalledTimes(1);
     send.mockRestore();
+    pipeline.mockRestore();
+    const none = jest.spyOn(redis, 'sendCommand');
+    await expect(store.inclusions([randomBytes(32).toString('hex')])).resolves.toEqual([null]);
+    expect(none).toHaveBeenCalledTimes(1); // nothing proven: no second round trip
+    none.mockRestore();
     expect(got[1001]).toBeNull();
     expect(
       got
@@ -175,6 +182,11 @@ describe('ArcProofStore', () => {
     expect(await redis.exists(k.blockTop(block.hash))).toBe(1);
     expect((await store.dropBlock(block.hash, 502)).sort()).toEqual(block.txIds.slice(1).sort());
     expect(await redis.exists(k.blockTxIds(block.hash), k.blockTop(block.hash))).toBe(0);
+    // Idempotent: a reorg handled twice (two workers, a retried pass) drops nothing more.
+    const watchedBefore = await store.watchedCount();
+    expect(await store.dropBlock(block.hash, 502)).toEqual([]);
+    expect(await store.watchedCount()).toBe(watchedBefore);
+    expect(await store.blockByHash(block.hash)).toBeNull();
   });
 
   it('tipHeight is -1 until a tip is recorded', async () => {

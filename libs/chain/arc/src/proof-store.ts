@@ -92,7 +92,7 @@ export class ArcProofStore implements ChainReader {
 
   /**
    * Stores verified proofs (and their blocks' headers) in one MULTI. Idempotent: a proof stored
-   * again lists its txId under its block only once (`arc-store-proofs-1.lua`). With an owner
+   * again lists its txId under its block only once (`arc-store-proofs-n.lua`). With an owner
    * lookup, the owner index changes in the same MULTI (`arc-index-owner-4.lua`, before the
    * inclusions are written, so it sees where each txId was proven before).
    */
@@ -132,10 +132,13 @@ export class ArcProofStore implements ChainReader {
         'store',
         ...g.txIds.map(raw),
       );
+    // Every block's txId list declared as a key (KEYS[2..]); each proof names its block's by KEYS index.
+    const blockIndex = new Map([...blocks].map((hash, i) => [hash, String(i + 2)]));
     m.arcStoreProofs(
+      1 + blocks.size,
       k.inclusions,
-      k.blockTxIds(''),
-      ...proofs.flatMap((p) => [raw(p.txId), p.blockHash, inclusionValue(p)]),
+      ...[...blocks].map((hash) => k.blockTxIds(hash)),
+      ...proofs.flatMap((p) => [raw(p.txId), blockIndex.get(p.blockHash) as string, inclusionValue(p)]),
     );
     m.zrem(k.unproven, ...proofs.map((p) => p.txId));
     const replies = await m.exec();
@@ -144,7 +147,7 @@ export class ArcProofStore implements ChainReader {
 
   /**
    * The proofs grouped by owner and block, each group's txIds in block order and distinct (the last
-   * proof of a txId wins, as in `arc-store-proofs-1.lua`); empty without an owner lookup.
+   * proof of a txId wins, as in `arc-store-proofs-n.lua`); empty without an owner lookup.
    */
   private async ownerGroups(
     proofs: readonly VerifiedProof[],
@@ -381,27 +384,70 @@ export class ArcProofStore implements ChainReader {
     return h === null ? -1 : Number(h);
   }
 
-  /** Where each txId is mined, with its verified TSC proof, in one round trip (null: no proof stored). */
+  /**
+   * Where each txId is mined, with its verified TSC proof (null: no proof stored), in two round
+   * trips whatever their number: the inclusions (one HMGET), then the blocks they point into and
+   * the shared top nodes their proofs need (one pipeline: one HMGET of the block records, one
+   * HMGET per block's top, only the fields asked for). No Lua: every key is named by the caller,
+   * so the read splits the same way when inclusions and block data live under different hash tags.
+   * An inclusion whose block record is gone by the second read (a reorg dropped it in between)
+   * reads as null, as it would a moment later. A block dropped and stored again in between may
+   * lack a top node the first read needs: the read is then repeated once; a node still missing is
+   * damage and throws (never a wrong path).
+   */
   async inclusions(txIds: readonly string[]): Promise<(TxInclusion | null)[]> {
     if (txIds.length === 0) return [];
-    const flat = await this.commands.arcInclusionsBuffer(
-      this.keys.inclusions,
-      this.keys.blocks,
-      this.keys.blockTop(''),
-      ...txIds.map(raw),
-    );
+    try {
+      return await this.readInclusions(txIds);
+    } catch (err) {
+      if (!(err instanceof MissingTopNodeError)) throw err;
+      return this.readInclusions(txIds);
+    }
+  }
+
+  private async readInclusions(txIds: readonly string[]): Promise<(TxInclusion | null)[]> {
+    const k = this.keys;
+    const values = await this.redis.hmgetBuffer(k.inclusions, ...txIds.map(raw));
+    const parsed = values.map((v) => (v && v.length >= 40 ? parseInclusion(v) : null));
+    // Per block: the top fields its records here need (latin1 of the field -> the field).
+    const needs = new Map<string, Map<string, Buffer>>();
+    for (const inc of parsed) {
+      if (!inc) continue;
+      let fields = needs.get(inc.blockHash);
+      if (!fields) needs.set(inc.blockHash, (fields = new Map()));
+      for (const field of inc.topFields) fields.set(field.toString('latin1'), field);
+    }
+    if (needs.size === 0) return txIds.map(() => null);
+    const hashes = [...needs.keys()];
+    const withTop = hashes.filter((hash) => (needs.get(hash) as Map<string, Buffer>).size > 0);
+    const pipeline = this.redis.pipeline().hmgetBuffer(k.blocks, ...hashes.map(raw));
+    for (const hash of withTop)
+      pipeline.hmgetBuffer(k.blockTop(hash), ...(needs.get(hash) as Map<string, Buffer>).values());
+    const replies = (await pipeline.exec()) ?? [];
+    for (const [err] of replies) if (err) throw err;
+    const blockOf = new Map<string, Buffer | null>();
+    ((replies[0]?.[1] ?? []) as (Buffer | null)[]).forEach((b, i) => blockOf.set(hashes[i] as string, b));
+    const topOf = new Map<string, Map<string, Buffer>>();
+    withTop.forEach((hash, i) => {
+      const fields = [...(needs.get(hash) as Map<string, Buffer>).keys()];
+      const nodes = new Map<string, Buffer>();
+      ((replies[i + 1]?.[1] ?? []) as (Buffer | null)[]).forEach((node, j) => {
+        if (node) nodes.set(fields[j] as string, node);
+      });
+      topOf.set(hash, nodes);
+    });
     return txIds.map((txId, i) => {
-      const inc = flat[3 * i];
-      const block = flat[3 * i + 1];
-      if (!inc || !block || inc.length === 0 || block.length === 0) return null;
-      const { blockHash, index, nodes } = decodeInclusion(txId, inc, flat[3 * i + 2] ?? Buffer.alloc(0));
+      const inc = parsed[i];
+      const block = inc ? blockOf.get(inc.blockHash) : null;
+      if (!inc || !block || block.length < HEADER_BYTES + 4) return null;
+      const nodes = inclusionNodes(txId, inc, topOf.get(inc.blockHash) ?? new Map());
       const headerHex = block.subarray(0, HEADER_BYTES).toString('hex');
       return {
-        blockHash,
+        blockHash: inc.blockHash,
         blockHeight: block.readUInt32LE(HEADER_BYTES),
         blockTime: new Date(parseHeader(headerHex).time * 1000),
-        index,
-        proof: tscProof(index, txId, headerHex, nodes),
+        index: inc.index,
+        proof: tscProof(inc.index, txId, headerHex, nodes),
       };
     });
   }
@@ -563,31 +609,68 @@ function topNodes(p: VerifiedProof): [Buffer, Buffer][] {
   return out;
 }
 
-/**
- * An inclusion value and the shared top nodes `arc-inclusions-2.lua` read for it (the non-"*"
- * levels above the inline ones, in level order). @throws Error when a top node is missing: the
- * script stores both in one MULTI and drops both together, so that is damage, not a state.
- */
-function decodeInclusion(txId: string, v: Buffer, top: Buffer): { blockHash: string; index: number; nodes: string[] } {
-  const blockHash = v.subarray(0, 32).toString('hex');
+/** A stored inclusion value, decoded (see {@link inclusionValue}). */
+interface ParsedInclusion {
+  readonly blockHash: string;
+  readonly index: number;
+  readonly mask: number;
+  readonly depth: number;
+  /** Levels stored in the value; the levels from here up to `depth` are the block's shared top. */
+  readonly inline: number;
+  /** Offset of the first inline node. */
+  readonly base: number;
+  readonly value: Buffer;
+  /** The fields of the block's top this proof needs (its non-"*" levels above the inline ones). */
+  readonly topFields: readonly Buffer[];
+}
+
+/** Decodes an inclusion value: the current form (41 + 32·k bytes) or the older one, every node inline (40 + 32·depth). */
+function parseInclusion(v: Buffer): ParsedInclusion {
   const index = v.readUInt32LE(32);
   const mask = v.readUInt32LE(36);
   const legacy = (v.length - 40) % 32 === 0;
   const depth = legacy ? (v.length - 40) / 32 : v.readUInt8(40);
   // Inline levels from the length, not from SHARED_TOP_LEVELS: a value written with another number of shared levels reads the same.
   const inline = legacy ? depth : (v.length - 41) / 32;
-  const base = legacy ? 40 : 41;
+  const topFields: Buffer[] = [];
+  for (let level = inline; level < depth; level++) if (!((mask >>> level) & 1)) topFields.push(topField(level, index));
+  return {
+    blockHash: v.subarray(0, 32).toString('hex'),
+    index,
+    mask,
+    depth,
+    inline,
+    base: legacy ? 40 : 41,
+    value: v,
+    topFields,
+  };
+}
+
+/** A stored proof's top node is missing although its block is stored. */
+class MissingTopNodeError extends Error {
+  constructor(txId: string, level: number) {
+    super(`the stored proof of ${txId} lacks its block's top node at level ${level}`);
+    this.name = 'MissingTopNodeError';
+  }
+}
+
+/**
+ * The proof's nodes, leaf level first: "*" for a duplicate, inline ones from the value, the rest
+ * from its block's top (`top`: latin1 field -> node). @throws MissingTopNodeError when a top node
+ * is missing: the store writes both in one MULTI and drops both together, so that is damage or a
+ * block stored again between the two reads of {@link ArcProofStore.inclusions}, never a state.
+ */
+function inclusionNodes(txId: string, inc: ParsedInclusion, top: ReadonlyMap<string, Buffer>): string[] {
   const nodes: string[] = [];
-  let t = 0;
-  for (let level = 0; level < depth; level++) {
-    if ((mask >>> level) & 1) nodes.push(DUPLICATE_NODE);
-    else if (level < inline) nodes.push(v.subarray(base + 32 * level, base + 32 * (level + 1)).toString('hex'));
+  for (let level = 0; level < inc.depth; level++) {
+    if ((inc.mask >>> level) & 1) nodes.push(DUPLICATE_NODE);
+    else if (level < inc.inline)
+      nodes.push(inc.value.subarray(inc.base + 32 * level, inc.base + 32 * (level + 1)).toString('hex'));
     else {
-      if (top.length < 32 * (t + 1))
-        throw new Error(`the stored proof of ${txId} lacks its block's top node at level ${level}`);
-      nodes.push(top.subarray(32 * t, 32 * (t + 1)).toString('hex'));
-      t++;
+      const node = top.get(topField(level, inc.index).toString('latin1'));
+      if (!node || node.length !== 32) throw new MissingTopNodeError(txId, level);
+      nodes.push(node.toString('hex'));
     }
   }
-  return { blockHash, index, nodes };
+  return nodes;
 }

@@ -77,8 +77,16 @@ export class InsufficientFundingError extends Error {
  * are a {@link BroadcastVerdict}; a transient fault (network, timeout, 5xx) throws.
  */
 export interface ChainPublisher {
-  /** `rawTx`: the bytes ARC's `rawTx` field carries, Extended Format or the standard serialization. */
-  submit(tx: { readonly txId: string; readonly rawTx: Uint8Array }): Promise<BroadcastVerdict>;
+  /**
+   * `rawTx`: the bytes ARC's `rawTx` field carries, Extended Format or the standard serialization.
+   * `tenant`: the record's tenant when the caller knows it; chains ignore it, a wrapper may use it
+   * (the webhooks watch step, which would otherwise read it from the record first).
+   */
+  submit(tx: {
+    readonly txId: string;
+    readonly rawTx: Uint8Array;
+    readonly tenant?: string;
+  }): Promise<BroadcastVerdict>;
 }
 
 /** TSC Merkle proof (JSON form): https://tsc.bitcoinassociation.net/standards/merkle-proof-standardised-format/ */

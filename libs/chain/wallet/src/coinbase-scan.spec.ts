@@ -58,7 +58,7 @@ describe('funding identity and import', () => {
       },
     });
     expect(identity).toEqual(funding);
-    expect(pool.keys.free).toBe('x:wallet:free');
+    expect(pool.keys.free).toBe('x:{rec}:wallet:free');
     conn.disconnect();
     expect(effectiveFeeRate({ satoshis: 1, bytes: 1000 }, 1)).toBe(2);
     expect(effectiveFeeRate({ satoshis: 50, bytes: 1000 }, 1)).toBe(100);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { ManualClock } from '@proofline/shared-config';
 import { loadLuaCommands } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
-import { testRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
+import { keysMatching, testRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { poolCommitLua } from './commit-contract';
 import { FROM_FREE, FundingPool } from './funding-pool';
 import { toOutpoint } from './outpoint';
@@ -43,7 +43,7 @@ async function audit(redis: RedisClient, pool: FundingPool) {
 }
 
 async function snapshot(redis: RedisClient, prefix: string): Promise<Record<string, string>> {
-  const keys = (await redis.keys(`${prefix}:*`)).sort();
+  const keys = await keysMatching(redis, `${prefix}:*`);
   const out: Record<string, string> = {};
   for (const key of keys) out[key] = ((await redis.dumpBuffer(key)) ?? Buffer.alloc(0)).toString('hex');
   return out;

@@ -1,9 +1,14 @@
+import { keyTag } from '@proofline/shared-redis';
+
 /**
  * Every Redis key of the funding wallet, built from the deployment's prefix. Nowhere else
- * spells them. Outpoints are `txId:vout` (lowercase display-order txId).
+ * spells them. Outpoints are `txId:vout` (lowercase display-order txId). They live under the
+ * `rec` tag (`<prefix>:{rec}`) with the records' keys: the records accept scripts commit a
+ * record's funding in the same call that stores it (commit-contract.ts), so on a Redis Cluster
+ * the pool and the records must share a slot.
  */
 export function walletKeys(prefix: string) {
-  const base = `${prefix}:wallet`;
+  const base = `${keyTag(prefix, 'rec')}:wallet`;
   return {
     /** ZSET member outpoint, score satoshis: UTXOs ready to fund a transaction. */
     free: `${base}:free`,

@@ -235,7 +235,7 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
         (c) =>
           new Splitter({
             pool: new FundingPool(c, {
-              prefix: pool.keys.free.replace(/:wallet:free$/, ''),
+              prefix: pool.keys.free.replace(/:\{rec\}:wallet:free$/, ''),
               address: identity.address,
             }),
             builder: new SdkSplitBuilder(1),

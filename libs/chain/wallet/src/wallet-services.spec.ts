@@ -30,7 +30,7 @@ describe('wallet services against the devnet node (real HTTP, real Redis)', () =
     const probe = createWalletServices(redis, base);
     node = await startDevnetNode({
       redis,
-      prefix: `${prefix}:devnet`,
+      prefix,
       port: 0,
       coinbaseLockingScriptHex: probe.wallet.identity.lockingScriptHex,
       blockIntervalMs: 0,

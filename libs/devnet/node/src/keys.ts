@@ -1,10 +1,20 @@
+import { keyTag } from '@proofline/shared-redis';
+
 /**
- * Every Redis key of the devnet, from the injected prefix (config.redisPrefix). Nowhere else
- * spells a key; the Lua scripts receive them as KEYS. Fixed keys (hashes keyed by txId or block
- * hash) keep every script's key list static.
+ * Every Redis key of the devnet node, under `keyTag(prefix, 'devnet')` (`<prefix>:{devnet}:chain:*`,
+ * `prefix` being the deployment's REDIS_PREFIX, or a test's prefix). Nowhere else spells a key; the
+ * Lua scripts receive them as KEYS. Fixed keys (hashes keyed by txId or block hash) keep every
+ * script's key list static.
+ *
+ * One hash tag for the whole node: the block commit (`commit-block-9.lua`) moves txIds from the
+ * mempool into `mined` and writes the block, its coinbase (`raw`, `outputs`) and the tip in one
+ * compare-and-set, and the mempool door (`node-accept-7.lua`) reads `mined` and the tip to decide
+ * a spend, so the UTXO set, the mempool and the per-block data are one unit of atomicity; the
+ * node's own bookkeeping (verdicts, orphans, callbacks) is written beside them in MULTIs. On a
+ * Redis Cluster the node's chain is therefore on one master, which is what a devnet needs.
  */
 export function devnetKeys(prefix: string) {
-  const p = `${prefix}:chain`;
+  const p = `${keyTag(prefix, 'devnet')}:chain`;
   return {
     /** HASH txId -> raw transaction hex (accepted and mined transactions, coinbases included). */
     raw: `${p}:raw`,
@@ -59,3 +69,10 @@ export const orphansOfKey = (k: DevnetKeys, parent: string): string => `${k.orph
 
 /** The field of an outpoint in `spent` / `outputs`. */
 export const outpointField = (txId: string, vout: number): string => `${txId}:${vout}`;
+
+/**
+ * Where the node's chain lived before its keys carried a hash tag (`<prefix>:devnet:chain:*`; the
+ * README's "Redis keys" maps every old name to its new one). Read only to refuse starting a new
+ * chain beside an unmigrated one.
+ */
+export const legacyDevnetTipKey = (prefix: string): string => `${prefix}:devnet:chain:tip`;

@@ -32,7 +32,7 @@ export interface RecordHooks {
 export interface ArcDevnetOptions {
   /** The test's command connection (never closed here). */
   readonly redis: RedisClient;
-  /** The service's (test's) Redis prefix; the node keeps its state under `${prefix}:devnet`. */
+  /** The service's (test's) key prefix; the node keeps its state under `<prefix>:{devnet}` (`devnetKeys`). */
   readonly prefix: string;
   /** WALLET_SEED (default the public devnet seed, as in the default configuration). */
   readonly seed?: string;
@@ -106,7 +106,7 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
   const funding = fundingIdentity(keys, 'devnet');
   const node = await startDevnetNode({
     redis: o.redis,
-    prefix: `${o.prefix}:devnet`,
+    prefix: o.prefix,
     port: 0,
     coinbaseLockingScriptHex: funding.lockingScriptHex,
     blockIntervalMs: o.blockIntervalMs ?? 0,

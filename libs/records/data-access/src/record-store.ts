@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { RedisClient } from '@proofline/shared-redis';
 import { poolCommitLua } from '@proofline/chain-wallet';
-import { fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
+import { fromScriptReply, loadLuaCommands, readBySlot } from '@proofline/shared-redis';
 import { extensionOf, withExtension } from '@proofline/chain-domain';
 import { encodedContentType } from '@proofline/records-domain';
 import type { PublicationState, RecordFamily, RecordKind, RecordMeta } from '@proofline/records-domain';
@@ -42,7 +42,7 @@ export interface SuccessorLink {
 }
 
 /**
- * What the accept scripts (`accept-root-14.lua`, `accept-successor-17.lua`) answer; see
+ * What the accept scripts (`accept-root-14.lua`, `accept-successor-16.lua`) answer; see
  * {@link ACCEPT_REPLIES} and the scripts' headers for what each means.
  */
 export type AcceptOutcome =
@@ -81,9 +81,10 @@ export interface AcceptOptions {
 export interface RecordStoreOptions {
   /**
    * The proof store's HASH whose fields are the 32 raw bytes of every txId with a stored proof
-   * (chain-arc `arcKeys(prefix).inclusions`): what the successor script counts a chain's
-   * unconfirmed versions against. Absent (a composition without a proof store): no cap, whatever
-   * `maxUnconfirmed` says.
+   * (chain-arc `arcKeys(prefix).inclusions`): what a chain's unconfirmed versions are counted
+   * against (`confirmed-count-1.lua`, read between the two calls of an accept at the cap; it is
+   * another unit than the records, so the accept script cannot read it). Absent (a composition
+   * without a proof store): no cap, whatever `maxUnconfirmed` says.
    */
   readonly confirmedIndexKey?: string;
 }
@@ -97,7 +98,11 @@ export interface PublicationInfo {
   readonly txId: string;
   readonly kind: RecordKind;
   readonly prevTxId: string | null;
+  /** The record's chain (its own txId for a create or an independent record): settle's chain list. */
+  readonly chainId: string;
   readonly state: PublicationState;
+  /** The record's tenant (read in the same round trip; the webhooks watch step needs it). */
+  readonly tenant: string | null;
   /** The raw transaction accepted at write time. */
   readonly rawTx: Uint8Array;
   /**
@@ -110,30 +115,30 @@ export interface PublicationInfo {
 interface Commands {
   acceptRoot(...keysAndArgv: (string | Buffer)[]): Promise<unknown>;
   acceptSuccessor(...keysAndArgv: (string | Buffer)[]): Promise<unknown>;
-  navigate(k1: string, chainPrefix: string, links: string): Promise<(string | number)[]>;
+  confirmedCount(confirmedIndex: string, ...rawTxIds: Buffer[]): Promise<number>;
+  navigate(k1: string, k2: string, txId: string, chainId: string, links: string): Promise<(string | number)[]>;
   settle(
     k1: string,
     k2: string,
+    k3: string,
     txId: string,
     state: string,
     failure: string,
     at: string,
-    recordPrefix: string,
     maxSuccessors: string,
+    chainId: string,
   ): Promise<unknown>;
   failPublished(k1: string, failure: string, at: string): Promise<unknown>;
-  revive(
-    k1: string,
-    k2: string,
-    at: string,
-    recordPrefix: string,
-    outboxScore: string,
-    failurePrefix: string,
-    maxSuccessors: string,
-  ): Promise<unknown>;
-  metaMany(recordPrefix: string, fieldCount: string, ...fieldsThenTxIds: string[]): Promise<(string | number | null)[]>;
-  bytesManyBuffer(recordPrefix: string, ...txIds: string[]): Promise<(Buffer | null)[]>;
+  /** `revive-n.lua`: the number of keys first. */
+  revive(numKeys: number, ...keysThenArgv: string[]): Promise<unknown>;
+  /** `meta-many-n.lua`: the number of keys first, then the record keys, then the field names. */
+  metaMany(numKeys: number, ...keysThenFields: string[]): Promise<(string | number | null)[]>;
+  /** `bytes-many-n.lua`: the number of keys first, then the record keys. */
+  bytesManyBuffer(numKeys: number, ...keys: string[]): Promise<(Buffer | null)[]>;
 }
+
+/** Bound of the calls of a script that answers "call again with these keys" (revive, navigate, settle). */
+const MAX_KEY_ROUNDS = 4;
 
 const META_FIELDS = [
   'family',
@@ -202,7 +207,10 @@ export class RecordStore {
 
   /**
    * Stores a linked update/delete, reserving the previous record's link and committing its
-   * funding (`pool`) atomically (see the script).
+   * funding (`pool`) atomically (see the script). One script call, except when the chain's cached
+   * confirmed position puts it at the unconfirmed cap: then the script answers `CHECK_DEPTH` with
+   * the chain's last `maxUnconfirmed` txIds, the proof store is read once (`confirmed-count-1.lua`)
+   * and the script is called again with the newest confirmed position (see accept-successor-16.lua).
    */
   async acceptSuccessor(
     record: NewRecord,
@@ -214,30 +222,39 @@ export class RecordStore {
     const confirmedIndex = this.options.confirmedIndexKey;
     const maxUnconfirmed = confirmedIndex === undefined ? 0 : (opts.maxUnconfirmed ?? 0);
     const fields = [...this.fieldsOf(record, 'linked'), 'chainId', link.chainId, 'prevTxId', link.prevTxId];
-    const reply = await this.cmd.acceptSuccessor(
-      this.keys.record(record.txId),
-      this.keys.outbox,
-      this.keys.record(link.prevTxId),
-      this.keys.chain(link.chainId),
-      ...pool.keys,
-      this.keys.tx(record.txId),
-      this.keys.record(link.chainId),
-      // Unread when there is no cap: any key holds the position.
-      confirmedIndex ?? this.keys.outbox,
-      this.keys.ef(record.txId),
-      record.txId,
-      String(record.acceptedAt.getTime()),
-      link.chainId,
-      link.tokenHash ?? '',
-      link.callerTenant,
-      String(opts.maxPending ?? 0),
-      ...pool.args,
-      asBuffer(record.rawTx),
-      String(maxUnconfirmed),
-      record.ef ? Buffer.from(extensionOf(record.ef)) : '',
-      ...fields,
-    );
-    return fromScriptReply('accept-successor-17.lua', ACCEPT_REPLIES, reply);
+    const call = (minedPos: string) =>
+      this.cmd.acceptSuccessor(
+        this.keys.record(record.txId),
+        this.keys.outbox,
+        this.keys.record(link.prevTxId),
+        this.keys.chain(link.chainId),
+        ...pool.keys,
+        this.keys.tx(record.txId),
+        this.keys.record(link.chainId),
+        this.keys.ef(record.txId),
+        record.txId,
+        String(record.acceptedAt.getTime()),
+        link.chainId,
+        link.tokenHash ?? '',
+        link.callerTenant,
+        String(opts.maxPending ?? 0),
+        ...pool.args,
+        asBuffer(record.rawTx),
+        String(maxUnconfirmed),
+        record.ef ? Buffer.from(extensionOf(record.ef)) : '',
+        minedPos,
+        ...fields,
+      );
+    let reply = await call('');
+    if (Array.isArray(reply) && reply[0] === 'CHECK_DEPTH' && confirmedIndex !== undefined) {
+      const floor = Number(reply[1]);
+      const window = (reply.slice(2) as unknown[]).map((txId) => Buffer.from(String(txId), 'hex'));
+      const confirmed = Number(await this.cmd.confirmedCount(confirmedIndex, ...window));
+      // None of the last maxUnconfirmed versions is confirmed: what the second call would answer.
+      if (confirmed === 0) return 'CHAIN_DEPTH';
+      reply = await call(String(floor + confirmed));
+    }
+    return fromScriptReply('accept-successor-16.lua', ACCEPT_REPLIES, reply);
   }
 
   /** Metadata of a record (no bytes), or null. One round trip. */
@@ -284,52 +301,75 @@ export class RecordStore {
    */
   async rawTxMany(txIds: readonly string[]): Promise<(Uint8Array | null)[]> {
     if (txIds.length === 0) return [];
-    const binaries = await this.redis.mgetBuffer(...txIds.map((txId) => this.keys.tx(txId)));
-    const out: (Uint8Array | null)[] = binaries.map((b) => b ?? null);
+    // One MGET per slot (one for all while records share one tag).
+    const out: (Uint8Array | null)[] = await readBySlot(
+      txIds.map((txId) => this.keys.tx(txId)),
+      async (keys) => (await this.redis.mgetBuffer(...keys)).map((b) => b ?? null),
+    );
     // Only records stored before the tx key existed (or unknown ones) cost a second round trip.
     const missing = txIds.flatMap((txId, i) => (out[i] === null ? [i] : []));
     if (missing.length > 0) {
-      const pipeline = this.redis.pipeline();
-      for (const i of missing) pipeline.hget(this.keys.record(txIds[i] as string), 'rawTx');
-      const legacy = pipelineValues(await pipeline.exec()) as (string | null)[];
+      const legacy = await readBySlot(
+        missing.map((i) => this.keys.record(txIds[i] as string)),
+        async (keys) => {
+          const pipeline = this.redis.pipeline();
+          for (const key of keys) pipeline.hget(key, 'rawTx');
+          return pipelineValues(await pipeline.exec()) as (string | null)[];
+        },
+      );
       missing.forEach((i, j) => (out[i] = fromLegacyHex(legacy[j] ?? null)));
     }
     return out;
   }
 
   /**
-   * Metadata of many records (null where unknown), in order, in one command (`meta-many-0.lua`):
-   * one reply for the whole batch costs the client a quarter of the CPU a pipeline of two
-   * commands per record does (GraphQL's 1,000-record pages).
+   * Metadata of many records (null where unknown), in order, in one command per slot (`meta-many-n.lua`;
+   * one for all while records share one tag): one reply for the whole batch costs the client a
+   * quarter of the CPU a pipeline of two commands per record does (GraphQL's 1,000-record pages).
    */
   async metaMany(txIds: readonly string[]): Promise<(RecordMeta | null)[]> {
     if (txIds.length === 0) return [];
-    const flat = await this.cmd.metaMany(this.keys.recordPrefix, String(META_FIELDS.length), ...META_FIELDS, ...txIds);
     const width = META_FIELDS.length + 1;
-    return txIds.map((txId, i) => {
-      const at = i * width;
-      const values = flat.slice(at, at + META_FIELDS.length) as (string | null)[];
-      return toMeta(txId, values, Number(flat[at + META_FIELDS.length] ?? 0));
-    });
+    return readBySlot(
+      txIds.map((txId) => this.keys.record(txId)),
+      async (keys, positions) => {
+        const flat = await this.cmd.metaMany(keys.length, ...keys, ...META_FIELDS);
+        return positions.map((p, i) => {
+          const at = i * width;
+          const values = flat.slice(at, at + META_FIELDS.length) as (string | null)[];
+          return toMeta(txIds[p] as string, values, Number(flat[at + META_FIELDS.length] ?? 0));
+        });
+      },
+    );
   }
 
   /**
-   * The tenant of each txId (null where no record has it), in order, in one command (`meta-many-0.lua`
-   * asked for that one field): the owner of a proof in the chain's per-tenant block index.
+   * The tenant of each txId (null where no record has it), in order, in one command per slot
+   * (`meta-many-n.lua` asked for that one field): the owner of a proof in the chain's per-tenant
+   * block index.
    */
   async tenantsOf(txIds: readonly string[]): Promise<(string | null)[]> {
     if (txIds.length === 0) return [];
-    const flat = await this.cmd.metaMany(this.keys.recordPrefix, '1', 'tenant', ...txIds);
-    return txIds.map((_, i) => {
-      const tenant = flat[2 * i];
-      return typeof tenant === 'string' && tenant !== '' ? tenant : null;
-    });
+    return readBySlot(
+      txIds.map((txId) => this.keys.record(txId)),
+      async (keys) => {
+        // Per key: the tenant, then the byte length the script always appends.
+        const flat = await this.cmd.metaMany(keys.length, ...keys, 'tenant');
+        return keys.map((_, i) => {
+          const tenant = flat[2 * i];
+          return typeof tenant === 'string' && tenant !== '' ? tenant : null;
+        });
+      },
+    );
   }
 
-  /** The bytes on chain of many records (null where unknown), in order, in one command (`bytes-many-0.lua`). */
+  /** The bytes on chain of many records (null where unknown), in order, in one command per slot (`bytes-many-n.lua`). */
   async bytesMany(txIds: readonly string[]): Promise<(Buffer | null)[]> {
     if (txIds.length === 0) return [];
-    return this.cmd.bytesManyBuffer(this.keys.recordPrefix, ...txIds);
+    return readBySlot(
+      txIds.map((txId) => this.keys.record(txId)),
+      (keys) => this.cmd.bytesManyBuffer(keys.length, ...keys),
+    );
   }
 
   /**
@@ -345,12 +385,30 @@ export class RecordStore {
     return { total, txIds };
   }
 
-  /** Walks a chain from `txId` (start excluded) in one round trip. */
+  /**
+   * Walks a chain from `txId` (start excluded): one round trip from a chain's create; from a later
+   * version two, as the script learns the start's chain on the first (it may touch only the chain
+   * list it is given, see navigate-2.lua).
+   */
   async navigate(txId: string, links: number): Promise<NavigateOutcome> {
-    const out = await this.cmd.navigate(this.keys.record(txId), this.keys.chainPrefix, String(links));
-    const status = fromScriptReply('navigate-1.lua', NAVIGATE_REPLIES, out[0]);
-    if (status !== 'OK') return { status };
-    return { status: 'OK', endOfLinks: Number(out[1]) === 1, txIds: out.slice(2).map(String) };
+    let chainId = txId;
+    for (let round = 0; round < MAX_KEY_ROUNDS; round++) {
+      const out = await this.cmd.navigate(
+        this.keys.record(txId),
+        this.keys.chain(chainId),
+        txId,
+        chainId,
+        String(links),
+      );
+      if (out[0] === 'CHAIN') {
+        chainId = String(out[1]);
+        continue;
+      }
+      const status = fromScriptReply('navigate-2.lua', NAVIGATE_REPLIES, out[0]);
+      if (status !== 'OK') return { status };
+      return { status: 'OK', endOfLinks: Number(out[1]) === 1, txIds: out.slice(2).map(String) };
+    }
+    throw new Error(`navigate-2.lua kept naming another chain for ${txId}`);
   }
 
   /** The whole chain of `chainId`, in order (tests, GraphQL traversal). */
@@ -360,10 +418,10 @@ export class RecordStore {
 
   async publication(txId: string): Promise<PublicationInfo | null> {
     const key = this.keys.record(txId);
-    const [[kind, prevTxId, state, legacy], binary, extension] = pipelineValues(
+    const [[kind, prevTxId, chainId, state, legacy, tenant], binary, extension] = pipelineValues(
       await this.redis
         .pipeline()
-        .hmget(key, 'kind', 'prevTxId', 'state', 'rawTx')
+        .hmget(key, 'kind', 'prevTxId', 'chainId', 'state', 'rawTx', 'tenant')
         .getBuffer(this.keys.tx(txId))
         .getBuffer(this.keys.ef(txId))
         .exec(),
@@ -375,7 +433,9 @@ export class RecordStore {
       txId,
       kind: kind as RecordKind,
       prevTxId: prevTxId || null,
+      chainId: chainId || txId,
       state: state as PublicationState,
+      tenant: tenant || null,
       rawTx,
       broadcastTx,
     };
@@ -386,34 +446,47 @@ export class RecordStore {
   }
 
   /**
-   * Settles a record's publication (`settle-2.lua`): published, or failed for good when a
+   * Settles a record's publication (`settle-3.lua`): published, or failed for good when a
    * `failure` is given; removes it from the outbox. Idempotent: `changed` false when it was
    * already settled or is unknown. `successors`: when this call settled the record, its
    * successors still pending, in chain order (up to `maxSuccessors`): their own publishers may have
    * seen this record unpublished and left them waiting for it (published: publish them next;
-   * failed: they can never be published, fail them).
+   * failed: they can never be published, fail them). `chainId`: the record's chain
+   * ({@link PublicationInfo.chainId}; default its own txId, right for a create or an independent
+   * record): the script reads that chain's list for the successors, and when the record has
+   * successors in another chain it answers so and is called again (one more round trip).
    */
   async settle(
     txId: string,
     at: Date,
     failure?: string,
     maxSuccessors = 50,
+    chainId = txId,
   ): Promise<{ changed: boolean; successors: string[] }> {
-    const reply = await this.cmd.settle(
-      this.keys.record(txId),
-      this.keys.outbox,
-      txId,
-      failure === undefined ? 'published' : 'failed',
-      failure ?? '',
-      at.toISOString(),
-      this.keys.recordPrefix,
-      String(maxSuccessors),
-    );
-    const [changed, ...successors] = Array.isArray(reply) ? (reply as unknown[]) : [reply];
-    return {
-      changed: fromScriptReply('settle-2.lua', SETTLE_REPLIES, changed),
-      successors: successors.filter((t): t is string => typeof t === 'string'),
-    };
+    let chain = chainId;
+    for (let round = 0; round < MAX_KEY_ROUNDS; round++) {
+      const reply = await this.cmd.settle(
+        this.keys.record(txId),
+        this.keys.outbox,
+        this.keys.chain(chain),
+        txId,
+        failure === undefined ? 'published' : 'failed',
+        failure ?? '',
+        at.toISOString(),
+        String(maxSuccessors),
+        chain,
+      );
+      const [changed, ...successors] = Array.isArray(reply) ? (reply as unknown[]) : [reply];
+      if (changed === 'CHAIN') {
+        chain = String(successors[0]);
+        continue;
+      }
+      return {
+        changed: fromScriptReply('settle-3.lua', SETTLE_REPLIES, changed),
+        successors: successors.filter((t): t is string => typeof t === 'string'),
+      };
+    }
+    throw new Error(`settle-3.lua kept naming another chain for ${txId}`);
   }
 
   /**
@@ -451,9 +524,10 @@ export class RecordStore {
 
   /**
    * A failed record whose transaction the chain shows after all (seen or mined): its failure is
-   * cleared (`revive-2.lua`), and each successor that failed only because of it (its failure led
+   * cleared (`revive-n.lua`), and each successor that failed only because of it (its failure led
    * by `failurePrefix`) goes back to pending and into the outbox, due now. `changed` false when
-   * the record was not failed.
+   * the record was not failed. A record with successors takes two or three calls: the script
+   * names the chain and its successors, which it may only touch when given their keys.
    */
   async revive(
     txId: string,
@@ -461,17 +535,34 @@ export class RecordStore {
     failurePrefix: string,
     maxSuccessors = 1000,
   ): Promise<{ changed: boolean; successors: string[] }> {
-    const reply = await this.cmd.revive(
-      this.keys.record(txId),
-      this.keys.outbox,
-      at.toISOString(),
-      this.keys.recordPrefix,
-      String(at.getTime()),
-      failurePrefix,
-      String(maxSuccessors),
-    );
-    const [changed, ...successors] = reply as unknown[];
-    return { changed: Number(changed) === 1, successors: successors.map(String) };
+    let chainId = txId;
+    let successors: string[] = [];
+    for (let round = 0; round < MAX_KEY_ROUNDS; round++) {
+      const keys = [
+        this.keys.record(txId),
+        this.keys.outbox,
+        this.keys.chain(chainId),
+        ...successors.map((s) => this.keys.record(s)),
+      ];
+      const reply = (await this.cmd.revive(
+        keys.length,
+        ...keys,
+        txId,
+        at.toISOString(),
+        String(at.getTime()),
+        failurePrefix,
+        String(maxSuccessors),
+        chainId,
+        ...successors,
+      )) as unknown[];
+      const [changed, ...rest] = reply;
+      if (changed === 'RETRY') {
+        [chainId, ...successors] = rest.map(String) as [string, ...string[]];
+        continue;
+      }
+      return { changed: Number(changed) === 1, successors: rest.map(String) };
+    }
+    throw new Error(`revive-n.lua kept asking for other successors of ${txId}`);
   }
 
   /** Outbox entries accepted at or before `acceptedBefore`, oldest first. */

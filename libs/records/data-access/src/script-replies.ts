@@ -3,7 +3,7 @@ import type { AcceptOutcome } from './record-store';
 
 /** The records scripts' reply tables (mapped with `fromScriptReply` from shared-redis). */
 
-/** `accept-root-14.lua` and `accept-successor-17.lua`. */
+/** `accept-root-14.lua` and `accept-successor-16.lua`. */
 export const ACCEPT_REPLIES: { readonly [K in AcceptOutcome]: K } = {
   OK: 'OK',
   /** The txId is already stored (nothing changed). */
@@ -24,12 +24,12 @@ export const ACCEPT_REPLIES: { readonly [K in AcceptOutcome]: K } = {
   TAKEN: 'TAKEN',
 };
 
-/** `navigate-1.lua`: its first reply element. */
+/** `navigate-2.lua`: its first reply element. */
 export const NAVIGATE_REPLIES: ReplyTable<'OK' | 'TX_NOT_FOUND' | 'WRONG_FAMILY'> = {
   OK: 'OK',
   TX_NOT_FOUND: 'TX_NOT_FOUND',
   WRONG_FAMILY: 'WRONG_FAMILY',
 };
 
-/** `settle-2.lua`'s first reply element: 1 when the state changed, 0 when already settled or unknown. */
+/** `settle-3.lua`'s first reply element: 1 when the state changed, 0 when already settled or unknown. */
 export const SETTLE_REPLIES: ReplyTable<boolean> = { '1': true, '0': false };

@@ -3,22 +3,23 @@ import type { BuiltTransaction, TransactionBuilder } from '@proofline/chain-doma
 import { BsvTransactionBuilder } from '@proofline/chain-bsv';
 import { FundingPool, inputsReleasable } from '@proofline/chain-wallet';
 import type { PoolStatus } from '@proofline/chain-wallet';
-import { RecordStore } from '@proofline/records-data-access';
+import { RecordStore, recordsKeys } from '@proofline/records-data-access';
 import type { AcceptOptions, AcceptOutcome, NewRecord, PoolCommitCall } from '@proofline/records-data-access';
 import { InMemoryChain, fundPool } from '@proofline/records-testing';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import type { RedisClient } from '@proofline/shared-redis';
-import { testRedis, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { keysMatching, testRedis, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { createRecords } from './records';
 import { RecordWrites } from './record-writes';
 import type { RecordFunding } from './record-writes';
+import { keyTag } from '@proofline/shared-redis';
 
 const caller = { tenant: 't1' };
 const body = (s: string) => ({ body: Buffer.from(s), encode: undefined });
 
 /** Every key under `prefix` with its DUMP, to prove that nothing at all changed. */
 async function dumpAll(redis: RedisClient, prefix: string): Promise<Record<string, string>> {
-  const keys = (await redis.keys(`${prefix}:*`)).sort();
+  const keys = await keysMatching(redis, `${prefix}:*`);
   const out: Record<string, string> = {};
   for (const k of keys) out[k] = ((await redis.dumpBuffer(k)) ?? Buffer.alloc(0)).toString('hex');
   return out;
@@ -104,7 +105,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     await writes.updateLinked(caller, created.txId, { ...body('v2'), updateToken: created.updateToken });
     const after = counts(await pool.status());
     expect(after).toEqual({ free: 3, leased: 0, spent: 2, pending: 2 });
-    const recordKeys = async () => (await redis.keys(`${p}:records:*`)).sort();
+    const recordKeys = () => keysMatching(redis, `${keyTag(p, 'rec')}:records:*`);
     const stored = await recordKeys();
 
     await expect(
@@ -236,15 +237,15 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       updateToken: created.updateToken,
     });
     for (const txId of [independent.txId, created.txId, updated.txId]) {
-      const raw = (await redis.getBuffer(`${p}:records:tx:${txId}`)) as Buffer;
+      const raw = (await redis.getBuffer(recordsKeys(p).tx(txId))) as Buffer;
       expect(Buffer.from(sha256d(raw)).reverse().toString('hex')).toBe(txId);
-      expect(await redis.hexists(`${p}:records:rec:${txId}`, 'rawTx')).toBe(0);
+      expect(await redis.hexists(recordsKeys(p).record(txId), 'rawTx')).toBe(0);
       // every value is small enough for Redis's listpack encoding (~3x less memory than a hashtable)
-      expect(['listpack', 'ziplist']).toContain(await redis.object('ENCODING', `${p}:records:rec:${txId}`));
+      expect(['listpack', 'ziplist']).toContain(await redis.object('ENCODING', recordsKeys(p).record(txId)));
       expect(await st.rawTxMany([txId])).toEqual([raw]);
       expect((await st.receiptMaterial(txId))?.rawTx).toEqual(raw);
       // Publication sends the EF: the raw transaction with its stored extension, 34 bytes an input.
-      const extension = (await redis.getBuffer(`${p}:records:ef:${txId}`)) as Buffer;
+      const extension = (await redis.getBuffer(recordsKeys(p).ef(txId))) as Buffer;
       const inputs = spentTxIds(raw).length;
       expect(extension).toHaveLength(34 * inputs);
       expect((await st.publication(txId))?.rawTx).toEqual(raw);
@@ -254,20 +255,20 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       expect(Buffer.from(standardFromExtended(ef))).toEqual(raw);
     }
     // A record stored before EF (no extension): sent raw.
-    await redis.del(`${p}:records:ef:${created.txId}`);
+    await redis.del(recordsKeys(p).ef(created.txId));
     expect((await st.publication(created.txId))?.broadcastTx).toEqual(
-      await redis.getBuffer(`${p}:records:tx:${created.txId}`),
+      await redis.getBuffer(recordsKeys(p).tx(created.txId)),
     );
     // A record accepted before the tx key existed: its hex in the hash is what the readers answer.
     const legacy = independent.txId;
-    const hex = ((await redis.getBuffer(`${p}:records:tx:${legacy}`)) as Buffer).toString('hex');
-    await redis.multi().del(`${p}:records:tx:${legacy}`).hset(`${p}:records:rec:${legacy}`, 'rawTx', hex).exec();
+    const hex = ((await redis.getBuffer(recordsKeys(p).tx(legacy))) as Buffer).toString('hex');
+    await redis.multi().del(recordsKeys(p).tx(legacy)).hset(recordsKeys(p).record(legacy), 'rawTx', hex).exec();
     expect(await st.rawTxMany([legacy, created.txId, 'ff'.repeat(32)])).toEqual([
       Buffer.from(hex, 'hex'),
       expect.any(Uint8Array),
       null,
     ]);
-    await redis.del(`${p}:records:ef:${legacy}`);
+    await redis.del(recordsKeys(p).ef(legacy));
     expect((await st.publication(legacy))?.rawTx).toEqual(Buffer.from(hex, 'hex'));
     expect((await st.receiptMaterial(legacy))?.rawTx).toEqual(Buffer.from(hex, 'hex'));
   });
@@ -282,7 +283,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       ...body('v2'),
       updateToken: created.updateToken,
     });
-    const fields = async (txId: string) => (await redis.hkeys(`${p}:records:rec:${txId}`)).sort();
+    const fields = async (txId: string) => (await redis.hkeys(recordsKeys(p).record(txId))).sort();
     for (const txId of [independent.txId, created.txId]) {
       for (const absent of ['chainId', 'position', 'contentType', 'failure'])
         expect(await fields(txId)).not.toContain(absent);
@@ -299,7 +300,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     });
     // Records stored with every field (before this layout) read as they did.
     await redis.hset(
-      `${p}:records:rec:${independent.txId}`,
+      recordsKeys(p).record(independent.txId),
       'contentType',
       'text/plain',
       'chainId',
@@ -312,7 +313,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       chainId: independent.txId,
       position: 0,
     });
-    expect(await redis.hmget(`${p}:records:rec:${updated.txId}`, 'chainId', 'position')).toEqual([created.txId, '1']);
+    expect(await redis.hmget(recordsKeys(p).record(updated.txId), 'chainId', 'position')).toEqual([created.txId, '1']);
     expect(await st.meta(updated.txId)).toMatchObject({ chainId: created.txId, position: 1, prevTxId: created.txId });
     expect(await st.navigate(created.txId, 5)).toEqual({ status: 'OK', txIds: [updated.txId], endOfLinks: true });
     expect(await st.navigate(updated.txId, -5)).toEqual({ status: 'OK', txIds: [created.txId], endOfLinks: true });
@@ -349,7 +350,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     const st = new RecordStore(redis, p);
     for (const { txId } of [hanging, failing]) {
       expect(await st.state(txId)).toBe('pending');
-      expect(await redis.zscore(`${p}:records:outbox`, txId)).not.toBeNull();
+      expect(await redis.zscore(recordsKeys(p).outbox, txId)).not.toBeNull();
     }
   });
 
@@ -429,7 +430,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
         httpStatus: 503,
       });
       expect(upkeep).toHaveLength(1);
-      expect(await redis.keys(`${p}:records:*`)).toEqual([]);
+      expect(await keysMatching(redis, `${keyTag(p, 'rec')}:records:*`)).toEqual([]);
       await fundPool(pool, 3, 1000);
       // after the empty sample's back-off, the stock refills
       await new Promise((r) => setTimeout(r, 300));

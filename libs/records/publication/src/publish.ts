@@ -148,12 +148,21 @@ async function publishOne(
   if (info.prevTxId && !previousSubmitted) {
     const prevState = await deps.store.state(info.prevTxId);
     if (prevState === 'failed') {
-      await refuseSuccessors(deps, txId, await refusePreviousRejected(deps, txId, info.prevTxId));
+      await refuseSuccessors(
+        deps,
+        txId,
+        info.chainId,
+        await refusePreviousRejected(deps, txId, info.chainId, info.prevTxId),
+      );
       throw new UnrecoverableError(`previous record ${info.prevTxId} was rejected`);
     }
     if (prevState !== 'published') return 'wait-previous';
   }
-  const verdict = await deps.chain.submit({ txId, rawTx: info.broadcastTx });
+  const verdict = await deps.chain.submit({
+    txId,
+    rawTx: info.broadcastTx,
+    ...(info.tenant ? { tenant: info.tenant } : {}),
+  });
   const first = publicationReading(verdict);
   if (typeof first === 'object' && first.kind === 'request-problem') {
     // The request, not this record: it stays in the outbox, its inputs reserved; retried with back-off.
@@ -173,6 +182,7 @@ async function publishOne(
       deps.clock.now(),
       undefined,
       Math.min(FOLLOW_RUN, deps.followMax ?? FOLLOW_MAX),
+      info.chainId,
     );
     return { successors };
   }
@@ -184,12 +194,12 @@ async function publishOne(
   const code = refusalCode(reading);
   const failure = recordFailure(reading);
   await deps.settlement?.refused(txId, { code, detail: failure, neverSent: false });
-  const { successors } = await deps.store.settle(txId, deps.clock.now(), failure, FOLLOW_RUN);
+  const { successors } = await deps.store.settle(txId, deps.clock.now(), failure, FOLLOW_RUN, info.chainId);
   deps.logger?.warn(
     { txId, code, verdict: reading.kind, successors: successors.length },
     'record transaction rejected by the chain',
   );
-  await refuseSuccessors(deps, txId, successors);
+  await refuseSuccessors(deps, txId, info.chainId, successors);
   throw new UnrecoverableError(failure);
 }
 
@@ -293,11 +303,12 @@ function parentTxIds(tx: Uint8Array): string[] {
 
 /**
  * Fails a record whose previous record was rejected (it spends an output that will never exist);
- * returns up to `maxSuccessors` of its pending successors, to be failed next.
+ * returns up to `maxSuccessors` of its pending successors, to be failed next. `chainId`: its chain.
  */
 async function refusePreviousRejected(
   deps: PublishDeps,
   txId: string,
+  chainId: string,
   prevTxId: string,
   maxSuccessors = FOLLOW_RUN,
   rejected = prevTxId,
@@ -308,7 +319,7 @@ async function refusePreviousRejected(
     neverSent: true,
     rejected,
   });
-  const { successors } = await deps.store.settle(txId, deps.clock.now(), PREVIOUS_REJECTED, maxSuccessors);
+  const { successors } = await deps.store.settle(txId, deps.clock.now(), PREVIOUS_REJECTED, maxSuccessors, chainId);
   return successors;
 }
 
@@ -320,14 +331,19 @@ async function refusePreviousRejected(
  * failure reached it link by link (a long chain took minutes and kept hundreds of jobs cycling).
  * Up to FOLLOW_MAX here; a longer rest is failed by its own jobs as before.
  */
-async function refuseSuccessors(deps: PublishDeps, txId: string, successors: readonly string[]): Promise<void> {
+async function refuseSuccessors(
+  deps: PublishDeps,
+  txId: string,
+  chainId: string,
+  successors: readonly string[],
+): Promise<void> {
   let run = successors;
   let prev = txId;
   for (let failed = 0; run.length > 0 && failed < FOLLOW_MAX; failed += run.length) {
     let next: string[] = [];
     for (const [i, successor] of run.entries()) {
       // The run already lists what follows; only its last record reads the chain further.
-      next = await refusePreviousRejected(deps, successor, prev, i === run.length - 1 ? FOLLOW_RUN : 0, txId);
+      next = await refusePreviousRejected(deps, successor, chainId, prev, i === run.length - 1 ? FOLLOW_RUN : 0, txId);
       prev = successor;
     }
     run = next;

@@ -1,3 +1,4 @@
+import { recordsKeys } from '@proofline/records-data-access';
 import { InMemoryChain } from '@proofline/records-testing';
 import type { BroadcastVerdict, ChainPublisher } from '@proofline/chain-domain';
 import { eventually, uniquePrefix } from '@proofline/shared-testing';
@@ -274,7 +275,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
         (j) => !JSON.stringify(j.data).includes(updated.txId),
       );
     await eventually(updateJobDone, 5000);
-    expect(await redis.zscore(`${prefix}:records:outbox`, updated.txId)).toBe(String(clock.now().getTime()));
+    expect(await redis.zscore(recordsKeys(prefix).outbox, updated.txId)).toBe(String(clock.now().getTime()));
     expect(await store.state(updated.txId)).toBe('pending');
     holding.release();
     // published by the create's publication, which followed the chain to them
@@ -347,7 +348,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
       });
       // The write does not wait for its batch: once the batch is added, onAdded defers the sweep.
       const deferred = async (txId: string) =>
-        Number(await redis.zscore(`${prefix}:records:outbox`, txId)) > clock.now().getTime();
+        Number(await redis.zscore(recordsKeys(prefix).outbox, txId)) > clock.now().getTime();
       await eventually(() => deferred(queued.txId), 5000);
       const publisher = start(chain);
       await publisher.worker.pause(true);

@@ -1,4 +1,5 @@
 import { Worker } from 'bullmq';
+import { recordsKeys } from '@proofline/records-data-access';
 import { InMemoryChain } from '@proofline/records-testing';
 import type { ChainPublisher } from '@proofline/chain-domain';
 import { createLogger } from '@proofline/shared-logger';
@@ -25,7 +26,7 @@ describe('publication resumes at once after a fault (real Redis, real BullMQ)', 
   const write = (chain: InMemoryChain, queue: PublishQueue, body: string) =>
     bed.records(chain, queue).writes.writeIndependent(tenant, { body: Buffer.from(body), encode: undefined });
   const deferred = async (txId: string) =>
-    Number(await redis.zscore(`${prefix}:records:outbox`, txId)) > clock.now().getTime();
+    Number(await redis.zscore(recordsKeys(prefix).outbox, txId)) > clock.now().getTime();
   /** A publisher as the worker app runs it: sweeper timer on, so it resumes at start and on reconnect. */
   const start = (chain: ChainPublisher, conn = connection) => bed.start(chain, { connection: conn });
 

@@ -4,3 +4,4 @@ export * from './scripts';
 export * from './keys';
 export * from './heartbeat';
 export * from './script-replies';
+export * from './slots';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RedisOptions } from 'ioredis';
 import { parseNodeAddress } from '@proofline/shared-config';
-import { clusterDeployment, connectRedis, createBullRedis, deleteByPrefix } from '@proofline/shared-redis';
+import { clusterDeployment, connectRedis, createBullRedis, deleteByPrefix, masters } from '@proofline/shared-redis';
 import type { RedisClient, RedisDeployment } from '@proofline/shared-redis';
 
 /**
@@ -69,6 +69,14 @@ export function testRedis(prefix: string): { redis: RedisClient; cleanup: () => 
       await redis.quit();
     },
   };
+}
+
+/**
+ * Every key matching `pattern` (KEYS) on every master, sorted: a cluster client sends KEYS to one
+ * node, which holds only its own slots' keys. For specs (KEYS walks the whole keyspace).
+ */
+export async function keysMatching(redis: RedisClient, pattern: string): Promise<string[]> {
+  return (await Promise.all((await masters(redis)).map((node) => node.keys(pattern)))).flat().sort();
 }
 
 /** Polls `probe` until it returns a truthy value or `timeoutMs` passes. */

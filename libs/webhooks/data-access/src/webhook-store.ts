@@ -8,7 +8,7 @@ import type { WebhooksKeys } from './keys';
 
 interface Commands {
   createWebhook(k1: string, k2: string, ...argv: string[]): Promise<unknown>;
-  watchRecord(k1: string, k2: string, tenantPrefix: string, txId: string, at: string): Promise<number>;
+  watchRecord(k1: string, k2: string, txId: string, at: string): Promise<number>;
 }
 
 export const CREATE_WEBHOOK_REPLIES = { OK: 'OK', LIMIT: 'LIMIT' } as const;
@@ -131,14 +131,20 @@ export class WebhookStore {
   }
 
   /**
-   * Puts `txId` in the watch set if its tenant has webhooks (`recordKey` is the record's hash key,
-   * from the records lib's keys). MUST run before the record can be confirmed (before its
-   * submission), so no confirmation goes unseen.
+   * Puts `txId`, a record of `tenant`, in the watch set if the tenant has webhooks. MUST run before
+   * the record can be confirmed (before its submission), so no confirmation goes unseen.
    */
-  async watchRecord(recordKey: string, txId: string, at: Date): Promise<boolean> {
-    return (
-      (await this.cmd.watchRecord(recordKey, this.keys.watch, this.keys.tenantPrefix, txId, String(at.getTime()))) === 1
-    );
+  async watchRecord(tenant: string, txId: string, at: Date): Promise<boolean> {
+    return (await this.cmd.watchRecord(this.keys.tenant(tenant), this.keys.watch, txId, String(at.getTime()))) === 1;
+  }
+
+  /**
+   * The tenant of a record (`recordKey`: its hash key, from the records lib's keys), or null when
+   * the record is unknown: the first step of a watch when the caller does not know the tenant. A
+   * read of the records unit, never in one command with a webhooks key (another hash tag).
+   */
+  async recordTenant(recordKey: string): Promise<string | null> {
+    return this.redis.hget(recordKey, 'tenant');
   }
 
   /** Watched txIds due for a look at `now`, oldest due first. */

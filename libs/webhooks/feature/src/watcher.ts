@@ -26,16 +26,20 @@ import type { DeliveryRetryPolicy, StoredWebhook, WebhookDeliveryJob, WebhookEve
  * Wraps the records publisher's {@link ChainPublisher} (any chain) so that every record of a
  * tenant with webhooks enters the watch set BEFORE its transaction is submitted: it cannot be
  * confirmed unseen, and a failed watch (Redis down) fails the attempt, which BullMQ retries. One
- * extra script call per publication; a tenant without webhooks adds nothing else.
+ * extra script call per publication; a tenant without webhooks adds nothing else. The record's
+ * tenant comes with the submission (the publisher read the record); a caller that does not pass
+ * it costs one more round trip (the record's `tenant` field), as records and webhooks live under
+ * different hash tags and no script reads both.
  */
 export function watchPublications(
   publisher: ChainPublisher,
-  deps: { store: Pick<WebhookStore, 'watchRecord'>; prefix: string; clock: Clock },
+  deps: { store: Pick<WebhookStore, 'watchRecord' | 'recordTenant'>; prefix: string; clock: Clock },
 ): ChainPublisher {
   const keys = recordsKeys(deps.prefix);
   return {
     async submit(tx) {
-      await deps.store.watchRecord(keys.record(tx.txId), tx.txId, deps.clock.now());
+      const tenant = tx.tenant ?? (await deps.store.recordTenant(keys.record(tx.txId)));
+      if (tenant) await deps.store.watchRecord(tenant, tx.txId, deps.clock.now());
       return publisher.submit(tx);
     },
   };
@@ -193,7 +197,7 @@ export async function startWebhookWatcher(o: WebhookWatcherOptions): Promise<Run
   const prefix = bullPrefix(o.prefix, QUEUES.webhooksWatch);
   const deliveries = webhookDeliveryQueue(o.connection, o.prefix);
   const watcher = new WebhookWatcher({ ...o, deliveries });
-  const lockKey = `${o.webhooks.keys.watch}:lock`;
+  const lockKey = o.webhooks.keys.watchLock;
   const tick = async (): Promise<number> => {
     const token = randomUUID();
     if ((await o.redis.set(lockKey, token, 'PX', 30_000, 'NX')) !== 'OK') return 0;

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Releases an idempotency claim, but only while it is still the caller's own (a claim that
   expired and was taken by another request is left alone).

@@ -1,3 +1,4 @@
+#!lua
 --[[
   GCRA (the generic cell rate algorithm: a token bucket kept as one timestamp) over two buckets at
   once, the caller's key and its tenant. A request is admitted only if both admit it, and only

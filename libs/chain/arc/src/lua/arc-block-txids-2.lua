@@ -1,3 +1,4 @@
+#!lua
 --[[
   TxIds whose stored proof is in a block (a txId re-proven in another block after a reorg is
   left out even if the old block's set still lists it).

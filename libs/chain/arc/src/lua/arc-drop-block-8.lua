@@ -1,3 +1,4 @@
+#!lua
 --[[
   Forgets a block that left the main chain, and every proof that points into it, atomically.
   A txId whose stored proof already points at another block keeps it. The txIds that lost
@@ -9,7 +10,7 @@
   KEYS[4] heights     HASH height -> blockHash hex
   KEYS[5] byHeight    ZSET blockHash hex by height
   KEYS[6] unproven    ZSET txId hex -> first watched (ms)
-  KEYS[7] top         HASH of the block's shared top proof nodes (arc-inclusions-2.lua)
+  KEYS[7] top         HASH of the block's shared top proof nodes (written by storeProofs, read by inclusions)
   KEYS[8] owners      SET of the owners with txIds indexed in the block (arc-index-owner-4.lua)
 
   ARGV[1] blockHash (32 raw bytes)

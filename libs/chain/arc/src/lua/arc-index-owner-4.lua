@@ -1,7 +1,8 @@
+#!lua
 --[[
   Indexes one owner's txIds under one block (the owner's blocks and its txIds per block), so a
   tenant's blocks are read without scanning anything. Runs in storeProofs' MULTI *before*
-  arc-store-proofs-1.lua writes the same proofs ('store' mode), so it still sees each txId's
+  arc-store-proofs-n.lua writes the same proofs ('store' mode), so it still sees each txId's
   previous inclusion; or alone, to index proofs stored before this index existed ('merge' mode).
 
   Invariant kept: a txId whose stored inclusion points into block B is listed once under B in its

@@ -1,3 +1,4 @@
+#!lua
 --[[
   One page of an owner's blocks (ArcProofStore.ownerBlocks), newest first: the list is ordered by
   height, then hash, both descending, and cursors are (height, hash) keys, so a page does not

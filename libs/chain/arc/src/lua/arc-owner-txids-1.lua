@@ -1,3 +1,4 @@
+#!lua
 --[[
   A window of an owner's txIds in one block (ArcProofStore.ownerTxIdsOfBlock), in the order the
   index lists them. Read-only.

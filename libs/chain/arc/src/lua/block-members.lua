@@ -1,6 +1,6 @@
 -- Shared by the arc scripts (loaded in front of each by lua-commands.ts; not a command itself:
 -- its name has no key count). members(key): the txIds listed under a block, 32 raw bytes each.
--- The block key is a STRING of appended ids (arc-store-proofs-1.lua), or a SET in stores written
+-- The block key is a STRING of appended ids (arc-store-proofs-n.lua), or a SET in stores written
 -- before that layout. A txId may appear twice in the string; callers skip the second.
 -- ids32(s): the 32-byte ids appended in the string s (also the owner index's lists, arc-index-owner-4.lua).
 local function ids32(all)

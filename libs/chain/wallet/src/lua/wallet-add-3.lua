@@ -1,3 +1,4 @@
+#!lua
 --[[
   Adds UTXOs paying the funding key to the pool as free (deposits, coinbase imports, tests).
   An outpoint the pool already tracks in any state (free, leased, pending, spent) is skipped,

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Moves a height cursor forward, never back (two scanners racing cannot undo each other).
 

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Commits a transaction against the pool, atomically: its inputs become spent by it and its
   outputs that pay the funding key (change, split outputs) become pending until ARC accepts the

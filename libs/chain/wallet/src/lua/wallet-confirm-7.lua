@@ -1,3 +1,4 @@
+#!lua
 --[[
   Settles a transaction ARC accepted (SEEN_ON_NETWORK or MINED): its pending outputs become
   free and its inputs stop being tracked (they are spent for good). Idempotent.

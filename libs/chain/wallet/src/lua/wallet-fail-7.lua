@@ -1,3 +1,4 @@
+#!lua
 --[[
   Settles a transaction ARC definitively rejected: its pending outputs are dropped (they will
   never exist); its inputs return to free when ARGV[2] is '1' (the transaction never reached

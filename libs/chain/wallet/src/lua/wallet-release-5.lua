@@ -1,3 +1,4 @@
+#!lua
 --[[
   Returns leased UTXOs to free: for a write that stored nothing (validation failed, the accept
   script refused, the builder threw). Only leases held by ARGV[1] are released; others (expired

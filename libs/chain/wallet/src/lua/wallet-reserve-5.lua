@@ -1,3 +1,4 @@
+#!lua
 --[[
   Reserves ARGV[1] free UTXOs worth at least ARGV[5] satoshis each (the smallest that qualify)
   for one writer: free → leases, all or nothing. Expired leases (a writer that died between

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Reserves the largest free UTXOs above ARGV[4] satoshis, largest first, until they sum to
   ARGV[1] satoshis or ARGV[3] of them are taken (the splitter's inputs): free → leases.

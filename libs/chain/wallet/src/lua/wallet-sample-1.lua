@@ -1,3 +1,4 @@
+#!lua
 --[[
   Read-only: a random window of the free UTXOs worth [ARGV[1], ARGV[2]) satoshis, for a writer
   that takes its funding straight from free instead of reserving it first (it commits with owner

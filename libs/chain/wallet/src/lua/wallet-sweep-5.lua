@@ -1,3 +1,4 @@
+#!lua
 --[[
   Returns expired leases to free (a writer died between reserve and commit). Safe at any time:
   a lease is either committed (then it is no longer in leases) or expired, never both, because

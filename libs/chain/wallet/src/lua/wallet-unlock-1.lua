@@ -1,3 +1,4 @@
+#!lua
 --[[
   Deletes a lock only if it still holds this holder's token (never another holder's lock after
   ours expired).

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Claims due callback deliveries with a lease, atomically (several node processes never claim
   the same one): every member scored <= now is re-scored to the lease expiry. The claimer

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Commits a produced block, atomically: compare-and-set on the tip, then the block, its
   coinbase, every transaction's position and Merkle branch, and removal of exactly the included

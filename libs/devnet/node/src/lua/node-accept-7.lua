@@ -1,3 +1,4 @@
+#!lua
 --[[
   The devnet node's mempool door: accepts a validated transaction atomically, spending only
   real, known, unspent outputs (outputs of accepted transactions, and coinbases once mature).

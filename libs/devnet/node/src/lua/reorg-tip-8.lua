@@ -1,3 +1,4 @@
+#!lua
 --[[
   Replaces the tip block by a sibling at the same height (devnet reorg fault): same parent, same
   transactions, a new coinbase (so a new Merkle root and new proofs) and a new header. The old
@@ -15,11 +16,12 @@
 
   ARGV[1] expected tip hash (the block replaced)
   ARGV[2] new block hash   ARGV[3] height   ARGV[4] header time (s)   ARGV[5] header hex
-  ARGV[6] old coinbase txId   ARGV[7] new coinbase txId   ARGV[8] new coinbase raw hex
-  ARGV[9] coinbase satoshis
-  ARGV[10] comma-separated txIds (new coinbase first)
-  ARGV[11] number of transactions n (coinbase included)
-  ARGV[12 .. 11+2n] per transaction in block order: txId, mined value
+  ARGV[6] old coinbase txId   ARGV[7] its outpoint ("txId:0", the field in outputs)
+  ARGV[8] new coinbase txId   ARGV[9] new coinbase raw hex   ARGV[10] its outpoint
+  ARGV[11] coinbase satoshis
+  ARGV[12] comma-separated txIds (new coinbase first)
+  ARGV[13] number of transactions n (coinbase included)
+  ARGV[14 .. 13+2n] per transaction in block order: txId, mined value
 
   Returns {"OK"} | {"STALE_TIP", current tip hash}
   The old coinbase can have no spender: it is immature at the tip (maturity >= 2).
@@ -30,18 +32,18 @@ if tip ~= ARGV[1] then
 end
 local oldCb = ARGV[6]
 redis.call('HDEL', KEYS[2], oldCb)
-redis.call('HDEL', KEYS[3], oldCb .. ':0')
+redis.call('HDEL', KEYS[3], ARGV[7])
 redis.call('HDEL', KEYS[8], oldCb)
-redis.call('HSET', KEYS[2], ARGV[7], ARGV[8])
-redis.call('HSET', KEYS[3], ARGV[7] .. ':0', ARGV[9])
-local n = tonumber(ARGV[11])
+redis.call('HSET', KEYS[2], ARGV[8], ARGV[9])
+redis.call('HSET', KEYS[3], ARGV[10], ARGV[11])
+local n = tonumber(ARGV[13])
 for i = 0, n - 1 do
-  redis.call('HSET', KEYS[8], ARGV[12 + 2 * i], ARGV[13 + 2 * i])
+  redis.call('HSET', KEYS[8], ARGV[14 + 2 * i], ARGV[15 + 2 * i])
 end
 local hash = ARGV[2]
 redis.call('HSET', KEYS[4], hash, ARGV[5])
 redis.call('HSET', KEYS[5], hash, ARGV[3])
 redis.call('HSET', KEYS[6], ARGV[3], hash)
-redis.call('HSET', KEYS[7], hash, ARGV[10])
+redis.call('HSET', KEYS[7], hash, ARGV[12])
 redis.call('HSET', KEYS[1], 'hash', hash, 'height', ARGV[3], 'time', ARGV[4])
 return {'OK'}

@@ -70,7 +70,7 @@ const postTxs = (base: string, hexes: readonly string[], headers: Record<string,
 describe('devnet node: ARC strictness and realities, each on and off', () => {
   const prefix = uniquePrefix('strict');
   const { redis, cleanup } = testRedis(prefix);
-  const keys = devnetKeys(`${prefix}:devnet`);
+  const keys = devnetKeys(prefix);
   let node: DevnetNode;
   let base: string;
   /** 60 coins of 100 000 sat to the test key (a split of the genesis coinbase, stored). */

@@ -82,7 +82,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
       status: 200,
       body: { txid: a.id('hex'), txStatus: 'SEEN_ON_NETWORK' },
     });
-    const k = devnetKeys(`${prefix}:devnet`);
+    const k = devnetKeys(prefix);
     expect(await redis.hget(k.raw, c.id('hex'))).toBe(c.toHex()); // stored stripped of EF data
     expect(await redis.hget(k.spent, `${coins.id('hex')}:2`)).toBe(c.id('hex'));
     // Two inputs (each signature commits to the other input): both run through the interpreter.
@@ -124,7 +124,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
   });
 
   it('refuses a bad signature (461), an unknown input and an immature coinbase (462), a low fee (465), bad outputs (464), garbage (463)', async () => {
-    const k = devnetKeys(`${prefix}:devnet`);
+    const k = devnetKeys(prefix);
     const badSig = await spend(coins, nextCoin(), [{ satoshis: 99_000 }], otherKey);
     const r461 = await postTx(base, json(badSig.toHexEF()));
     expect(r461).toMatchObject({
@@ -225,7 +225,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
     });
     const r = await postTx(base, json(Buffer.from(unfunded.rawTx).toString('hex')));
     expect(r).toMatchObject({ status: 462, body: { txid: unfunded.txId } });
-    expect(await redis.hexists(devnetKeys(`${prefix}:devnet`).raw, unfunded.txId)).toBe(0);
+    expect(await redis.hexists(devnetKeys(prefix).raw, unfunded.txId)).toBe(0);
   });
 
   it('answers a double spend with DOUBLE_SPEND_ATTEMPTED and competingTxs; a spend of an input spent in a block is 462', async () => {
@@ -287,7 +287,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
       expect(statuses.filter((x) => x === 'SEEN_ON_NETWORK')).toHaveLength(1);
       expect(statuses.filter((x) => x === 'DOUBLE_SPEND_ATTEMPTED')).toHaveLength(9);
       const winner = spends[statuses.indexOf('SEEN_ON_NETWORK')]!.id('hex');
-      expect(await redis.hget(devnetKeys(`${prefix}:devnet`).spent, `${coins.id('hex')}:${coin}`)).toBe(winner);
+      expect(await redis.hget(devnetKeys(prefix).spent, `${coins.id('hex')}:${coin}`)).toBe(winner);
       for (const a of answers.filter((x) => x.body.txStatus === 'DOUBLE_SPEND_ATTEMPTED'))
         expect(a.body.competingTxs).toEqual([winner]);
     } finally {
@@ -312,7 +312,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
       [orphan.id('hex'), 462],
     ]);
     expect(res.body[1].competingTxs).toEqual([winner.id('hex')]);
-    expect(await redis.hexists(devnetKeys(`${prefix}:devnet`).raw, orphan.id('hex'))).toBe(0);
+    expect(await redis.hexists(devnetKeys(prefix).raw, orphan.id('hex'))).toBe(0);
   });
 
   it('/v1/txs: json, text/plain and octet-stream; successes first, failures appended, matched by txid; a child may follow its parent', async () => {
@@ -431,7 +431,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
         'X-CallbackToken': 'batch-token-456',
         'X-CallbackBatch': 'true',
       });
-      const k = devnetKeys(`${prefix}:devnet`);
+      const k = devnetKeys(prefix);
       expect(JSON.parse((await redis.hget(k.callbacks, a.id('hex')))!)).toEqual([
         { url: single.url, token: 'single-token-123', batch: false, full: false },
       ]);
@@ -515,7 +515,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
           body: JSON.stringify(list.map((t) => ({ rawTx: t.toHexEF() }))),
         });
       expect((await post([...txs, bad], first.url, 'first-token-0001')).status).toBe(200);
-      const k = devnetKeys(`${prefix}:devnet`);
+      const k = devnetKeys(prefix);
       for (const t of txs)
         expect(JSON.parse((await redis.hget(k.callbacks, t.id('hex')))!)).toEqual([
           { url: first.url, token: 'first-token-0001', batch: true, full: false },
@@ -664,7 +664,7 @@ describe('devnet node: auth, timer, restart', () => {
     } finally {
       await node.close();
     }
-    const tip = Number(await redis.hget(devnetKeys(`${prefix}:devnet`).tip, 'height'));
+    const tip = Number(await redis.hget(devnetKeys(prefix).tip, 'height'));
     const again = await startTestNode(redis, prefix);
     try {
       // No new start-up blocks on a non-empty chain; the chain continues.
@@ -712,7 +712,7 @@ describe('devnet node: callbacks survive a restart', () => {
   it('a callback whose receiver was down is delivered by the next node process (queue and registrations live in Redis)', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/cb`;
-    const k = devnetKeys(`${prefix}:devnet`);
+    const k = devnetKeys(prefix);
     const first = await startTestNode(redis, prefix, { callbackRetryBaseMs: 500 });
     let txId = '';
     try {
@@ -759,7 +759,7 @@ describe('devnet node: callbacks survive a restart', () => {
       await first.close();
     }
     // The block is committed without the node (as if it crashed right after the commit).
-    const producer = new DevnetBlockProducer(redis, `${prefix}:devnet`, { coinbaseLockingScriptHex: testScriptHex });
+    const producer = new DevnetBlockProducer(redis, prefix, { coinbaseLockingScriptHex: testScriptHex });
     const produced = await producer.produceBlock(new Date());
     expect(produced.status).toBe('produced');
     const second = await startTestNode(redis, prefix);

@@ -16,7 +16,7 @@ import { cachePublicKeyParsing } from './native-checksig';
 export interface DevnetNodeOptions {
   /** Command connection, owned by the caller (never closed by the node). */
   redis: RedisClient;
-  /** The node's own state prefix, e.g. `${REDIS_PREFIX}:devnet`. */
+  /** The deployment's key prefix (REDIS_PREFIX): the node's keys are `<prefix>:{devnet}:chain:*` (see `devnetKeys`). */
   prefix: string;
   /** Default 127.0.0.1. */
   host?: string;

@@ -19,7 +19,7 @@ export const signerLock = new P2PKH().lock(signerKey.toAddress());
 /** The order of secp256k1's group: `N - s` is the high-S twin of a signature's `s`. */
 export const SECP256K1_N = BigInt('0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
 
-/** A node on an ephemeral port under `${prefix}:devnet`, coinbases to the test key, mining only on demand. */
+/** A node on an ephemeral port with its keys under `prefix` (`devnetKeys(prefix)`), coinbases to the test key, mining only on demand. */
 export function startTestNode(
   redis: RedisClient,
   prefix: string,
@@ -27,7 +27,7 @@ export function startTestNode(
 ): Promise<DevnetNode> {
   return startDevnetNode({
     redis,
-    prefix: `${prefix}:devnet`,
+    prefix,
     port: 0,
     coinbaseLockingScriptHex: testScriptHex,
     blockIntervalMs: 0,

@@ -1,9 +1,10 @@
+#!lua
 --[[
   Creates an API key atomically, holding the tenant's key limit.
 
-  KEYS[1] entity HASH            (<prefix>:identity:key:<id>)
-  KEYS[2] hash -> id index HASH  (<prefix>:identity:key-by-hash)
-  KEYS[3] tenant key ZSET        (<prefix>:identity:tenant:<tenant>:keys)
+  KEYS[1] entity HASH            (<prefix>:{idty}:identity:key:<id>)
+  KEYS[2] hash -> id index HASH  (<prefix>:{idty}:identity:key-by-hash)
+  KEYS[3] tenant key ZSET        (<prefix>:{idty}:identity:tenant:<tenant>:keys)
 
   ARGV[1] key id
   ARGV[2] key hash (sha256 hex)

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Deletes a key of one tenant with its indexes (frees its slot under the limit).
 

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Revokes or re-activates a key of one tenant; idempotent (no change, no event when the key is
   already in the requested state).

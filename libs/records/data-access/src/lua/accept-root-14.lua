@@ -1,10 +1,12 @@
+#!lua
 --[[
   Accepts a record that links to nothing before it (an independent record or a linked create):
   stores the record and, beside it, its raw transaction (binary, its own key: a value over 64
   bytes would turn the record's compact listpack hash into a hashtable at ~3x the memory), adds it to the publication outbox and commits its
   funding in the wallet's pool (leased or free inputs -> spent by txId, change -> pending), atomically.
   The pool's commit contract (`pool_check`, `pool_apply`) is the prelude of this script
-  (chain-wallet `poolCommitLua()`, from wallet-commit-9.lua).
+  (chain-wallet `poolCommitLua()`, from wallet-commit-9.lua). Every key is under the `rec` tag
+  (`<prefix>:{rec}:…`), one slot on a Redis Cluster.
 
   KEYS[1] record hash      (records:rec:<txId>)
   KEYS[2] outbox zset      (records:outbox)

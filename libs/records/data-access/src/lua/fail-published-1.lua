@@ -1,7 +1,8 @@
+#!lua
 --[[
   Marks a published record failed after the fact (RecordStore.failPublished): ARC reported its
   transaction REJECTED or DOUBLE_SPEND_ATTEMPTED while the service was waiting for its proof.
-  Pending records are settled by settle-2.lua instead; a failed record stays as it is.
+  Pending records are settled by settle-3.lua instead; a failed record stays as it is.
 
   KEYS[1] record hash
 

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Stores a new webhook unless its tenant already has `limit` (WebhookStore.createWebhook).
 

@@ -1,22 +1,23 @@
+#!lua
 --[[
   Puts a record in the webhook watch set when its tenant has webhooks (WebhookStore.watchRecord).
-  One round trip on the publication path; a tenant without webhooks costs one HGET and one EXISTS.
+  One round trip on the publication path; a tenant without webhooks costs one EXISTS.
 
-  KEYS[1] record hash (records lib: its field 'tenant')
+  The record's tenant is an argument, not read here: the record lives under another hash tag
+  (`rec`), and on a Redis Cluster a script touches one slot. The caller knows it (the publisher
+  read the record) or reads it first (WebhookStore.recordTenant); a tenant never changes, so the
+  two steps need no re-check, and the first writes nothing (a crash in between leaves no state).
+
+  KEYS[1] the tenant's webhook ids (ZSET)
   KEYS[2] watch zset
 
-  ARGV[1] prefix of the tenant zset keys (the tenant is appended)
-  ARGV[2] txId
-  ARGV[3] first look (ms)
+  ARGV[1] txId
+  ARGV[2] first look (ms)
 
-  Returns 1 when watched (or already watched), 0 when the record is unknown or its tenant has no webhooks.
+  Returns 1 when watched (or already watched), 0 when the tenant has no webhooks.
 ]]
-local tenant = redis.call('HGET', KEYS[1], 'tenant')
-if not tenant then
+if redis.call('EXISTS', KEYS[1]) == 0 then
   return 0
 end
-if redis.call('EXISTS', ARGV[1] .. tenant) == 0 then
-  return 0
-end
-redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[2])
+redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1])
 return 1

@@ -1,10 +1,12 @@
+#!lua
 --[[
   Accepts a linked update or delete: checks that the previous record may be linked to, reserves
   its link (sets its nextTxId), stores the new record and its raw transaction, appends it to the
   chain's index list, adds it to the publication outbox and commits its funding in the wallet's
   pool (leased or free inputs -> spent by txId, change -> pending), all atomically. Of concurrent
   successors of one record exactly one gets 'OK'. The pool's commit contract (`pool_check`,
-  `pool_apply`) is the prelude of this script (chain-wallet `poolCommitLua()`).
+  `pool_apply`) is the prelude of this script (chain-wallet `poolCommitLua()`). Every key is under
+  the `rec` tag (`<prefix>:{rec}:…`), one slot on a Redis Cluster.
 
   KEYS[1] new record hash       (records:rec:<txId>)
   KEYS[2] outbox zset           (records:outbox)
@@ -13,9 +15,7 @@
   KEYS[5..13] the pool's commit keys (FundingPool.commitKeys(txId))
   KEYS[14] raw transaction      (records:tx:<txId>; STRING, binary, beside the hash as in accept-root)
   KEYS[15] the chain's create record hash (records:rec:<chainId>; holds `minedPos`, see below)
-  KEYS[16] confirmed index      (the proof store's HASH whose fields are the 32 raw bytes of every
-                                 txId with a stored proof: chain-arc's inclusions)
-  KEYS[17] EF extension         (records:ef:<txId>; STRING, binary; written only when ARGV[16] is not empty)
+  KEYS[16] EF extension         (records:ef:<txId>; STRING, binary; written only when ARGV[16] is not empty)
 
   ARGV[1] txId of the new record
   ARGV[2] outbox score (acceptance time, ms)
@@ -27,13 +27,15 @@
   ARGV[14] the raw transaction (bytes)
   ARGV[15] most unconfirmed versions the chain may hold (MAX_UNCONFIRMED_LINKS); '0' = no limit
   ARGV[16] what Extended Format adds to the raw transaction (per input: satoshis and script spent), or ''
-  ARGV[17..] field, value pairs of the new record (position is set here)
+  ARGV[17] the newest confirmed position the caller found among the last ARGV[15] positions after
+           a 'CHECK_DEPTH' answer (-1 for none), or '' on a first call
+  ARGV[18..] field, value pairs of the new record (position is set here)
 
   Returns 'OK' or one of: 'TX_NOT_FOUND' (no previous record), 'WRONG_FAMILY' (previous is not
   linked), 'TOKEN_INVALID', 'FORBIDDEN' (no token, other tenant), 'NOT_END' (previous is a
   delete or already has a successor), 'CHAIN_DEPTH' (the chain already holds ARGV[15]
   unconfirmed versions: one more would near the node's ancestor limit), 'CHAIN_MISMATCH',
-  'EXISTS' (txId already stored),
+  'EXISTS' (txId already stored), {'CHECK_DEPTH', floor, txId...} (see below),
   'BACKPRESSURE' (the outbox is full: publication lags too far behind), 'LEASE_LOST' (a funding
   input is no longer leased by this write) or 'TAKEN' (a funding input taken from free is no
   longer free): after either, build again and never publish this transaction.
@@ -44,12 +46,18 @@
   confirmed versions are positions 0..M and its unconfirmed ones M+1..end. The create record
   caches a confirmed position as `minedPos` (one field per chain; -1 when absent), so end -
   minedPos bounds the unconfirmed count from above: below ARGV[15] the successor is accepted
-  with one HGET. At the cap, M is looked up by binary search over the last ARGV[15] positions
-  (about log2(ARGV[15]) + 1 proof lookups, each decoding a txId from hex; the cache plays no
-  part), and an accepted successor stores it. A cached version whose proof was dropped (its
-  block left the chain) is noticed at that lookup only: until then such a chain may hold up to
-  the versions of the dropped blocks more than ARGV[15] (the limit keeps a margin below the
-  node's for this).
+  with one HGET. At the cap, M must be looked up in the proof store, which is another unit (the
+  `arc` tag, another slot): this script cannot read it. With ARGV[17] = '' it answers
+  {'CHECK_DEPTH', floor, txId...}, having changed nothing: floor = end - ARGV[15] and the txIds at
+  positions floor+1..end. The caller (RecordStore.acceptSuccessor) finds M among them with one
+  read of the proof store (confirmed-count-1.lua: a binary search, about log2(ARGV[15]) + 1
+  lookups) and calls again with ARGV[17] = M (-1 when none of them is confirmed; it answers
+  CHAIN_DEPTH itself then). Positions never change (the chain list only grows), so M found for
+  these positions holds for the second call whatever happened between: if the chain grew, the
+  previous record is no longer its end (NOT_END). An accepted successor stores M. A cached
+  version whose proof was dropped (its block left the chain) is noticed at that lookup only:
+  until then such a chain may hold up to the versions of the dropped blocks more than ARGV[15]
+  (the limit keeps a margin below the node's for this).
 ]]
 if redis.call('EXISTS', KEYS[3]) == 0 then
   return 'TX_NOT_FOUND'
@@ -78,37 +86,23 @@ if cap > 0 then
   local endPos = tonumber(prev[7] or '0')
   local cached = tonumber(redis.call('HGET', KEYS[15], 'minedPos') or '-1')
   if endPos - cached >= cap then
-    -- The cached bound reached the cap: look up M, among the last ARGV[15] positions only (below
-    -- them the answer is the same: at least ARGV[15] unconfirmed, all of them on a shorter chain).
-    local function confirmed(pos)
-      local txId = redis.call('LINDEX', KEYS[4], pos)
-      if not txId then
-        return false
+    -- The cached bound reached the cap (then end - cap >= cached >= -1): below the last ARGV[15]
+    -- positions the answer is the same, at least ARGV[15] unconfirmed.
+    local floor = endPos - cap
+    if ARGV[17] == '' then
+      local out = { 'CHECK_DEPTH', floor }
+      local ids = redis.call('LRANGE', KEYS[4], floor + 1, endPos)
+      for i = 1, #ids do
+        out[#out + 1] = ids[i]
       end
-      local raw = string.gsub(txId, '%x%x', function(h)
-        return string.char(tonumber(h, 16))
-      end)
-      return redis.call('HEXISTS', KEYS[16], raw) == 1
+      return out
     end
-    -- Invariant: lo is confirmed (or the window's floor), every position above hi unconfirmed.
-    -- The cached position is at or below the floor here, so the search never trusts it.
-    local lo = math.max(-1, endPos - cap)
-    local hi = endPos
-    local found = false
-    while lo < hi do
-      local mid = math.floor((lo + hi + 1) / 2)
-      if confirmed(mid) then
-        lo = mid
-        found = true
-      else
-        hi = mid - 1
-      end
-    end
-    if endPos - lo >= cap then
+    local found = tonumber(ARGV[17])
+    if endPos - found >= cap then
       return 'CHAIN_DEPTH'
     end
-    if found then
-      minedPos = lo
+    if found > cached then
+      minedPos = found
     end
   end
 end
@@ -124,7 +118,7 @@ if refused then
   return refused
 end
 local fields = {}
-for i = 17, #ARGV do
+for i = 18, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
 fields[#fields + 1] = 'position'
@@ -132,7 +126,7 @@ fields[#fields + 1] = tostring(tonumber(prev[7] or '0') + 1)
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('SET', KEYS[14], ARGV[14])
 if ARGV[16] ~= '' then
-  redis.call('SET', KEYS[17], ARGV[16])
+  redis.call('SET', KEYS[16], ARGV[16])
 end
 redis.call('HSET', KEYS[3], 'nextTxId', ARGV[1])
 if minedPos then

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Stores verified inclusions and lists each txId once under its block, idempotently.
 
@@ -7,28 +8,30 @@
   nothing. Blocks stored as a SET (before this layout) keep getting SADD. Readers
   (arc-block-txids, arc-drop-block) skip a txId whose inclusion points elsewhere, as before.
 
-  KEYS[1] inclusions  HASH txId(32 bytes) -> blockHash(32) .. index .. mask .. nodes
+  Variable key count (the caller passes it first): every block key is declared, so on a Redis
+  Cluster the script touches only keys of its own slot (all under the `arc` hash tag).
 
-  ARGV[1] block txIds key prefix (arc:block:); a block's key is ARGV[1] .. blockHash hex
-  ARGV[2..] triples: txId (32 raw bytes), blockHash (hex), inclusion value
+  KEYS[1]     inclusions  HASH txId(32 bytes) -> blockHash(32) .. index .. mask .. nodes
+  KEYS[2..]   blockTxIds  one per block of this call (STRING of 32-byte raw txIds, or a SET)
+
+  ARGV[1..]   triples: txId (32 raw bytes), the KEYS index of its block's txIds key, inclusion value
 
   Returns the number of inclusions written.
 ]]
 local types = {}
 local written = 0
-for i = 2, #ARGV, 3 do
-  local txId, blockHex, value = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+for i = 1, #ARGV, 3 do
+  local txId, blockKey, value = ARGV[i], KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2]
   local current = redis.call('HGET', KEYS[1], txId)
   if current ~= value then
     redis.call('HSET', KEYS[1], txId, value)
     written = written + 1
     if not current or string.sub(current, 1, 32) ~= string.sub(value, 1, 32) then
-      local key = ARGV[1] .. blockHex
-      types[key] = types[key] or redis.call('TYPE', key)['ok']
-      if types[key] == 'set' then
-        redis.call('SADD', key, txId)
+      types[blockKey] = types[blockKey] or redis.call('TYPE', blockKey)['ok']
+      if types[blockKey] == 'set' then
+        redis.call('SADD', blockKey, txId)
       else
-        redis.call('APPEND', key, txId)
+        redis.call('APPEND', blockKey, txId)
       end
     end
   end

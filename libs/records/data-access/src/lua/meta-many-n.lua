@@ -1,0 +1,21 @@
+#!lua
+--[[
+  Metadata of many records in one command (GraphQL loaders, navigate pages): one reply instead
+  of a pipeline of two commands per record, which costs the client ~4x more CPU per record.
+
+  KEYS[1..]   record hashes (records:rec:<txId>), all in one slot (the caller groups by slot)
+  ARGV[1..]   the field names asked for
+
+  Returns a flat array: per key (in order) the values of the fields (nil where absent) and then
+  HSTRLEN of the record's 'bytes' field.
+]]
+local n = #ARGV
+local out = {}
+for i = 1, #KEYS do
+  local values = redis.call('HMGET', KEYS[i], unpack(ARGV))
+  for j = 1, n do
+    out[#out + 1] = values[j]
+  end
+  out[#out + 1] = redis.call('HSTRLEN', KEYS[i], 'bytes')
+end
+return out
