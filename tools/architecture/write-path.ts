@@ -13,10 +13,11 @@
  * until it shows a Merkle proof, and closes the window; N times (default 3). Then N idle windows
  * of the same length with no write: what the processes run on their own (timers, polls).
  *
- * On the path: the .ts files of apps/ and libs/ with a function called in more than half of the
- * write windows (a timer that fired in one window is not the write's; barrel index.ts files, which
- * only re-export, apart), per process and in all, and our .lua files whose source (alone or after
- * its prelude) is a script run in more than half of them. Not counted: the devnet node (it stands
+ * On the path: the .ts files of apps/ and libs/ with a function called in every write window, or
+ * in more than half of them and in more write windows than idle ones (each window starts after a
+ * random pause, so no timer keeps one phase to them; barrel index.ts files, which only re-export,
+ * apart), per process and in all, and our .lua files whose source (alone or after its prelude) is
+ * a script run by the same rule. Not counted: the devnet node (it stands
  * for ARC), node_modules, BullMQ's own scripts. The JSON lists every file with the number of write
  * and idle windows it ran in (idle > 0: timers and polls run it too, with or without a write).
  */
@@ -195,6 +196,8 @@ async function main(): Promise<void> {
 
     let signals = 0;
     const window = async (run: () => Promise<unknown>) => {
+      // A random pause first, so that no timer keeps the same phase to every window.
+      await sleep(Math.random() * 2500);
       for (const p of [api, worker]) p.kill('SIGUSR2');
       await sleep(200);
       const scripts = new Map<string, string>();
@@ -225,14 +228,17 @@ async function main(): Promise<void> {
     const read = (f: string) => fs.readFileSync(path.join(repo, f), 'utf8');
     // Preludes: a .lua file without a key count in its name (put in front of its folder's
     // scripts), and any `-- BEGIN name` … `-- END name` section (a contract another lib's scripts start with).
-    const preludes = ours.filter((f) => !/-\d+\.lua$/.test(f)).map(read);
+    const preludes = ours.filter((f) => !/-(\d+|n)\.lua$/.test(f)).map(read);
     for (const f of ours)
       for (const m of read(f).matchAll(/-- BEGIN (\S+)\n([\s\S]*?)-- END \1/g)) preludes.push(m[2] as string);
     const luaBySha = new Map<string, string[]>();
     const add = (sha: string, f: string) => luaBySha.set(sha, [...(luaBySha.get(sha) ?? []), f]);
     for (const f of ours) {
-      add(shaOf(read(f)), f);
-      for (const p of preludes) add(shaOf(`${p}\n${read(f)}`), f);
+      const source = read(f);
+      // A `#!lua` first line stays first: the prelude goes after it (shared-redis loadLuaCommands).
+      const shebang = /^#!lua[^\n]*\n/.exec(source)?.[0] ?? '';
+      add(shaOf(source), f);
+      for (const p of preludes) add(shaOf(`${shebang}${p}\n${source.slice(shebang.length)}`), f);
     }
     /** name -> [write windows, idle windows] it ran in. */
     const tally = (names: (w: Window) => Iterable<string>) => {
@@ -247,32 +253,51 @@ async function main(): Promise<void> {
       return Object.fromEntries([...t.entries()].sort(([a], [b]) => a.localeCompare(b)));
     };
     const isBarrel = (f: string) => f.endsWith('/index.ts');
+    /** `file#function` for every function a process ran in a window. */
+    const calls = (files: Map<string, string[]>) => [...files].flatMap(([f, fns]) => fns.map((fn) => `${f}#${fn}`));
     const report = {
       repo,
       callbacks: !pollOnly,
       windowsMs: written.map((w) => w.ms),
       api: tally((w) => w.api.keys()),
       worker: tally((w) => w.worker.keys()),
-      functions: {
-        api: Object.fromEntries([...new Set(written.flatMap((w) => [...w.api.entries()]))]),
-        worker: Object.fromEntries([...new Set(written.flatMap((w) => [...w.worker.entries()]))]),
-      },
+      functions: { api: tally((w) => calls(w.api)), worker: tally((w) => calls(w.worker)) },
       lua: tally((w) => [...w.scripts.keys()].flatMap((sha) => luaBySha.get(sha) ?? [])),
       otherScripts: tally((w) =>
         [...w.scripts.entries()].filter(([sha]) => !luaBySha.has(sha)).map(([, key]) => key.replace(/^[^:]+:/, '')),
       ),
     };
-    const onPath = (t: Record<string, [number, number]>) =>
-      Object.entries(t)
-        .filter(([f, [w]]) => w * 2 > writes && !isBarrel(f))
-        .map(([f]) => f);
-    const crossed = { api: onPath(report.api), worker: onPath(report.worker), lua: onPath(report.lua) };
+    // On the path: a function of the file ran in every write window, or in more than half of them
+    // and in more write windows than idle ones (a timer runs as often without a write). Files
+    // whose counted functions also ran in most idle windows are listed as run by timers too.
+    const byTheWrite = ([w, i]: [number, number]) => w === writes || (w * 2 > writes && w > i);
+    const ranIdle = ([, i]: [number, number]) => i * 2 > writes;
+    const onPath = (functions: Record<string, [number, number]>) => {
+      const byFile = new Map<string, [number, number][]>();
+      for (const [call, c] of Object.entries(functions)) {
+        const f = call.slice(0, call.indexOf('#'));
+        if (byTheWrite(c) && !isBarrel(f)) byFile.set(f, [...(byFile.get(f) ?? []), c]);
+      }
+      const files = [...byFile.keys()].sort();
+      return { files, timers: files.filter((f) => (byFile.get(f) ?? []).every(ranIdle)) };
+    };
+    const apiPath = onPath(report.functions.api);
+    const workerPath = onPath(report.functions.worker);
+    const crossed = {
+      api: apiPath.files,
+      worker: workerPath.files,
+      timers: [...new Set([...apiPath.timers, ...workerPath.timers])].sort(),
+      lua: Object.entries(report.lua)
+        .filter(([, c]) => byTheWrite(c))
+        .map(([f]) => f),
+    };
     const all = new Set([...crossed.api, ...crossed.worker]);
     if (out)
       fs.writeFileSync(out, JSON.stringify({ ...report, onPath: { ...crossed, all: [...all].sort() } }, null, 2));
     process.stdout.write(
       `${repo} (${pollOnly ? 'poll only' : 'callbacks'}): write windows ${written.map((w) => w.ms).join(', ')} ms; ` +
-        `.ts files on the path: api ${crossed.api.length}, worker ${crossed.worker.length}, in all ${all.size}; ` +
+        `.ts files on the path: api ${crossed.api.length}, worker ${crossed.worker.length}, in all ${all.size} ` +
+        `(${crossed.timers.length} of them also run by timers); ` +
         `our Lua scripts ${crossed.lua.length}${out ? `; details in ${out}` : ''}\n`,
     );
   } finally {
