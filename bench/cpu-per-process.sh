@@ -10,7 +10,9 @@
 # Why: on a machine where wrk and every process of the stack share the cores, a sampling profiler
 # charges a process for the time it waits to be scheduled (socket writes that wake Redis look
 # expensive), while these figures are the CPU each process really used. Divide by the requests
-# for a per-record cost. LOAD=sequential measures one client updating one linked record instead
+# for a per-record cost. With PROFILE_APPS (see docs/performance.md) it also prints the measured
+# window on the profiles' clock ("profile window: <start> <end> s"), to cut them to the load.
+# LOAD=sequential measures one client updating one linked record instead
 # (bench/wrk/linked-updates.lua, one connection); LOAD=idle what the stack burns with no load. COMMANDS=1 also prints, per accepted record, the Redis commands each redis-server (the service's, the devnet node's) ran during the load. Environment: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), WORKERS (2),
 # POOL_LOW_WATER (10000), POOL_TARGET (20000), AUTH_JWT_SECRET (random when unset).
 #
@@ -117,24 +119,28 @@ wrk -t1 -c"$conns" -d2s -s "$bench/wrk/post.lua" "$url" >/dev/null 2>&1
 for _ in $(seq 1 150); do [ "$(pending)" = "0" ] && break; sleep 0.2; done
 sleep 2
 if [ "${LOAD:-writes}" = idle ]; then
-  snapshot >"$tmp/a"
+  snapshot >"$tmp/a"; load_start=$(cut -d' ' -f1 /proc/uptime)
   sleep "$seconds"
   line="(no load: $seconds s idle)"
 elif [ "${LOAD:-writes}" = sequential ]; then
   START=$(curl -s -XPOST -H "x-api-key: $KEY" -H 'content-type: application/octet-stream' --data-binary 'version 0' "$api/api/v1/linkedrecords" | sed -n 's/.*"txId":"\([0-9a-f]*\)".*/\1/p')
   export START
   sleep 1
-  snapshot >"$tmp/a"
+  snapshot >"$tmp/a"; load_start=$(cut -d' ' -f1 /proc/uptime)
   reset_commandstats
   line=$(wrk -t1 -c1 -d"${seconds}s" -s "$bench/wrk/linked-updates.lua" "$api" 2>&1 | tail -n 1)
 else
-snapshot >"$tmp/a"
+snapshot >"$tmp/a"; load_start=$(cut -d' ' -f1 /proc/uptime)
 reset_commandstats
 out=$(timed_wrk -t1 -c"$conns" -d"${seconds}s" -s "$bench/wrk/post.lua" "$url")
 line=$(echo "$out" | head -n 1); wrk_cpu=$(echo "$out" | sed -n 's/^wrkcpu=//p')
 fi
 snapshot >"$tmp/b"
+load_end=$(cut -d' ' -f1 /proc/uptime)
 echo "proofline    $line"
+# PROFILE_APPS (the launcher writes a .cpuprofile per named process): the measured window on the
+# clock the profiles' timestamps use (CLOCK_MONOTONIC, which /proc/uptime follows), to cut them to it
+[ -n "${PROFILE_APPS:-}" ] && echo "profile window: $load_start $load_end s (monotonic)"
 report load "$tmp/a" "$tmp/b"
 if [ "${LOAD:-writes}" = writes ]; then
   n=$(echo "$line" | sed -n 's/.*requests=\([0-9]*\).*/\1/p')

@@ -19,6 +19,8 @@ import { FundingPool } from '@proofline/chain-wallet';
 import { fundPool } from '@proofline/records-testing';
 import { createRedis } from '@proofline/shared-redis';
 import { freePort } from '@proofline/shared-testing';
+import { newApiKey, pct, request as call, stopProcess, waitFor } from './stack-client';
+import type { Reply } from './stack-client';
 
 const ROOT = path.resolve(__dirname, '..');
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
@@ -29,63 +31,8 @@ const BLOCK_INTERVAL_MS = Number(process.env['BLOCK_INTERVAL_MS'] ?? 1000);
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
 
-interface Reply {
-  status: number;
-  body: string;
-}
-
-function request(
-  base: string,
-  method: string,
-  p: string,
-  key: string,
-  body?: Buffer,
-  type = 'application/octet-stream',
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const url = new URL(p, base);
-    const req = http.request(
-      url,
-      {
-        method,
-        agent,
-        headers: { 'x-api-key': key, ...(body ? { 'content-type': type, 'content-length': body.length } : {}) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-async function waitFor(probe: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await probe().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-const pct = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-
-/** Sends SIGTERM and resolves once the process has exited (SIGKILL after `graceMs`). */
-function stopProcess(child: ChildProcess, graceMs: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
+const request = (base: string, method: string, p: string, key: string, body?: Buffer): Promise<Reply> =>
+  call(agent, base, method, p, key, body);
 
 /**
  * The stack runs the compiled apps (`npm run bench` builds dist/ first when stale), like
@@ -101,11 +48,7 @@ async function startStack(): Promise<{ base: string; key: string; stop: () => Pr
     { stdio: 'ignore' },
   );
   const apps: ChildProcess[] = [];
-  const key = `idty_${randomBytes(24)
-    .toString('base64')
-    .replace(/[^A-Za-z0-9]/g, '')
-    .padEnd(32, 'x')
-    .slice(0, 32)}`;
+  const key = newApiKey();
   const env = {
     ...process.env,
     NODE_ENV: 'production',

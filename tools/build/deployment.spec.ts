@@ -105,6 +105,36 @@ describe('docker-compose.yml', () => {
     expect(command).toContain('--appendonly yes');
     expect(command).toContain('--maxmemory-policy noeviction');
   });
+
+  it('profile cluster: three masters (AOF, noeviction, each announcing its service name) made a cluster by a one-shot service', () => {
+    type Svc = ComposeService & { profiles?: string[]; volumes?: string[]; depends_on?: Record<string, unknown> };
+    const services = compose.services as Record<string, Svc>;
+    const nodes = ['redis-node-1', 'redis-node-2', 'redis-node-3'];
+    for (const name of nodes) {
+      const svc = services[name];
+      expect(svc?.profiles).toEqual(['cluster']);
+      const command = (svc?.command ?? []).join(' ');
+      for (const option of [
+        '--appendonly yes',
+        '--maxmemory-policy noeviction',
+        '--cluster-enabled yes',
+        `--cluster-announce-hostname ${name}`,
+        '--cluster-preferred-endpoint-type hostname',
+      ])
+        expect(command).toContain(option);
+      expect(svc?.volumes?.[0]).toMatch(new RegExp(`^${name}-data:/data$`));
+    }
+    const init = services['redis-cluster-init'];
+    expect(init?.profiles).toEqual(['cluster']);
+    expect(Object.keys(init?.depends_on ?? {}).sort()).toEqual(nodes);
+    const script = (init?.command ?? []).join('\n');
+    expect(script).toContain('--cluster create');
+    expect(script).toContain('--cluster-replicas 0');
+    for (const name of nodes) expect(script).toContain(name);
+    // The default deployment is untouched: no app needs the profile.
+    for (const name of apps) expect(services[name]?.profiles).toBeUndefined();
+    expect(services['redis']?.profiles).toBeUndefined();
+  });
 });
 
 describe('Dockerfile', () => {

@@ -1,4 +1,4 @@
-import { testRedisUrl, testRedis, uniquePrefix } from '@proofline/shared-testing';
+import { testRedis, testRedisEnv, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { fuzz, fuzzRequest, startStack, violations } from './fuzz';
 import type { FuzzStack } from './fuzz';
 
@@ -7,7 +7,7 @@ describe('fuzzed requests over REST and GraphQL (real API, GraphQL and worker pr
   const { cleanup } = testRedis(prefix);
   let stack: FuzzStack;
   beforeAll(async () => {
-    stack = await startStack(testRedisUrl(), prefix);
+    stack = await startStack(testRedisUrl(), prefix, 5000, testRedisEnv());
   }, 120_000);
   afterAll(async () => {
     await stack?.stop();

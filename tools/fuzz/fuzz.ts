@@ -15,7 +15,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { FundingPool } from '@proofline/chain-wallet';
 import { fundPool } from '@proofline/records-testing';
-import { createRedis } from '@proofline/shared-redis';
+import { openRedis } from '@proofline/shared-redis';
 import { freePort, rawExchange } from '@proofline/shared-testing';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -624,8 +624,14 @@ async function waitReady(port: number, ms: number): Promise<void> {
  * wallet's pool gets `fund` UTXOs first, so valid writes are accepted (an empty pool would answer
  * them 503 FUNDING_EXHAUSTED, which is right but not what the fuzzer probes).
  */
-export async function startStack(redisUrl: string, prefix: string, fund = 5000): Promise<FuzzStack> {
-  const redis = createRedis(redisUrl, { maxRetriesPerRequest: 2 });
+export async function startStack(
+  redisUrl: string,
+  prefix: string,
+  fund = 5000,
+  redisEnv: Record<string, string> = {},
+): Promise<FuzzStack> {
+  // One server or a cluster node (asked); `redisEnv` adds what the processes need (REDIS_CLUSTER_NODES).
+  const redis = await openRedis({ url: redisUrl }, { maxRetriesPerRequest: 2 });
   try {
     await fundPool(new FundingPool(redis, { prefix, address: 'fuzz' }), fund, 1000);
   } finally {
@@ -643,6 +649,7 @@ export async function startStack(redisUrl: string, prefix: string, fund = 5000):
     LOG_LEVEL: 'error',
     HOST: '127.0.0.1',
     REDIS_URL: redisUrl,
+    ...redisEnv,
     REDIS_PREFIX: prefix,
     PORT: String(restPort),
     GRAPHQL_PORT: String(graphqlPort),

@@ -57,7 +57,13 @@ async function startServer(dir, cluster) {
   const port = await freePort();
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
   args.push('--dir', dir, '--maxmemory-policy', 'noeviction');
-  if (cluster) args.push('--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`);
+  // A node announces the address clients dial: a lone node (cluster1) knows no address of its own
+  // until another node meets it, and cluster clients skip a node announced without one.
+  if (cluster)
+    args.push(
+      ...['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`],
+      ...['--cluster-announce-ip', '127.0.0.1'],
+    );
   const child = spawn('redis-server', args, { stdio: 'ignore', detached: false });
   await until(`redis-server did not answer on port ${port}`, async () => (await ask(port, 'PING')).startsWith('+PONG'));
   return { port, child };

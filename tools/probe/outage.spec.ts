@@ -1,6 +1,7 @@
 /**
- * Operations against real processes (the compiled apps, as users run them) and a redis-server
- * this spec starts on a free port:
+ * Operations against real processes (the compiled apps, as users run them) and a Redis this spec
+ * starts on free ports, of the topology the suite runs on (PROOFLINE_TEST_REDIS: one redis-server,
+ * or every node of a one- or three-master cluster, killed, frozen and restarted together):
  *  - redis-server SIGKILLed, then frozen (SIGSTOP), under REST + GraphQL load: every answer is a
  *    success or 503 REDIS_UNAVAILABLE with Retry-After (GraphQL: extensions.code), none 500, each
  *    within 2 s; readiness 503 and liveness 200 meanwhile; every acknowledged write is there after;
@@ -18,10 +19,20 @@ import { SignJWT } from 'jose';
 import { FundingPool } from '@proofline/chain-wallet';
 import { generateRawKey } from '@proofline/identity-domain';
 import { fundPool } from '@proofline/records-testing';
-import { createRedis } from '@proofline/shared-redis';
+import { openRedis } from '@proofline/shared-redis';
 import { freePort, listeners } from '@proofline/shared-testing';
-import { ROOT, buildInto, redisServer, request, startApp, startLoad, until, violations } from './stack';
-import type { Answer, App, RedisServer, RequestSpec } from './stack';
+import {
+  ROOT,
+  buildInto,
+  redisDeployment,
+  request,
+  startApp,
+  startLoad,
+  testTopology,
+  until,
+  violations,
+} from './stack';
+import type { Answer, App, RedisDeploymentUnderTest, RequestSpec } from './stack';
 
 jest.setTimeout(120_000);
 
@@ -34,7 +45,7 @@ const DIST = path.join(ROOT, '.jest-cache', 'ops-outage', 'dist');
  * this spec probes.
  */
 async function fund(url: string, prefix: string, count: number): Promise<void> {
-  const redis = createRedis(url, { maxRetriesPerRequest: 2 });
+  const redis = await openRedis({ url }, { maxRetriesPerRequest: 2 });
   try {
     await fundPool(new FundingPool(redis, { prefix, address: 'outage' }), count, 1000);
   } finally {
@@ -45,7 +56,7 @@ async function fund(url: string, prefix: string, count: number): Promise<void> {
 describe('Redis outages, frozen Redis and API process crashes (real processes)', () => {
   const key = generateRawKey();
   const prefix = `outage${randomBytes(4).toString('hex')}`;
-  let redis: RedisServer;
+  let redis: RedisDeploymentUnderTest;
   let api: App;
   let port: number;
   let apiEnv: Record<string, string>;
@@ -55,17 +66,17 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
   let token: string;
   let knownTx: string;
   const extra: App[] = [];
-  const extraRedis: RedisServer[] = [];
+  const extraRedis: RedisDeploymentUnderTest[] = [];
 
   beforeAll(async () => {
     buildInto(DIST);
-    redis = await redisServer(fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-outage-')));
+    redis = await redisDeployment(fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-outage-')), testTopology());
     await redis.start();
     await fund(redis.url, prefix, 5000);
     let gqlPort: number;
     [port, gqlPort] = [await freePort(), await freePort()];
     const env = {
-      REDIS_URL: redis.url,
+      ...redis.env,
       REDIS_PREFIX: prefix,
       HOST: '127.0.0.1',
       BOOTSTRAP_API_KEY: key,
@@ -265,9 +276,11 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
   });
 
   it('API and GraphQL processes started while Redis is down listen, report not-ready, and become ready when Redis comes back', async () => {
-    const down = await redisServer(fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-late-')));
+    const down = await redisDeployment(fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-late-')), testTopology());
     extraRedis.push(down);
     const port = await freePort();
+    // The API is given REDIS_URL only (it asks whether it is a cluster once Redis answers); GraphQL
+    // gets the cluster's nodes by name too (no question: a cluster client from the start).
     const late = startApp(DIST, 'api', {
       REDIS_URL: down.url,
       REDIS_PREFIX: prefix,
@@ -279,7 +292,7 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     extra.push(late);
     const gqlPort = await freePort();
     const lateGql = startApp(DIST, 'graphql', {
-      REDIS_URL: down.url,
+      ...down.env,
       REDIS_PREFIX: prefix,
       HOST: '127.0.0.1',
       GRAPHQL_PORT: String(gqlPort),
@@ -287,61 +300,69 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     extra.push(lateGql);
     const lateBase = `http://127.0.0.1:${port}`;
     const lateGqlBase = `http://127.0.0.1:${gqlPort}`;
-    await until(async () => (await request(lateBase, 'GET', '/liveness')).status === 200, 60_000, 100);
-    await until(async () => (await request(lateGqlBase, 'GET', '/liveness')).status === 200, 60_000, 100);
-    expect((await request(lateGqlBase, 'GET', '/readiness')).status).toBe(503);
-    const gqlRefused = await request(
-      lateGqlBase,
-      'POST',
-      '/graphql',
-      { 'content-type': 'application/json' },
-      JSON.stringify({ query: '{ health }' }),
-    );
-    expect({ status: gqlRefused.status, errorCode: gqlRefused.errorCode, retryAfter: gqlRefused.retryAfter }).toEqual({
-      status: 503,
-      errorCode: 'REDIS_UNAVAILABLE',
-      retryAfter: '1',
-    });
-    const ready = await request(lateBase, 'GET', '/readiness');
-    expect(ready.status).toBe(503);
-    expect(ready.ms).toBeLessThan(1000);
-    const refused = await request(
-      lateBase,
-      'POST',
-      '/api/v1/records?encode=SHA256',
-      { 'x-api-key': key, 'content-type': 'application/octet-stream' },
-      'x',
-    );
-    expect({ status: refused.status, errorCode: refused.errorCode, retryAfter: refused.retryAfter }).toEqual({
-      status: 503,
-      errorCode: 'REDIS_UNAVAILABLE',
-      retryAfter: '1',
-    });
+    // On a failure, what the two processes logged (a start that failed says why).
+    try {
+      await until(async () => (await request(lateBase, 'GET', '/liveness')).status === 200, 60_000, 100);
+      await until(async () => (await request(lateGqlBase, 'GET', '/liveness')).status === 200, 60_000, 100);
+      expect((await request(lateGqlBase, 'GET', '/readiness')).status).toBe(503);
+      const gqlRefused = await request(
+        lateGqlBase,
+        'POST',
+        '/graphql',
+        { 'content-type': 'application/json' },
+        JSON.stringify({ query: '{ health }' }),
+      );
+      expect({ status: gqlRefused.status, errorCode: gqlRefused.errorCode, retryAfter: gqlRefused.retryAfter }).toEqual(
+        {
+          status: 503,
+          errorCode: 'REDIS_UNAVAILABLE',
+          retryAfter: '1',
+        },
+      );
+      const ready = await request(lateBase, 'GET', '/readiness');
+      expect(ready.status).toBe(503);
+      expect(ready.ms).toBeLessThan(1000);
+      const refused = await request(
+        lateBase,
+        'POST',
+        '/api/v1/records?encode=SHA256',
+        { 'x-api-key': key, 'content-type': 'application/octet-stream' },
+        'x',
+      );
+      expect({ status: refused.status, errorCode: refused.errorCode, retryAfter: refused.retryAfter }).toEqual({
+        status: 503,
+        errorCode: 'REDIS_UNAVAILABLE',
+        retryAfter: '1',
+      });
 
-    await down.start();
-    const upAt = Date.now();
-    await fund(down.url, prefix, 10);
-    await until(async () => (await request(lateBase, 'GET', '/readiness')).status === 200, 15_000);
-    const readyAfterMs = Date.now() - upAt;
-    // The first request once ready succeeds (the bootstrap key was registered during composition).
-    const first = await request(
-      lateBase,
-      'POST',
-      '/api/v1/records?encode=SHA256',
-      { 'x-api-key': key, 'content-type': 'application/octet-stream' },
-      'after',
-    );
-    expect(first.status).toBe(200);
-    await until(async () => (await request(lateGqlBase, 'GET', '/readiness')).status === 200, 15_000);
-    const gqlFirst = await request(
-      lateGqlBase,
-      'POST',
-      '/graphql',
-      { 'content-type': 'application/json' },
-      JSON.stringify({ query: '{ health }' }),
-    );
-    expect([gqlFirst.status, gqlFirst.body]).toEqual([200, '{"data":{"health":"ok"}}']);
-    expect(readyAfterMs).toBeLessThan(5000);
-    process.stdout.write(`late api: ready ${readyAfterMs} ms after Redis came back\n`);
+      await down.start();
+      const upAt = Date.now();
+      await fund(down.url, prefix, 10);
+      await until(async () => (await request(lateBase, 'GET', '/readiness')).status === 200, 15_000);
+      const readyAfterMs = Date.now() - upAt;
+      // The first request once ready succeeds (the bootstrap key was registered during composition).
+      const first = await request(
+        lateBase,
+        'POST',
+        '/api/v1/records?encode=SHA256',
+        { 'x-api-key': key, 'content-type': 'application/octet-stream' },
+        'after',
+      );
+      expect([first.status, first.status === 200 ? '' : first.body]).toEqual([200, '']);
+      await until(async () => (await request(lateGqlBase, 'GET', '/readiness')).status === 200, 15_000);
+      const gqlFirst = await request(
+        lateGqlBase,
+        'POST',
+        '/graphql',
+        { 'content-type': 'application/json' },
+        JSON.stringify({ query: '{ health }' }),
+      );
+      expect([gqlFirst.status, gqlFirst.body]).toEqual([200, '{"data":{"health":"ok"}}']);
+      expect(readyAfterMs).toBeLessThan(5000);
+      process.stdout.write(`late api: ready ${readyAfterMs} ms after Redis came back\n`);
+    } catch (e) {
+      const tail = (app: App) => app.output().split('\n').slice(-15).join('\n');
+      throw new Error(`${(e as Error).message}\n--- api:\n${tail(late)}\n--- graphql:\n${tail(lateGql)}`);
+    }
   });
 });

@@ -42,7 +42,10 @@ export interface RedisServer {
 }
 
 /** A redis-server on a free port with AOF everysec under `dir` (created). Not started yet. */
-export async function redisServer(dir: string, options: { aof?: boolean } = {}): Promise<RedisServer> {
+export async function redisServer(
+  dir: string,
+  options: { aof?: boolean; cluster?: boolean } = {},
+): Promise<RedisServer> {
   fs.mkdirSync(dir, { recursive: true });
   const port = await freePort();
   let child: ChildProcess | undefined;
@@ -58,6 +61,9 @@ export async function redisServer(dir: string, options: { aof?: boolean } = {}):
     async start() {
       const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir];
       args.push('--appendonly', options.aof === false ? 'no' : 'yes', '--appendfsync', 'everysec');
+      // A cluster node keeps its view of the cluster (slots, peers) in nodes.conf under `dir`, so
+      // a restart rejoins; it announces 127.0.0.1 (a lone node knows no address of its own).
+      if (options.cluster) args.push('--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1');
       child = spawn('redis-server', args, { stdio: 'ignore' });
       await until(async () => (await redisPing(port)) === 'PONG', 15_000);
     },
@@ -79,6 +85,101 @@ export async function redisServer(dir: string, options: { aof?: boolean } = {}):
     thaw: () => void child?.kill('SIGCONT'),
   };
   return server;
+}
+
+/** The Redis topologies the test suite runs on (`PROOFLINE_TEST_REDIS`). */
+export type RedisTopology = 'standalone' | 'cluster1' | 'cluster3';
+
+/** The topology of this test run (set by jest's global setup), standalone outside jest. */
+export function testTopology(): RedisTopology {
+  const t = process.env['PROOFLINE_TEST_REDIS_TOPOLOGY'];
+  return t === 'cluster1' || t === 'cluster3' ? t : 'standalone';
+}
+
+/**
+ * A private Redis of `topology` that a spec kills, freezes and restarts whole: one server, or
+ * every node of a one- or three-master cluster (AOF everysec each, a directory each under `dir`).
+ * `env` is what a process needs to reach it (`REDIS_URL` names the first node; on a cluster also
+ * `REDIS_CLUSTER_NODES`). The first `start` creates the cluster; later ones restart its nodes,
+ * which rejoin from their nodes.conf, and resolve once the cluster state is ok again.
+ */
+export interface RedisDeploymentUnderTest extends RedisServer {
+  readonly topology: RedisTopology;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export async function redisDeployment(dir: string, topology: RedisTopology): Promise<RedisDeploymentUnderTest> {
+  if (topology === 'standalone') {
+    const server = await redisServer(dir);
+    return { ...server, topology, env: { REDIS_URL: server.url } };
+  }
+  const count = topology === 'cluster3' ? 3 : 1;
+  const nodes: RedisServer[] = [];
+  for (let i = 0; i < count; i++) nodes.push(await redisServer(path.join(dir, `node${i}`), { cluster: true }));
+  const first = nodes[0];
+  if (!first) throw new Error('no node');
+  let created = false;
+  const each = async (f: (n: RedisServer) => Promise<void> | void) => {
+    await Promise.all(nodes.map((n) => f(n)));
+  };
+  return {
+    topology,
+    port: first.port,
+    url: first.url,
+    dir,
+    env: { REDIS_URL: first.url, REDIS_CLUSTER_NODES: nodes.map((n) => `127.0.0.1:${n.port}`).join(',') },
+    pid: () => first.pid(),
+    async start() {
+      await each((n) => n.start());
+      if (!created) {
+        if (count === 1) await redisCommand(first.port, 'CLUSTER ADDSLOTSRANGE 0 16383');
+        else
+          execFileSync(
+            'redis-cli',
+            [
+              '--cluster',
+              'create',
+              ...nodes.map((n) => `127.0.0.1:${n.port}`),
+              '--cluster-replicas',
+              '0',
+              '--cluster-yes',
+            ],
+            { stdio: 'ignore' },
+          );
+        created = true;
+      }
+      await until(async () => {
+        for (const n of nodes)
+          if (!(await redisCommand(n.port, 'CLUSTER INFO')).includes('cluster_state:ok')) return false;
+        return true;
+      }, 30_000);
+    },
+    kill: () => each((n) => n.kill()),
+    stop: () => each((n) => n.stop()),
+    freeze: () => void each((n) => n.freeze()),
+    thaw: () => void each((n) => n.thaw()),
+  };
+}
+
+/** One inline command over a raw socket: the whole first reply ('' when nothing answers). */
+export function redisCommand(port: number, command: string, timeoutMs = 1000): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let reply = '';
+    const done = () => {
+      socket.destroy();
+      resolve(reply);
+    };
+    socket.setTimeout(timeoutMs, done);
+    socket.once('error', done);
+    socket.once('connect', () => socket.write(`${command}\r\n`));
+    socket.on('data', (d) => {
+      reply += d.toString();
+      // A bulk reply ($<len>) is complete once its length arrived; a status line at its end.
+      const bulk = /^\$(\d+)\r\n/.exec(reply);
+      if (bulk ? reply.length >= bulk[0].length + Number(bulk[1]) + 2 : reply.endsWith('\r\n')) done();
+    });
+  });
 }
 
 /** PING over a raw socket (no client library, no retries): 'PONG' or the failure. */

@@ -7,14 +7,14 @@ import { ArcProofStore, syntheticBlock } from '@proofline/chain-arc';
 import { ClaimsService } from '@proofline/identity-claims';
 import { recordsKeys } from '@proofline/records-data-access';
 import { loadConfig, systemClock } from '@proofline/shared-config';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { testRedis, testRedisEnv, uniquePrefix } from '@proofline/shared-testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
 describe('operator CLI (run as a real process)', () => {
   const prefix = uniquePrefix('cli');
   const { redis, cleanup } = testRedis(prefix);
-  const env = { ...process.env, REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' };
+  const env = { ...process.env, ...testRedisEnv(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' };
   const cli = (args: string[], extraEnv: Record<string, string> = {}) =>
     spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/cli/src/main.ts'), ...args], {
       cwd: ROOT,

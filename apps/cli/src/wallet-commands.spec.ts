@@ -5,7 +5,7 @@ import path from 'node:path';
 import { LockingScript, Spend, Transaction } from '@bsv/sdk';
 import { FundingPool, fundingIdentity } from '@proofline/chain-wallet';
 import { DEVNET_WALLET_SEED } from '@proofline/shared-config';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { testRedis, testRedisEnv, uniquePrefix } from '@proofline/shared-testing';
 import { splitProblem } from './wallet-commands';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -15,7 +15,7 @@ jest.setTimeout(120_000);
 describe('wallet CLI (run as a real process)', () => {
   const prefix = uniquePrefix('cliw');
   const { redis, cleanup } = testRedis(prefix);
-  const env = { ...process.env, REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' };
+  const env = { ...process.env, ...testRedisEnv(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' };
   const cli = (args: string[], extraEnv: Record<string, string> = {}) =>
     spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/cli/src/main.ts'), ...args], {
       cwd: ROOT,

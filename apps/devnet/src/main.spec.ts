@@ -10,7 +10,7 @@ import { Transaction } from '@bsv/sdk';
 import { fundingIdentity } from '@proofline/chain-wallet';
 import { devnetKeys, legacyDevnetTipKey } from '@proofline/devnet';
 import { createRedis, deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, freePort, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, freePort, testRedis, testRedisEnv, uniquePrefix } from '@proofline/shared-testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -18,7 +18,7 @@ const ROOT = path.resolve(__dirname, '../../..');
 function spawnDevnet(env: Record<string, string>) {
   return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/devnet/src/main.ts')], {
     cwd: ROOT,
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', REDIS_URL: testRedisUrl(), ...env },
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...testRedisEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
@@ -211,7 +211,7 @@ describe('apps/devnet', () => {
     const { code, err } = await exitOf({ REDIS_PREFIX: old, LOG_LEVEL: 'warn' });
     expect(code).toBe(1);
     expect(err).toBe(
-      `proofline devnet: failed to start: the devnet's chain in REDIS_URL is under the key names from before Redis Cluster support (${old}:devnet:chain:tip): migrate its keys to the new names first (libs/devnet/README.md, "Redis keys")`,
+      `proofline devnet: failed to start: the devnet's chain in REDIS_URL is under the key names from before Redis Cluster support (${old}:devnet:chain:tip): move its keys first with \`npm run cli -- redis migrate-keys\` (libs/devnet/README.md, "Redis keys")`,
     );
     expect(await redis.exists(devnetKeys(old).tip)).toBe(0);
   });

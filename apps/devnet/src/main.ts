@@ -124,7 +124,7 @@ async function chainStore(
       if ((await r.exists(tip)) === 1) return true;
       if ((await r.exists(legacyTip)) === 1)
         throw new Error(
-          `the devnet's chain in ${name} is under the key names from before Redis Cluster support (${legacyTip}): migrate its keys to the new names first (libs/devnet/README.md, "Redis keys")`,
+          `the devnet's chain in ${name} is under the key names from before Redis Cluster support (${legacyTip}): move its keys first with \`npm run cli -- redis migrate-keys\`${name === 'REDIS_URL' ? '' : ` run with REDIS_URL=<${name}>`} (libs/devnet/README.md, "Redis keys")`,
         );
       return false;
     } finally {

@@ -11,8 +11,8 @@ import {
   connectRedis,
   redisTargetOf,
   requestPathOptions,
+  resolveRedis,
   throttledErrorLog,
-  waitForRedis,
   withCallTimeout,
 } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
@@ -47,70 +47,78 @@ export interface OwnedGraphQLDeps extends GraphQLDeps {
 /**
  * The GraphQL app's composition root: opens its connections (commands; a subscriber shared by
  * block events and key invalidations; redis-om's node-redis client) and builds the identity scope,
- * the records read scope and the chain scope on them. Waits for Redis to answer first (whether
- * REDIS_URL is one server or a cluster node decides which clients these are).
+ * the records read scope and the chain scope on them. One attempt: it asks REDIS_URL whether it is
+ * one server or a cluster node, and rejects, having closed what it opened, when Redis does not
+ * answer (main.ts retries while the process listens not-ready).
  */
 export async function createGraphQLDeps(config: Config, logger: Logger, clock: Clock): Promise<OwnedGraphQLDeps> {
-  const deployment = await waitForRedis(redisTargetOf(config), (err, attempt) => {
-    if (attempt === 1 || attempt % 40 === 0)
-      logger.warn({ err: err.message, attempt }, 'not ready: Redis does not answer; retrying');
-  });
-  // Bounded (requestPathOptions): a Redis outage is REDIS_UNAVAILABLE within about a second, never a hang.
-  const redis = connectRedis(deployment, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }));
-  redis.on(
-    'error',
-    throttledErrorLog((f, m) => logger.warn(f, m), 'redis connection error'),
-  );
-  // The subscriber retries forever: a subscription must survive a Redis restart.
-  const subscriber = connectRedis(deployment, { maxRetriesPerRequest: null });
-  subscriber.on(
-    'error',
-    throttledErrorLog((f, m) => logger.warn(f, m), 'redis subscriber error'),
-  );
-  // node-redis has no command timeout: every redis-om call is bounded like an ioredis command.
-  const om = withCallTimeout(
-    await openOmConnection(
-      deployment,
-      throttledErrorLog((f, m) => logger.warn(f, m), 'redis-om connection error'),
-    ),
-    config.redisCommandTimeoutMs,
-  );
-  // Identity: the one place the GraphQL app creates the identity scope.
-  const identity = await createIdentity({
-    config,
-    logger,
-    clock,
-    // The key queue's event reader is a duplicate of the subscriber's connection, owned by BullMQ.
-    connections: { redis, om, subscriber, bull: subscriber },
-  });
-  // Reads only: proofs and blocks as the service verified them (the workers' confirmation role stores them).
-  const chain = createArcChain({
-    redis,
-    subscriber,
-    prefix: config.redisPrefix,
-    config: config.chain,
-    seed: config.wallet.seed,
-  });
-  const blocks = chain.blocks;
-  const records = createRecordReads({ config, redis, prefix: config.redisPrefix, reader: chain.reader });
-  const receipts = createRecordReceipts({ config, redis, prefix: config.redisPrefix, reader: chain.reader });
-  return {
-    config,
-    logger,
-    clock,
-    redis,
-    records,
-    receipts,
-    identity,
-    chain: blocks,
-    // Services first, then connections; bounded: with Redis down a graceful QUIT would wait for a reconnection forever.
-    close: async () => {
-      await chain.close();
-      await identity.close();
-      subscriber.disconnect();
-      await closeOmConnection(om);
-      await Promise.race([redis.quit().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
-      redis.disconnect();
-    },
-  };
+  const deployment = await resolveRedis(redisTargetOf(config));
+  const undo: (() => Promise<unknown> | void)[] = [];
+  try {
+    // Bounded (requestPathOptions): a Redis outage is REDIS_UNAVAILABLE within about a second, never a hang.
+    const redis = connectRedis(deployment, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }));
+    redis.on(
+      'error',
+      throttledErrorLog((f, m) => logger.warn(f, m), 'redis connection error'),
+    );
+    undo.push(() => redis.disconnect());
+    // The subscriber retries forever: a subscription must survive a Redis restart.
+    const subscriber = connectRedis(deployment, { maxRetriesPerRequest: null });
+    subscriber.on(
+      'error',
+      throttledErrorLog((f, m) => logger.warn(f, m), 'redis subscriber error'),
+    );
+    undo.push(() => subscriber.disconnect());
+    // node-redis has no command timeout: every redis-om call is bounded like an ioredis command.
+    const om = withCallTimeout(
+      await openOmConnection(
+        deployment,
+        throttledErrorLog((f, m) => logger.warn(f, m), 'redis-om connection error'),
+      ),
+      config.redisCommandTimeoutMs,
+    );
+    undo.push(() => closeOmConnection(om));
+    // Identity: the one place the GraphQL app creates the identity scope.
+    const identity = await createIdentity({
+      config,
+      logger,
+      clock,
+      // The key queue's event reader is a duplicate of the subscriber's connection, owned by BullMQ.
+      connections: { redis, om, subscriber, bull: subscriber },
+    });
+    undo.push(() => identity.close());
+    // Reads only: proofs and blocks as the service verified them (the workers' confirmation role stores them).
+    const chain = createArcChain({
+      redis,
+      subscriber,
+      prefix: config.redisPrefix,
+      config: config.chain,
+      seed: config.wallet.seed,
+    });
+    const blocks = chain.blocks;
+    const records = createRecordReads({ config, redis, prefix: config.redisPrefix, reader: chain.reader });
+    const receipts = createRecordReceipts({ config, redis, prefix: config.redisPrefix, reader: chain.reader });
+    return {
+      config,
+      logger,
+      clock,
+      redis,
+      records,
+      receipts,
+      identity,
+      chain: blocks,
+      // Services first, then connections; bounded: with Redis down a graceful QUIT would wait for a reconnection forever.
+      close: async () => {
+        await chain.close();
+        await identity.close();
+        subscriber.disconnect();
+        await closeOmConnection(om);
+        await Promise.race([redis.quit().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
+        redis.disconnect();
+      },
+    };
+  } catch (err) {
+    for (const step of undo.reverse()) await Promise.resolve(step()).catch(() => undefined);
+    throw err;
+  }
 }

@@ -12,6 +12,7 @@ import {
   requestIdOf,
 } from '@proofline/shared-http';
 import type { Logger } from '@proofline/shared-logger';
+import { knownDown, pingMasters } from '@proofline/shared-redis';
 import { logScope } from '@proofline/shared-logger';
 import type { GraphQLMetrics } from './metrics';
 
@@ -100,9 +101,9 @@ export function httpHandler(options: EdgeOptions): (req: IncomingMessage, res: S
     }
     if (path === '/readiness') {
       const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('timeout'), 1000).unref());
-      // A connection known to be down (reconnecting, closed) is not-ready at once, without a round trip.
-      const down = redis.status === 'reconnecting' || redis.status === 'close' || redis.status === 'end';
-      const ping = down ? Promise.resolve('down') : redis.ping().catch(() => 'down');
+      // A connection known to be down (reconnecting, closed; a cluster master gone) is not-ready at once, without a round trip.
+      const down = knownDown(redis);
+      const ping = down ? Promise.resolve('down') : pingMasters(redis).catch(() => 'down');
       void Promise.race([ping, timeout]).then((pong) => {
         const ready = pong === 'PONG';
         res

@@ -1,7 +1,11 @@
 import { followLauncher, loadConfigOrExit, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createGraphQLDeps } from './deps';
+import type { OwnedGraphQLDeps } from './deps';
 import { listenGraphQL, startGraphQLServer, startingHandler } from './server';
+
+/** Pause between composition attempts while Redis is away at start. */
+const COMPOSE_RETRY_MS = 250;
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit('graphql');
@@ -19,11 +23,26 @@ async function main(): Promise<void> {
   process.once('SIGINT', stopEarly);
   process.once('SIGTERM', stopEarly);
   // The composition root (deps.ts): the same use cases as REST, reads only, and the chain's block
-  // port. It waits for Redis (redis-om's client connects with retries).
-  const deps = await createGraphQLDeps(config, logger, systemClock);
+  // port. Retried while Redis is away (one server, or a cluster still forming).
+  let deps: OwnedGraphQLDeps | undefined;
+  for (let attempt = 1; !deps && !stoppingEarly; attempt++) {
+    try {
+      deps = await createGraphQLDeps(config, logger, systemClock);
+    } catch (err) {
+      if (attempt === 1 || attempt % 40 === 0)
+        logger.warn(
+          { err: err instanceof Error ? err.message : String(err), attempt },
+          'not ready: composing the app failed (is Redis reachable?); retrying',
+        );
+      await new Promise((r) => setTimeout(r, COMPOSE_RETRY_MS));
+    }
+  }
   process.off('SIGINT', stopEarly);
   process.off('SIGTERM', stopEarly);
-  if (stoppingEarly) return;
+  if (!deps || stoppingEarly) {
+    await deps?.close();
+    return;
+  }
   const running = await startGraphQLServer(deps, config, logger, config.graphqlPort, early);
   logger.info(
     {

@@ -9,7 +9,16 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
-import { eventually, freePort, listeners, startLoad } from '@proofline/shared-testing';
+import { deleteByPrefix, scanKeys } from '@proofline/shared-redis';
+import {
+  eventually,
+  freePort,
+  listeners,
+  startLoad,
+  testRedisClient,
+  testRedisUrl,
+  uniquePrefix,
+} from '@proofline/shared-testing';
 import type { Answer } from '@proofline/shared-testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -203,6 +212,49 @@ describe('npm run build', () => {
 });
 
 describe('npm start (compiled launcher)', () => {
+  it('runs every app on the Redis REDIS_URL names, one node of a cluster on cluster topologies (the devnet node too, DEVNET_REDIS_URL)', async () => {
+    const prefix = uniquePrefix('launchcl');
+    const { env, apiPort, graphqlPort, devnetPort } = await productionStart({
+      // The URL only: each process asks whether it names a cluster.
+      REDIS_URL: testRedisUrl(),
+      DEVNET_REDIS_URL: testRedisUrl(),
+      REDIS_PREFIX: prefix,
+      BLOCK_INTERVAL_MS: '300',
+      API_PROCESSES: '1',
+      SHUTDOWN_GRACE_MS: '5000',
+    });
+    const run = launch(env);
+    const redis = testRedisClient();
+    try {
+      await eventually(async () => run.output().includes('"msg":"ready:'), 60_000, 100);
+      expect(run.output()).toContain('using Redis at');
+      expect(run.output()).not.toContain('starting redis-server');
+      const ready = await eventually(
+        async () => {
+          const res = await fetch(`http://127.0.0.1:${apiPort}/readiness`);
+          const body = (await res.json()) as { status: string; checks: { workers: number | null } };
+          return res.status === 200 && (body.checks.workers ?? 0) >= 1 ? body : undefined;
+        },
+        30_000,
+        100,
+      );
+      expect(ready.status).toBe('ready');
+      await eventually(async () => (await fetch(`http://127.0.0.1:${graphqlPort}/readiness`)).status === 200, 30_000);
+      // The devnet node mines on the same Redis, and the workers' confirmation pass reads its tip.
+      const blocks = async () =>
+        ((await (await fetch(`http://127.0.0.1:${devnetPort}/chain/info`)).json()) as { blocks: number }).blocks;
+      await eventually(async () => (await blocks()) >= 2, 30_000, 100);
+      // Every process wrote under the prefix: found on whichever master holds each key.
+      expect((await scanKeys(redis, `${prefix}:*`)).length).toBeGreaterThan(0);
+      expect(run.output()).not.toMatch(/MOVED|CROSSSLOT|ClusterAllFailed/);
+    } finally {
+      process.kill(-(run.child.pid ?? 0), 'SIGINT');
+      await run.exited;
+      await deleteByPrefix(redis, prefix);
+      await redis.quit();
+    }
+  });
+
   it('refuses production without AUTH_JWT_SECRET or AUTH_JWKS_URL in one line, exit 78', async () => {
     const run = launch(baseEnv({ NODE_ENV: 'production', REDIS_URL: `redis://127.0.0.1:${await freePort()}` }));
     const { code } = await run.exited;

@@ -1,4 +1,4 @@
-import { eventually } from '@proofline/shared-testing';
+import { eventually, keysMatching } from '@proofline/shared-testing';
 import { recordsKeys } from '@proofline/records-data-access';
 import { startRecordsFixture } from '../testing/records-fixture';
 import type { RecordsFixture, KEYS } from '../testing/records-fixture';
@@ -41,7 +41,7 @@ describe('Idempotency-Key on record writes', () => {
     const res = await post(R, 'plain', undefined);
     expect(res.status).toBe(200);
     expect(res.headers.get('idempotent-replayed')).toBeNull();
-    expect(await f.redis.keys(`${f.prefix}:*:idempotency:*`)).toEqual([]);
+    expect(await keysMatching(f.redis, `${f.prefix}:*:idempotency:*`)).toEqual([]);
   });
 
   it('20 concurrent requests with one key: one transaction, everyone gets its txId (or 409)', async () => {

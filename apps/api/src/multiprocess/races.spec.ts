@@ -17,7 +17,7 @@ import { LockingScript, Spend, Transaction } from '@bsv/sdk';
 import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
 import { generateRawKey } from '@proofline/identity-domain';
-import { eventually, freePort, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, freePort, testRedis, testRedisEnv, uniquePrefix } from '@proofline/shared-testing';
 import { recordsKeys } from '@proofline/records-data-access';
 
 const ROOT = path.resolve(__dirname, '../../../..');
@@ -42,7 +42,7 @@ describe('races, crashes and shutdown across real processes', () => {
       cwd: ROOT,
       env: {
         ...process.env,
-        REDIS_URL: testRedisUrl(),
+        ...testRedisEnv(),
         REDIS_PREFIX: prefix,
         LOG_LEVEL: 'silent',
         BOOTSTRAP_API_KEY: bootstrap,

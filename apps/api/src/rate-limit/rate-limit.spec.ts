@@ -1,5 +1,5 @@
 import { deleteByPrefix } from '@proofline/shared-redis';
-import { uniquePrefix } from '@proofline/shared-testing';
+import { keysMatching, uniquePrefix } from '@proofline/shared-testing';
 import { seedKey, send, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 import { rateLimitKeys } from './keys';
@@ -119,7 +119,7 @@ describe('rate limits across API instances', () => {
       expect(res.status).toBe(200);
       expect(res.headers.get('ratelimit')).toBeNull();
       expect(res.headers.get('ratelimit-policy')).toBeNull();
-      expect(await api.deps.redis.keys(`${prefix}:*:ratelimit:*`)).toEqual([]);
+      expect(await keysMatching(api.deps.redis, `${prefix}:*:ratelimit:*`)).toEqual([]);
     } finally {
       await deleteByPrefix(api.deps.redis, prefix);
       await api.close();

@@ -102,6 +102,16 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
   const free = async () => (await nodeRedis.zrange(dev.pool.keys.free, 0, -1)) as string[];
   const inputsOf = async (txId: string) => (await dev.pool.unsettled(1000)).find((t) => t.txId === txId)?.inputs ?? [];
   const logged = (msg: string) => lines.filter((l) => l.includes(`"msg":"${msg}`)).length;
+  /** Confirmation passes, one after the other, until `done` (10 s at most). */
+  const passesUntil = (done: () => Promise<boolean>) =>
+    eventually(
+      async () => {
+        await publication.confirmOnce();
+        return done();
+      },
+      10_000,
+      100,
+    );
 
   beforeAll(async () => {
     dev = await startArcDevnet({ redis: nodeRedis, prefix });
@@ -257,14 +267,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
 
     proxy.rule = () => 'forward';
     // polled until the node reports SEEN_ON_NETWORK (after its time to SEEN)
-    await eventually(
-      async () => {
-        await publication.confirmOnce();
-        return !(await unsettled()).includes(txId);
-      },
-      10_000,
-      100,
-    );
+    await passesUntil(async () => !(await unsettled()).includes(txId));
     expect((await free()).some((o) => o.startsWith(`${txId}:`))).toBe(true); // its change
     expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: null });
   });
@@ -319,20 +322,15 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     );
     for (const t of others) for (const op of await inputsOfTx(t)) expect(rootInputs).not.toContain(op);
 
-    // The next pass asks ARC: unknown, so the same bytes are sent again, and ARC takes them now.
+    // The next pass asks ARC: unknown, so the same bytes are sent again, and ARC takes them now,
+    // answering below SEEN_ON_NETWORK (the node's time to SEEN): held, as a first broadcast
+    // answered so publishes a record, so that pass publishes it again at once and frees nothing.
     const pass = await publication.confirmOnce();
     expect(pass.rebroadcast).toBeGreaterThanOrEqual(1);
-    // ARC holds it again, below SEEN_ON_NETWORK until the node's time to SEEN: the pass that sees
-    // it SEEN publishes it again.
-    await eventually(
-      async () => {
-        await publication.confirmOnce();
-        return (await store.state(root.txId)) === 'published';
-      },
-      10_000,
-      100,
-    );
+    expect(await store.state(root.txId)).toBe('published');
     expect((await store.meta(root.txId))?.failure).toBeNull();
+    expect(await unsettled()).toContain(root.txId);
+    expect((await free()).some((o) => o.startsWith(`${root.txId}:`))).toBe(false);
     // Its successor, failed only because of it, is published too (back in the outbox).
     await eventually(async () => (await store.state(next)) === 'published', 10_000, 50);
     expect((await store.meta(next))?.failure).toBeNull();
@@ -358,6 +356,28 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     }
     expect(await unsettled()).not.toContain(root.txId);
     for (const op of rootInputs) expect(await free()).not.toContain(op);
+  });
+
+  it('a refused record that a poll finds held below SEEN_ON_NETWORK is published again by that pass; its change waits for SEEN', async () => {
+    proxy.rule = (req) =>
+      isSubmit(req) ? refuseEach(req, 465, 'Fee too low', 'minimum expected fee is 2') : 'forward';
+    const txId = await write('refused, then held');
+    await eventually(async () => (await store.state(txId)) === 'failed', 10_000, 50);
+    // Another broadcast reached ARC meanwhile: it holds the transaction, not yet seen.
+    proxy.rule = (req) =>
+      statusQueryOf(req) === txId ? { status: 200, body: statusEntry(txId, 'ACCEPTED_BY_NETWORK') } : 'forward';
+    const revivals = logged('a refused record transaction is held by ARC after all');
+    await publication.confirmOnce();
+    expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: null });
+    expect(await unsettled()).toContain(txId);
+    expect((await free()).some((o) => o.startsWith(`${txId}:`))).toBe(false);
+    expect(logged('a refused record transaction is held by ARC after all')).toBe(revivals + 1);
+
+    // ARC did not in fact hold it (the proxy answered for it): unknown, re-sent, seen, mined.
+    proxy.rule = () => 'forward';
+    await passesUntil(async () => !(await unsettled()).includes(txId));
+    const block = await dev.node.mineBlock();
+    await passesUntil(async () => (await statusOf(txId)).confirmation?.blockHash === block.hash);
   });
 
   it('a refusal proving the transaction never minable (461) releases its inputs at once and stops watching it', async () => {
@@ -406,14 +426,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       expect(await publication.confirmOnce()).toMatchObject({ resentRejected: 1 });
       expect(submitsOf(txId)).toBe(2);
       rejecting = false;
-      await eventually(
-        async () => {
-          await publication.confirmOnce();
-          return (await statusOf(txId)).confirmation !== null;
-        },
-        10_000,
-        100,
-      );
+      await passesUntil(async () => (await statusOf(txId)).confirmation !== null);
       expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
       expect(submitsOf(txId)).toBe(2);
       expect(await nodeRedis.hexists(arcKeys(prefix).transientResent, txId)).toBe(0);

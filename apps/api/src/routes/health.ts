@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import { unavailable } from '@proofline/shared-errors';
 import type { MetricsSource } from '@proofline/shared-http';
 import { APP_VERSION } from '@proofline/shared-config';
-import { liveWorkers } from '@proofline/shared-redis';
+import { knownDown, liveWorkers, pingMasters } from '@proofline/shared-redis';
 import { readPublicationPause } from '@proofline/records-publication';
 import type { PauseState } from '@proofline/records-publication';
 import type { ApiDeps } from '../deps';
@@ -90,11 +90,11 @@ export function healthRoutes(deps: ApiDeps, metrics?: MetricsSource): Router {
         let workers: number | null = null;
         let pause: PauseState | null | undefined;
         try {
-          // A connection known to be down (refused, reconnecting, closed) is not-ready at once, without
-          // a round trip; a first connection still being made gets its bounded ping.
-          if (DOWN.has(deps.redis.status)) throw new Error(`redis connection ${deps.redis.status}`);
+          // A connection known to be down (refused, reconnecting, closed; a cluster master gone) is
+          // not-ready at once, without a round trip; a first connection still being made gets its bounded ping.
+          if (knownDown(deps.redis)) throw new Error(`redis connection ${deps.redis.status}`);
           const [pong, live, paused] = await Promise.all([
-            withTimeout(deps.redis.ping(), 1000),
+            withTimeout(pingMasters(deps.redis), 1000),
             withTimeout(liveWorkers(deps.redis, deps.config.redisPrefix), 1000).catch(() => null),
             withTimeout(readPublicationPause(deps.redis, deps.config.redisPrefix), 1000).catch(() => undefined),
           ]);
@@ -133,9 +133,6 @@ export function healthRoutes(deps: ApiDeps, metrics?: MetricsSource): Router {
       : null,
   });
 }
-
-/** ioredis connection states in which a command cannot be answered now. */
-const DOWN = new Set(['reconnecting', 'close', 'end']);
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {

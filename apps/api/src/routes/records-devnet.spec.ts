@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { MerklePath, Spend, Transaction } from '@bsv/sdk';
-import { confirmationOptions, startArcCallbackWorker } from '@proofline/chain-arc';
-import type { ArcChain, RunningArcCallbackWorker, RunningConfirmationWorker } from '@proofline/chain-arc';
+import { confirmationOptions } from '@proofline/chain-arc';
+import type { ArcChain, RunningConfirmationWorker } from '@proofline/chain-arc';
 import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
 import { RecordStore } from '@proofline/records-data-access';
@@ -57,7 +57,6 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   let chain: ArcChain;
   let publication: Publication;
   let confirmations: RunningConfirmationWorker | null = null;
-  let callbacks: RunningArcCallbackWorker;
   let writerKey: string;
 
   const startPolling = async (options: { pollAfterMs?: number } = {}) => {
@@ -92,16 +91,12 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     });
     await dev.fund(200, 1000);
     writerKey = (await seedKey(api, { tenant: 'acme', permissions: ['Issuer_Admin'] })).rawKey;
-    // The worker side, as apps/worker wires it: its own connections, ARC with the callback headers.
+    // The worker side, as apps/worker wires it: its own connections, ARC with the callback headers,
+    // the callbacks the API queues proven (and settled) as the worker's arc-callbacks role does.
     worker = composePublicationSide({ prefix, config: api.deps.config, pool: dev.pool, clock: api.deps.clock, logger });
     ({ chain, publication } = worker);
     publication.startPublisher({ concurrency: 8, sweepEveryMs: 200, sweepAfterMs: 500 });
-    // The callbacks the API queues, proven as the worker's arc-callbacks role does.
-    callbacks = await startArcCallbackWorker({
-      connection: worker.bull,
-      redisPrefix: prefix,
-      deps: { headers: chain.headers, store: chain.store, logger, events: { redis: worker.redis, prefix } },
-    });
+    await worker.startCallbacks();
   });
   afterEach(() => {
     Object.assign(dev.node.faults, {
@@ -114,7 +109,6 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   });
   afterAll(async () => {
     await stopPolling();
-    await callbacks.close();
     await worker.close();
     await api.close();
     await dev.close();
@@ -122,13 +116,18 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     await nodeRedis.quit();
   });
 
-  it('ARC callbacks alone prove a record (no polling); a callback with a wrong token is 401 and ignored', async () => {
+  it('ARC callbacks alone prove a record and settle its funding (no polling); a callback with a wrong token is 401 and ignored', async () => {
+    const unsettled = async () => (await dev.pool.unsettled(1000)).map((t) => t.txId);
     const rec = await write('/api/v1/records?encode=SHA256', 'by callback');
     await eventually(async () => (await store.state(rec.txId)) === 'published', 10_000);
+    // Answered below SEEN_ON_NETWORK (the node's time to SEEN): held, its change not freed yet.
+    expect(await unsettled()).toContain(rec.txId);
     const block = await dev.node.mineBlock();
     await eventually(async () => (await statusOf(rec.txId)).confirmation !== null, 10_000, 50);
     const s = await statusOf(rec.txId);
     expect(s.confirmation).toMatchObject({ blockHash: block.hash, confirmedBlocks: 1 });
+    // The callback that proved it settled its funding too: no poll will ever ask about it.
+    await eventually(async () => !(await unsettled()).includes(rec.txId), 5000, 50);
     verifyIndependently(rec.txId, s.confirmation as Confirmation);
 
     const forged = {

@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { recordsKeys } from '@proofline/records-data-access';
+import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { createLogger } from '@proofline/shared-logger';
 import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { createWebhooks, deliverWebhook, startWebhookDelivery, startWebhookWatcher } from '@proofline/webhooks-feature';
@@ -205,7 +206,7 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
 
       // The secret is nowhere in Redis: not in the webhook, the job payloads or the delivery log.
       const dump = await dumpPrefix(f.redis, f.prefix);
-      expect(dump.some((d) => d.key.includes(':bull:webhooks-deliver:'))).toBe(true);
+      expect(dump.some((d) => d.key.startsWith(`${bullPrefix(f.prefix, QUEUES.webhooksDeliver)}:`))).toBe(true);
       expect(dump.filter((d) => d.text.includes(hook.secret.slice('whsec_'.length))).map((d) => d.key)).toEqual([]);
     } finally {
       await receiver.close();

@@ -182,7 +182,10 @@ export async function startRecordsFixture(
       return keysMatching(redis, `${keyTag(prefix, 'rec')}:records:*`);
     },
     async chainKeys() {
-      return [...(await redis.keys(`${prefix}:devnet:*`)), ...(await redis.keys(`${keyTag(prefix, 'arc')}:*`))].sort();
+      const [devnet, arc] = await Promise.all(
+        ['devnet', 'arc'].map((unit) => keysMatching(redis, `${keyTag(prefix, unit)}:*`)),
+      );
+      return [...(devnet ?? []), ...(arc ?? [])].sort();
     },
     request(method, path, opts = {}) {
       const role = opts.key === undefined ? 'writerA' : opts.key;

@@ -277,6 +277,14 @@ export interface ArcCallbackWorkerOptions {
   readonly redisPrefix: string;
   /** Headers source, proof store, logger; `events` announces the blocks proven. */
   readonly deps: ProofDeps & { readonly events?: CallbackEvents };
+  /**
+   * The transactions whose proof a job stored (or found stored again): their funding is settled
+   * now (records-publication's `Publication.seen` fits: change freed, a failed record revived), not
+   * at a later confirmation pass, which polls none of them (a stored proof unwatches a transaction)
+   * and checks only the pool's oldest unsettled transactions for a proof. MUST be idempotent: a
+   * failure fails the job, which BullMQ retries whole.
+   */
+  readonly onProven?: (txIds: readonly string[]) => Promise<void>;
   /** Jobs run at once (WORKER_CONCURRENCY). */
   readonly concurrency?: number;
   /** BullMQ lock settings (tests shorten them to recover a dead worker's job quickly). */
@@ -302,8 +310,10 @@ export async function startArcCallbackWorker(o: ArcCallbackWorkerOptions): Promi
     async (job) => {
       const report = await proveArcCallbacks(o.deps, job.data.callbacks);
       const unavailable = new Set(report.failed.filter((f) => f.reason === 'HEADER_UNAVAILABLE').map((f) => f.txId));
-      if (report.proven.length > 0)
+      if (report.proven.length > 0) {
         o.logger?.debug({ proven: report.proven.length, jobId: job.id }, 'callbacks proven');
+        await o.onProven?.(report.proven);
+      }
       if (unavailable.size === 0) return { proven: report.proven.length, refused: report.failed.length };
       await job.updateData({ callbacks: job.data.callbacks.filter((c) => unavailable.has(c.txid)) });
       throw new Error(`headers source unavailable for ${unavailable.size} callback(s); retried`);

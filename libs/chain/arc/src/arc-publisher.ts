@@ -159,20 +159,24 @@ export class ArcSubmitBatcher implements ChainPublisher {
 
   /**
    * Takes from the queue, in order, up to `maxBatch` transactions none of whose parents is in a
-   * request out or held back; the held back stay queued, in order.
+   * request out or held back; the held back stay queued, in order. The walk stops at a full
+   * batch: what follows stays queued as it is (nothing more joins this batch, so nothing needs
+   * holding back), and a long queue is not walked whole for every request sent.
    */
   private nextBatch(): Waiting[] {
     const batch: Waiting[] = [];
     const rest: Waiting[] = [];
     const held = new Set<string>();
-    for (const w of this.queue) {
-      const blocked = w.parents.some((p) => this.outstanding.has(p) || held.has(p));
-      if (blocked || batch.length >= this.maxBatch) {
+    const queue = this.queue;
+    let i = 0;
+    for (; i < queue.length && batch.length < this.maxBatch; i++) {
+      const w = queue[i] as Waiting;
+      if (w.parents.some((p) => this.outstanding.has(p) || held.has(p))) {
         rest.push(w);
         held.add(w.tx.txId);
       } else batch.push(w);
     }
-    this.queue = rest;
+    this.queue = i < queue.length ? rest.concat(queue.slice(i)) : rest;
     return batch;
   }
 

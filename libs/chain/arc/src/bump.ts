@@ -37,8 +37,11 @@ export function bumpToTsc(
   headerHex: string,
 ): { ok: true; proof: TscMerkleProof; height: number; path?: MerklePath } | ProofFailure {
   const fail = (reason: ProofFailureReason, detail: string): ProofFailure => ({ ok: false, txId, reason, detail });
-  if (!/^(?:[0-9a-fA-F]{2})+$/.test(bumpHex)) return fail('MALFORMED_BUMP', 'the merklePath is not hex');
-  const plain = readPlainBump(Buffer.from(bumpHex, 'hex'), txId);
+  // Hex decoding stops at the first pair that is not hex: all of it was hex iff nothing was cut.
+  const bytes = Buffer.from(bumpHex, 'hex');
+  if (bumpHex.length === 0 || bytes.length * 2 !== bumpHex.length)
+    return fail('MALFORMED_BUMP', 'the merklePath is not hex');
+  const plain = readPlainBump(bytes, txId);
   if (plain)
     return { ok: true, proof: tscProof(plain.index, txId, headerHex.toLowerCase(), plain.nodes), height: plain.height };
   let mp: MerklePath;

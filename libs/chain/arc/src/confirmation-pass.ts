@@ -1,5 +1,5 @@
 import type { RedisClient } from '@proofline/shared-redis';
-import { parseHeader, provesNeverMinable, refusalCode, spentTxIds } from '@proofline/chain-domain';
+import { heldByArc, parseHeader, provesNeverMinable, refusalCode, spentTxIds } from '@proofline/chain-domain';
 import type { HeadersSource, Refusal } from '@proofline/chain-domain';
 import type { Config } from '@proofline/shared-config';
 import type { ArcStatusResult } from './arc-client';
@@ -41,6 +41,14 @@ export interface ConfirmationPassDeps {
    * until its proof is stored.
    */
   readonly onSeen?: (txIds: readonly string[]) => Promise<void>;
+  /**
+   * Watched transactions ARC holds below SEEN_ON_NETWORK with nothing in their way (a poll or a
+   * re-broadcast answered RECEIVED … ACCEPTED_BY_NETWORK or MINED_IN_STALE_BLOCK: `heldByArc`),
+   * as a first broadcast answered so publishes a record: a record failed for a refusal ARC did not
+   * keep is published again. Nothing is freed (its change waits for SEEN_ON_NETWORK or MINED).
+   * MUST be idempotent: a transaction is reported every pass while ARC holds it so.
+   */
+  readonly onHeld?: (txIds: readonly string[]) => Promise<void>;
   /**
    * Transactions whose funding still waits for the chain (the pool's oldest unsettled ones). Any of
    * them with a stored proof was mined, its proof perhaps stored by a callback (which unwatches it
@@ -133,6 +141,8 @@ const HEADER_BACKFILL = 16;
  *    headers source and stored (which unwatches them); refused proofs stay watched;
  * 3. 404 (ARC does not know it) → the same bytes are broadcast again, never other bytes;
  *    SEEN_ON_NETWORK or MINED (polled or re-broadcast) → `onSeen` (the funding pool frees change);
+ *    held below SEEN (polled or re-broadcast, not an orphan) → `onHeld` (a failed record is
+ *    published again, nothing freed);
  * 4. REJECTED, 461/463/464 → `onRefused` final (the record fails, funding dropped) and unwatched;
  *    a REJECTED for a transient reason ({@link rejectedTransiently}) is first left alone and re-sent
  *    once ({@link TransientRejects}: after a new block or `transientResendMs`); a REJECTED after that
@@ -240,6 +250,7 @@ export async function runConfirmationPass(
   const withParents = await parentsFirst(deps, escalate, maxBlocks);
 
   const seen = [...track.seen];
+  const held = [...track.held];
   let rebroadcast = 0;
   // Unknown to ARC, or transiently REJECTED and due for its one re-broadcast: the same bytes again.
   const resendNow = [...resend];
@@ -261,6 +272,7 @@ export async function runConfirmationPass(
         else if (verdict.kind !== 'request-problem') {
           rebroadcast++;
           if (verdict.kind === 'accepted') seen.push(verdict.txId);
+          if (verdict.kind === 'pending' && heldByArc(verdict)) held.push(verdict.txId);
         }
       }
     } catch (e) {
@@ -283,6 +295,7 @@ export async function runConfirmationPass(
     }
   }
   if (seen.length > 0) await deps.onSeen?.(seen);
+  if (held.length > 0) await deps.onHeld?.(held);
 
   // The bound of an undecided refusal: past it, settled for good.
   const now = (options.now ?? new Date()).getTime();
@@ -404,6 +417,11 @@ export interface TrackReport extends ProveReport {
   readonly seen: readonly string[];
   /** Known to ARC but not mined yet (or MINED without block data). */
   readonly waiting: readonly { readonly txId: string; readonly status: string }[];
+  /**
+   * Of `waiting`, those ARC holds below SEEN_ON_NETWORK with nothing in their way (a pending
+   * status {@link heldByArc}: not an orphan): published, not yet seen.
+   */
+  readonly held: readonly string[];
   /** ARC answered 404 with its problem body: broadcast the same bytes again. */
   readonly unknown: readonly string[];
   /** Refusals ARC reported while polling (REJECTED, DOUBLE_SPEND_ATTEMPTED). */
@@ -424,6 +442,7 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const claims: MinedClaim[] = [];
   const waiting: { txId: string; status: string }[] = [];
+  const held: string[] = [];
   const seen: string[] = [];
   const unknown: string[] = [];
   const rejected: Refusal[] = [];
@@ -438,7 +457,10 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
         if (r.kind === 'not-found') unknown.push(txId);
         else if (r.kind === 'accepted' && r.mined) claims.push({ txId, ...r.mined });
         else if (r.kind === 'refused' || r.kind === 'request-problem') rejected.push(r);
-        else waiting.push({ txId, status: r.status });
+        else {
+          waiting.push({ txId, status: r.status });
+          if (r.kind === 'pending' && heldByArc(r)) held.push(txId);
+        }
       } catch (e) {
         errors.push({ txId, error: e instanceof Error ? e : new Error(String(e)) });
       }
@@ -453,5 +475,5 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
   );
   await Promise.all(Array.from({ length: Math.min(concurrency, txIds.length) }, lane));
   const proved = await proveMined(options, claims);
-  return { ...proved, seen, waiting, unknown, rejected, errors, tipHeight: await tip };
+  return { ...proved, seen, waiting, held, unknown, rejected, errors, tipHeight: await tip };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { DUPLICATE_NODE, tscProof, verifyTscProof } from '@proofline/chain-domain';
 import { loadConfig } from '@proofline/shared-config';
-import { testRedis, uniquePrefix } from '@proofline/shared-testing';
+import { testRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import type { VerifiedProof } from './bump';
 import { createArcServices } from './arc-services';
 import { arcKeys } from './keys';
@@ -18,19 +18,23 @@ describe('ArcProofStore', () => {
   it('answers inclusions of any number of txIds in two round trips, duplicates ("*") intact', async () => {
     const block = syntheticBlock(1001, 500);
     await store.storeProofs(block.proofs);
-    const send = jest.spyOn(redis, 'sendCommand');
-    const pipeline = jest.spyOn(redis, 'pipeline');
+    // A client without auto-pipelining, so every pipeline() call is the store's own.
+    const plain = testRedisClient({ enableAutoPipelining: false, maxRetriesPerRequest: 3 });
+    const counted = new ArcProofStore(plain, prefix);
+    await plain.ping(); // connected: no handshake among the counted commands
+    const send = jest.spyOn(plain, 'sendCommand');
+    const pipeline = jest.spyOn(plain, 'pipeline');
     const asked = [...block.txIds, randomBytes(32).toString('hex')];
-    const got = await store.inclusions(asked);
+    const got = await counted.inclusions(asked);
     // HMGET of the inclusions, then one pipeline: HMGET of the block record and HMGET of its top's fields.
     expect(send.mock.calls.map(([command]) => command.name)).toEqual(['hmget', 'hmget', 'hmget']);
     expect(pipeline).toHaveBeenCalledTimes(1);
+    send.mockClear();
+    await expect(counted.inclusions([randomBytes(32).toString('hex')])).resolves.toEqual([null]);
+    expect(send).toHaveBeenCalledTimes(1); // nothing proven: no second round trip
     send.mockRestore();
     pipeline.mockRestore();
-    const none = jest.spyOn(redis, 'sendCommand');
-    await expect(store.inclusions([randomBytes(32).toString('hex')])).resolves.toEqual([null]);
-    expect(none).toHaveBeenCalledTimes(1); // nothing proven: no second round trip
-    none.mockRestore();
+    await plain.quit();
     expect(got[1001]).toBeNull();
     expect(
       got

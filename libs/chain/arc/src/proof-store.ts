@@ -409,27 +409,30 @@ export class ArcProofStore implements ChainReader {
     const k = this.keys;
     const values = await this.redis.hmgetBuffer(k.inclusions, ...txIds.map(raw));
     const parsed = values.map((v) => (v && v.length >= 40 ? parseInclusion(v) : null));
-    // Per block: the top fields its records here need (latin1 of the field -> the field).
-    const needs = new Map<string, Map<string, Buffer>>();
+    // Per block: the top fields its records here need (each as its latin1 string).
+    const needs = new Map<string, Set<string>>();
     for (const inc of parsed) {
       if (!inc) continue;
       let fields = needs.get(inc.blockHash);
-      if (!fields) needs.set(inc.blockHash, (fields = new Map()));
-      for (const field of inc.topFields) fields.set(field.toString('latin1'), field);
+      if (!fields) needs.set(inc.blockHash, (fields = new Set()));
+      for (const field of inc.topFields) fields.add(field);
     }
     if (needs.size === 0) return txIds.map(() => null);
     const hashes = [...needs.keys()];
-    const withTop = hashes.filter((hash) => (needs.get(hash) as Map<string, Buffer>).size > 0);
+    const withTop = hashes.filter((hash) => (needs.get(hash) as Set<string>).size > 0);
     const pipeline = this.redis.pipeline().hmgetBuffer(k.blocks, ...hashes.map(raw));
     for (const hash of withTop)
-      pipeline.hmgetBuffer(k.blockTop(hash), ...(needs.get(hash) as Map<string, Buffer>).values());
+      pipeline.hmgetBuffer(
+        k.blockTop(hash),
+        ...[...(needs.get(hash) as Set<string>)].map((f) => Buffer.from(f, 'latin1')),
+      );
     const replies = (await pipeline.exec()) ?? [];
     for (const [err] of replies) if (err) throw err;
     const blockOf = new Map<string, Buffer | null>();
     ((replies[0]?.[1] ?? []) as (Buffer | null)[]).forEach((b, i) => blockOf.set(hashes[i] as string, b));
     const topOf = new Map<string, Map<string, Buffer>>();
     withTop.forEach((hash, i) => {
-      const fields = [...(needs.get(hash) as Map<string, Buffer>).keys()];
+      const fields = [...(needs.get(hash) as Set<string>)];
       const nodes = new Map<string, Buffer>();
       ((replies[i + 1]?.[1] ?? []) as (Buffer | null)[]).forEach((node, j) => {
         if (node) nodes.set(fields[j] as string, node);
@@ -566,6 +569,19 @@ function inlineLevels(depth: number): number {
   return Math.max(0, depth - SHARED_TOP_LEVELS);
 }
 
+/** {@link topField} as a latin1 string (map keys of the read path, no Buffer per lookup). */
+function topKey(level: number, index: number): string {
+  const position = Math.floor(index / 2 ** level);
+  const sibling = position % 2 === 0 ? position + 1 : position - 1;
+  return String.fromCharCode(
+    level,
+    sibling & 0xff,
+    (sibling >>> 8) & 0xff,
+    (sibling >>> 16) & 0xff,
+    (sibling >>> 24) & 0xff,
+  );
+}
+
 /** The field of the node at `level` on the path of the transaction at `index`: level u8 ‖ position of the sibling u32le. */
 function topField(level: number, index: number): Buffer {
   const out = Buffer.alloc(5);
@@ -621,7 +637,7 @@ interface ParsedInclusion {
   readonly base: number;
   readonly value: Buffer;
   /** The fields of the block's top this proof needs (its non-"*" levels above the inline ones). */
-  readonly topFields: readonly Buffer[];
+  readonly topFields: readonly string[];
 }
 
 /** Decodes an inclusion value: the current form (41 + 32·k bytes) or the older one, every node inline (40 + 32·depth). */
@@ -632,8 +648,8 @@ function parseInclusion(v: Buffer): ParsedInclusion {
   const depth = legacy ? (v.length - 40) / 32 : v.readUInt8(40);
   // Inline levels from the length, not from SHARED_TOP_LEVELS: a value written with another number of shared levels reads the same.
   const inline = legacy ? depth : (v.length - 41) / 32;
-  const topFields: Buffer[] = [];
-  for (let level = inline; level < depth; level++) if (!((mask >>> level) & 1)) topFields.push(topField(level, index));
+  const topFields: string[] = [];
+  for (let level = inline; level < depth; level++) if (!((mask >>> level) & 1)) topFields.push(topKey(level, index));
   return {
     blockHash: v.subarray(0, 32).toString('hex'),
     index,
@@ -667,7 +683,7 @@ function inclusionNodes(txId: string, inc: ParsedInclusion, top: ReadonlyMap<str
     else if (level < inc.inline)
       nodes.push(inc.value.subarray(inc.base + 32 * level, inc.base + 32 * (level + 1)).toString('hex'));
     else {
-      const node = top.get(topField(level, inc.index).toString('latin1'));
+      const node = top.get(topKey(level, inc.index));
       if (!node || node.length !== 32) throw new MissingTopNodeError(txId, level);
       nodes.push(node.toString('hex'));
     }

@@ -304,10 +304,18 @@ describe('BUMP proofs from a mined block, verified before storing', () => {
     expect(
       verifyBump({ ...good, txId: records[0] === txId ? records[1]! : 'cd'.repeat(32) }, chainHeader(block)),
     ).toMatchObject({ ok: false, reason: 'TX_NOT_IN_BUMP' });
-    expect(verifyBump({ ...good, merklePath: 'zz' }, chainHeader(block))).toMatchObject({
-      ok: false,
-      reason: 'MALFORMED_BUMP',
-    });
+    // not hex: anywhere in it, an odd length, nothing at all
+    for (const merklePath of [
+      'zz',
+      `${good.merklePath.slice(0, 40)}zz${good.merklePath.slice(42)}`,
+      `${good.merklePath}0`,
+      '',
+    ])
+      expect(verifyBump({ ...good, merklePath }, chainHeader(block))).toMatchObject({
+        ok: false,
+        reason: 'MALFORMED_BUMP',
+        detail: 'the merklePath is not hex',
+      });
     expect(verifyBump({ ...good, merklePath: good.merklePath.slice(0, 20) }, chainHeader(block))).toMatchObject({
       ok: false,
       reason: 'MALFORMED_BUMP',

@@ -1,10 +1,12 @@
 import { LockingScript, SatoshisPerKilobyte, Spend, Transaction } from '@bsv/sdk';
 import {
   InsufficientFundingError,
+  extendedFromStandard,
   extensionOf,
   isExtendedFormat,
   spentTxIds,
   standardFromExtended,
+  toExtendedFormat,
   withExtension,
 } from '@proofline/chain-domain';
 import type { Outpoint, RecordTxRequest } from '@proofline/chain-domain';
@@ -343,6 +345,14 @@ describe('Extended Format of record transactions', () => {
       // What the record store keeps beside the raw transaction gives the same EF back.
       expect(Buffer.from(withExtension(built.rawTx, extensionOf(built.ef)))).toEqual(Buffer.from(built.ef));
       expect(() => withExtension(built.rawTx, extensionOf(built.ef).subarray(1))).toThrow();
+      // The builder's EF from its standard bytes is the EF of the whole transaction written out.
+      const spent = ef.inputs.map((i) => {
+        const out = i.sourceTransaction!.outputs[i.sourceOutputIndex]!;
+        return { satoshis: out.satoshis!, lockingScript: out.lockingScript };
+      });
+      expect(toExtendedFormat(ef, spent)).toEqual(Buffer.from(built.ef));
+      expect(extendedFromStandard(built.rawTx, spent)).toEqual(Buffer.from(built.ef));
+      expect(() => extendedFromStandard(built.rawTx, spent.slice(1))).toThrow();
     });
     // The standard serialization is not EF and reads back as itself.
     expect(isExtendedFormat(create.rawTx)).toBe(false);

@@ -1,7 +1,7 @@
 import secp256k1 from 'secp256k1';
 import { Transaction, TransactionSignature, UnlockingScript } from '@bsv/sdk';
 import type { LockingScript, TransactionInput, TransactionOutput } from '@bsv/sdk';
-import { sha256d, toDisplayHex, toExtendedFormat } from '@proofline/chain-domain';
+import { extendedFromStandard, sha256d, toDisplayHex } from '@proofline/chain-domain';
 import type { SigningKey } from './keys';
 
 /** SIGHASH_ALL | SIGHASH_FORKID: BSV's standard signature scope (BIP143-style preimage). */
@@ -41,9 +41,10 @@ export function signTransaction(spent: readonly SpentOutput[], outputs: Transact
     sequence: SEQUENCE_FINAL,
     unlockingScript: unlocks[i],
   }));
-  const tx = new Transaction(VERSION, inputs, outputs, LOCK_TIME);
-  const raw = Buffer.from(tx.toUint8Array());
-  return { raw, txId: toDisplayHex(sha256d(raw)), ef: toExtendedFormat(tx, spent) };
+  const raw = Buffer.from(new Transaction(VERSION, inputs, outputs, LOCK_TIME).toUint8Array());
+  // EF from the serialization already made: writing the outputs again (a record's data output is
+  // most of the transaction) was most of what EF cost a write.
+  return { raw, txId: toDisplayHex(sha256d(raw)), ef: extendedFromStandard(raw, spent) };
 }
 
 /**

@@ -64,6 +64,18 @@ export interface PendingVerdict {
   readonly detail: string;
 }
 
+/**
+ * True when a pending verdict says ARC holds the transaction and nothing stands in its way: every
+ * pending status but SEEN_IN_ORPHAN_MEMPOOL (a parent is missing, so the network cannot take it
+ * yet). ARC validated and stored it (RECEIVED … ACCEPTED_BY_NETWORK when `X-WaitFor` was met or
+ * timed out, MINED_IN_STALE_BLOCK while it re-broadcasts): the transaction is published, not yet
+ * seen. Its publication and a refused record's revival read it the same way; only SEEN_ON_NETWORK
+ * or MINED frees its change.
+ */
+export function heldByArc(v: PendingVerdict): boolean {
+  return v.status !== 'SEEN_IN_ORPHAN_MEMPOOL';
+}
+
 /** ARC's error code (46x) or the status that refused a stored transaction. */
 export type RefusalCode = number | 'REJECTED' | 'DOUBLE_SPEND_ATTEMPTED';
 

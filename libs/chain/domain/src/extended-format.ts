@@ -89,6 +89,22 @@ function u64(n: number): Buffer {
   return b;
 }
 
+/**
+ * {@link toExtendedFormat} of a transaction already serialized: the same bytes from `raw` (its
+ * standard serialization) and `spent`, without serializing the transaction again. The builders
+ * have `raw` at hand, and writing the outputs again (a record's data output is most of the
+ * transaction) was most of what EF cost a write.
+ * @throws Error when `spent` does not name one output per input of `raw`.
+ */
+export function extendedFromStandard(raw: Uint8Array, spent: readonly SpentOutputData[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const out of spent) {
+    const lock = out.lockingScript instanceof Uint8Array ? out.lockingScript : out.lockingScript.toUint8Array();
+    parts.push(u64(out.satoshis), varInt(lock.length), Buffer.from(lock));
+  }
+  return Buffer.from(withExtension(raw, Buffer.concat(parts)));
+}
+
 /** True when `tx` carries BIP-239's marker after its version. */
 export function isExtendedFormat(tx: Uint8Array): boolean {
   return tx.length >= 10 && Buffer.from(tx.buffer, tx.byteOffset + 4, 6).equals(EF_MARKER);

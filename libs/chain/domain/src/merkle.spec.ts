@@ -216,6 +216,54 @@ describe('Merkle root and proofs', () => {
     }
   });
 
+  it('the reasons of a refused fold, with its parents remembered: an upper-case or short node, a left sibling equal to the running hash (CVE-2012-2459), "*" on the right, a txId that is not hash hex', () => {
+    const ids = txIds(6);
+    const header = headerFor(ids);
+    const proofs = buildBranchProofs(ids, header);
+    for (const [i, proof] of proofs.entries()) expect(verifyTscProof(proof, ids[i] as string).valid).toBe(true);
+    const proof = proofs[1] as TscMerkleProof;
+    const nodes = (f: (n: string[]) => void) => {
+      const copy = [...proof.nodes];
+      f(copy);
+      return { ...proof, nodes: copy };
+    };
+    const upper = nodes((n) => (n[0] = (n[0] as string).toUpperCase()));
+    expect(verifyTscProof(upper, ids[1] as string)).toEqual({ valid: false, reason: 'malformed node' });
+    expect(
+      verifyTscProof(
+        nodes((n) => (n[1] = (n[1] as string).slice(2))),
+        ids[1] as string,
+      ),
+    ).toEqual({
+      valid: false,
+      reason: 'malformed node',
+    });
+    // index 1: the leaf is a right child, its sibling on the left; a sibling equal to the leaf is the duplicate trick
+    expect(
+      verifyTscProof(
+        nodes((n) => (n[0] = ids[1] as string)),
+        ids[1] as string,
+      ),
+    ).toEqual({
+      valid: false,
+      reason: 'left sibling duplicates the running hash',
+    });
+    expect(
+      verifyTscProof(
+        nodes((n) => (n[0] = '*')),
+        ids[1] as string,
+      ),
+    ).toEqual({
+      valid: false,
+      reason: 'duplicate node on the right-hand side',
+    });
+    const upperTxId = (ids[1] as string).toUpperCase();
+    expect(verifyTscProof({ ...proof, txOrId: upperTxId }, upperTxId)).toMatchObject({
+      valid: false,
+      reason: expect.stringMatching(/^not a 32-byte hash in hex/),
+    });
+  });
+
   it('headerFacts: the same fields, hash and target verdict as parsing and hashing each time; malformed headers throw every time', () => {
     for (const hex of [GENESIS.headerHex, headerFor(txIds(3))]) {
       const facts = headerFacts(hex);

@@ -1,5 +1,5 @@
 import type { TscMerkleProof } from './ports';
-import { fromDisplayHex, sha256d, toDisplayHex } from './hash';
+import { fromDisplayHex, isHashHex, sha256d, toDisplayHex } from './hash';
 import { HEADER_BYTES, headerFacts, parseHeader } from './block-header';
 
 /** TSC marker for a sibling that is the duplicate of the running hash (odd level). */
@@ -9,20 +9,23 @@ function parent(left: Buffer, right: Buffer): Buffer {
   return sha256d(Buffer.concat([left, right]));
 }
 
-/** Parents a process remembers for proof folds (~200 B each, a block of ~4,000 of ours); all forgotten at once when full. */
+/** Parents a process remembers for proof folds (~400 B each, a block of ~4,000 of ours); all forgotten at once when full. */
 const FOLDS_KEPT = 4096;
-const folds = new Map<string, Buffer>();
+const folds = new Map<string, string>();
 
 /**
- * {@link parent}, remembered by its two children's bytes. The proofs of one block's records share
- * their upper nodes: a block of 1,000 of ours folded ~11,000 parents for ~1,000 distinct ones. A
- * pure function remembered, so no verdict changes; the Buffers it returns are never written to.
+ * The parent of two Merkle nodes, all three in display hex (as TSC proofs carry them), remembered
+ * by the children's hex. The proofs of one block share their upper nodes: a block of 1,000 of
+ * ours folded ~11,000 parents for ~1,000 distinct ones, and a remembered one costs a lookup, with
+ * no hex decoded, reversed or hashed. A pure function remembered, so no verdict changes. Both
+ * children MUST be hash hex (64 lowercase characters): the caller checks a node before its first
+ * fold, and a key is only ever stored for checked children.
  */
-function foldParent(left: Buffer, right: Buffer): Buffer {
-  const key = left.toString('latin1') + right.toString('latin1');
+function foldParent(left: string, right: string): string {
+  const key = left + right;
   let node = folds.get(key);
-  if (!node) {
-    node = parent(left, right);
+  if (node === undefined) {
+    node = toDisplayHex(parent(fromDisplayHex(left), fromDisplayHex(right)));
     if (folds.size >= FOLDS_KEPT) folds.clear();
     folds.set(key, node);
   }
@@ -119,10 +122,13 @@ export function verifyTscProof(proof: TscMerkleProof, txId: string): ProofVerdic
   }
   if (proof.txOrId !== txId) return { valid: false, reason: 'txOrId is not the txId' };
   if (!Number.isSafeInteger(proof.index) || proof.index < 0) return { valid: false, reason: 'bad index' };
-  let running: Buffer;
+  // The fold runs on display hex (foldParent): the running hash is always hash hex, from the
+  // txId checked here and then from foldParent; each node is checked as it is met.
+  let running: string;
   let header;
   try {
-    running = fromDisplayHex(txId);
+    fromDisplayHex(txId);
+    running = txId;
     header = headerFacts(proof.target).header;
   } catch (e) {
     return { valid: false, reason: (e as Error).message };
@@ -135,20 +141,15 @@ export function verifyTscProof(proof: TscMerkleProof, txId: string): ProofVerdic
       if (right) return { valid: false, reason: 'duplicate node on the right-hand side' };
       running = foldParent(running, running);
     } else {
-      let sibling: Buffer;
-      try {
-        sibling = fromDisplayHex(node);
-      } catch {
-        return { valid: false, reason: 'malformed node' };
-      }
+      if (!isHashHex(node)) return { valid: false, reason: 'malformed node' };
       // A left sibling equal to the running hash would be the CVE-2012-2459 duplicate trick.
-      if (right && sibling.equals(running)) return { valid: false, reason: 'left sibling duplicates the running hash' };
-      running = right ? foldParent(sibling, running) : foldParent(running, sibling);
+      if (right && node === running) return { valid: false, reason: 'left sibling duplicates the running hash' };
+      running = right ? foldParent(node, running) : foldParent(running, node);
     }
     index = Math.floor(index / 2);
   }
   if (index !== 0) return { valid: false, reason: 'index is outside the tree the nodes describe' };
-  const root = toDisplayHex(running);
+  const root = running;
   return root === header.merkleRoot
     ? { valid: true, root }
     : { valid: false, reason: 'computed root differs from the header', root };

@@ -27,6 +27,8 @@ export interface RecordHooks {
   readonly onRefused: (refusal: Refusal) => Promise<void>;
   /** Watched transactions seen or mined (records-publication's `seenWhileConfirming` fits). */
   readonly onSeen?: (txIds: readonly string[]) => Promise<void>;
+  /** Watched transactions ARC holds below SEEN_ON_NETWORK (records-publication's `heldWhileConfirming` fits). */
+  readonly onHeld?: (txIds: readonly string[]) => Promise<void>;
 }
 
 export interface ArcDevnetOptions {

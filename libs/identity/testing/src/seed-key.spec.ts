@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { testRedis, uniquePrefix } from '@proofline/shared-testing';
+import { keysMatching, testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { seedKey } from './seed-key';
 
 describe('seedKey (test helper)', () => {
@@ -22,7 +22,7 @@ describe('seedKey (test helper)', () => {
     expect(active.rawKey).toMatch(/^idty_[A-Za-z0-9]{32}$/);
     expect(active.permissions).toEqual(['Issuer_Admin', 'Verifier_User']);
 
-    const keys = await redis.keys(`${prefix}:*`);
+    const keys = await keysMatching(redis, `${prefix}:*`);
     const stored = (await Promise.all(keys.filter((k) => k.includes(':key:')).map((k) => redis.hgetall(k)))) as Record<
       string,
       string

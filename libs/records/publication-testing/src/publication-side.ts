@@ -1,5 +1,5 @@
-import { createArcChain } from '@proofline/chain-arc';
-import type { ArcChain } from '@proofline/chain-arc';
+import { createArcChain, startArcCallbackWorker } from '@proofline/chain-arc';
+import type { ArcChain, RunningArcCallbackWorker } from '@proofline/chain-arc';
 import type { FundingPool } from '@proofline/chain-wallet';
 import { createRecords } from '@proofline/records-feature';
 import type { PublishQueue, Records } from '@proofline/records-feature';
@@ -58,7 +58,15 @@ export interface PublicationSide {
    * floor, enqueuing on `queue` (default: the publication's producer).
    */
   records(queue?: PublishQueue): Records;
-  /** Closes the publication (its workers first), this side's own chain scope, then its connections. Deletes no key. */
+  /**
+   * Starts the worker's arc-callbacks role (once): the callbacks the API queues are verified and
+   * their proofs stored, and what they prove is settled as a poll's would be (`publication.seen`).
+   */
+  startCallbacks(): Promise<RunningArcCallbackWorker>;
+  /**
+   * Closes the callbacks role and the publication (workers first), this side's own chain scope,
+   * then its connections. Deletes no key.
+   */
   close(): Promise<void>;
 }
 
@@ -83,11 +91,21 @@ export function composePublicationSide(o: PublicationSideOptions): PublicationSi
     logger,
     ...(o.webhooks ? { webhooks: o.webhooks(redis) } : {}),
   });
+  let callbacks: Promise<RunningArcCallbackWorker> | undefined;
   return {
     redis,
     bull,
     chain,
     publication,
+    startCallbacks() {
+      callbacks ??= startArcCallbackWorker({
+        connection: bull,
+        redisPrefix: prefix,
+        onProven: publication.seen,
+        deps: { headers: chain.headers, store: chain.store, logger, events: { redis, prefix } },
+      });
+      return callbacks;
+    },
     records: (queue = publication.queue) =>
       createRecords({
         config,
@@ -101,6 +119,7 @@ export function composePublicationSide(o: PublicationSideOptions): PublicationSi
         queue,
       }),
     async close() {
+      await (await callbacks?.catch(() => undefined))?.close();
       await publication.close();
       if (!o.chain) await chain.close();
       await bull.quit();

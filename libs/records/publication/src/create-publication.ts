@@ -17,7 +17,13 @@ import { publicationPause } from './publication-pause';
 import { deferringQueue } from './producer';
 import type { BullPublishQueue } from './producer';
 import type { PublicationSettlement } from './publish';
-import { publicationSettlement, rawTxOf, refusedWhileConfirming, seenWhileConfirming } from './settlement';
+import {
+  heldWhileConfirming,
+  publicationSettlement,
+  rawTxOf,
+  refusedWhileConfirming,
+  seenWhileConfirming,
+} from './settlement';
 import type { FundingSettle } from './settlement';
 import { startRecordsPublisher } from './worker';
 import type { RecordsPublisherOptions, RunningPublisher } from './worker';
@@ -65,6 +71,12 @@ export interface Publication {
   readonly store: RecordStore;
   /** What a publication settles besides the record: funding and the confirmation watch set. */
   readonly settlement: PublicationSettlement;
+  /**
+   * Transactions the chain showed SEEN_ON_NETWORK or MINED outside a confirmation pass (a MINED
+   * callback proved them: the arc-callbacks role's `onProven`): funding confirmed, a failed record
+   * published again (`seenWhileConfirming`, as the pass does). Idempotent.
+   */
+  seen(txIds: readonly string[]): Promise<void>;
   /** Starts the publisher worker and the outbox sweeper (once; later calls return the same one). */
   startPublisher(tuning?: PublisherTuning): RunningPublisher;
   /**
@@ -105,6 +117,7 @@ export function createPublication(o: PublicationOptions): Publication {
     releasable: (code) => inputsReleasable({ code, reachedNetwork: false }),
     ...confirmationOptions(o.config.chain),
   });
+  const seen = seenWhileConfirming({ records: store, pool: o.pool, clock: o.clock, logger: confirmLogger });
   const passDeps: ConfirmationPassDeps = {
     client: o.chain.client,
     rebroadcast: (txs) => o.chain.arc.submitMany(txs),
@@ -114,7 +127,8 @@ export function createPublication(o: PublicationOptions): Publication {
     prefix: o.prefix,
     rawTxOf: rawTxOf(store),
     onRefused: refusedWhileConfirming({ records: store, pool: o.pool, clock: o.clock }),
-    onSeen: seenWhileConfirming({ records: store, pool: o.pool, clock: o.clock, logger: confirmLogger }),
+    onSeen: seen,
+    onHeld: heldWhileConfirming({ records: store, clock: o.clock, logger: confirmLogger }),
     ...(o.pool.unsettled
       ? {
           unsettled: async () =>
@@ -129,6 +143,7 @@ export function createPublication(o: PublicationOptions): Publication {
     queue,
     store,
     settlement,
+    seen,
     startPublisher(tuning = {}) {
       publisher ??= startRecordsPublisher({
         connection: o.bull,

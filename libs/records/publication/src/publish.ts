@@ -1,7 +1,7 @@
 import { UnrecoverableError } from 'bullmq';
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
-import { refusalCode, spentTxIds } from '@proofline/chain-domain';
+import { heldByArc, refusalCode, spentTxIds } from '@proofline/chain-domain';
 import type {
   BroadcastVerdict,
   ChainPublisher,
@@ -228,7 +228,7 @@ export function publicationReading(
     case 'accepted':
       return 'published';
     case 'pending':
-      return v.status === 'SEEN_IN_ORPHAN_MEMPOOL' ? 'retry' : 'held';
+      return heldByArc(v) ? 'held' : 'retry';
     case 'refused':
       if (v.code === 460 && !v.final) return 'parent-not-found';
       return v.code === 'DOUBLE_SPEND_ATTEMPTED' ? 'held' : v;

@@ -3,7 +3,7 @@ import { recordsKeys } from '@proofline/records-data-access';
 import { InMemoryChain } from '@proofline/records-testing';
 import type { ChainPublisher } from '@proofline/chain-domain';
 import { createLogger } from '@proofline/shared-logger';
-import { eventually, testBullRedis } from '@proofline/shared-testing';
+import { eventually, killConnections, testBullRedis } from '@proofline/shared-testing';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { PublishQueue } from '@proofline/records-feature';
 import { BullPublishQueue, SWEEP_DEFER_MS, deferringQueue } from './producer';
@@ -75,9 +75,8 @@ describe('publication resumes at once after a fault (real Redis, real BullMQ)', 
       await store.deferSweep([txId], new Date(clock.now().getTime() + SWEEP_DEFER_MS));
       expect(await publisher.sweep()).toBe(0);
 
-      const id = await own.client('ID');
       const reconnected = new Promise<void>((resolve) => own.once('ready', () => resolve()));
-      await redis.client('KILL', 'ID', String(id));
+      await killConnections(own, redis);
       await reconnected;
       await eventually(async () => (await store.state(txId)) === 'published', 4000, 20);
       expect(chain.accepted.get(txId)).toBe(1);

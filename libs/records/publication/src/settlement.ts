@@ -95,18 +95,49 @@ export function seenWhileConfirming(o: {
   clock: Clock;
   logger?: Logger;
 }): (txIds: readonly string[]) => Promise<void> {
+  const revive = reviveRecord(
+    o,
+    'a refused record transaction was seen on the network after all: the record is published again',
+  );
   return async (txIds) => {
     await Promise.all(
       txIds.map(async (txId) => {
         await o.pool.confirm(txId);
-        const revived = await o.records.revive(txId, o.clock.now(), PREVIOUS_REJECTED_CODE);
-        if (revived.changed)
-          o.logger?.warn(
-            { txId, successors: revived.successors.length },
-            'a refused record transaction was seen on the network after all: the record is published again',
-          );
+        await revive(txId);
       }),
     );
+  };
+}
+
+/**
+ * The confirmation pass found these transactions held by ARC below SEEN_ON_NETWORK (a poll or a
+ * re-broadcast answered RECEIVED … ACCEPTED_BY_NETWORK, not an orphan): ARC validated and stored
+ * them, which is what publishes a record on its first broadcast, so a record failed for a refusal
+ * ARC did not keep is published again at once, its successors failed because of it put back to
+ * pending. Their funding stays unsettled: the change is freed only by {@link seenWhileConfirming}.
+ */
+export function heldWhileConfirming(o: {
+  records: RecordStore;
+  clock: Clock;
+  logger?: Logger;
+}): (txIds: readonly string[]) => Promise<void> {
+  const revive = reviveRecord(
+    o,
+    'a refused record transaction is held by ARC after all: the record is published again',
+  );
+  return async (txIds) => {
+    await Promise.all(txIds.map(revive));
+  };
+}
+
+/** Publishes a failed record again (`RecordStore.revive`), logging `message` when it was failed. */
+function reviveRecord(
+  o: { records: RecordStore; clock: Clock; logger?: Logger },
+  message: string,
+): (txId: string) => Promise<void> {
+  return async (txId) => {
+    const revived = await o.records.revive(txId, o.clock.now(), PREVIOUS_REJECTED_CODE);
+    if (revived.changed) o.logger?.warn({ txId, successors: revived.successors.length }, message);
   };
 }
 

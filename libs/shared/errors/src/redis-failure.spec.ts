@@ -22,6 +22,15 @@ describe('Redis unavailability mapping (one place for REST and GraphQL)', () => 
     ['node-redis closed', new Error('The client is closed')],
     ['a bounded node-redis call', named('RedisCallTimeoutError', 'redis call hGetAll did not answer within 1000 ms')],
     ['a raw refused socket', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' })],
+    ['a cluster without an answering node', named('ClusterAllFailedError', 'Failed to refresh slots cache.')],
+    [
+      'a cluster not ready, offline queue off',
+      new Error("Cluster isn't ready and enableOfflineQueue options is false"),
+    ],
+    ['a cluster whose startup nodes are all down', new Error('None of startup nodes is available')],
+    ['a cluster mid-failover', new Error('Too many Cluster redirections. Last error: Error: Connection is closed.')],
+    ['CLUSTERDOWN', named('ReplyError', 'CLUSTERDOWN The cluster is down')],
+    ['node-redis cluster', named('RootNodesUnavailableError', 'All the root nodes are unavailable')],
   ])('%s -> 503 REDIS_UNAVAILABLE with Retry-After', (_, error) => {
     const mapped = normaliseError(error);
     expect(mapped).toBeInstanceOf(AppError);
@@ -54,6 +63,9 @@ describe('Redis unavailability mapping (one place for REST and GraphQL)', () => 
     expect(normaliseError(bug)).toBe(bug);
     expect(normaliseError(named('ReplyError', 'ERR wrong number of arguments'))).toBeInstanceOf(Error);
     expect(normaliseError(named('ReplyError', 'ERR wrong number of arguments'))).not.toBeInstanceOf(AppError);
+    // A script or command across slots is a bug of the service, not an outage: a 500.
+    const crossSlot = named('ReplyError', "CROSSSLOT Keys in request don't hash to the same slot");
+    expect(normaliseError(crossSlot)).not.toBeInstanceOf(AppError);
     // ARC answered with a refused socket nested in its own 503: still ARC_UNAVAILABLE, not Redis.
     const arc = new AppError({
       errorCode: 'ARC_UNAVAILABLE',

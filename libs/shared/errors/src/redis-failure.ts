@@ -18,6 +18,8 @@ const NAMES = new Set([
   'ClientOfflineError', // node-redis with disableOfflineQueue
   'SocketClosedUnexpectedlyError', // node-redis
   'ConnectionTimeoutError', // node-redis
+  'ClusterAllFailedError', // ioredis Cluster: no node answered a refresh of the slot map
+  'RootNodesUnavailableError', // node-redis cluster: no root node answered
 ]);
 
 /** Exact messages of connection-level failures (ioredis and node-redis; their classes keep the name `Error`). */
@@ -30,6 +32,10 @@ const MESSAGES = new Set([
   'Socket closed unexpectedly', // node-redis
   'Connection timeout', // node-redis connectTimeout
   'Disconnects client', // node-redis
+  "Cluster isn't ready and enableOfflineQueue options is false", // ioredis Cluster
+  'None of startup nodes is available', // ioredis Cluster
+  'Cluster is ended.', // ioredis Cluster closing (shutdown, or reconnection given up)
+  'All the root nodes are unavailable', // node-redis cluster
 ]);
 
 /** Reply errors of a server that is up but cannot serve now (AOF replay, replica, failover, busy script, persistence or memory refusal). */
@@ -69,6 +75,8 @@ function isOwnRedisFailure(e: ErrorLike): boolean {
   const message = typeof e.message === 'string' ? e.message : '';
   if (MESSAGES.has(message)) return true;
   if (message.startsWith('Reached the max retries per request limit')) return true;
+  // ioredis Cluster following MOVED/ASK/TRYAGAIN/CLUSTERDOWN answers (a failover, a slot migration) past its bound.
+  if (message.startsWith('Too many Cluster redirections.')) return true;
   if (
     (e.name === 'ReplyError' || e.name === 'ErrorReply') &&
     REPLY_PREFIXES.some((p) => message.startsWith(`${p} `) || message === p)

@@ -1,14 +1,32 @@
 import { createServer, connect } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { coalesceWrites, createRedis } from './connection';
+import { testClient, testRedisUrl } from './testing/test-redis';
 
-// shared-testing depends on this lib, so the test Redis URL is read here directly.
-const testRedisUrl = (): string => {
-  const url = process.env['PROOFLINE_TEST_REDIS_URL'];
-  if (!url) throw new Error('PROOFLINE_TEST_REDIS_URL is not set: run tests through jest.');
-  return url;
-};
+/**
+ * A hash tag whose keys the server at `url` holds: any tag on one server; on a cluster node, one of
+ * a slot that node serves (these specs talk to it over a plain connection, as a cluster client's
+ * node connections do).
+ */
+async function tagServedBy(url: string): Promise<string> {
+  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await r.connect();
+    if (!/^cluster_enabled:1/m.test(await r.info('cluster'))) return 'c';
+    const port = Number(new URL(url).port);
+    const ranges = ((await r.cluster('SLOTS')) as unknown as [number, number, [string, number]][]).filter(
+      ([, , [, p]]) => p === port,
+    );
+    for (let i = 0; ; i++) {
+      const slot = Number(await r.cluster('KEYSLOT', `{c${i}}`));
+      if (ranges.some(([from, to]) => slot >= from && slot <= to)) return `c${i}`;
+    }
+  } finally {
+    r.disconnect();
+  }
+}
 
 /** A TCP proxy in front of the test Redis that counts the chunks each client connection sends. */
 async function countingProxy(): Promise<{
@@ -50,8 +68,25 @@ async function countingProxy(): Promise<{
   };
 }
 
+/** Counts the write requests the client's current socket hands to libuv (`_write` / `_writev`). */
+function countRequests(client: { stream?: unknown }): () => number {
+  const stream = client.stream as { _write: (...a: unknown[]) => unknown; _writev: (...a: unknown[]) => unknown };
+  let n = 0;
+  for (const m of ['_write', '_writev'] as const) {
+    const original = stream[m].bind(stream);
+    stream[m] = (...a: unknown[]) => {
+      n++;
+      return original(...a);
+    };
+  }
+  return () => n;
+}
+
 describe('coalesceWrites (real Redis behind a counting proxy)', () => {
-  const prefix = `coalesce-${randomBytes(5).toString('hex')}`;
+  let prefix = `coalesce-${randomBytes(5).toString('hex')}`;
+  beforeAll(async () => {
+    prefix = `${prefix}:{${await tagServedBy(testRedisUrl())}}`;
+  });
 
   it('sends the commands of one turn in one write, in order, each with its own reply; again after a reconnection', async () => {
     const proxy = await countingProxy();
@@ -92,19 +127,6 @@ describe('coalesceWrites (real Redis behind a counting proxy)', () => {
   });
 
   it('counted at the socket: one write request per turn with it, one per command without', async () => {
-    /** Counts the write requests the client's current socket hands to libuv (`_write` / `_writev`). */
-    const countRequests = (client: { stream?: unknown }) => {
-      const stream = client.stream as { _write: (...a: unknown[]) => unknown; _writev: (...a: unknown[]) => unknown };
-      let n = 0;
-      for (const m of ['_write', '_writev'] as const) {
-        const original = stream[m].bind(stream);
-        stream[m] = (...a: unknown[]) => {
-          n++;
-          return original(...a);
-        };
-      }
-      return () => n;
-    };
     const plain = createRedis(testRedisUrl(), { maxRetriesPerRequest: 2, enableAutoPipelining: false });
     const merged = coalesceWrites(
       createRedis(testRedisUrl(), { maxRetriesPerRequest: 2, enableAutoPipelining: false }),
@@ -119,6 +141,23 @@ describe('coalesceWrites (real Redis behind a counting proxy)', () => {
       expect(mergedCount()).toBe(1);
     } finally {
       plain.disconnect();
+      merged.disconnect();
+    }
+  });
+
+  it('on a client of the factory (a cluster: each node connection), one write request per node and turn', async () => {
+    const merged = coalesceWrites(testClient({ maxRetriesPerRequest: 2, enableAutoPipelining: false }));
+    try {
+      await merged.ping();
+      const nodes = merged instanceof Redis ? [merged] : merged.nodes('master');
+      // Keys of many slots: on three masters every node gets some of the burst.
+      const keys = Array.from({ length: 60 }, (_, i) => `coalesce-spread:{s${i}}:none`);
+      await Promise.all(keys.map((k) => merged.get(k))); // every node connected (and patched)
+      const counts = nodes.map((n) => countRequests(n as unknown as { stream?: unknown }));
+      await Promise.all(keys.map((k) => merged.get(k)));
+      for (const count of counts) expect(count()).toBeLessThanOrEqual(1);
+      expect(counts.reduce((sum, c) => sum + c(), 0)).toBe(nodes.length);
+    } finally {
       merged.disconnect();
     }
   });

@@ -160,6 +160,39 @@ export function createBullRedis(deployment: RedisDeployment, options: RedisOptio
   return connectRedis(deployment, { enableAutoPipelining: false, maxRetriesPerRequest: null, ...options });
 }
 
+/** Connection states in which a command cannot be answered now. */
+const DOWN = new Set(['reconnecting', 'close', 'end']);
+
+/**
+ * True when `redis` knows, without a round trip, that it cannot answer now: its connection is
+ * reconnecting or closed; on a cluster, also when a master that owns slots has no live connection
+ * (a killed node is dropped from the client's pool before the cluster client itself notices that
+ * every node is gone). For readiness checks: answer not-ready at once instead of after a timeout.
+ */
+export function knownDown(redis: { readonly status?: string }): boolean {
+  if (redis.status !== undefined && DOWN.has(redis.status)) return true;
+  if (!(redis instanceof Cluster)) return false;
+  const live = new Map(redis.nodes('master').map((n) => [`${n.options.host}:${n.options.port}`, n.status]));
+  const owners = new Set<string>();
+  for (const slot of redis.slots) if (slot?.[0]) owners.add(slot[0]);
+  for (const owner of owners) {
+    const status = live.get(owner);
+    if (status === undefined || DOWN.has(status)) return true;
+  }
+  return false;
+}
+
+/**
+ * PING for a readiness check: the one server, or every master of a cluster, each directly (a
+ * master this process has not needed yet has no connection whose loss `knownDown` could see; a
+ * refused one fails at once). Resolves 'PONG' when all answer.
+ */
+export async function pingMasters(redis: { ping(): Promise<string> }): Promise<string> {
+  if (!(redis instanceof Cluster)) return redis.ping();
+  const answers = await Promise.all((await masters(redis)).map((n) => n.ping()));
+  return answers.every((a) => a === 'PONG') ? 'PONG' : (answers.find((a) => a !== 'PONG') ?? '');
+}
+
 /**
  * The servers that hold keys: every master of a cluster (once the cluster client knows them:
  * it connects first if it has not yet), or the one server.

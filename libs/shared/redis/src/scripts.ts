@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Redis } from './connection';
 import type { RedisClient } from './connection';
 
 /**
@@ -28,7 +27,7 @@ export function loadLuaCommands(redis: RedisClient, dir: string, options: { prel
         ...(keys === 'n' ? {} : { numberOfKeys: Number(keys) }),
         lua: shebang + prelude + source.slice(shebang.length),
       });
-      if (redis instanceof Redis) shareWithOpenAutoPipelines(redis, camel);
+      shareWithOpenAutoPipelines(redis, camel);
     }
     names.push(camel);
   }
@@ -45,7 +44,8 @@ interface AutoPipelineInternals {
  * auto-pipelining, a pipeline is opened by the first command of an event-loop tick; a command
  * defined later in that same tick (a lib constructed while other commands are in flight) and
  * called at once would then fail with "pipeline[functionName] is not a function". Give the
- * pipelines already open the new command, exactly as ioredis's Pipeline constructor does.
+ * pipelines already open the new command, exactly as ioredis's Pipeline constructor does (a
+ * cluster client keeps one auto-pipeline per node, the same way).
  */
 function shareWithOpenAutoPipelines(redis: RedisClient, name: string): void {
   const internals = redis as unknown as AutoPipelineInternals & Record<string, unknown>;

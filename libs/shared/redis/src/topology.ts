@@ -97,7 +97,10 @@ export function clusterDeployment(
 
 /** True when the server at `url` runs in cluster mode (`INFO cluster` says `cluster_enabled:1`). */
 export async function clusterEnabledAt(url: string, timeoutMs = 2000): Promise<boolean> {
-  const probe = new Redis(url, {
+  // Database 0: a cluster node refuses SELECT, and the question is only whether it is one.
+  const u = new URL(url);
+  u.pathname = '';
+  const probe = new Redis(u.toString(), {
     lazyConnect: true,
     connectTimeout: timeoutMs,
     commandTimeout: timeoutMs,

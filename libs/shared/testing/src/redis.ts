@@ -61,7 +61,7 @@ export function uniquePrefix(label = 't'): string {
 
 /** A client of the test Redis ({@link testRedisClient}) plus a cleanup that removes only `prefix`'s keys. */
 export function testRedis(prefix: string): { redis: RedisClient; cleanup: () => Promise<void> } {
-  const redis = testRedisClient({ maxRetriesPerRequest: 3 });
+  const redis = testRedisClient({ maxRetriesPerRequest: 3, enableAutoPipelining: false });
   return {
     redis,
     cleanup: async () => {
@@ -97,5 +97,23 @@ export async function eventually<T>(
     if (Date.now() > deadline)
       throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/**
+ * Closes every connection `client` holds to the servers (`CLIENT KILL ID`, sent by `admin` to the
+ * node each connection is on), as a network blip or a server restart would: a standalone client
+ * reconnects, a cluster client whose every node connection is gone reconnects as a whole; both
+ * emit `ready` when back.
+ */
+export async function killConnections(client: RedisClient, admin: RedisClient): Promise<void> {
+  const key = (n: { options: { host?: string; port?: number } }) => `${n.options.host}:${n.options.port}`;
+  const admins = new Map((await masters(admin)).map((n) => [key(n), n]));
+  const targets = await Promise.all(
+    (await masters(client)).map(async (n) => ({ node: admins.get(key(n)), id: String(await n.client('ID')) })),
+  );
+  for (const { node, id } of targets) {
+    if (!node) throw new Error('killConnections: a node of the client is no master the admin knows');
+    await node.client('KILL', 'ID', id);
   }
 }

@@ -39,7 +39,7 @@ if not admitted then
   if g ~= nil and not g.ok and g.wait > wait then wait = g.wait end
 else
   for _, b in ipairs({ k, g }) do
-    if b ~= nil then redis.call('SET', b.key, string.format('%d', b.tat), 'PX', math.floor(b.fullIn / 1000) + 1) end
+    if b ~= nil then redis.call('SET', b.key, string.format('%d', b.tat), 'PX', math.floor(b.fullIn / 1000) + 1) end -- key from KEYS (judge's)
   end
 end
 local function field(b, name) if b == nil then return -1 end return b[name] end

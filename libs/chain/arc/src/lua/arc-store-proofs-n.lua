@@ -21,7 +21,9 @@
 local types = {}
 local written = 0
 for i = 1, #ARGV, 3 do
-  local txId, blockKey, value = ARGV[i], KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2]
+  local txId, value = ARGV[i], ARGV[i + 2]
+  local blockIndex = tonumber(ARGV[i + 1])
+  local blockKey = KEYS[blockIndex]
   local current = redis.call('HGET', KEYS[1], txId)
   if current ~= value then
     redis.call('HSET', KEYS[1], txId, value)

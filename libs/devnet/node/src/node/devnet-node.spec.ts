@@ -551,6 +551,37 @@ describe('devnet node: ARC v1 over HTTP', () => {
     }
   });
 
+  it('a block mined between a transaction’s acceptance and its callback registration: its MINED callback is still sent', async () => {
+    const receiver = await callbackReceiver();
+    const k = devnetKeys(prefix);
+    const hmget = redis.hmget.bind(redis) as (...args: any[]) => Promise<(string | null)[]>;
+    let mineFirst = true;
+    // The interleaving a loaded node meets: the registration's read of the callbacks hash (after
+    // the acceptance) waits for a block, whose own read of the hash finds no registration yet.
+    const interleave = jest.spyOn(redis, 'hmget').mockImplementation((async (...args: any[]) => {
+      if (mineFirst && args[0] === k.callbacks) {
+        mineFirst = false;
+        await node.mineBlock();
+      }
+      return hmget(...args);
+    }) as any);
+    try {
+      const tx = await spend(coins, nextCoin(), [{ satoshis: 99_000 }]);
+      const r = await postTx(base, json(tx.toHexEF()), 'application/json', {
+        'X-CallbackUrl': receiver.url,
+        'X-CallbackToken': 'race-token-00001',
+      });
+      expect(r).toMatchObject({ status: 200, body: { txid: tx.id('hex') } });
+      expect(mineFirst).toBe(false);
+      await eventually(async () =>
+        receiver.received.some((x) => x.body.txid === tx.id('hex') && x.body.txStatus === 'MINED'),
+      );
+    } finally {
+      interleave.mockRestore();
+      await receiver.close();
+    }
+  });
+
   it('callbacks: a receiver gets one request at a time; one that fails gets the rest later, nothing lost', async () => {
     let inFlight = 0;
     let maxInFlight = 0;

@@ -370,12 +370,31 @@ async function afterAccept(
         return r.isNew ? [{ record: o.record, regs: [reg] }] : [];
       }),
     );
+    // A block committed between a transaction's acceptance and its registration queued its
+    // callbacks without this one (its MINED, or REJECTED for a double spend it resolved), and it
+    // would never be told: ARC stores a callback with its transaction. The statuses are read again
+    // after the registration is written, so every interleaving tells it at least once (a block
+    // that read the registration too sends it twice: callbacks are at-least-once).
+    const fresh = accepted.flatMap((o, i) => {
+      const r = regs[i];
+      return o.fresh && r && !isBlockStatus(o.record.txStatus) ? [{ txId: o.record.txid, regs: r.all }] : [];
+    });
+    const now = fresh.length > 0 ? await ctx.chain.statusMany(fresh.map((f) => f.txId)) : [];
+    await ctx.callbacks.notifyEach(
+      fresh.flatMap((f, i) => {
+        const record = now[i];
+        return record && isBlockStatus(record.txStatus) ? [{ record, regs: f.regs }] : [];
+      }),
+    );
   } else {
     await ctx.callbacks.notifyMany(
       accepted.filter((o) => o.fresh && o.record.txStatus !== 'SEEN_ON_NETWORK').map((o) => o.record),
     );
   }
 }
+
+/** The statuses a block gives: MINED, and REJECTED for the loser of a double spend it resolved. */
+const isBlockStatus = (status: string): boolean => status === 'MINED' || status === 'REJECTED';
 
 /** The submission-delay reality: resolves no earlier than `submitDelayMs` after the request arrived. */
 async function submissionDelay(ctx: HttpContext, options: SubmitOptions): Promise<void> {

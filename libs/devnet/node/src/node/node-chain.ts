@@ -203,8 +203,9 @@ export class NodeChain {
         outcomes.push(this.keepOrphan(checked, sub));
         continue;
       }
-      // Its children later in the list validate against it before its script has run.
-      this.rememberParsed(txId, readTransaction(raws[i] as Buffer).tx.wire);
+      // Its children later in the list validate against it before its script has run (the fields
+      // read when it was submitted: the same inputs and outputs as its standard serialization's).
+      this.rememberParsed(txId, sub.wire);
       outcomes.push(this.commit(checked));
     }
     const done = await Promise.all(outcomes);
@@ -232,6 +233,10 @@ export class NodeChain {
       o.kind === 'status' && o.fresh && isInMempool(o.record.txStatus) ? [{ i, txId: o.record.txid }] : [],
     );
     if (parents.length === 0) return outcomes;
+    // No orphan held at all, the usual case: none waits for these parents (an orphan is filed in
+    // the orphans hash and under each missing parent in one MULTI), so one HLEN instead of a
+    // ZRANGE per parent.
+    if ((await this.redis.hlen(this.keys.orphans)) === 0) return outcomes;
     const pipe = this.redis.pipeline();
     for (const { txId } of parents) pipe.zrange(orphansOfKey(this.keys, txId), 0, -1);
     const waiting = ((await pipe.exec()) ?? []).map(([err, v]) => {
