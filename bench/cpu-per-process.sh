@@ -110,6 +110,17 @@ report() { # label before after
   awk -v tk="$(getconf CLK_TCK)" -v label="$1" 'NR == FNR { a[$1] = $2; next } ($1 in a) { d = ($2 - a[$1]) / tk; if (d >= 0.01) { $2 = ""; printf "%s %6.2f s %s\n", label, d, $0; t += d } } END { printf "%s %6.2f s in all\n", label, t }' "$2" "$3" | sort -k2 -rn
 }
 
+# awk, the start of a program over two snapshots (files a, then b): c[role] and t, the CPU seconds
+# each role and all used. The devnet node and the redis-server it started (the one that is not
+# the service's) are one role.
+by_role='
+    NR == FNR { a[$1] = $2; next }
+    ($1 in a) {
+      d = ($2 - a[$1]) / tk; cmd = $0
+      role = cmd ~ /apps\/api\// ? "api" : cmd ~ /apps\/devnet\// ? "devnet" : cmd ~ /apps\/worker\// ? "workers" : cmd ~ ("redis-server 127.0.0.1:" rp) ? "redis" : cmd ~ /redis-server/ ? "devnet" : "other"
+      c[role] += d; t += d
+    }'
+
 # COMMANDS=1: zero both redis-servers' command statistics just before the measured load
 reset_commandstats() {
   [ -n "${COMMANDS:-}" ] || return 0
@@ -148,15 +159,8 @@ echo "proofline    $line"
 report load "$tmp/a" "$tmp/b"
 if [ "${LOAD:-writes}" = writes ]; then
   n=$(echo "$line" | sed -n 's/.*requests=\([0-9]*\).*/\1/p')
-  # roles: the devnet node and the redis-server it started (the one that is not the service's)
   awk -v tk="$(getconf CLK_TCK)" -v n="${n:-0}" -v rp="$redis_port" -v wrk="${wrk_cpu:-0}" -v cores="$(nproc)" \
-      -v e="$express_rps" -v es="$express_cpu" -v ew="$express_wrk" -v en="$express_n" -v sg="$sign_ms" -v vf="$verify_ms" '
-    NR == FNR { a[$1] = $2; next }
-    ($1 in a) {
-      d = ($2 - a[$1]) / tk; cmd = $0
-      role = cmd ~ /apps\/api\// ? "api" : cmd ~ /apps\/devnet\// ? "devnet" : cmd ~ /apps\/worker\// ? "workers" : cmd ~ ("redis-server 127.0.0.1:" rp) ? "redis" : cmd ~ /redis-server/ ? "devnet" : "other"
-      c[role] += d; t += d
-    }
+      -v e="$express_rps" -v es="$express_cpu" -v ew="$express_wrk" -v en="$express_n" -v sg="$sign_ms" -v vf="$verify_ms" "$by_role"'
     END {
       if (n <= 0 || en <= 0) exit
       printf "CPU per record (ms): api %.3f | devnet node + its redis %.3f | workers %.3f | service redis %.3f | other %.3f | wrk %.3f | all %.3f\n", 1000*c["api"]/n, 1000*c["devnet"]/n, 1000*c["workers"]/n, 1000*c["redis"]/n, 1000*c["other"]/n, 1000*wrk/n, 1000*(t+wrk)/n
@@ -196,13 +200,7 @@ if [ "${LOAD:-writes}" = writes ]; then
   waited=0
   for _ in $(seq 1 300); do [ "$(unproven)" = "0" ] && break; sleep 0.2; waited=$((waited + 1)); done
   snapshot >"$tmp/d"
-  awk -v tk="$(getconf CLK_TCK)" -v n="${n:-0}" -v rp="$redis_port" -v left="$(unproven)" -v s="$(awk -v w="$waited" 'BEGIN { printf "%.1f", w * 0.2 }')" '
-    NR == FNR { a[$1] = $2; next }
-    ($1 in a) {
-      d = ($2 - a[$1]) / tk; cmd = $0
-      role = cmd ~ /apps\/api\// ? "api" : cmd ~ /apps\/devnet\// ? "devnet" : cmd ~ /apps\/worker\// ? "workers" : cmd ~ ("redis-server 127.0.0.1:" rp) ? "redis" : cmd ~ /redis-server/ ? "devnet" : "other"
-      c[role] += d; t += d
-    }
+  awk -v tk="$(getconf CLK_TCK)" -v n="${n:-0}" -v rp="$redis_port" -v left="$(unproven)" -v s="$(awk -v w="$waited" 'BEGIN { printf "%.1f", w * 0.2 }')" "$by_role"'
     END {
       if (n <= 0) exit
       printf "CPU per record until proven (ms; the stack without wrk, from the load'"'"'s start, %s s after the drain, %s unproven left): api %.3f | devnet node + its redis %.3f | workers %.3f | service redis %.3f | all %.3f\n", s, left, 1000*c["api"]/n, 1000*c["devnet"]/n, 1000*c["workers"]/n, 1000*c["redis"]/n, 1000*t/n
