@@ -1,4 +1,4 @@
-import { testRedis, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { FeeRateCache } from './fee-rate';
 import type { FeePolicy } from './fee-rate';
 import type { MiningFee } from './funding-wallet';
@@ -119,7 +119,8 @@ describe('FeeRateCache', () => {
         shared,
       });
       void fresh.start();
-      await new Promise((r) => setTimeout(r, 50));
+      // The shared copy arrives in one read (a cluster client connects first: no fixed sleep).
+      await eventually(async () => fresh.writePolicy().known, 5000);
       expect(fresh.writePolicy()).toEqual({ known: true, maxTxBytes: 1000, maxScriptBytes: null });
       expect(fresh.current()).toBe(10);
 
