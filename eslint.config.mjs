@@ -114,8 +114,15 @@ export default [
     },
   },
   {
-    // Tests may use any package (e.g. @bsv/sdk as an independent verifier), the testing libs and the devnet.
-    files: ['**/*.spec.ts', 'libs/*/testing/**/*.ts', 'apps/*/src/testing/**/*.ts', 'bench/**/*.ts'],
+    // Tests may use any package (e.g. @bsv/sdk as an independent verifier), the testing libs and the devnet;
+    // so may the test helpers of an app or a lib (`src/testing/`: imported by its specs only).
+    files: [
+      '**/*.spec.ts',
+      'libs/*/testing/**/*.ts',
+      'apps/*/src/testing/**/*.ts',
+      'libs/*/*/src/testing/**/*.ts',
+      'bench/**/*.ts',
+    ],
     rules: { 'no-console': 'off', '@nx/enforce-module-boundaries': ['error', boundaries(true)] },
   },
   {

@@ -11,13 +11,10 @@
  * line per setting: records/s, requests sent, mean request size, peak requests in flight.
  * ARC_MAX_IN_FLIGHT=1 is the publisher as it was before several requests could be out.
  */
-import { createArcChain } from '@proofline/chain-arc';
 import { startArcDevnet, startArcProxy } from '@proofline/devnet-testing';
-import { createRecords } from '@proofline/records-feature';
-import { createPublication } from '@proofline/records-publication';
-import { loadConfig, systemClock } from '@proofline/shared-config';
-import { createLogger } from '@proofline/shared-logger';
-import { connectRedis, createBullRedis, deleteByPrefix, resolveRedis } from '@proofline/shared-redis';
+import { composePublicationSide } from '@proofline/records-publication-testing';
+import { loadConfig } from '@proofline/shared-config';
+import { connectRedis, deleteByPrefix, resolveRedis } from '@proofline/shared-redis';
 import { privateRedis } from './private-redis';
 
 const DELAY_MS = Number(process.env['BENCH_ARC_DELAY_MS'] ?? 1000);
@@ -30,9 +27,7 @@ const WRITERS = Number(process.env['BENCH_WRITERS'] ?? 16);
 async function runOnce(url: string, inFlight: number): Promise<string> {
   const deployment = await resolveRedis({ url });
   const redis = connectRedis(deployment, { maxRetriesPerRequest: null });
-  const bull = createBullRedis(deployment);
   const prefix = `bench-slowarc-${process.pid}-${inFlight}`;
-  const logger = createLogger({ level: 'silent', name: 'bench' });
   const dev = await startArcDevnet({ redis, prefix });
   const proxy = await startArcProxy({ target: dev.node.url, submissionDelayMs: DELAY_MS });
   const config = loadConfig({
@@ -43,28 +38,10 @@ async function runOnce(url: string, inFlight: number): Promise<string> {
     REDIS_PREFIX: prefix,
     LOG_LEVEL: 'silent',
   });
-  const chain = createArcChain({ redis, prefix, config: config.chain });
-  const publication = createPublication({
-    redis,
-    bull,
-    prefix,
-    config,
-    chain,
-    pool: dev.pool,
-    clock: systemClock,
-    logger,
-  });
-  const { writes } = createRecords({
-    config,
-    clock: systemClock,
-    redis,
-    prefix,
-    builder: chain.builder,
-    funding: { pool: dev.pool, feeRate: () => 1 },
-    reader: chain.reader,
-    queue: publication.queue,
-    logger,
-  });
+  // The writer and the publisher in this process, as the apps compose them, ARC behind the proxy.
+  const side = composePublicationSide({ prefix, config, deployment, pool: dev.pool });
+  const { chain, publication } = side;
+  const { writes } = side.records();
   const needed = RECORDS + CHAINS * VERSIONS + 50;
   for (let funded = 0; funded < needed; funded += 500) await dev.fund(500, 3000);
   publication.startPublisher();
@@ -110,11 +87,10 @@ async function runOnce(url: string, inFlight: number): Promise<string> {
     `${(txIds.length / seconds).toFixed(0)} records/s; ${failed} failed; ${sent.length} requests, ` +
     `mean ${(sent.reduce((a, b) => a + b, 0) / Math.max(1, sent.length)).toFixed(1)} tx each, ` +
     `peak ${chain.publisher.peakInFlight} in flight (ARC answering after ${DELAY_MS} ms)`;
-  await publication.close();
+  await side.close();
   await proxy.close();
   await dev.close();
   await deleteByPrefix(redis, prefix);
-  await bull.quit();
   await redis.quit();
   return line;
 }

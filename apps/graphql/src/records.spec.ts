@@ -1,19 +1,12 @@
 import { createHash } from 'node:crypto';
+import type { Confirmation } from '@proofline/records-domain';
 import { eventually } from '@proofline/shared-testing';
 import { startGraphQL, writeChain } from './testing/fixture';
 import type { GraphQLFixture } from './testing/fixture';
 
 const sha256d = (b: Buffer) => createHash('sha256').update(createHash('sha256').update(b).digest()).digest();
 
-interface Proof {
-  index: number;
-  txOrId: string;
-  target: string;
-  nodes: string[];
-  targetType: string;
-  proofType: string;
-  composite: boolean;
-}
+type Proof = Confirmation['merkleProof'];
 
 /** Independent TSC check: fold the nodes from the leaf and compare with the header's Merkle root. */
 function verifyProof(txId: string, blockHash: string, p: Proof): void {

@@ -14,6 +14,7 @@
  */
 import { z } from 'zod';
 import { APP_VERSION } from '@proofline/shared-config';
+import { STATUS_TITLES } from '@proofline/shared-errors';
 import { QUEUE_DASHBOARD_ROUTES } from '../admin/queue-dashboard';
 import { ARC_CALLBACK_ROUTES } from '../routes/arc-callback';
 import { CLAIMS_ROUTES } from '../routes/claims';
@@ -66,20 +67,6 @@ const SECURITY: Record<Security, Json[]> = {
   none: [],
 };
 
-const TITLES: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  409: 'Conflict',
-  410: 'Gone',
-  413: 'Content Too Large',
-  415: 'Unsupported Media Type',
-  422: 'Unprocessable Content',
-  429: 'Too Many Requests',
-  503: 'Service Unavailable',
-};
-
 function problemResponse(status: number, spec: ProblemSpec, path: string): Json {
   const code = spec.codes[0] ?? 'ERROR';
   const headers = spec.headers?.();
@@ -94,7 +81,7 @@ function problemResponse(status: number, spec: ProblemSpec, path: string): Json 
         },
         example: {
           type: `https://proofline.dev/problems/${code}`,
-          title: TITLES[status] ?? 'Error',
+          title: STATUS_TITLES[status] ?? 'Error',
           status,
           detail: spec.why,
           errorCode: code,

@@ -6,13 +6,13 @@ import type { ArcDevnet, ArcRuleProxy, ProxiedRequest } from '@proofline/devnet-
 import { RecordStore, recordsKeys } from '@proofline/records-data-access';
 import { readPublicationPause } from '@proofline/records-publication';
 import type { Publication } from '@proofline/records-publication';
+import { composePublicationSide } from '@proofline/records-publication-testing';
+import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
 import { deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
-import { startWorkerSide } from '../testing/worker-side';
-import type { WorkerSide } from '../testing/worker-side';
 
 // Every ARC answer read as ARC means it: the real publisher and confirmation pass, real Redis and
 // BullMQ, the devnet node behind a real HTTP server that answers as ARC does where the node does
@@ -69,13 +69,11 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
   const lines: string[] = [];
   const logger = createLogger({ level: 'info', name: 'test', destination: { write: (l: string) => lines.push(l) } });
   const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
-  const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
-  const workerBull = testBullRedis();
-  const store = new RecordStore(workerRedis, prefix);
+  const store = new RecordStore(nodeRedis, prefix);
   let dev: ArcDevnet;
   let proxy: ArcRuleProxy;
   let api: RunningApi;
-  let worker: WorkerSide;
+  let worker: PublicationSide;
   let chain: ArcChain;
   let publication: Publication;
   let writerKey: string;
@@ -101,7 +99,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       confirmation: { blockHash: string } | null;
     };
   const unsettled = async () => (await dev.pool.unsettled(1000)).map((t) => t.txId);
-  const free = async () => (await workerRedis.zrange(dev.pool.keys.free, 0, -1)) as string[];
+  const free = async () => (await nodeRedis.zrange(dev.pool.keys.free, 0, -1)) as string[];
   const inputsOf = async (txId: string) => (await dev.pool.unsettled(1000)).find((t) => t.txId === txId)?.inputs ?? [];
   const logged = (msg: string) => lines.filter((l) => l.includes(`"msg":"${msg}`)).length;
   /** Confirmation passes, one after the other, until `done` (10 s at most). */
@@ -122,12 +120,11 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     await dev.fund(100, 1000);
     writerKey = (await seedKey(api, { tenant: 'acme', permissions: ['Issuer_Admin'] })).rawKey;
     // The worker side talks to ARC through the proxy.
-    worker = await startWorkerSide({
+    worker = composePublicationSide({
       prefix,
-      api,
+      config: api.deps.config,
       pool: dev.pool,
-      redis: workerRedis,
-      bull: workerBull,
+      clock: api.deps.clock,
       logger,
       arcUrl: proxy.url,
     });
@@ -142,9 +139,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     await api.close();
     await proxy.close();
     await dev.close();
-    await deleteByPrefix(workerRedis, prefix);
-    await workerBull.quit();
-    await workerRedis.quit();
+    await deleteByPrefix(nodeRedis, prefix);
     await nodeRedis.quit();
   });
 
@@ -157,9 +152,9 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     const ready = await readiness();
     expect(ready.status).toBe('ready'); // accepted writes wait in the outbox: serving stays right
     expect(ready.checks.publicationDetail).toContain('ARC 400');
-    expect(await readPublicationPause(workerRedis, prefix)).toMatchObject({ httpStatus: 400 });
+    expect(await readPublicationPause(nodeRedis, prefix)).toMatchObject({ httpStatus: 400 });
     for (const txId of txIds) expect(await store.state(txId)).toBe('pending');
-    expect(await workerRedis.zscore(recordsKeys(prefix).outbox, txIds[0] as string)).not.toBeNull();
+    expect(await nodeRedis.zscore(recordsKeys(prefix).outbox, txIds[0] as string)).not.toBeNull();
     // Their inputs stay spent by their transactions (committed, unsettled): no other write gets them.
     const unsettled = (await dev.pool.unsettled(1000)).map((t) => t.txId);
     for (const txId of txIds) expect(unsettled).toContain(txId);
@@ -174,7 +169,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       100,
     );
     expect((await readiness()).checks.publication).toBe('running');
-    expect(await readPublicationPause(workerRedis, prefix)).toBeNull();
+    expect(await readPublicationPause(nodeRedis, prefix)).toBeNull();
     expect(logged('publication resumed')).toBe(1);
     // Change freed once a poll sees them SEEN_ON_NETWORK (after the node's time to SEEN).
     await eventually(
@@ -434,7 +429,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       await passesUntil(async () => (await statusOf(txId)).confirmation !== null);
       expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
       expect(submitsOf(txId)).toBe(2);
-      expect(await workerRedis.hexists(arcKeys(prefix).transientResent, txId)).toBe(0);
+      expect(await nodeRedis.hexists(arcKeys(prefix).transientResent, txId)).toBe(0);
     });
 
     it('a second REJECTED after the one re-broadcast is final: the record fails, unwatched, its inputs never handed back', async () => {
@@ -510,7 +505,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     const mine = async (n: number) => {
       for (let i = 0; i < n; i++) await dev.node.mineBlock();
     };
-    const escalations = async () => Number((await workerRedis.get(arcKeys(prefix).orphanEscalations)) ?? 0);
+    const escalations = async () => Number((await nodeRedis.get(arcKeys(prefix).orphanEscalations)) ?? 0);
     const before = await escalations();
 
     expect(await publication.confirmOnce()).toMatchObject({ orphansEscalated: 0 });

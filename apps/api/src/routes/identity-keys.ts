@@ -1,4 +1,4 @@
-import type { Router } from 'express';
+import type { RequestHandler, Router } from 'express';
 import { z } from 'zod';
 import { KEY_ADMIN_PERMISSIONS, createKeyBody, revokeKeyBody } from '@proofline/identity-domain';
 import type { Permission } from '@proofline/identity-domain';
@@ -92,15 +92,17 @@ export const IDENTITY_KEY_ROUTES = routeTable({
   },
 });
 
+/** The caller's tenant's key usage: identity and legacy keys count against one limit, so both families answer it. */
+export function keyUsage(identity: Pick<Identity, 'keys'>): RequestHandler {
+  return async (req, res) => {
+    res.json(await identity.keys.usage(principalOf(req)));
+  };
+}
+
 export function identityKeyRoutes(identity: Pick<Identity, 'authenticator' | 'keys'>): Router {
   const admin = requireKey(identity.authenticator, ...KEY_ADMIN_PERMISSIONS);
   return mountRoutes(IDENTITY_KEY_ROUTES, {
-    identityApiKeyUsage: [
-      admin,
-      async (req, res) => {
-        res.json(await identity.keys.usage(principalOf(req)));
-      },
-    ],
+    identityApiKeyUsage: [admin, keyUsage(identity)],
     listIdentityApiKeys: [
       admin,
       async (req, res) => {

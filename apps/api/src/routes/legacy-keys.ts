@@ -28,7 +28,7 @@ import {
 import { mountRoutes, routeTable } from '../openapi/route';
 import type { Problems } from '../openapi/route';
 import { LegacyCreateRequest, LegacyKey, LegacyKeyWithRawKey, LegacyPatchRequest, Usage } from '../openapi/schemas';
-import { IDENTITY_KEYS_PATH } from './identity-keys';
+import { IDENTITY_KEYS_PATH, keyUsage } from './identity-keys';
 
 export const LEGACY_KEYS_PATH = '/api/v1/psp/product-manager/customer-user-api-keys';
 
@@ -186,12 +186,7 @@ export function legacyKeyRoutes(identity: Identity, config: Pick<Config, 'legacy
   return mountRoutes(
     LEGACY_KEY_ROUTES,
     {
-      legacyUsage: [
-        admin,
-        async (req, res) => {
-          res.json(await identity.keys.usage(principalOf(req)));
-        },
-      ],
+      legacyUsage: [admin, keyUsage(identity)],
       legacyListKeys: [
         admin,
         async (req, res) => {

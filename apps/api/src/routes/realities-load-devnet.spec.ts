@@ -1,13 +1,12 @@
-import net from 'node:net';
 import { startArcDevnet, startArcRuleProxy } from '@proofline/devnet-testing';
 import type { ArcDevnet, ArcRuleProxy } from '@proofline/devnet-testing';
+import { composePublicationSide } from '@proofline/records-publication-testing';
+import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
 import { deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, freePort, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
-import { startWorkerSide } from '../testing/worker-side';
-import type { WorkerSide } from '../testing/worker-side';
 
 // Issue 19's "Done when", small enough for CI (`npm run bench:realities` is the full load): the
 // real API, publisher, confirmation worker and callback worker against the devnet node with ARC's
@@ -22,14 +21,6 @@ const TOKEN = 'callback-token-realities-0123456';
 
 jest.setTimeout(120_000);
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
 interface Written {
   readonly txId: string;
   readonly family: 'records' | 'linkedrecords';
@@ -40,12 +31,10 @@ describe('a load of independent writes and linked chains against the devnet node
   const prefix = uniquePrefix('realities');
   const logger = createLogger({ level: 'silent', name: 'test' });
   const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
-  const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
-  const workerBull = testBullRedis();
   let dev: ArcDevnet;
   let proxy: ArcRuleProxy;
   let api: RunningApi;
-  let worker: WorkerSide;
+  let worker: PublicationSide;
   let writerKey: string;
   /** ARC's answer to each submitted transaction, by txStatus or problem status. */
   const answered = new Map<string, number>();
@@ -93,15 +82,8 @@ describe('a load of independent writes and linked chains against the devnet node
     for (let i = 0; i < 4; i++) await dev.fund(500, 1000);
     writerKey = (await seedKey(api, { tenant: 'acme', permissions: ['Issuer_Admin'] })).rawKey;
     // The worker side as apps/worker runs it: publisher, confirmations, callbacks.
-    worker = await startWorkerSide({
-      prefix,
-      api,
-      pool: dev.pool,
-      redis: workerRedis,
-      bull: workerBull,
-      logger,
-      callbacks: true,
-    });
+    worker = composePublicationSide({ prefix, config: api.deps.config, pool: dev.pool, clock: api.deps.clock, logger });
+    await worker.startCallbacks();
     worker.publication.startPublisher();
     await worker.publication.startConfirmations();
   });
@@ -110,9 +92,7 @@ describe('a load of independent writes and linked chains against the devnet node
     await api.close();
     await proxy.close();
     await dev.close();
-    await deleteByPrefix(workerRedis, prefix);
-    await workerBull.quit();
-    await workerRedis.quit();
+    await deleteByPrefix(nodeRedis, prefix);
     await nodeRedis.quit();
   });
 

@@ -6,34 +6,15 @@ import os from 'node:os';
 import path from 'node:path';
 import type { MerklePath } from '@bsv/sdk';
 import { Transaction, Utils } from '@bsv/sdk';
+import type { Receipt } from '@proofline/records-domain';
 import { eventually } from '@proofline/shared-testing';
 import { KEYS, startRecordsFixture } from '../testing/records-fixture';
 import type { RecordsFixture } from '../testing/records-fixture';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 
-interface ReceiptJson {
-  version: number;
-  txId: string;
-  family: string;
-  prevTxId?: string | null;
-  rawTx: string;
-  encoding: string[];
-  contentType: string;
-  merkleProof: {
-    index: number;
-    txOrId: string;
-    target: string;
-    nodes: string[];
-    targetType: string;
-    proofType: string;
-    composite: boolean;
-  };
-  blockHeader: string;
-  blockHash: string;
-  blockHeight: number;
-  beef: string;
-}
+/** The receipt a GET …/receipt answers (records-domain's schema, as the CLI parses a receipt file). */
+type ReceiptJson = Receipt;
 
 /** The CLI as a real process (the compiled sources through tsx, as `npm run cli` runs them). */
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

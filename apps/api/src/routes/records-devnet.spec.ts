@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import net from 'node:net';
 import { MerklePath, Spend, Transaction } from '@bsv/sdk';
 import { confirmationOptions } from '@proofline/chain-arc';
 import type { ArcChain, RunningConfirmationWorker } from '@proofline/chain-arc';
@@ -7,13 +6,14 @@ import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
 import { RecordStore } from '@proofline/records-data-access';
 import type { Publication } from '@proofline/records-publication';
+import { composePublicationSide } from '@proofline/records-publication-testing';
+import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
 import { deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
+import type { Confirmation, StatusResult } from '@proofline/records-domain';
+import { eventually, freePort, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
-import { startWorkerSide } from '../testing/worker-side';
-import type { WorkerSide } from '../testing/worker-side';
 
 // Records published over real HTTP to the devnet node's ARC API by the real publisher (batched,
 // funded from the wallet's pool), proven by the confirmation worker (polling) and by ARC callbacks
@@ -24,25 +24,7 @@ const sha = (b: Buffer) => createHash('sha256').update(b).digest();
 const sha256d = (b: Buffer) => sha(sha(b));
 const TOKEN = 'callback-token-0123456789abcdef';
 
-interface Confirmation {
-  confirmedBlocks: number;
-  blockHash: string;
-  blockTimestamp: string;
-  merkleProof: {
-    index: number;
-    txOrId: string;
-    target: string;
-    nodes: string[];
-    targetType: string;
-    proofType: string;
-    composite: boolean;
-  };
-}
-interface Status {
-  confirmation: Confirmation | null;
-  publication: string;
-  failure?: string;
-}
+type Status = StatusResult;
 
 /** Independent TSC check: fold the nodes from the leaf and compare with the header's Merkle root. */
 function verifyIndependently(txId: string, c: Confirmation): void {
@@ -62,29 +44,19 @@ function verifyIndependently(txId: string, c: Confirmation): void {
   expect(new Date(c.blockTimestamp).getTime() / 1000).toBe(header.readUInt32LE(68));
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
 jest.setTimeout(60_000);
 
 describe('records over ARC on the devnet node (real HTTP between workers, API and node)', () => {
   const prefix = uniquePrefix('recarc');
   const logger = createLogger({ level: 'silent', name: 'test' });
   const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
-  const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
-  const workerBull = testBullRedis();
-  const store = new RecordStore(workerRedis, prefix);
+  const store = new RecordStore(nodeRedis, prefix);
   let dev: ArcDevnet;
   let api: RunningApi;
+  let worker: PublicationSide;
   let chain: ArcChain;
   let publication: Publication;
   let confirmations: RunningConfirmationWorker | null = null;
-  let worker: WorkerSide;
   let writerKey: string;
 
   const startPolling = async (options: { pollAfterMs?: number } = {}) => {
@@ -120,18 +92,11 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     await dev.fund(200, 1000);
     writerKey = (await seedKey(api, { tenant: 'acme', permissions: ['Issuer_Admin'] })).rawKey;
     // The worker side, as apps/worker wires it: its own connections, ARC with the callback headers,
-    // the callbacks the API queues proven as the worker's arc-callbacks role does.
-    worker = await startWorkerSide({
-      prefix,
-      api,
-      pool: dev.pool,
-      redis: workerRedis,
-      bull: workerBull,
-      logger,
-      callbacks: true,
-    });
+    // the callbacks the API queues proven (and settled) as the worker's arc-callbacks role does.
+    worker = composePublicationSide({ prefix, config: api.deps.config, pool: dev.pool, clock: api.deps.clock, logger });
     ({ chain, publication } = worker);
     publication.startPublisher({ concurrency: 8, sweepEveryMs: 200, sweepAfterMs: 500 });
+    await worker.startCallbacks();
   });
   afterEach(() => {
     Object.assign(dev.node.faults, {
@@ -147,9 +112,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     await worker.close();
     await api.close();
     await dev.close();
-    await deleteByPrefix(workerRedis, prefix);
-    await workerBull.quit();
-    await workerRedis.quit();
+    await deleteByPrefix(nodeRedis, prefix);
     await nodeRedis.quit();
   });
 
@@ -375,7 +338,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     // policy): its input is not handed back, the transaction stays watched until the chain decides
     const committed = (await dev.pool.unsettled(1000)).find((t) => t.txId === rec.txId);
     expect(committed?.inputs.length).toBeGreaterThan(0);
-    const free = new Set(await workerRedis.zrange(dev.pool.keys.free, 0, -1));
+    const free = new Set(await nodeRedis.zrange(dev.pool.keys.free, 0, -1));
     for (const op of committed?.inputs ?? []) expect(free.has(op)).toBe(false);
     expect(await chain.store.watched(1000)).toContain(rec.txId);
   });

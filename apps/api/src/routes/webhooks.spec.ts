@@ -2,18 +2,10 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { recordsKeys } from '@proofline/records-data-access';
-import { createPublication } from '@proofline/records-publication';
-import type { Publication } from '@proofline/records-publication';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { createLogger } from '@proofline/shared-logger';
 import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
-import {
-  createWebhooks,
-  deliverWebhook,
-  startWebhookDelivery,
-  startWebhookWatcher,
-  watchPublications,
-} from '@proofline/webhooks-feature';
+import { createWebhooks, deliverWebhook, startWebhookDelivery, startWebhookWatcher } from '@proofline/webhooks-feature';
 import type { RunningWebhookDelivery, RunningWebhookWatcher, Webhooks } from '@proofline/webhooks-feature';
 import { call, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
@@ -72,7 +64,6 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
   const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
   const workerBull = testBullRedis();
   let webhooks: Webhooks;
-  let publication: Publication;
   let watcher: RunningWebhookWatcher;
   let delivery: RunningWebhookDelivery;
 
@@ -80,19 +71,9 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
     f = await startRecordsFixture({ WEBHOOK_ALLOW_PRIVATE: 'true' });
     const { clock } = f.api.deps;
     webhooks = createWebhooks({ config: f.config, redis: workerRedis, prefix: f.prefix, clock });
-    // The worker side as apps/worker composes it: the publisher's chain wrapped by the watch step.
-    publication = createPublication({
-      redis: workerRedis,
-      bull: workerBull,
-      prefix: f.prefix,
-      config: f.config,
-      chain: f.dev.chain,
-      pool: f.dev.pool,
-      clock,
-      logger,
-      webhooks: (publisher) => watchPublications(publisher, { store: webhooks.store, prefix: f.prefix, clock }),
-    });
-    publication.startPublisher({ concurrency: 4, sweepEveryMs: 0 });
+    // The fixture's worker side (createPublication with the webhooks watch step, as apps/worker
+    // composes it): the publisher and the confirmations.
+    f.startPublisher();
     watcher = await startWebhookWatcher({
       connection: workerBull,
       redis: workerRedis,
@@ -119,7 +100,6 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
   afterAll(async () => {
     await delivery.close();
     await watcher.close();
-    await publication.close();
     await f.close();
     await workerBull.quit();
     await workerRedis.quit();

@@ -9,15 +9,15 @@ import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
 import { createBootstrapKey } from '@proofline/identity-feature';
 import type { RecordStore } from '@proofline/records-data-access';
-import { createPublication } from '@proofline/records-publication';
 import type { BullPublishQueue, PublicationSettlement, RunningPublisher } from '@proofline/records-publication';
+import { composePublicationSide } from '@proofline/records-publication-testing';
 import type { Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { deleteByPrefix, keyTag } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { watchPublications } from '@proofline/webhooks-feature';
-import { eventually, keysMatching, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, keysMatching, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { send, startApi, startKeyWorker } from './harness';
 import type { RunningApi } from './harness';
 
@@ -95,10 +95,6 @@ export async function startRecordsFixture(
   const scope = api.recordsScope;
   const { queue } = scope;
   const { config, redis, identity, clock } = api.deps;
-
-  // The worker side has its own connections, as in apps/worker.
-  const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
-  const workerBull = testBullRedis();
   const fund = options.fund ?? 200;
   if (fund > 0) await dev.fund(fund, 1000);
 
@@ -121,19 +117,18 @@ export async function startRecordsFixture(
 
   const store = scope.records.store;
   // The worker side as apps/worker composes it (createPublication, the webhooks watch step
-  // included), on its own connections and the devnet's chain scope.
-  const publication = createPublication({
-    redis: workerRedis,
-    bull: workerBull,
+  // included), on connections of its own and the devnet's chain scope.
+  const worker = composePublicationSide({
     prefix,
     config,
-    chain: dev.chain,
     pool: dev.pool,
     clock,
     logger,
-    webhooks: (publisher) =>
+    chain: dev.chain,
+    webhooks: (workerRedis) => (publisher) =>
       watchPublications(publisher, { store: new WebhookStore(workerRedis, prefix), prefix, clock }),
   });
+  const { publication } = worker;
   const { settlement } = publication;
   let publisher: RunningPublisher | undefined;
   let confirmations: Promise<unknown> | undefined;
@@ -201,12 +196,10 @@ export async function startRecordsFixture(
       });
     },
     async close() {
-      await publication.close();
+      await worker.close();
       await api.close();
       await dev.close();
-      await deleteByPrefix(workerRedis, prefix);
-      await workerBull.quit();
-      await workerRedis.quit();
+      await deleteByPrefix(nodeRedis, prefix);
       await nodeRedis.quit();
     },
   };

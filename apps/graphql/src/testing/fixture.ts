@@ -1,25 +1,23 @@
 // Shared set-up of the GraphQL specs (not a spec itself): the production GraphQL composition
 // (createGraphQLDeps) on a private prefix, pointed at the devnet node (`startArcDevnet`: ARC over
 // HTTP, a block every BLOCK_INTERVAL_MS, the wallet's pool funded by a real coinbase split), a
-// writer built by the same factories as apps/api's (createArcChain, createRecords,
-// createPublication), and on demand the real publisher and confirmation workers, composed by
-// createPublication as apps/worker composes them.
+// writer built by the same factories as apps/api's, and on demand the real publisher and
+// confirmation workers as apps/worker composes them (both by composePublicationSide:
+// createArcChain, createPublication, createRecords).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createArcChain } from '@proofline/chain-arc';
 import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
 import { fundPool } from '@proofline/records-testing';
 import type { Permission } from '@proofline/identity-domain';
-import { createRecords } from '@proofline/records-feature';
 import type { RecordWrites } from '@proofline/records-feature';
-import { createPublication } from '@proofline/records-publication';
+import { composePublicationSide } from '@proofline/records-publication-testing';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import type { Clock, Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { deleteByPrefix } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
-import { testBullRedis, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { watchPublications } from '@proofline/webhooks-feature';
 import { createGraphQL } from '../app';
@@ -89,27 +87,14 @@ export async function startGraphQL(
   const logger = createLogger({ level: 'silent', name: 'test-graphql' });
   const deps = await createGraphQLDeps(config, logger, clock);
   const yoga = createGraphQL(deps);
-  const redis = testRedisClient({ maxRetriesPerRequest: null });
-  const bull = testBullRedis();
-  const chain = createArcChain({ redis, prefix, config: config.chain, seed: config.wallet.seed });
   // Writes reserve funding from the wallet's pool: real UTXOs the node knows (a coinbase split) when the spec publishes.
   const { pool } = dev;
-  // The writer's side of publication, as apps/api runs it: only the producer.
-  const writerPublication = createPublication({ redis, bull, prefix, config, chain, pool, clock, logger });
+  // The writer's side of publication, as apps/api runs it: the write use cases and only the producer.
+  const writerSide = composePublicationSide({ prefix, config, pool, clock, logger });
+  const { redis } = writerSide;
   if (options.publish) await dev.fund(options.fund ?? 300, 1000);
   else await fundPool(pool, options.fund ?? 300, 1000);
-  const funding = { pool, feeRate: () => config.wallet.feeFloorSatsPerKb };
-  const writer = createRecords({
-    config,
-    clock,
-    logger,
-    redis,
-    prefix,
-    builder: chain.builder,
-    funding,
-    reader: chain.reader,
-    queue: writerPublication.queue,
-  }).writes;
+  const writer = writerSide.records().writes;
   const closers: (() => Promise<unknown>)[] = [];
 
   const fixture: GraphQLFixture = {
@@ -139,35 +124,19 @@ export async function startGraphQL(
       return { id, rawKey };
     },
     async startChain() {
-      const workerRedis = testRedisClient({ maxRetriesPerRequest: null });
-      const workerBull = testBullRedis();
-      const workerChain = createArcChain({
-        redis: workerRedis,
-        prefix,
-        config: config.chain,
-        seed: config.wallet.seed,
-      });
       // The worker side as apps/worker composes it, on its own connections.
-      const publication = createPublication({
-        redis: workerRedis,
-        bull: workerBull,
+      const worker = composePublicationSide({
         prefix,
         config,
-        chain: workerChain,
         pool,
         clock,
         logger,
-        webhooks: (publisher) =>
+        webhooks: (workerRedis) => (publisher) =>
           watchPublications(publisher, { store: new WebhookStore(workerRedis, prefix), prefix, clock }),
       });
-      publication.startPublisher({ concurrency: 8, sweepEveryMs: 0 });
-      await publication.startConfirmations();
-      closers.push(async () => {
-        await publication.close();
-        await workerChain.close();
-        await workerBull.quit();
-        await workerRedis.quit();
-      });
+      worker.publication.startPublisher({ concurrency: 8, sweepEveryMs: 0 });
+      await worker.publication.startConfirmations();
+      closers.push(() => worker.close());
     },
     async listen(other) {
       const own = other ? createGraphQL(other) : yoga;
@@ -183,14 +152,11 @@ export async function startGraphQL(
     },
     async close() {
       for (const c of closers.reverse()) await c().catch(() => undefined);
-      await writerPublication.close();
+      await writerSide.close();
       await deps.close();
-      await chain.close();
       await dev.close();
-      await deleteByPrefix(redis, prefix);
+      await deleteByPrefix(nodeRedis, prefix);
       await nodeRedis.quit();
-      await bull.quit();
-      await redis.quit();
     },
   };
   return fixture;

@@ -7,9 +7,8 @@ import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { RedisCallTimeoutError } from '@proofline/shared-redis';
 import { publishBlockEvent } from './arc-blocks';
 import { isArcStatus, verdictOfStatus } from './arc-verdict';
-import type { MinedClaim } from './bump';
-import { proveMined } from './confirmation-tracker';
-import type { ProofDeps, ProveReport } from './confirmation-tracker';
+import { proveMined } from './bump';
+import type { MinedClaim, ProofDeps, ProveReport } from './bump';
 
 /*
  * ARC's status callbacks (`X-CallbackUrl` / `X-CallbackToken`), end to end in one module. In the

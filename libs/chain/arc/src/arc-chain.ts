@@ -4,12 +4,11 @@ import type { BsvTransactionBuilderOptions, ChainKeys } from '@proofline/chain-b
 import type { Config } from '@proofline/shared-config';
 import { ArcBlocks } from './arc-blocks';
 import type { ArcClient } from './arc-client';
-import type { ArcChainPublisher } from './arc-publisher';
+import { ArcSubmitBatcher } from './arc-publisher';
+import type { ArcChainPublisher, SubmitBatcherOptions } from './arc-publisher';
 import { createArcServices } from './arc-services';
 import type { WocHeadersClient } from './headers-client';
 import type { ArcProofStore } from './proof-store';
-import { ArcSubmitBatcher } from './submit-batcher';
-import type { SubmitBatcherOptions } from './submit-batcher';
 
 /** The connections and settings the chain scope runs on; all opened (and closed) by the app. */
 export interface ArcChainScope {

@@ -1,8 +1,9 @@
 import { MerklePath } from '@bsv/sdk';
 import { DUPLICATE_NODE, checkInclusion, isHashHex, parseHeader, tscProof } from '@proofline/chain-domain';
-import type { ChainHeader, InclusionFailure, TscMerkleProof } from '@proofline/chain-domain';
+import type { ChainHeader, HeadersSource, InclusionFailure, TscMerkleProof } from '@proofline/chain-domain';
+import type { ArcProofStore } from './proof-store';
 
-/** Why a BUMP was refused. Never stored; the tracker asks again later. */
+/** Why a BUMP was refused. Never stored; the confirmation pass asks again later. */
 export type ProofFailureReason =
   'MALFORMED_BUMP' | 'TX_NOT_IN_BUMP' | 'HEADER_UNAVAILABLE' | 'NOT_ON_MAIN_CHAIN' | InclusionFailure;
 
@@ -196,4 +197,64 @@ function readPlainBump(bytes: Buffer, txId: string): { height: number; index: nu
     nodes.push(node.hash ?? DUPLICATE_NODE);
   }
   return at === bytes.length && (levels === 1 || index >> levels === 0) ? { height, index, nodes } : null;
+}
+
+/** The little of a logger proving uses (pino's Logger fits). */
+export interface TrackerLogger {
+  warn(obj: object, msg: string): void;
+}
+
+/** What proving needs. */
+export interface ProofDeps {
+  readonly headers: HeadersSource;
+  readonly store: ArcProofStore;
+  readonly logger?: TrackerLogger;
+}
+
+export interface ProveReport {
+  /** TxIds whose proof was verified and stored. */
+  readonly proven: readonly string[];
+  /** Proofs refused (never stored): logged; the tx stays waiting and is polled again. */
+  readonly failed: readonly ProofFailure[];
+  /** The distinct blocks the stored proofs are in. */
+  readonly blocks: readonly { readonly hash: string; readonly height: number }[];
+}
+
+/**
+ * Verifies MINED claims against headers (one header fetch per distinct block) and stores the
+ * proofs that pass, in one MULTI. Headers-source faults leave the affected claims out as
+ * `HEADER_UNAVAILABLE` failures (retried later); nothing unverified is ever stored.
+ */
+export async function proveMined(deps: ProofDeps, claims: readonly MinedClaim[]): Promise<ProveReport> {
+  const headerOf = new Map<string, Promise<ChainHeader | null | Error>>();
+  const verified: VerifiedProof[] = [];
+  const failed: ProofFailure[] = [];
+  for (const claim of claims) {
+    let pending = headerOf.get(claim.blockHash);
+    if (!pending) {
+      pending = deps.headers
+        .headerByHash(claim.blockHash)
+        .catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+      headerOf.set(claim.blockHash, pending);
+    }
+    const header = await pending;
+    const outcome =
+      header instanceof Error
+        ? ({ ok: false, txId: claim.txId, reason: 'HEADER_UNAVAILABLE', detail: header.message } satisfies ProofFailure)
+        : verifyBump(claim, header);
+    if (outcome.ok) verified.push(outcome);
+    else failed.push(outcome);
+  }
+  await deps.store.storeProofs(verified);
+  for (const f of failed)
+    deps.logger?.warn(
+      { txId: f.txId, reason: f.reason, detail: f.detail },
+      'ARC proof refused; the transaction stays waiting',
+    );
+  const blocks = new Map(verified.map((v) => [v.blockHash, v.blockHeight]));
+  return {
+    proven: verified.map((v) => v.txId),
+    failed,
+    blocks: [...blocks].map(([hash, height]) => ({ hash, height })),
+  };
 }

@@ -2,10 +2,11 @@ import type { RedisClient } from '@proofline/shared-redis';
 import { heldByArc, parseHeader, provesNeverMinable, refusalCode, spentTxIds } from '@proofline/chain-domain';
 import type { HeadersSource, Refusal } from '@proofline/chain-domain';
 import type { Config } from '@proofline/shared-config';
+import type { ArcStatusResult } from './arc-client';
 import { publishBlockEvent } from './arc-blocks';
 import type { BatchSubmitOutcome } from './arc-publisher';
-import { trackConfirmations } from './confirmation-tracker';
-import type { StatusSource, TrackerLogger } from './confirmation-tracker';
+import { proveMined } from './bump';
+import type { MinedClaim, ProofDeps, ProveReport, TrackerLogger } from './bump';
 import type { ArcProofStore } from './proof-store';
 import {
   ORPHAN_MAX_BLOCKS,
@@ -397,4 +398,82 @@ async function storeTipHeaders(deps: Pick<ConfirmationPassDeps, 'headers' | 'sto
     if (header.height === 0) return;
     hash = parseHeader(header.headerHex).prevHash;
   }
+}
+
+/** The status query polling needs (ArcClient fits). */
+export interface StatusSource {
+  status(txId: string): Promise<ArcStatusResult>;
+}
+
+export interface TrackOptions extends ProofDeps {
+  readonly client: StatusSource;
+  readonly txIds: readonly string[];
+  /** Status queries in flight at once (default 8). */
+  readonly concurrency?: number;
+}
+
+export interface TrackReport extends ProveReport {
+  /** ARC reported SEEN_ON_NETWORK or MINED (proven or not): the network has the transaction. */
+  readonly seen: readonly string[];
+  /** Known to ARC but not mined yet (or MINED without block data). */
+  readonly waiting: readonly { readonly txId: string; readonly status: string }[];
+  /**
+   * Of `waiting`, those ARC holds below SEEN_ON_NETWORK with nothing in their way (a pending
+   * status {@link heldByArc}: not an orphan): published, not yet seen.
+   */
+  readonly held: readonly string[];
+  /** ARC answered 404 with its problem body: broadcast the same bytes again. */
+  readonly unknown: readonly string[];
+  /** Refusals ARC reported while polling (REJECTED, DOUBLE_SPEND_ATTEMPTED). */
+  readonly rejected: readonly Refusal[];
+  /** Status queries that failed transiently (retry later). */
+  readonly errors: readonly { readonly txId: string; readonly error: Error }[];
+  /** The tip reported by the headers source during this run (also stored), or null if it failed. */
+  readonly tipHeight: number | null;
+}
+
+/**
+ * One polling pass, the ground truth behind callbacks: `GET /v1/tx/{txid}` for each txId with
+ * bounded concurrency; MINED answers are verified against the headers source and stored. Also
+ * refreshes the stored tip. Never throws for one transaction's fault; see {@link TrackReport}.
+ */
+export async function trackConfirmations(options: TrackOptions): Promise<TrackReport> {
+  const { client, txIds } = options;
+  const concurrency = Math.max(1, options.concurrency ?? 8);
+  const claims: MinedClaim[] = [];
+  const waiting: { txId: string; status: string }[] = [];
+  const held: string[] = [];
+  const seen: string[] = [];
+  const unknown: string[] = [];
+  const rejected: Refusal[] = [];
+  const errors: { txId: string; error: Error }[] = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < txIds.length) {
+      const txId = txIds[next++] as string;
+      try {
+        const r = await client.status(txId);
+        if (r.kind === 'accepted') seen.push(txId);
+        if (r.kind === 'not-found') unknown.push(txId);
+        else if (r.kind === 'accepted' && r.mined) claims.push({ txId, ...r.mined });
+        else if (r.kind === 'refused' || r.kind === 'request-problem') rejected.push(r);
+        else {
+          waiting.push({ txId, status: r.status });
+          if (r.kind === 'pending' && heldByArc(r)) held.push(txId);
+        }
+      } catch (e) {
+        errors.push({ txId, error: e instanceof Error ? e : new Error(String(e)) });
+      }
+    }
+  };
+  const tip = options.headers.tip().then(
+    async (t) => {
+      await options.store.setTip(t);
+      return t.height;
+    },
+    () => null,
+  );
+  await Promise.all(Array.from({ length: Math.min(concurrency, txIds.length) }, lane));
+  const proved = await proveMined(options, claims);
+  return { ...proved, seen, waiting, held, unknown, rejected, errors, tipHeight: await tip };
 }

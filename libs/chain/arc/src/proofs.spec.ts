@@ -20,7 +20,7 @@ import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { ArcClient } from './arc-client';
 import { bumpToTsc, verifyBump } from './bump';
 import { handleArcCallback, parseArcCallback } from './arc-callbacks';
-import { trackConfirmations } from './confirmation-tracker';
+import { trackConfirmations } from './confirmation-pass';
 import { HeadersSourceError, WocHeadersClient } from './headers-client';
 import { arcKeys } from './keys';
 import { ArcProofStore } from './proof-store';

@@ -6,4 +6,3 @@ export * from './parse-transaction';
 export * from './merkle-path';
 export * from './spv-codec';
 export * from './split-tx-builder';
-export * from './extended-format';

@@ -1,7 +1,6 @@
 import { MerklePath } from '@bsv/sdk';
-import { DUPLICATE_NODE } from '@proofline/chain-domain';
+import { DUPLICATE_NODE, varInt } from '@proofline/chain-domain';
 import type { TscMerkleProof } from '@proofline/chain-domain';
-import { varInt } from './varint';
 
 type Leaf = { offset: number; hash?: string; txid?: boolean; duplicate?: boolean };
 

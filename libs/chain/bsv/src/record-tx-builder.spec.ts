@@ -1,10 +1,12 @@
 import { LockingScript, SatoshisPerKilobyte, Spend, Transaction } from '@bsv/sdk';
 import {
   InsufficientFundingError,
+  extendedFromStandard,
   extensionOf,
   isExtendedFormat,
   spentTxIds,
   standardFromExtended,
+  toExtendedFormat,
   withExtension,
 } from '@proofline/chain-domain';
 import type { Outpoint, RecordTxRequest } from '@proofline/chain-domain';
@@ -15,10 +17,8 @@ import {
   InvalidTransactionError,
   buildCoinbase,
   deriveChainKeys,
-  extendedFromStandard,
   parseTransaction,
   pooledRandomBytes,
-  toExtendedFormat,
 } from './index';
 import type { BuiltRecordTransaction } from './index';
 

@@ -1,14 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { Transaction } from '@bsv/sdk';
-import type { TransactionInput, TransactionOutput } from '@bsv/sdk';
-import { InsufficientFundingError, sha256d, toDisplayHex } from '@proofline/chain-domain';
+import type { TransactionOutput } from '@bsv/sdk';
+import { InsufficientFundingError } from '@proofline/chain-domain';
 import type { BuiltTransaction, Outpoint, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
-import { extendedFromStandard } from './extended-format';
 import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
 import { FUNDING_NONCE_BYTES, LAYOUT_VERSION, LINK_VOUT, headerScriptBytes } from './record-layout';
 import { dataScriptBytes, lockingScriptOf, p2pkhScriptBytes } from './scripts';
-import { signP2pkhInputs } from './sign';
+import { signTransaction } from './sign';
 import type { SpentOutput } from './sign';
 
 export interface BsvTransactionBuilderOptions {
@@ -37,8 +35,6 @@ export interface BuiltRecordTransaction extends BuiltTransaction {
   readonly fundingNonce: string;
 }
 
-const VERSION = 1;
-const LOCK_TIME = 0;
 /** Upper bound of a P2PKH unlocking script: push(72-byte low-S DER sig + sighash) + push(33-byte key). */
 const P2PKH_UNLOCK_MAX = 107;
 /** A P2PKH input at its largest: outpoint 36 + script length 1 + script + sequence 4. */
@@ -167,20 +163,12 @@ export class BsvTransactionBuilder implements TransactionBuilder {
       lockingScript: lockingScriptOf(s.bytes),
     }));
     if (change > 0) outputs.push({ satoshis: change, lockingScript: fundingLock });
-    const unlocks = signP2pkhInputs(spent, outputs, VERSION, LOCK_TIME);
-    const inputs: TransactionInput[] = spent.map((s, i) => ({
-      sourceTXID: s.txId,
-      sourceOutputIndex: s.vout,
-      sequence: 0xffffffff,
-      unlockingScript: unlocks[i],
-    }));
-    const raw = Buffer.from(new Transaction(VERSION, inputs, outputs, LOCK_TIME).toUint8Array());
-    const txId = toDisplayHex(sha256d(raw));
+    const { raw, txId, ef } = signTransaction(spent, outputs);
     const last = funding[funding.length - 1] as Outpoint;
     return {
       txId,
       rawTx: raw,
-      ef: extendedFromStandard(raw, spent),
+      ef,
       linkOutput: layout.linked ? { txId, vout: LINK_VOUT, satoshis: this.linkSatoshis } : null,
       fundingSpent: funding,
       change: change > 0 ? { txId, vout: outputs.length - 1, satoshis: change } : null,

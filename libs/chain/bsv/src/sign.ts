@@ -1,7 +1,7 @@
 import secp256k1 from 'secp256k1';
-import { TransactionSignature, UnlockingScript } from '@bsv/sdk';
-import type { LockingScript, TransactionOutput } from '@bsv/sdk';
-import { sha256d } from '@proofline/chain-domain';
+import { Transaction, TransactionSignature, UnlockingScript } from '@bsv/sdk';
+import type { LockingScript, TransactionInput, TransactionOutput } from '@bsv/sdk';
+import { extendedFromStandard, sha256d, toDisplayHex } from '@proofline/chain-domain';
 import type { SigningKey } from './keys';
 
 /** SIGHASH_ALL | SIGHASH_FORKID: BSV's standard signature scope (BIP143-style preimage). */
@@ -18,6 +18,34 @@ export interface SpentOutput {
 
 /** Every input this builder signs has the final sequence number. */
 const SEQUENCE_FINAL = 0xffffffff;
+/** Version and lock time of every transaction the builders make. */
+const VERSION = 1;
+const LOCK_TIME = 0;
+
+/** A transaction the builders signed: its standard serialization, its txId and its Extended Format (what is broadcast). */
+export interface SignedTransaction {
+  readonly raw: Buffer;
+  readonly txId: string;
+  readonly ef: Buffer;
+}
+
+/**
+ * The transaction spending `spent` (in input order, every input P2PKH, final sequence) to
+ * `outputs`, signed ({@link signP2pkhInputs}), version 1, lock time 0.
+ */
+export function signTransaction(spent: readonly SpentOutput[], outputs: TransactionOutput[]): SignedTransaction {
+  const unlocks = signP2pkhInputs(spent, outputs, VERSION, LOCK_TIME);
+  const inputs: TransactionInput[] = spent.map((s, i) => ({
+    sourceTXID: s.txId,
+    sourceOutputIndex: s.vout,
+    sequence: SEQUENCE_FINAL,
+    unlockingScript: unlocks[i],
+  }));
+  const raw = Buffer.from(new Transaction(VERSION, inputs, outputs, LOCK_TIME).toUint8Array());
+  // EF from the serialization already made: writing the outputs again (a record's data output is
+  // most of the transaction) was most of what EF cost a write.
+  return { raw, txId: toDisplayHex(sha256d(raw)), ef: extendedFromStandard(raw, spent) };
+}
 
 /**
  * Signs every P2PKH input synchronously with libsecp256k1 (the `secp256k1` package's native

@@ -1,12 +1,10 @@
-import { Transaction } from '@bsv/sdk';
-import type { TransactionInput, TransactionOutput } from '@bsv/sdk';
-import { InsufficientFundingError, sha256d, toDisplayHex } from '@proofline/chain-domain';
+import type { TransactionOutput } from '@bsv/sdk';
+import { InsufficientFundingError } from '@proofline/chain-domain';
 import type { Outpoint } from '@proofline/chain-domain';
 import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
 import { lockingScriptOf, p2pkhScriptBytes } from './scripts';
-import { signP2pkhInputs } from './sign';
-import { toExtendedFormat } from './extended-format';
+import { signTransaction } from './sign';
 import type { SpentOutput } from './sign';
 
 /** What the funding wallet's splitter asks for (the shape of chain-wallet's `SplitRequest`). */
@@ -38,8 +36,6 @@ export interface BsvSplitBuilderOptions {
   readonly dustLimit?: number;
 }
 
-const VERSION = 1;
-const LOCK_TIME = 0;
 const P2PKH_INPUT_MAX = 40 + 1 + 107;
 const P2PKH_OUTPUT = 34;
 const varIntSize = (n: number): number => (n < 0xfd ? 1 : n <= 0xffff ? 3 : n <= 0xffffffff ? 5 : 9);
@@ -93,20 +89,11 @@ export class BsvSplitBuilder {
       lockingScript: lock,
       key: this.keys.funding,
     }));
-    const unlocks = signP2pkhInputs(spent, outputs, VERSION, LOCK_TIME);
-    const txInputs: TransactionInput[] = spent.map((s, i) => ({
-      sourceTXID: s.txId,
-      sourceOutputIndex: s.vout,
-      sequence: 0xffffffff,
-      unlockingScript: unlocks[i],
-    }));
-    const tx = new Transaction(VERSION, txInputs, outputs, LOCK_TIME);
-    const raw = Buffer.from(tx.toUint8Array());
-    const txId = toDisplayHex(sha256d(raw));
+    const { raw, txId, ef } = signTransaction(spent, outputs);
     return {
       txId,
       rawHex: raw.toString('hex'),
-      efHex: toExtendedFormat(tx, spent).toString('hex'),
+      efHex: ef.toString('hex'),
       outputs: Array.from({ length: count }, (_, vout) => ({ txId, vout, satoshis: satoshisEach })),
       change: withChange ? { txId, vout: count, satoshis: changeValue } : null,
       fee: actualFee,

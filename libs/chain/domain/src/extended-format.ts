@@ -1,9 +1,9 @@
 import { toDisplayHex } from './hash';
 
 /*
- * BIP-239 Extended Format, read without a parser library: what the record store (which keeps a
- * record's standard serialization and, beside it, EF's extension) and the submit batcher need.
- * Writing EF from a transaction needs the sdk and lives in chain-bsv (`toExtendedFormat`).
+ * BIP-239 Extended Format, written and read without a parser library: the builders write it
+ * (`toExtendedFormat`); the record store (which keeps a record's standard serialization and,
+ * beside it, EF's extension) and the submit batcher read it.
  *
  * EF: version (4), the marker `0000000000EF` (6), then the inputs, each followed by the satoshis
  * (8) and locking script (varint + bytes) of the output it spends, then the outputs and lock time
@@ -12,6 +12,98 @@ import { toDisplayHex } from './hash';
  */
 
 const EF_MARKER = Buffer.from('0000000000ef', 'hex');
+
+/** A script as bytes, or as an object that gives them (the sdk's scripts). */
+type ScriptBytes = Uint8Array | { toUint8Array(): number[] | Uint8Array };
+
+/** What EF carries about the output an input spends. */
+export interface SpentOutputData {
+  readonly satoshis: number;
+  /** The output's locking script: bytes, or the sdk's script. */
+  readonly lockingScript: ScriptBytes;
+}
+
+/** The little of a signed transaction EF writing reads (the sdk's `Transaction` fits). */
+export interface EfTransaction {
+  readonly version: number;
+  readonly inputs: readonly {
+    readonly sourceTXID?: string;
+    readonly sourceOutputIndex: number;
+    readonly unlockingScript?: { toUint8Array(): number[] | Uint8Array };
+    readonly sequence?: number;
+  }[];
+  readonly outputs: readonly {
+    readonly satoshis?: number;
+    readonly lockingScript: { toUint8Array(): number[] | Uint8Array };
+  }[];
+  readonly lockTime: number;
+}
+
+/**
+ * BIP-239 Extended Format: version, the marker `0000000000EF`, then each input followed by the
+ * satoshis and locking script of the output it spends (`spent[i]` for input `i`), then outputs and
+ * lock time as usual. Every transaction Proofline broadcasts is sent this way: ARC validates an EF
+ * transaction from its own input data, without looking its parents up (a parent still in flight,
+ * or in the same request, is then no reason for 460). Written by hand because the sdk's `toEF`
+ * needs every parent transaction, which neither the pool nor the record store keeps.
+ * @throws Error when `spent` does not name one output per input.
+ */
+export function toExtendedFormat(tx: EfTransaction, spent: readonly SpentOutputData[]): Buffer {
+  if (spent.length !== tx.inputs.length) throw new Error('EF needs the spent output of every input');
+  const parts: Buffer[] = [u32(tx.version), EF_MARKER, varInt(tx.inputs.length)];
+  tx.inputs.forEach((input, i) => {
+    const unlock = input.unlockingScript?.toUint8Array() ?? new Uint8Array(0);
+    const out = spent[i] as SpentOutputData;
+    const lock = Uint8Array.from(
+      out.lockingScript instanceof Uint8Array ? out.lockingScript : out.lockingScript.toUint8Array(),
+    );
+    parts.push(
+      Buffer.from(input.sourceTXID as string, 'hex').reverse(),
+      u32(input.sourceOutputIndex),
+      varInt(unlock.length),
+      Buffer.from(unlock),
+      u32(input.sequence ?? 0xffffffff),
+      u64(out.satoshis),
+      varInt(lock.length),
+      Buffer.from(lock),
+    );
+  });
+  parts.push(varInt(tx.outputs.length));
+  for (const o of tx.outputs) {
+    const script = o.lockingScript.toUint8Array();
+    parts.push(u64(o.satoshis ?? 0), varInt(script.length), Buffer.from(script));
+  }
+  parts.push(u32(tx.lockTime));
+  return Buffer.concat(parts);
+}
+
+function u32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n >>> 0);
+  return b;
+}
+
+function u64(n: number): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64LE(BigInt(n));
+  return b;
+}
+
+/**
+ * {@link toExtendedFormat} of a transaction already serialized: the same bytes from `raw` (its
+ * standard serialization) and `spent`, without serializing the transaction again. The builders
+ * have `raw` at hand, and writing the outputs again (a record's data output is most of the
+ * transaction) was most of what EF cost a write.
+ * @throws Error when `spent` does not name one output per input of `raw`.
+ */
+export function extendedFromStandard(raw: Uint8Array, spent: readonly SpentOutputData[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const out of spent) {
+    const lock = out.lockingScript instanceof Uint8Array ? out.lockingScript : out.lockingScript.toUint8Array();
+    parts.push(u64(out.satoshis), varInt(lock.length), Buffer.from(lock));
+  }
+  return Buffer.from(withExtension(raw, Buffer.concat(parts)));
+}
 
 /** True when `tx` carries BIP-239's marker after its version. */
 export function isExtendedFormat(tx: Uint8Array): boolean {
@@ -156,4 +248,25 @@ class Reader {
   private need(n: number): void {
     if (this.pos + n > this.bytes.length) throw new Error('truncated transaction');
   }
+}
+
+/** Bitcoin's variable-length integer (CompactSize), as the sdk's `Writer.writeVarIntNum` writes it. */
+export function varInt(n: number): Buffer {
+  if (n < 0xfd) return Buffer.from([n]);
+  if (n <= 0xffff) {
+    const b = Buffer.alloc(3);
+    b[0] = 0xfd;
+    b.writeUInt16LE(n, 1);
+    return b;
+  }
+  if (n <= 0xffffffff) {
+    const b = Buffer.alloc(5);
+    b[0] = 0xfe;
+    b.writeUInt32LE(n, 1);
+    return b;
+  }
+  const b = Buffer.alloc(9);
+  b[0] = 0xff;
+  b.writeBigUInt64LE(BigInt(n), 1);
+  return b;
 }

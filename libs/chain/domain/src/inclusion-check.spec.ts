@@ -1,6 +1,5 @@
 import { blockHash, headerFromFields, mineHeader, parseHeader, serializeHeader } from './block-header';
-import { checkInclusion } from './inclusion-check';
-import { merkleBranches, tscProof } from './merkle';
+import { checkInclusion, merkleBranches, tscProof } from './merkle';
 
 const txIds = ['11', '22', '33'].map((b) => b.repeat(32));
 const { root, branches } = merkleBranches(txIds);

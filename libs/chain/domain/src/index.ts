@@ -3,8 +3,6 @@ export * from './hash';
 export * from './block-header';
 export * from './merkle';
 export * from './arc-ports';
-export * from './inclusion-check';
 export * from './spv-ports';
-export * from './arc-statuses';
 export * from './broadcast-verdict';
 export * from './extended-format';

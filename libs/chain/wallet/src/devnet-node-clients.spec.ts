@@ -1,5 +1,4 @@
-import { LockingScript, P2PKH, PrivateKey, Transaction } from '@bsv/sdk';
-import { COINBASE_MATURITY, startDevnetNode } from '@proofline/devnet';
+import { COINBASE_MATURITY, nodeTestKit } from '@proofline/devnet';
 import type { DevnetNode } from '@proofline/devnet';
 import { CoinbaseScanner, FundingPool, fundingIdentity, httpCoinbaseSource } from './index';
 import { deriveChainKeys } from '@proofline/chain-bsv';
@@ -18,41 +17,7 @@ import {
 // The devnet node (libs/devnet, startDevnetNode) driven by the existing clients: chain-arc's
 // ARC and headers clients and this lib's coinbase scanner (so it lives here: chain-arc cannot
 // import chain-wallet).
-const testKey = PrivateKey.fromHex('11'.repeat(32));
-const otherKey = PrivateKey.fromHex('22'.repeat(32));
-const testScriptHex = new P2PKH().lock(testKey.toAddress()).toHex();
-
-async function coinbaseTx(base: string, height: number): Promise<Transaction> {
-  const res = await fetch(`${base}/block/height/${height}/coinbase`);
-  if (res.status !== 200) throw new Error(`no coinbase at ${height}: ${res.status}`);
-  return Transaction.fromHex(((await res.json()) as { hex: string }).hex);
-}
-
-async function spend(
-  parent: Transaction,
-  vout: number,
-  outs: { satoshis: number }[],
-  signer: PrivateKey = testKey,
-): Promise<Transaction> {
-  const tx = new Transaction();
-  tx.addInput({
-    sourceTransaction: parent,
-    sourceOutputIndex: vout,
-    unlockingScriptTemplate: new P2PKH().unlock(signer),
-  });
-  for (const o of outs) tx.addOutput({ satoshis: o.satoshis, lockingScript: LockingScript.fromHex(testScriptHex) });
-  await tx.sign();
-  return tx;
-}
-
-/** n outputs of 100 000 sat to the test key plus change (fee 1000). */
-function split(coinbase: Transaction, n: number): Promise<Transaction> {
-  const total = coinbase.outputs[0]!.satoshis!;
-  return spend(coinbase, 0, [
-    ...Array.from({ length: n }, () => ({ satoshis: 100_000 })),
-    { satoshis: total - n * 100_000 - 1000 },
-  ]);
-}
+const { otherKey, coinbaseTx, spend, split, startTestNode } = nodeTestKit;
 
 // The root jest run (all projects) ignores the preset's testTimeout: set it here, the machine is shared.
 jest.setTimeout(30_000);
@@ -65,14 +30,7 @@ describe('the existing ARC, headers and wallet clients against the devnet node (
   let headers: WocHeadersClient;
 
   beforeAll(async () => {
-    node = await startDevnetNode({
-      redis,
-      prefix,
-      port: 0,
-      coinbaseLockingScriptHex: testScriptHex,
-      blockIntervalMs: 0,
-      apiKey: 'node-api-key',
-    });
+    node = await startTestNode(redis, prefix, { apiKey: 'node-api-key' });
     client = new ArcClient({ url: node.url, apiKey: 'node-api-key', timeoutMs: 10_000, maxTimeoutSeconds: 5 });
     headers = new WocHeadersClient({ url: node.url, timeoutMs: 5000, maxRps: Infinity });
   });
@@ -185,13 +143,7 @@ describe('the existing ARC, headers and wallet clients against the devnet node (
     const funding = fundingIdentity(deriveChainKeys(seed), 'devnet');
     const p = uniquePrefix('node-wallet');
     const { redis: r2, cleanup: c2 } = testRedis(p);
-    const walletNode = await startDevnetNode({
-      redis: r2,
-      prefix: p,
-      port: 0,
-      coinbaseLockingScriptHex: funding.lockingScriptHex,
-      blockIntervalMs: 0,
-    });
+    const walletNode = await startTestNode(r2, p, { coinbaseLockingScriptHex: funding.lockingScriptHex });
     try {
       await walletNode.mineBlock();
       await walletNode.mineBlock(); // tip 3: coinbases 0..2 are mature (maturity 2)

@@ -1,11 +1,10 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { keyTag } from '@proofline/shared-redis';
 import { competitorsKey, devnetKeys, legacyDevnetTipKey, orphansOfKey } from './keys';
 
 /** The part of a key Redis Cluster hashes: the first `{…}` with something inside, else the whole key. */
 const hashedPart = (key: string): string => /\{([^}]+)\}/.exec(key)?.[1] ?? key;
 
+// Every script's #!lua line and KEYS-only keys are checked for the whole repository by tools/lint/lua-keys.spec.ts.
 describe('devnet keys on a Redis Cluster', () => {
   const prefix = 'proofline';
   const k = devnetKeys(prefix);
@@ -19,12 +18,5 @@ describe('devnet keys on a Redis Cluster', () => {
     // The names keep what followed the prefix before the tag: `<prefix>:devnet:chain:x` -> `<prefix>:{devnet}:chain:x`.
     expect(k.tip).toBe('proofline:{devnet}:chain:tip');
     expect(legacyDevnetTipKey(prefix).replace(`${prefix}:devnet:`, `${keyTag(prefix, 'devnet')}:`)).toBe(k.tip);
-  });
-
-  it('starts every Lua script with #!lua (Redis then refuses any key a script did not declare)', () => {
-    const dir = path.join(__dirname, 'lua');
-    const scripts = fs.readdirSync(dir).filter((f) => f.endsWith('.lua'));
-    expect(scripts.length).toBeGreaterThan(0);
-    for (const file of scripts) expect(fs.readFileSync(path.join(dir, file), 'utf8').split('\n')[0]).toBe('#!lua');
   });
 });

@@ -1,9 +1,10 @@
 // The ARC publication path against the real devnet node over HTTP, real Redis and real BullMQ:
 // batched broadcast, proofs verified before they are stored, faults (ARC down, rejections,
 // corrupted BUMPs, unknown txs, reorgs), and the block reader over the proof store.
-import { LockingScript, MerklePath, P2PKH, Spend, Transaction } from '@bsv/sdk';
+import { LockingScript, MerklePath, Spend, Transaction } from '@bsv/sdk';
 import { ArcSubmitBatcher, ArcTransientError, createArcChain, publishBlockEvent } from '@proofline/chain-arc';
 import { parseHeader, refusalCode, verifyTscProof } from '@proofline/chain-domain';
+import { nodeTestKit } from '@proofline/devnet';
 import type { Refusal } from '@proofline/chain-domain';
 import type { FundingUtxo } from '@proofline/chain-wallet';
 import { eventually, testBullRedis, testRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
@@ -24,19 +25,18 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
     },
   };
 
-  /** A real transaction spending one pool UTXO back to the funding script (fee 1 sat/kB rounded up). */
+  /** A real transaction spending one pool UTXO back to the funding script, paying `fee` satoshis. */
+  async function spendOf(u: FundingUtxo, fee: number): Promise<Transaction> {
+    const tx = nodeTestKit.transactionSpending(Transaction.fromHex(dev.splitHex(u.txId)), u.vout, dev.fundingKey);
+    tx.addOutput({ satoshis: u.satoshis - fee, lockingScript: LockingScript.fromHex(dev.funding.lockingScriptHex) });
+    await tx.sign();
+    return tx;
+  }
+  /** {@link spendOf} at 1 sat/kB rounded up, its bytes kept for the confirmation pass's re-broadcasts. */
   async function spendUtxo(
     u: FundingUtxo,
   ): Promise<{ txId: string; rawTx: Uint8Array; efHex: string; tx: Transaction }> {
-    const parent = Transaction.fromHex(dev.splitHex(u.txId));
-    const tx = new Transaction();
-    tx.addInput({
-      sourceTransaction: parent,
-      sourceOutputIndex: u.vout,
-      unlockingScriptTemplate: new P2PKH().unlock(dev.fundingKey),
-    });
-    tx.addOutput({ satoshis: u.satoshis - 2, lockingScript: LockingScript.fromHex(dev.funding.lockingScriptHex) });
-    await tx.sign();
+    const tx = await spendOf(u, 2);
     const txId = tx.id('hex');
     raw.set(txId, tx.toUint8Array());
     return { txId, rawTx: tx.toUint8Array(), efHex: tx.toHexEF(), tx };
@@ -72,12 +72,7 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
     const links = [await spendUtxo(take())];
     for (let i = 0; i < 8; i++) {
       const parent = links[links.length - 1]!.tx;
-      const tx = new Transaction();
-      tx.addInput({
-        sourceTransaction: parent,
-        sourceOutputIndex: 0,
-        unlockingScriptTemplate: new P2PKH().unlock(dev.fundingKey),
-      });
+      const tx = nodeTestKit.transactionSpending(parent, 0, dev.fundingKey);
       tx.addOutput({
         satoshis: parent.outputs[0]!.satoshis! - 2,
         lockingScript: LockingScript.fromHex(dev.funding.lockingScriptHex),
@@ -221,15 +216,7 @@ describe('the ARC path on the devnet node (real HTTP, Redis, BullMQ)', () => {
     const u = take();
     const first = await spendUtxo(u);
     await dev.chain.publisher.submit({ txId: first.txId, rawTx: first.rawTx });
-    const parent = Transaction.fromHex(dev.splitHex(u.txId));
-    const rival = new Transaction();
-    rival.addInput({
-      sourceTransaction: parent,
-      sourceOutputIndex: u.vout,
-      unlockingScriptTemplate: new P2PKH().unlock(dev.fundingKey),
-    });
-    rival.addOutput({ satoshis: u.satoshis - 3, lockingScript: LockingScript.fromHex(dev.funding.lockingScriptHex) });
-    await rival.sign();
+    const rival = await spendOf(u, 3);
     const answer = await dev.chain.publisher.submit({ txId: rival.id('hex'), rawTx: rival.toUint8Array() });
     expect(answer.kind).toBe('refused');
     expect([466, 'DOUBLE_SPEND_ATTEMPTED']).toContain(answer.kind === 'refused' && answer.code);

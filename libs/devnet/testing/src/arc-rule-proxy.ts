@@ -1,15 +1,10 @@
 // An ARC-answering proxy whose rules a spec writes per request (answer, refuse, pass through): the readers' cases.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Transaction } from '@bsv/sdk';
+import { startLoopbackServer } from '@proofline/shared-testing';
+import type { ReceivedRequest } from '@proofline/shared-testing';
 
 /** A request the proxy received, its body read. */
-export interface ProxiedRequest {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly body: string;
-}
+export type ProxiedRequest = ReceivedRequest;
 
 /** What the proxy answers in ARC's stead: a status and a JSON body. */
 export interface ArcAnswer {
@@ -41,46 +36,29 @@ export interface ArcRuleProxy {
  * itself or rewrites the node's answer. Tests only.
  */
 export async function startArcRuleProxy(upstream: string): Promise<ArcRuleProxy> {
-  const requests: ProxiedRequest[] = [];
   const proxy: { rule: ArcRule } = { rule: () => 'forward' };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const request: ProxiedRequest = {
-        method: req.method ?? 'GET',
-        path: req.url ?? '/',
-        headers: req.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-      };
-      requests.push(request);
-      void answer(upstream, request, proxy.rule(request)).then(
-        ({ status, body, contentType }) => {
-          res.writeHead(status, { 'Content-Type': contentType });
-          res.end(body);
-        },
-        (err: unknown) => {
-          res.writeHead(502, { 'Content-Type': 'text/plain' });
-          res.end(String(err));
-        },
-      );
-    });
+  const server = await startLoopbackServer((request, res) => {
+    void answer(upstream, request, proxy.rule(request)).then(
+      ({ status, body, contentType }) => {
+        res.writeHead(status, { 'Content-Type': contentType });
+        res.end(body);
+      },
+      (err: unknown) => {
+        res.writeHead(502, { 'Content-Type': 'text/plain' });
+        res.end(String(err));
+      },
+    );
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
+    url: server.url,
+    requests: server.requests,
     get rule() {
       return proxy.rule;
     },
     set rule(r: ArcRule) {
       proxy.rule = r;
     },
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    },
+    close: server.close,
   };
 }
 

@@ -3,7 +3,7 @@
 import { FetchHttpClient, LockingScript, P2PKH, PrivateKey, SatoshisPerKilobyte, Transaction } from '@bsv/sdk';
 import type { HttpClient } from '@bsv/sdk';
 import type { RedisClient } from '@proofline/shared-redis';
-import { startDevnetNode } from '@proofline/devnet';
+import { nodeTestKit } from '@proofline/devnet';
 import type { DevnetNode } from '@proofline/devnet';
 
 export const CONFORMANCE_API_KEY = 'conformance-key';
@@ -12,12 +12,8 @@ export const conformanceScriptHex = new P2PKH().lock(conformanceKey.toAddress())
 
 /** The node under the test's prefix, every /v1 call behind `Authorization: Bearer CONFORMANCE_API_KEY`. */
 export function startConformanceNode(redis: RedisClient, prefix: string): Promise<DevnetNode> {
-  return startDevnetNode({
-    redis,
-    prefix,
-    port: 0,
+  return nodeTestKit.startTestNode(redis, prefix, {
     coinbaseLockingScriptHex: conformanceScriptHex,
-    blockIntervalMs: 0,
     apiKey: CONFORMANCE_API_KEY,
   });
 }
@@ -44,12 +40,7 @@ export async function sdkSpend(
     signer = conformanceKey,
   }: { outputs?: number; each?: number; satsPerKb?: number; signer?: PrivateKey } = {},
 ): Promise<Transaction> {
-  const tx = new Transaction();
-  tx.addInput({
-    sourceTransaction: parent,
-    sourceOutputIndex: vout,
-    unlockingScriptTemplate: new P2PKH().unlock(signer),
-  });
+  const tx = nodeTestKit.transactionSpending(parent, vout, signer);
   const lockingScript = LockingScript.fromHex(conformanceScriptHex);
   for (let i = 0; i < outputs; i++) tx.addOutput({ satoshis: each, lockingScript });
   if (satsPerKb > 0) {

@@ -14,6 +14,7 @@ import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
 import type { RedisClient } from '@proofline/shared-redis';
 import { publicationPause } from './publication-pause';
+import { deferringQueue } from './producer';
 import type { BullPublishQueue } from './producer';
 import type { PublicationSettlement } from './publish';
 import {
@@ -24,7 +25,7 @@ import {
   seenWhileConfirming,
 } from './settlement';
 import type { FundingSettle } from './settlement';
-import { deferringQueue, startRecordsPublisher } from './worker';
+import { startRecordsPublisher } from './worker';
 import type { RecordsPublisherOptions, RunningPublisher } from './worker';
 
 export interface PublicationOptions {

@@ -1,8 +1,10 @@
 import { Queue } from 'bullmq';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
+import type { Clock } from '@proofline/shared-config';
 import type { RedisClient } from '@proofline/shared-redis';
 import { MAX_PUBLISH_BATCH, RECORDS_PUBLISH_JOB, RECORDS_PUBLISH_OPTIONS } from '@proofline/records-domain';
 import type { RecordsPublishJob } from '@proofline/records-domain';
+import type { RecordStore } from '@proofline/records-data-access';
 import type { PublishQueue } from '@proofline/records-feature';
 
 /**
@@ -121,4 +123,21 @@ export class BullPublishQueue implements PublishQueue {
       jobId: `${kind}-${txIds[0] ?? ''}`,
     });
   }
+}
+
+/**
+ * The producer as publication runs it: once a batch or hand-off job carries records, the outbox
+ * sweeper leaves them alone for SWEEP_DEFER_MS.
+ */
+export function deferringQueue(
+  connection: RedisClient,
+  prefix: string,
+  store: Pick<RecordStore, 'deferSweep'>,
+  clock: Clock,
+  coalesceMs?: number,
+): BullPublishQueue {
+  return new BullPublishQueue(connection, prefix, {
+    ...(coalesceMs === undefined ? {} : { coalesceMs }),
+    onAdded: (txIds) => store.deferSweep(txIds, new Date(clock.now().getTime() + SWEEP_DEFER_MS)),
+  });
 }

@@ -1,18 +1,13 @@
-import { RecordStore, recordsKeys } from '@proofline/records-data-access';
-import { FundingPool } from '@proofline/chain-wallet';
-import { InMemoryChain, fundPool } from '@proofline/records-testing';
+import { recordsKeys } from '@proofline/records-data-access';
+import { InMemoryChain } from '@proofline/records-testing';
 import type { BroadcastVerdict, ChainPublisher } from '@proofline/chain-domain';
-import { ManualClock, loadConfig } from '@proofline/shared-config';
-import { createLogger } from '@proofline/shared-logger';
-import { eventually, testBullRedis, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, uniquePrefix } from '@proofline/shared-testing';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
-import { createRecords } from '@proofline/records-feature';
 import type { PublishQueue } from '@proofline/records-feature';
 import { BullPublishQueue, PUBLISH_EVENTS_MAX_LEN, SWEEP_DEFER_MS } from './producer';
-import { startRecordsPublisher } from './worker';
-import type { RunningPublisher } from './worker';
+import { extendChain, publisherTestbed, tenant } from './testing/publisher-testbed';
+import type { RecordsPublisherOptions } from './worker';
 
-const logger = createLogger({ level: 'silent', name: 'test' });
 /** ARC's verdict on a transaction whose script fails (461). */
 const badScript = (txId: string): BroadcastVerdict => ({
   kind: 'refused',
@@ -22,37 +17,17 @@ const badScript = (txId: string): BroadcastVerdict => ({
   final: true,
   competingTxs: [],
 });
-const tenant = { tenant: 't1' };
 
 describe('records publisher (real Redis, real BullMQ)', () => {
-  const prefix = uniquePrefix('pub');
-  const { redis, cleanup } = testRedis(prefix);
-  const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
-  const connection = testBullRedis();
-  const store = new RecordStore(redis, prefix);
-  const clock = new ManualClock('2026-01-01T00:00:00Z');
-  const queue = new BullPublishQueue(connection, prefix);
-  const funding = { pool: new FundingPool(redis, { prefix, address: 'test' }), feeRate: () => 1 };
-  const running: RunningPublisher[] = [];
-  const start = (chain: ChainPublisher, extra: Partial<Parameters<typeof startRecordsPublisher>[0]> = {}) => {
-    const p = startRecordsPublisher({
-      connection,
-      store,
-      prefix,
-      chain,
-      clock,
-      logger,
-      concurrency: 2,
-      sweepEveryMs: 0,
-      ...extra,
-    });
-    running.push(p);
-    return p;
-  };
-  const service = (chain: InMemoryChain, q: PublishQueue = queue) =>
-    createRecords({ config, clock, redis, prefix, builder: chain, funding, reader: chain, queue: q, logger }).writes;
-  const reads = (chain: InMemoryChain) =>
-    createRecords({ config, clock, redis, prefix, builder: chain, funding, reader: chain, queue, logger }).reads;
+  const bed = publisherTestbed('pub', {
+    fund: 200,
+    producer: (connection, prefix) => new BullPublishQueue(connection, prefix),
+  });
+  const { prefix, redis, connection, store, clock, running, producer: queue } = bed;
+  const start = (chain: ChainPublisher, extra: Partial<RecordsPublisherOptions> = {}) =>
+    bed.start(chain, { sweepEveryMs: 0, ...extra });
+  const service = (chain: InMemoryChain, q: PublishQueue = queue) => bed.records(chain, q).writes;
+  const reads = (chain: InMemoryChain) => bed.records(chain, queue).reads;
   /** A create and its update written on a fresh chain, neither enqueued (their jobs "lost"). */
   const unqueuedCreateAndUpdate = async () => {
     const chain = new InMemoryChain();
@@ -94,17 +69,6 @@ describe('records publisher (real Redis, real BullMQ)', () => {
       release: () => release(),
     };
   };
-
-  beforeAll(() => fundPool(funding.pool, 200, 1000));
-  afterEach(async () => {
-    for (const p of running.splice(0)) await p.close(true);
-    await queue.queue.obliterate({ force: true });
-  });
-  afterAll(async () => {
-    await queue.close();
-    await connection.quit();
-    await cleanup();
-  });
 
   it('a job held by a worker that dies is re-run by another and the record is published exactly once', async () => {
     const chain = new InMemoryChain();
@@ -196,17 +160,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     const lost: PublishQueue = { enqueue: async () => undefined };
     const svc = service(chain, lost);
     const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
-    const updates: { txId: string; updateToken: string }[] = [created];
-    for (let i = 0; i < 5; i++) {
-      const prev = updates[updates.length - 1]!;
-      updates.push(
-        await svc.updateLinked(tenant, prev.txId, {
-          body: Buffer.from(`v${i}`),
-          encode: undefined,
-          updateToken: prev.updateToken,
-        }),
-      );
-    }
+    const updates = await extendChain(svc, created, 5);
     const refused: string[] = [];
     const settlement = {
       accepted: async () => undefined,
@@ -339,17 +293,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     start(holding.publisher, { concurrency: 4, followMax: 2 });
     const created = await svc.createLinked(tenant, { body: Buffer.from('a'), encode: undefined });
     holding.hold(created.txId);
-    const links: { txId: string; updateToken: string }[] = [created];
-    for (let i = 0; i < 7; i++) {
-      const prev = links[links.length - 1]!;
-      links.push(
-        await svc.updateLinked(tenant, prev.txId, {
-          body: Buffer.from(`v${i}`),
-          encode: undefined,
-          updateToken: prev.updateToken,
-        }),
-      );
-    }
+    const links = await extendChain(svc, created, 7);
     // every update's own batch saw its previous record unpublished and left it to the follow
     const carried = async () =>
       (await queue.queue.getJobs(['waiting', 'active', 'delayed'])).some((j) =>

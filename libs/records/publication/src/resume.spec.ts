@@ -1,27 +1,16 @@
 import { Worker } from 'bullmq';
-import { RecordStore, recordsKeys } from '@proofline/records-data-access';
-import { FundingPool } from '@proofline/chain-wallet';
-import { InMemoryChain, fundPool } from '@proofline/records-testing';
+import { recordsKeys } from '@proofline/records-data-access';
+import { InMemoryChain } from '@proofline/records-testing';
 import type { ChainPublisher } from '@proofline/chain-domain';
-import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import {
-  eventually,
-  killConnections,
-  testBullRedis,
-  testRedis,
-  testRedisUrl,
-  uniquePrefix,
-} from '@proofline/shared-testing';
+import { eventually, killConnections, testBullRedis } from '@proofline/shared-testing';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
-import { createRecords } from '@proofline/records-feature';
 import type { PublishQueue } from '@proofline/records-feature';
-import { BullPublishQueue, SWEEP_DEFER_MS } from './producer';
-import { deferringQueue, startRecordsPublisher } from './worker';
-import type { RunningPublisher } from './worker';
+import { BullPublishQueue, SWEEP_DEFER_MS, deferringQueue } from './producer';
+import { publisherTestbed, tenant } from './testing/publisher-testbed';
+import { startRecordsPublisher } from './worker';
 
 const logger = createLogger({ level: 'silent', name: 'test' });
-const tenant = { tenant: 't1' };
 
 /**
  * Publication after a fault: records a batch job carried (their sweep deferred by SWEEP_DEFER_MS)
@@ -29,46 +18,17 @@ const tenant = { tenant: 't1' };
  * died or Redis came back without it. Each case bounds the wait far below both.
  */
 describe('publication resumes at once after a fault (real Redis, real BullMQ)', () => {
-  const prefix = uniquePrefix('resume');
-  const { redis, cleanup } = testRedis(prefix);
-  const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
-  const connection = testBullRedis();
-  const store = new RecordStore(redis, prefix);
-  const clock = new ManualClock('2026-01-01T00:00:00Z');
-  const funding = { pool: new FundingPool(redis, { prefix, address: 'test' }), feeRate: () => 1 };
-  const producer = deferringQueue(connection, prefix, store, clock, 0);
-  const running: RunningPublisher[] = [];
+  const bed = publisherTestbed('resume', {
+    fund: 50,
+    producer: (connection, prefix, store, clock) => deferringQueue(connection, prefix, store, clock, 0),
+  });
+  const { prefix, redis, connection, store, clock, producer, running } = bed;
   const write = (chain: InMemoryChain, queue: PublishQueue, body: string) =>
-    createRecords({
-      config,
-      clock,
-      redis,
-      prefix,
-      builder: chain,
-      funding,
-      reader: chain,
-      queue,
-      logger,
-    }).writes.writeIndependent(tenant, { body: Buffer.from(body), encode: undefined });
+    bed.records(chain, queue).writes.writeIndependent(tenant, { body: Buffer.from(body), encode: undefined });
   const deferred = async (txId: string) =>
     Number(await redis.zscore(recordsKeys(prefix).outbox, txId)) > clock.now().getTime();
   /** A publisher as the worker app runs it: sweeper timer on, so it resumes at start and on reconnect. */
-  const start = (chain: ChainPublisher, conn = connection) => {
-    const p = startRecordsPublisher({ connection: conn, store, prefix, chain, clock, logger, concurrency: 2 });
-    running.push(p);
-    return p;
-  };
-
-  beforeAll(() => fundPool(funding.pool, 50, 1000));
-  afterEach(async () => {
-    for (const p of running.splice(0)) await p.close(true);
-    await producer.queue.obliterate({ force: true });
-  });
-  afterAll(async () => {
-    await producer.close();
-    await connection.quit();
-    await cleanup();
-  });
+  const start = (chain: ChainPublisher, conn = connection) => bed.start(chain, { connection: conn });
 
   it('a new publisher takes over at once the records of a batch held by a worker that died', async () => {
     const chain = new InMemoryChain();

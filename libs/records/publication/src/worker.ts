@@ -7,7 +7,8 @@ import type { RedisClient } from '@proofline/shared-redis';
 import type { ChainPublisher } from '@proofline/chain-domain';
 import { RecordsPublishJob } from '@proofline/records-domain';
 import type { RecordStore } from '@proofline/records-data-access';
-import { BullPublishQueue, SWEEP_DEFER_MS } from './producer';
+import { deferringQueue } from './producer';
+import type { BullPublishQueue } from './producer';
 import { RequestProblemError } from './publication-pause';
 import type { PublicationPause } from './publication-pause';
 import { publishTx } from './publish';
@@ -208,23 +209,6 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
       if (!opts.queue) await queue.close();
     },
   };
-}
-
-/**
- * The producer as publication runs it: once a batch or hand-off job carries records, the outbox
- * sweeper leaves them alone for SWEEP_DEFER_MS.
- */
-export function deferringQueue(
-  connection: RedisClient,
-  prefix: string,
-  store: Pick<RecordStore, 'deferSweep'>,
-  clock: Clock,
-  coalesceMs?: number,
-): BullPublishQueue {
-  return new BullPublishQueue(connection, prefix, {
-    ...(coalesceMs === undefined ? {} : { coalesceMs }),
-    onAdded: (txIds) => store.deferSweep(txIds, new Date(clock.now().getTime() + SWEEP_DEFER_MS)),
-  });
 }
 
 /**

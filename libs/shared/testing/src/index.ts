@@ -4,3 +4,4 @@ export * from './load';
 export * from './raw-http';
 export * from './log-capture';
 export * from './browser';
+export * from './loopback-server';

@@ -3,5 +3,4 @@ export * from './url-guard';
 export * from './webhook-admin';
 export * from './watcher';
 export * from './delivery';
-export * from './watch-publications';
 export * from './webhooks';

@@ -3,7 +3,7 @@ import { recordsKeys } from '@proofline/records-data-access';
 import { systemClock } from '@proofline/shared-config';
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { WebhookStore } from '@proofline/webhooks-data-access';
-import { watchPublications } from './watch-publications';
+import { watchPublications } from './watcher';
 
 const txIdOf = (i: number) => i.toString(16).padStart(64, 'a');
 

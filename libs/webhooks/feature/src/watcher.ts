@@ -1,9 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import type { Clock } from '@proofline/shared-config';
-import type { ChainReader } from '@proofline/chain-domain';
+import type { ChainPublisher, ChainReader } from '@proofline/chain-domain';
 import { receiptFamily } from '@proofline/records-domain';
 import type { RecordMeta } from '@proofline/records-domain';
+import { recordsKeys } from '@proofline/records-data-access';
 import type { RecordStore } from '@proofline/records-data-access';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
@@ -16,6 +17,33 @@ import {
   deliveryJobOptions,
 } from '@proofline/webhooks-domain';
 import type { DeliveryRetryPolicy, StoredWebhook, WebhookDeliveryJob, WebhookEvent } from '@proofline/webhooks-domain';
+
+// The watch set, from both ends: a record enters it before its transaction is submitted
+// (watchPublications, around the records publisher) and leaves it once the watcher has turned it
+// into deliveries (WebhookWatcher, startWebhookWatcher).
+
+/**
+ * Wraps the records publisher's {@link ChainPublisher} (any chain) so that every record of a
+ * tenant with webhooks enters the watch set BEFORE its transaction is submitted: it cannot be
+ * confirmed unseen, and a failed watch (Redis down) fails the attempt, which BullMQ retries. One
+ * extra script call per publication; a tenant without webhooks adds nothing else. The record's
+ * tenant comes with the submission (the publisher read the record); a caller that does not pass
+ * it costs one more round trip (the record's `tenant` field), as records and webhooks live under
+ * different hash tags and no script reads both.
+ */
+export function watchPublications(
+  publisher: ChainPublisher,
+  deps: { store: Pick<WebhookStore, 'watchRecord' | 'recordTenant'>; prefix: string; clock: Clock },
+): ChainPublisher {
+  const keys = recordsKeys(deps.prefix);
+  return {
+    async submit(tx) {
+      const tenant = tx.tenant ?? (await deps.store.recordTenant(keys.record(tx.txId)));
+      if (tenant) await deps.store.watchRecord(tenant, tx.txId, deps.clock.now());
+      return publisher.submit(tx);
+    },
+  };
+}
 
 /** The delivery queue of the webhooks scope (jobId = {@link deliveryJobId}). */
 export function webhookDeliveryQueue(connection: RedisClient, prefix: string): Queue {

@@ -1,13 +1,8 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startLoopbackServer } from '@proofline/shared-testing';
+import type { ReceivedRequest } from '@proofline/shared-testing';
 
 /** A request the fixture received. */
-export interface FixtureRequest {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly body: string;
-}
+export type FixtureRequest = ReceivedRequest;
 
 /** How the fixture answers: a status with a JSON (object) or raw (string) body, or no answer at all. */
 export type FixtureReply =
@@ -31,39 +26,19 @@ export async function startProtocolFixture(
   initial: FixtureHandler = () => ({ status: 500 }),
 ): Promise<ProtocolFixture> {
   let handler = initial;
-  const requests: FixtureRequest[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const request: FixtureRequest = {
-        method: req.method ?? '',
-        path: req.url ?? '',
-        headers: req.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-      };
-      requests.push(request);
-      void Promise.resolve(handler(request)).then((reply) => {
-        if (reply === 'hang') return;
-        const isText = typeof reply.body === 'string';
-        const body = reply.body === undefined ? '' : isText ? (reply.body as string) : JSON.stringify(reply.body);
-        res.writeHead(reply.status, { 'Content-Type': isText ? 'text/plain' : 'application/json', ...reply.headers });
-        res.end(body);
-      });
+  const server = await startLoopbackServer((request, res) => {
+    void Promise.resolve(handler(request)).then((reply) => {
+      if (reply === 'hang') return;
+      const isText = typeof reply.body === 'string';
+      const body = reply.body === undefined ? '' : isText ? (reply.body as string) : JSON.stringify(reply.body);
+      res.writeHead(reply.status, { 'Content-Type': isText ? 'text/plain' : 'application/json', ...reply.headers });
+      res.end(body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
+    ...server,
     handle: (h) => {
       handler = h;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { BsvTransactionBuilder } from '@proofline/chain-bsv';
 import { blockHash, headerFromFields } from '@proofline/chain-domain';
 import { eventually, freePort, testRedis, uniquePrefix } from '@proofline/shared-testing';
-import { COINBASE_MATURITY, Callbacker, DevnetBlockProducer, devnetKeys, startDevnetNode } from '../index';
+import { COINBASE_MATURITY, Callbacker, DevnetBlockProducer, devnetKeys } from '../index';
 import type { DevnetNode } from '../index';
 import {
   bumpRoot,
@@ -276,13 +276,7 @@ describe('devnet node: ARC v1 over HTTP', () => {
 
   it('concurrent conflicting spends through two node instances (own connections, one chain): exactly one wins', async () => {
     const other = testRedis(prefix);
-    const second = await startDevnetNode({
-      redis: other.redis,
-      prefix,
-      port: 0,
-      coinbaseLockingScriptHex: testScriptHex,
-      blockIntervalMs: 0,
-    });
+    const second = await startTestNode(other.redis, prefix);
     try {
       const coin = nextCoin();
       const spends = await Promise.all(
@@ -684,14 +678,7 @@ describe('devnet node: auth, timer, restart', () => {
   afterAll(() => cleanup());
 
   it('requires Authorization: Bearer <apiKey> on /v1/* when set (headers stay open); mines on its timer; resumes its chain after a restart', async () => {
-    const node = await startDevnetNode({
-      redis,
-      prefix,
-      port: 0,
-      coinbaseLockingScriptHex: testScriptHex,
-      blockIntervalMs: 100,
-      apiKey: 'devnet-secret-key',
-    });
+    const node = await startTestNode(redis, prefix, { blockIntervalMs: 100, apiKey: 'devnet-secret-key' });
     try {
       expect(await getJson(`${node.url}/v1/policy`)).toMatchObject({
         status: 401,
@@ -709,13 +696,7 @@ describe('devnet node: auth, timer, restart', () => {
       await node.close();
     }
     const tip = Number(await redis.hget(devnetKeys(prefix).tip, 'height'));
-    const again = await startDevnetNode({
-      redis,
-      prefix,
-      port: 0,
-      coinbaseLockingScriptHex: testScriptHex,
-      blockIntervalMs: 0,
-    });
+    const again = await startTestNode(redis, prefix);
     try {
       // No new start-up blocks on a non-empty chain; the chain continues.
       expect((await getJson(`${again.url}/chain/info`)).body.blocks).toBe(tip);
@@ -738,13 +719,7 @@ describe('devnet node: Redis unavailable', () => {
     let node: DevnetNode | null = null;
     try {
       await eventually(async () => (await redis.ping()) === 'PONG', 10_000, 50);
-      node = await startDevnetNode({
-        redis,
-        prefix: 'down:devnet',
-        port: 0,
-        coinbaseLockingScriptHex: testScriptHex,
-        blockIntervalMs: 0,
-      });
+      node = await startTestNode(redis, 'down');
       expect((await getJson(`${node.url}/v1/tx/${'a'.repeat(64)}`)).status).toBe(404);
       server.kill('SIGKILL');
       await new Promise((r) => server.once('exit', r));
@@ -769,14 +744,7 @@ describe('devnet node: callbacks survive a restart', () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/cb`;
     const k = devnetKeys(prefix);
-    const first = await startDevnetNode({
-      redis,
-      prefix,
-      port: 0,
-      coinbaseLockingScriptHex: testScriptHex,
-      blockIntervalMs: 0,
-      callbackRetryBaseMs: 500,
-    });
+    const first = await startTestNode(redis, prefix, { callbackRetryBaseMs: 500 });
     let txId = '';
     try {
       const tx = await spend(await coinbaseTx(first.url, 0), 0, [{ satoshis: 49 * 100_000_000 }]);
@@ -792,13 +760,7 @@ describe('devnet node: callbacks survive a restart', () => {
       await first.close();
     }
     const receiver = await callbackReceiverOn(port);
-    const second = await startDevnetNode({
-      redis,
-      prefix,
-      port: 0,
-      coinbaseLockingScriptHex: testScriptHex,
-      blockIntervalMs: 0,
-    });
+    const second = await startTestNode(redis, prefix);
     try {
       await eventually(async () => receiver.received.length > 0, 10_000);
       expect(receiver.received[0]).toMatchObject({
@@ -815,13 +777,7 @@ describe('devnet node: callbacks survive a restart', () => {
 
   it('a block committed by a node that stopped before queuing its callbacks gets them from the next node process', async () => {
     const receiver = await callbackReceiver();
-    const first = await startDevnetNode({
-      redis,
-      prefix,
-      port: 0,
-      coinbaseLockingScriptHex: testScriptHex,
-      blockIntervalMs: 0,
-    });
+    const first = await startTestNode(redis, prefix);
     let txId = '';
     try {
       const tx = await spend(await coinbaseTx(first.url, 1), 0, [{ satoshis: 49 * 100_000_000 }]);
@@ -837,13 +793,7 @@ describe('devnet node: callbacks survive a restart', () => {
     const producer = new DevnetBlockProducer(redis, prefix, { coinbaseLockingScriptHex: testScriptHex });
     const produced = await producer.produceBlock(new Date());
     expect(produced.status).toBe('produced');
-    const second = await startDevnetNode({
-      redis,
-      prefix,
-      port: 0,
-      coinbaseLockingScriptHex: testScriptHex,
-      blockIntervalMs: 0,
-    });
+    const second = await startTestNode(redis, prefix);
     try {
       await eventually(
         async () => receiver.received.some((c) => c.body.txid === txId && c.body.txStatus === 'MINED'),

@@ -7,7 +7,6 @@
 import {
   LockingScript,
   P2PKH,
-  PrivateKey,
   PublicKey,
   Signature,
   Spend,
@@ -15,12 +14,9 @@ import {
   TransactionSignature,
   UnlockingScript,
 } from '@bsv/sdk';
+import type { PrivateKey } from '@bsv/sdk';
 import { cachePublicKeyParsing, withNativeChecksig } from './native-checksig';
-
-const key = PrivateKey.fromHex('44'.repeat(32));
-const other = PrivateKey.fromHex('55'.repeat(32));
-const lock = new P2PKH().lock(key.toAddress());
-const N = BigInt('0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
+import { SECP256K1_N as N, otherSigner as other, signerKey as key, signerLock as lock } from './node-test-kit';
 
 function parent(satoshis = 5000): Transaction {
   const tx = new Transaction();

@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
-// Shared by the node specs (not a spec itself: jest only runs *.spec.ts).
+// Shared by the node specs and by the specs that drive the node from other libs (exported as
+// `nodeTestKit`; not a spec itself: jest only runs *.spec.ts).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LockingScript, MerklePath, P2PKH, PrivateKey, Transaction } from '@bsv/sdk';
@@ -10,6 +11,13 @@ import type { DevnetNode, DevnetNodeOptions } from './devnet-node';
 export const testKey = PrivateKey.fromHex('11'.repeat(32));
 export const otherKey = PrivateKey.fromHex('22'.repeat(32));
 export const testScriptHex = new P2PKH().lock(testKey.toAddress()).toHex();
+
+/** The signature-check specs' keys: `signerKey` locks `signerLock`; `otherSigner` signs where it must not. */
+export const signerKey = PrivateKey.fromHex('44'.repeat(32));
+export const otherSigner = PrivateKey.fromHex('55'.repeat(32));
+export const signerLock = new P2PKH().lock(signerKey.toAddress());
+/** The order of secp256k1's group: `N - s` is the high-S twin of a signature's `s`. */
+export const SECP256K1_N = BigInt('0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
 
 /** A node on an ephemeral port with its keys under `prefix` (`devnetKeys(prefix)`), coinbases to the test key, mining only on demand. */
 export function startTestNode(
@@ -62,6 +70,17 @@ export async function coinbaseTx(base: string, height: number): Promise<Transact
   return Transaction.fromHex(body.hex as string);
 }
 
+/** A new transaction whose one input spends `vout` of `parent` (P2PKH) unlocked by `signer`; outputs and signing are the caller's. */
+export function transactionSpending(parent: Transaction, vout: number, signer: PrivateKey): Transaction {
+  const tx = new Transaction();
+  tx.addInput({
+    sourceTransaction: parent,
+    sourceOutputIndex: vout,
+    unlockingScriptTemplate: new P2PKH().unlock(signer),
+  });
+  return tx;
+}
+
 /** Spends `vout` of `parent` (locked to `testKey`) into `outs`, signed by `signer`. */
 export async function spend(
   parent: Transaction,
@@ -69,12 +88,7 @@ export async function spend(
   outs: { satoshis: number; scriptHex?: string }[],
   signer: PrivateKey = testKey,
 ): Promise<Transaction> {
-  const tx = new Transaction();
-  tx.addInput({
-    sourceTransaction: parent,
-    sourceOutputIndex: vout,
-    unlockingScriptTemplate: new P2PKH().unlock(signer),
-  });
+  const tx = transactionSpending(parent, vout, signer);
   for (const o of outs)
     tx.addOutput({ satoshis: o.satoshis, lockingScript: LockingScript.fromHex(o.scriptHex ?? testScriptHex) });
   await tx.sign();

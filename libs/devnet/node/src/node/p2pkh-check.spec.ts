@@ -6,24 +6,12 @@
  * is never true where the interpreter is false.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  LockingScript,
-  P2PKH,
-  PrivateKey,
-  Signature,
-  Spend,
-  Transaction,
-  TransactionSignature,
-  UnlockingScript,
-} from '@bsv/sdk';
+import { LockingScript, P2PKH, Signature, Spend, Transaction, TransactionSignature, UnlockingScript } from '@bsv/sdk';
+import type { PrivateKey } from '@bsv/sdk';
 import { ForkIdDigests, checkStandardP2pkh, strictDerToCompact } from './p2pkh-check';
 import { readTransaction } from './tx-format';
 import type { WireOutput } from './tx-format';
-
-const key = PrivateKey.fromHex('44'.repeat(32));
-const other = PrivateKey.fromHex('55'.repeat(32));
-const lock = new P2PKH().lock(key.toAddress());
-const N = BigInt('0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
+import { SECP256K1_N as N, otherSigner as other, signerKey as key, signerLock as lock } from './node-test-kit';
 
 function parent(lockingScript: LockingScript, satoshis: number, tag: number): Transaction {
   const tx = new Transaction();

@@ -1,18 +1,17 @@
 import { Transaction } from '@bsv/sdk';
-import { createArcChain } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
 import { isExtendedFormat } from '@proofline/chain-domain';
 import { startArcDevnet, startArcProxy } from '@proofline/devnet-testing';
 import type { ArcDevnet, ArcProxy } from '@proofline/devnet-testing';
-import { createRecords } from '@proofline/records-feature';
 import type { RecordWrites } from '@proofline/records-feature';
-import { loadConfig, systemClock } from '@proofline/shared-config';
+import { PARENT_WAITS_MAX } from '@proofline/records-publication';
+import type { Publication } from '@proofline/records-publication';
+import { loadConfig } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { deleteByPrefix } from '@proofline/shared-redis';
-import { eventually, testBullRedis, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
-import { createPublication } from './create-publication';
-import type { Publication } from './create-publication';
-import { PARENT_WAITS_MAX } from './publish';
+import { eventually, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { composePublicationSide } from './publication-side';
+import type { PublicationSide } from './publication-side';
 import { recordsKeys } from '@proofline/records-data-access';
 
 // ARC answering 460 ("no parent found") to a record transaction, as an ARC that looks parents up
@@ -25,10 +24,10 @@ describe('ARC 460 while a parent of ours is in flight (real HTTP: publisher → 
   const prefix = uniquePrefix('p460');
   const logger = createLogger({ level: 'silent', name: 'test' });
   const redis = testRedisClient({ maxRetriesPerRequest: null });
-  const bull = testBullRedis();
   const tenant = { tenant: 't460' };
   let dev: ArcDevnet;
   let proxy: ArcProxy;
+  let side: PublicationSide;
   let chain: ArcChain;
   let publication: Publication;
   let writes: RecordWrites;
@@ -45,8 +44,8 @@ describe('ARC 460 while a parent of ours is in flight (real HTTP: publisher → 
       REDIS_PREFIX: prefix,
       LOG_LEVEL: 'silent',
     });
-    chain = createArcChain({ redis, prefix, config: config.chain });
-    publication = createPublication({ redis, bull, prefix, config, chain, pool: dev.pool, clock: systemClock, logger });
+    side = composePublicationSide({ prefix, config, pool: dev.pool, logger });
+    ({ chain, publication } = side);
     // A queue that names the record to refuse before its job can submit it.
     const queue = {
       enqueue: async (txId: string) => {
@@ -54,27 +53,16 @@ describe('ARC 460 while a parent of ours is in flight (real HTTP: publisher → 
         await publication.queue.enqueue(txId);
       },
     };
-    writes = createRecords({
-      config,
-      clock: systemClock,
-      redis,
-      prefix,
-      builder: chain.builder,
-      funding: { pool: dev.pool, feeRate: () => 1 },
-      reader: chain.reader,
-      queue,
-      logger,
-    }).writes;
+    writes = side.records(queue).writes;
     await dev.fund(20, 2000);
     publication.startPublisher({ concurrency: 4, sweepEveryMs: 200, sweepAfterMs: 300 });
     await publication.startConfirmations();
   });
   afterAll(async () => {
-    await publication.close();
+    await side.close();
     await proxy.close();
     await dev.close();
     await deleteByPrefix(redis, prefix);
-    await bull.quit();
     await redis.quit();
   });
 

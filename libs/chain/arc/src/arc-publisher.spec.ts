@@ -1,7 +1,6 @@
 import { sha256d, spentTxIds, standardFromExtended, toDisplayHex } from '@proofline/chain-domain';
 import { ArcClient } from './arc-client';
-import { ArcChainPublisher } from './arc-publisher';
-import { ArcSubmitBatcher } from './submit-batcher';
+import { ArcChainPublisher, ArcSubmitBatcher } from './arc-publisher';
 import { startProtocolFixture } from './testing/protocol-fixture';
 import type { FixtureRequest, ProtocolFixture } from './testing/protocol-fixture';
 

@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'records-publication-testing',
+  preset: '../../../jest.preset.js',
+  rootDir: __dirname,
+};
