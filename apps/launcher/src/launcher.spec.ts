@@ -10,7 +10,7 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { eventually, freePort, listeners, startLoad } from '@proofline/shared-testing';
 import type { Answer } from '@proofline/shared-testing';
-import { baseEnv, compiledLauncher } from './testing/compiled-launcher';
+import { baseEnv, compiledLauncher, writeAndProve } from './testing/compiled-launcher';
 import type { Launched } from './testing/compiled-launcher';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -223,34 +223,11 @@ describe('npm start (compiled launcher)', () => {
       }
 
       // Lua scripts (records, identity, devnet block producer) load from the compiled output:
-      // a write is accepted, published and proven. Until the worker's first wallet upkeep has
-      // split a coinbase into the pool a write answers 503 FUNDING_EXHAUSTED: retry that one.
-      const write = await eventually(
-        async () => {
-          const res = await fetch(`${api}/api/v1/records?encode=SHA256`, {
-            method: 'POST',
-            headers: { 'x-api-key': key, 'content-type': 'application/octet-stream' },
-            body: 'compiled build',
-          });
-          const body = (await res.json()) as { txId?: string; errorCode?: string };
-          return body.errorCode === 'FUNDING_EXHAUSTED' ? undefined : { status: res.status, body };
-        },
-        20_000,
-        200,
-      );
+      // a write is accepted, published and proven.
+      const { write, proof } = await writeAndProve(api, key, 'compiled build');
       expect(write.status).toBe(200);
       const txId = write.body.txId ?? '';
-      // Proven by the devnet's callback: polling would only ask after ARC_CALLBACK_GRACE_MS (30 s).
-      const confirmed = await eventually(
-        async () => {
-          const res = await fetch(`${api}/api/v1/records/${txId}/status`, { headers: { 'x-api-key': key } });
-          const body = (await res.json()) as { confirmation: { merkleProof?: unknown } | null };
-          return body.confirmation?.merkleProof ? body : undefined;
-        },
-        20_000,
-        100,
-      );
-      expect(confirmed.confirmation?.merkleProof).toBeTruthy();
+      expect(proof).toBeTruthy();
       // The compiled CLI runs too (`node dist/apps/cli/main.js`): its key authorizes a read.
       const cliKey = execFileSync(process.execPath, [path.join(DIST, 'apps', 'cli', 'main.js'), 'keys', 'bootstrap'], {
         cwd: BUILD,

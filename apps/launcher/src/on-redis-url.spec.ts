@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { deleteByPrefix, scanKeys } from '@proofline/shared-redis';
 import { eventually, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
-import { compiledLauncher } from './testing/compiled-launcher';
+import { compiledLauncher, writeAndProve } from './testing/compiled-launcher';
 
 jest.setTimeout(90_000);
 
@@ -49,35 +49,10 @@ describe('npm start on the Redis REDIS_URL names', () => {
       const blocks = async () =>
         ((await (await fetch(`http://127.0.0.1:${devnetPort}/chain/info`)).json()) as { blocks: number }).blocks;
       await eventually(async () => (await blocks()) >= 2, 30_000, 100);
-      // A write is accepted, published and proven (funded from the devnet's coinbases, split by the
-      // worker's upkeep: until then a write answers 503 FUNDING_EXHAUSTED, retried).
-      const api = `http://127.0.0.1:${apiPort}`;
-      const write = await eventually(
-        async () => {
-          const res = await fetch(`${api}/api/v1/records?encode=SHA256`, {
-            method: 'POST',
-            headers: { 'x-api-key': key, 'content-type': 'application/octet-stream' },
-            body: 'on the cluster',
-          });
-          const body = (await res.json()) as { txId?: string; errorCode?: string };
-          return body.errorCode === 'FUNDING_EXHAUSTED' ? undefined : { status: res.status, body };
-        },
-        30_000,
-        200,
-      );
+      // A write is accepted, published and proven.
+      const { write, proof } = await writeAndProve(`http://127.0.0.1:${apiPort}`, key, 'on the cluster', 30_000);
       expect(write.status).toBe(200);
-      const proven = await eventually(
-        async () => {
-          const res = await fetch(`${api}/api/v1/records/${write.body.txId ?? ''}/status`, {
-            headers: { 'x-api-key': key },
-          });
-          const body = (await res.json()) as { confirmation: { merkleProof?: unknown } | null };
-          return body.confirmation?.merkleProof ? body : undefined;
-        },
-        30_000,
-        200,
-      );
-      expect(proven.confirmation?.merkleProof).toBeDefined();
+      expect(proof).toBeTruthy();
       // Every process wrote under the prefix: found on whichever master holds each key.
       expect((await scanKeys(redis, `${prefix}:*`)).length).toBeGreaterThan(0);
       expect(run.output()).not.toMatch(/MOVED|CROSSSLOT|ClusterAllFailed/);

@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort } from '@proofline/shared-testing';
+import { eventually, freePort } from '@proofline/shared-testing';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 
@@ -84,4 +84,47 @@ export function compiledLauncher(name: string) {
   };
 
   return { BUILD, DIST, BUILD_SCRIPT, build, productionStart, launch };
+}
+
+/**
+ * A record written through the running service and its proof: the write is retried while it
+ * answers 503 FUNDING_EXHAUSTED (until the worker's first wallet upkeep has split a coinbase into
+ * the pool); then the record's status is polled until it carries a Merkle proof (the devnet's
+ * callback proves it; polling ARC would only ask after ARC_CALLBACK_GRACE_MS, 30 s).
+ */
+export async function writeAndProve(
+  api: string,
+  key: string,
+  content: string,
+  timeoutMs = 20_000,
+): Promise<{
+  write: { status: number; body: { txId?: string; errorCode?: string } };
+  proof: unknown;
+}> {
+  const write = await eventually(
+    async () => {
+      const res = await fetch(`${api}/api/v1/records?encode=SHA256`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/octet-stream' },
+        body: content,
+      });
+      const body = (await res.json()) as { txId?: string; errorCode?: string };
+      return body.errorCode === 'FUNDING_EXHAUSTED' ? undefined : { status: res.status, body };
+    },
+    timeoutMs,
+    200,
+  );
+  if (write.status !== 200) return { write, proof: undefined };
+  const confirmed = await eventually(
+    async () => {
+      const res = await fetch(`${api}/api/v1/records/${write.body.txId ?? ''}/status`, {
+        headers: { 'x-api-key': key },
+      });
+      const body = (await res.json()) as { confirmation: { merkleProof?: unknown } | null };
+      return body.confirmation?.merkleProof ? body : undefined;
+    },
+    timeoutMs,
+    100,
+  );
+  return { write, proof: confirmed.confirmation?.merkleProof };
 }
