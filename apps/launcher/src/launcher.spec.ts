@@ -3,85 +3,21 @@
  * (inside the repository, so the bundles resolve node_modules like dist/ does), then the
  * compiled launcher with its own redis-server on private ports, exactly as `npm start` runs it.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
-import { deleteByPrefix, scanKeys } from '@proofline/shared-redis';
-import {
-  eventually,
-  freePort,
-  listeners,
-  startLoad,
-  testRedisClient,
-  testRedisUrl,
-  uniquePrefix,
-} from '@proofline/shared-testing';
+import { eventually, freePort, listeners, startLoad } from '@proofline/shared-testing';
 import type { Answer } from '@proofline/shared-testing';
+import { baseEnv, compiledLauncher, writeAndProve } from './testing/compiled-launcher';
+import type { Launched } from './testing/compiled-launcher';
 
 const ROOT = path.resolve(__dirname, '../../..');
-const BUILD = path.join(ROOT, '.jest-cache', 'launcher-spec');
-const DIST = path.join(BUILD, 'dist');
-const BUILD_SCRIPT = path.join(ROOT, 'tools', 'build', 'build.mjs');
+const { BUILD, DIST, BUILD_SCRIPT, build, productionStart, launch } = compiledLauncher('launcher-spec');
 const VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 jest.setTimeout(90_000);
-
-/** Environment of a production process, without anything of jest's (no loader in NODE_OPTIONS). */
-function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...extra };
-}
-
-/** A production start on free private ports with a fresh .data, as `npm start` runs it (`extra` adds or overrides). */
-async function productionStart(
-  extra: Record<string, string>,
-): Promise<{ env: NodeJS.ProcessEnv; redisPort: number; apiPort: number; graphqlPort: number; devnetPort: number }> {
-  const [redisPort, apiPort, graphqlPort, devnetPort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
-  fs.rmSync(path.join(BUILD, '.data'), { recursive: true, force: true });
-  const env = baseEnv({
-    NODE_ENV: 'production',
-    AUTH_JWT_SECRET: randomBytes(32).toString('hex'),
-    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-    PORT: String(apiPort),
-    GRAPHQL_PORT: String(graphqlPort),
-    DEVNET_PORT: String(devnetPort),
-    HOST: '127.0.0.1',
-    WORKERS: '1',
-    ...extra,
-  });
-  return { env, redisPort, apiPort, graphqlPort, devnetPort };
-}
-
-interface Launched {
-  child: ChildProcess;
-  env: NodeJS.ProcessEnv;
-  output: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function launch(env: NodeJS.ProcessEnv): Launched {
-  // Its own process group, like a terminal's foreground job: Ctrl-C is SIGINT to the group.
-  const child = spawn(process.execPath, [path.join(DIST, 'apps', 'launcher', 'main.js')], {
-    cwd: BUILD,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, env, output: () => out, exited };
-}
 
 /** Direct children of `pid` with their argv, from /proc. */
 function childrenOf(pid: number): { pid: number; argv: string[]; env: string }[] {
@@ -131,9 +67,7 @@ function startTicks(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
 }
 
-beforeAll(() => {
-  execFileSync(process.execPath, [BUILD_SCRIPT, '--out', DIST], { cwd: ROOT, stdio: 'pipe' });
-});
+beforeAll(build);
 
 /**
  * fetch, sent again once when a pooled keep-alive connection met the server's idle close as it was
@@ -212,49 +146,6 @@ describe('npm run build', () => {
 });
 
 describe('npm start (compiled launcher)', () => {
-  it('runs every app on the Redis REDIS_URL names, one node of a cluster on cluster topologies (the devnet node too, DEVNET_REDIS_URL)', async () => {
-    const prefix = uniquePrefix('launchcl');
-    const { env, apiPort, graphqlPort, devnetPort } = await productionStart({
-      // The URL only: each process asks whether it names a cluster.
-      REDIS_URL: testRedisUrl(),
-      DEVNET_REDIS_URL: testRedisUrl(),
-      REDIS_PREFIX: prefix,
-      BLOCK_INTERVAL_MS: '300',
-      API_PROCESSES: '1',
-      SHUTDOWN_GRACE_MS: '5000',
-    });
-    const run = launch(env);
-    const redis = testRedisClient();
-    try {
-      await eventually(async () => run.output().includes('"msg":"ready:'), 60_000, 100);
-      expect(run.output()).toContain('using Redis at');
-      expect(run.output()).not.toContain('starting redis-server');
-      const ready = await eventually(
-        async () => {
-          const res = await fetch(`http://127.0.0.1:${apiPort}/readiness`);
-          const body = (await res.json()) as { status: string; checks: { workers: number | null } };
-          return res.status === 200 && (body.checks.workers ?? 0) >= 1 ? body : undefined;
-        },
-        30_000,
-        100,
-      );
-      expect(ready.status).toBe('ready');
-      await eventually(async () => (await fetch(`http://127.0.0.1:${graphqlPort}/readiness`)).status === 200, 30_000);
-      // The devnet node mines on the same Redis, and the workers' confirmation pass reads its tip.
-      const blocks = async () =>
-        ((await (await fetch(`http://127.0.0.1:${devnetPort}/chain/info`)).json()) as { blocks: number }).blocks;
-      await eventually(async () => (await blocks()) >= 2, 30_000, 100);
-      // Every process wrote under the prefix: found on whichever master holds each key.
-      expect((await scanKeys(redis, `${prefix}:*`)).length).toBeGreaterThan(0);
-      expect(run.output()).not.toMatch(/MOVED|CROSSSLOT|ClusterAllFailed/);
-    } finally {
-      process.kill(-(run.child.pid ?? 0), 'SIGINT');
-      await run.exited;
-      await deleteByPrefix(redis, prefix);
-      await redis.quit();
-    }
-  });
-
   it('refuses production without AUTH_JWT_SECRET or AUTH_JWKS_URL in one line, exit 78', async () => {
     const run = launch(baseEnv({ NODE_ENV: 'production', REDIS_URL: `redis://127.0.0.1:${await freePort()}` }));
     const { code } = await run.exited;
@@ -332,34 +223,11 @@ describe('npm start (compiled launcher)', () => {
       }
 
       // Lua scripts (records, identity, devnet block producer) load from the compiled output:
-      // a write is accepted, published and proven. Until the worker's first wallet upkeep has
-      // split a coinbase into the pool a write answers 503 FUNDING_EXHAUSTED: retry that one.
-      const write = await eventually(
-        async () => {
-          const res = await fetch(`${api}/api/v1/records?encode=SHA256`, {
-            method: 'POST',
-            headers: { 'x-api-key': key, 'content-type': 'application/octet-stream' },
-            body: 'compiled build',
-          });
-          const body = (await res.json()) as { txId?: string; errorCode?: string };
-          return body.errorCode === 'FUNDING_EXHAUSTED' ? undefined : { status: res.status, body };
-        },
-        20_000,
-        200,
-      );
+      // a write is accepted, published and proven.
+      const { write, proof } = await writeAndProve(api, key, 'compiled build');
       expect(write.status).toBe(200);
       const txId = write.body.txId ?? '';
-      // Proven by the devnet's callback: polling would only ask after ARC_CALLBACK_GRACE_MS (30 s).
-      const confirmed = await eventually(
-        async () => {
-          const res = await fetch(`${api}/api/v1/records/${txId}/status`, { headers: { 'x-api-key': key } });
-          const body = (await res.json()) as { confirmation: { merkleProof?: unknown } | null };
-          return body.confirmation?.merkleProof ? body : undefined;
-        },
-        20_000,
-        100,
-      );
-      expect(confirmed.confirmation?.merkleProof).toBeTruthy();
+      expect(proof).toBeTruthy();
       // The compiled CLI runs too (`node dist/apps/cli/main.js`): its key authorizes a read.
       const cliKey = execFileSync(process.execPath, [path.join(DIST, 'apps', 'cli', 'main.js'), 'keys', 'bootstrap'], {
         cwd: BUILD,
