@@ -12,6 +12,10 @@
 # expensive), while these figures are the CPU each process really used. Divide by the requests
 # for a per-record cost. With PROFILE_APPS (see docs/performance.md) it also prints the measured
 # window on the profiles' clock ("profile window: <start> <end> s"), to cut them to the load.
+# Under the write load it ends with the CPU per record until proven: every process's CPU from the
+# load's start until the confirmation watch set is empty (at most 60 s after the drain), which
+# counts the proving a version leaves until after the ten seconds; it includes the stack's idle
+# CPU over the seconds it waited (LOAD=idle measures that rate), printed beside it.
 # LOAD=sequential measures one client updating one linked record instead
 # (bench/wrk/linked-updates.lua, one connection); LOAD=idle what the stack burns with no load. COMMANDS=1 also prints, per accepted record, the Redis commands each redis-server (the service's, the devnet node's) ran during the load. Environment: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), WORKERS (2),
 # POOL_LOW_WATER (10000), POOL_TARGET (20000), AUTH_JWT_SECRET (random when unset).
@@ -106,6 +110,17 @@ report() { # label before after
   awk -v tk="$(getconf CLK_TCK)" -v label="$1" 'NR == FNR { a[$1] = $2; next } ($1 in a) { d = ($2 - a[$1]) / tk; if (d >= 0.01) { $2 = ""; printf "%s %6.2f s %s\n", label, d, $0; t += d } } END { printf "%s %6.2f s in all\n", label, t }' "$2" "$3" | sort -k2 -rn
 }
 
+# awk, the start of a program over two snapshots (files a, then b): c[role] and t, the CPU seconds
+# each role and all used. The devnet node and the redis-server it started (the one that is not
+# the service's) are one role.
+by_role='
+    NR == FNR { a[$1] = $2; next }
+    ($1 in a) {
+      d = ($2 - a[$1]) / tk; cmd = $0
+      role = cmd ~ /apps\/api\// ? "api" : cmd ~ /apps\/devnet\// ? "devnet" : cmd ~ /apps\/worker\// ? "workers" : cmd ~ ("redis-server 127.0.0.1:" rp) ? "redis" : cmd ~ /redis-server/ ? "devnet" : "other"
+      c[role] += d; t += d
+    }'
+
 # COMMANDS=1: zero both redis-servers' command statistics just before the measured load
 reset_commandstats() {
   [ -n "${COMMANDS:-}" ] || return 0
@@ -144,15 +159,8 @@ echo "proofline    $line"
 report load "$tmp/a" "$tmp/b"
 if [ "${LOAD:-writes}" = writes ]; then
   n=$(echo "$line" | sed -n 's/.*requests=\([0-9]*\).*/\1/p')
-  # roles: the devnet node and the redis-server it started (the one that is not the service's)
   awk -v tk="$(getconf CLK_TCK)" -v n="${n:-0}" -v rp="$redis_port" -v wrk="${wrk_cpu:-0}" -v cores="$(nproc)" \
-      -v e="$express_rps" -v es="$express_cpu" -v ew="$express_wrk" -v en="$express_n" -v sg="$sign_ms" -v vf="$verify_ms" '
-    NR == FNR { a[$1] = $2; next }
-    ($1 in a) {
-      d = ($2 - a[$1]) / tk; cmd = $0
-      role = cmd ~ /apps\/api\// ? "api" : cmd ~ /apps\/devnet\// ? "devnet" : cmd ~ /apps\/worker\// ? "workers" : cmd ~ ("redis-server 127.0.0.1:" rp) ? "redis" : cmd ~ /redis-server/ ? "devnet" : "other"
-      c[role] += d; t += d
-    }
+      -v e="$express_rps" -v es="$express_cpu" -v ew="$express_wrk" -v en="$express_n" -v sg="$sign_ms" -v vf="$verify_ms" "$by_role"'
     END {
       if (n <= 0 || en <= 0) exit
       printf "CPU per record (ms): api %.3f | devnet node + its redis %.3f | workers %.3f | service redis %.3f | other %.3f | wrk %.3f | all %.3f\n", 1000*c["api"]/n, 1000*c["devnet"]/n, 1000*c["workers"]/n, 1000*c["redis"]/n, 1000*c["other"]/n, 1000*wrk/n, 1000*(t+wrk)/n
@@ -180,3 +188,21 @@ fi
 for _ in $(seq 1 600); do [ "$(pending)" = "0" ] && break; sleep 0.2; done
 snapshot >"$tmp/c"
 report drain "$tmp/b" "$tmp/c"
+if [ "${LOAD:-writes}" = writes ]; then
+  # Until proven: the load's records keep costing CPU after it (publication of the backlog, and
+  # proving them: callbacks, proofs verified and stored), and a version that defers more of that
+  # past the ten seconds looks cheaper per record than it is. So also: every process's CPU from
+  # the load's start until the confirmation watch set is empty (at most 60 s more), per record.
+  # the watch set, read from Redis (its key's name differs between versions; the metric is not
+  # served by every version's /metrics)
+  watch_key=$(redis-cli -p "$redis_port" --scan --pattern '*arc*unproven*' | head -n 1)
+  unproven() { if [ -n "$watch_key" ]; then redis-cli -p "$redis_port" zcard "$watch_key"; else echo 0; fi; }
+  waited=0
+  for _ in $(seq 1 300); do [ "$(unproven)" = "0" ] && break; sleep 0.2; waited=$((waited + 1)); done
+  snapshot >"$tmp/d"
+  awk -v tk="$(getconf CLK_TCK)" -v n="${n:-0}" -v rp="$redis_port" -v left="$(unproven)" -v s="$(awk -v w="$waited" 'BEGIN { printf "%.1f", w * 0.2 }')" "$by_role"'
+    END {
+      if (n <= 0) exit
+      printf "CPU per record until proven (ms; the stack without wrk, from the load'"'"'s start, %s s after the drain, %s unproven left): api %.3f | devnet node + its redis %.3f | workers %.3f | service redis %.3f | all %.3f\n", s, left, 1000*c["api"]/n, 1000*c["devnet"]/n, 1000*c["workers"]/n, 1000*c["redis"]/n, 1000*t/n
+    }' "$tmp/a" "$tmp/d"
+fi

@@ -1,6 +1,6 @@
 // Starts private redis-server processes for a test run or a benchmark: a standalone Redis, a
-// one-node Redis Cluster (one master holding all 16384 slots: it refuses every cross-slot command
-// and, with a `#!lua` script, every undeclared key, as a bigger cluster would) or a three-master
+// one-node Redis Cluster (one master holding all 16384 slots: it refuses every cross-slot command,
+// and a `#!lua` script's key of another slot, as a bigger cluster would) or a three-master
 // cluster. Nothing is persisted; each server lives in its own temporary directory.
 const { spawn, execFileSync } = require('node:child_process');
 const net = require('node:net');

@@ -10,7 +10,8 @@
  * Exits 1 when a write is lost, an answer is 500 (or any 5xx but 503 REDIS_UNAVAILABLE), a
  * connection is refused, or an answer took more than 2 s.
  *
- * Options (env): PROBE_SECONDS (24), PROBE_CONCURRENCY (16), PROBE_REDIS_DOWN_MS (2500),
+ * Options (env): PROBE_REDIS (standalone | cluster1 | cluster3: every node killed and frozen together),
+ * PROBE_SECONDS (24), PROBE_CONCURRENCY (16), PROBE_REDIS_DOWN_MS (2500),
  * PROBE_FREEZE_MS (3000), PROBE_CONFIRM_TIMEOUT_MS (180000), PROBE_KILL_IN_OUTAGE (1: also SIGKILL a
  * worker and an API process while Redis is down), PROBE_RESUME_BOUND_MS (10000: the writes
  * acknowledged before the outage must be confirmed this soon after the API is ready again).
@@ -22,8 +23,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { generateRawKey } from '@proofline/identity-domain';
 import { freePort } from '@proofline/shared-testing';
-import { ROOT, childPids, redisServer, request, startLoad, until, violations } from './stack';
-import type { Answer, RequestSpec } from './stack';
+import { ROOT, childPids, redisDeployment, request, startLoad, until, violations } from './stack';
+import type { Answer, RedisTopology, RequestSpec } from './stack';
 
 const num = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 const SECONDS = num('PROBE_SECONDS', 24);
@@ -35,6 +36,10 @@ const KILL_IN_OUTAGE = num('PROBE_KILL_IN_OUTAGE', 1) === 1;
 /** The resume bound: every write acknowledged before the outage is confirmed this soon after the service is ready. */
 const RESUME_BOUND_MS = num('PROBE_RESUME_BOUND_MS', 10_000);
 const DIST = path.join(ROOT, 'dist');
+/** `standalone` (default), `cluster1` or `cluster3`: the Redis killed, frozen and restarted whole. */
+const PROBE_REDIS = (process.env['PROBE_REDIS'] ?? 'standalone') as RedisTopology;
+if (!['standalone', 'cluster1', 'cluster3'].includes(PROBE_REDIS))
+  throw new Error(`PROBE_REDIS must be standalone, cluster1 or cluster3 (got ${PROBE_REDIS})`);
 
 function say(line: string): void {
   process.stdout.write(`[probe ${new Date().toISOString().slice(11, 23)}] ${line}\n`);
@@ -62,14 +67,14 @@ async function main(): Promise<void> {
     stdio: 'inherit',
   });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-probe-'));
-  const redis = await redisServer(dir);
+  const redis = await redisDeployment(dir, PROBE_REDIS);
   await redis.start();
   const [port, gqlPort, devnetPort] = [await freePort(), await freePort(), await freePort()];
   const key = generateRawKey();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env['PATH'] ?? '',
     HOME: process.env['HOME'] ?? '/tmp',
-    REDIS_URL: redis.url,
+    ...redis.env,
     REDIS_PREFIX: `probe${randomBytes(3).toString('hex')}`,
     PORT: String(port),
     GRAPHQL_PORT: String(gqlPort),
@@ -102,7 +107,7 @@ async function main(): Promise<void> {
       100,
     );
     say(
-      `ready after ${Date.now() - started} ms (compiled launcher, API_PROCESSES=2, WORKERS=2, redis-server AOF everysec on :${redis.port})`,
+      `ready after ${Date.now() - started} ms (compiled launcher, API_PROCESSES=2, WORKERS=2, Redis ${redis.topology}, AOF everysec, first node :${redis.port})`,
     );
 
     const writes: RequestSpec = () => ({

@@ -11,7 +11,7 @@ import type { ComposedApi } from './compose';
 import { fundPool } from '@proofline/records-testing';
 import { testConfig } from './testing/harness';
 import { PUBLISH_EVENTS_MAX_LEN } from '@proofline/records-publication';
-import { QUEUES } from '@proofline/shared-jobs';
+import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 
 describe('GET /metrics (production composition)', () => {
   const prefix = uniquePrefix('metrics');
@@ -103,8 +103,11 @@ describe('GET /metrics (production composition)', () => {
   it("keeps the records queue's event-stream cap: its observers (metrics, dashboard) never rewrite a queue's meta", async () => {
     expect((await fetch(`${base}/metrics`)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 200));
-    expect(await composed.deps.redis.hget(`${prefix}:bull:${QUEUES.recordsPublish}:meta`, 'opts.maxLenEvents')).toBe(
-      String(PUBLISH_EVENTS_MAX_LEN),
-    );
+    expect(
+      await composed.deps.redis.hget(
+        `${bullPrefix(prefix, QUEUES.recordsPublish)}:${QUEUES.recordsPublish}:meta`,
+        'opts.maxLenEvents',
+      ),
+    ).toBe(String(PUBLISH_EVENTS_MAX_LEN));
   });
 });

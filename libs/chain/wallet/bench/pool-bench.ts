@@ -5,15 +5,17 @@
  * Uses its own key prefix and deletes it afterwards.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { deleteByPrefix } from '@proofline/shared-redis';
+import { deleteByPrefix, openRedis } from '@proofline/shared-redis';
 import { FundingPool } from '../src';
 
 async function main(): Promise<void> {
   const [writes = 20000, connections = 4, concurrency = 200] = process.argv.slice(2).map(Number);
   const url = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
   const prefix = `bench-${randomBytes(4).toString('hex')}`;
-  const conns = Array.from({ length: connections }, () => new Redis(url, { enableAutoPipelining: true }));
+  // REDIS_URL may name a cluster node: the factory asks.
+  const conns = await Promise.all(
+    Array.from({ length: connections }, () => openRedis({ url }, { enableAutoPipelining: true })),
+  );
   const pools = conns.map((c) => new FundingPool(c, { prefix, address: 'bench' }));
   const seed = randomBytes(32).toString('hex');
   for (let i = 0; i < writes; i += 5000) {

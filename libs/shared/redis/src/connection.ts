@@ -61,6 +61,10 @@ function clusterOptions(d: ClusterDeployment, options: RedisOptions): ClusterOpt
   const { db: _db, host: _host, port: _port, path: _path, ...perNode } = node;
   return {
     scaleReads: 'master',
+    // CLUSTER SLOTS may take longer than ioredis' 1 s default on a busy host; a refresh that times
+    // out fails every command queued behind it ("None of startup nodes is available"). Commands
+    // keep their own bound (boundQueuedCommands), so a longer refresh never makes a request wait longer.
+    slotsRefreshTimeout: 5000,
     ...(d.natMap ? { natMap: { ...d.natMap } } : {}),
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     ...(enableAutoPipelining === undefined ? {} : { enableAutoPipelining }),

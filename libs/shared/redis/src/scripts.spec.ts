@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { deleteByPrefix } from './connection';
 import type { RedisClient } from './connection';
-import { clusterScriptViolations, loadLuaCommands } from './scripts';
+import { loadLuaCommands } from './scripts';
 import { testClient } from './testing/test-redis';
 
 describe('loadLuaCommands', () => {
@@ -76,19 +76,5 @@ describe('loadLuaCommands', () => {
       fs.rmSync(sub, { recursive: true, force: true });
       await other.quit();
     }
-  });
-});
-
-describe('clusterScriptViolations', () => {
-  it('accepts a #!lua script whose every key is a KEYS entry', () => {
-    const source =
-      "#!lua\nlocal v = redis.call('HGET', KEYS[1], 'f')\nredis.call('ZADD', KEYS[2 + i], 1, v)\nredis.call('PUBLISH', ARGV[1], v)";
-    expect(clusterScriptViolations(source)).toEqual([]);
-  });
-
-  it('names a missing shebang and every key built inside the script', () => {
-    const source =
-      "local key = ARGV[1] .. 'x'\nredis.call('HGET', key, 'f')\nredis.call('GET', ARGV[2] .. ARGV[3])\nredis.call('TIME')";
-    expect(clusterScriptViolations(source)).toEqual(['first line is not #!lua', 'HGET key', 'GET ARGV[2] .. ARGV[3]']);
   });
 });

@@ -58,28 +58,3 @@ function shareWithOpenAutoPipelines(redis: RedisClient, name: string): void {
     pipeline[`${name}Buffer`] = internals[`${name}Buffer`];
   }
 }
-
-/** Commands whose first argument is not a key. */
-const KEYLESS_COMMANDS = new Set(['PUBLISH', 'TIME', 'ECHO', 'PING']);
-
-/**
- * The Redis Cluster rules a Lua script's source breaks, for a spec to assert none: its first line
- * is not `#!lua`, or a `redis.call`/`redis.pcall` names a key otherwise than as an entry of one of
- * `keyTables` (`KEYS`, or the table a prelude function receives it as). Redis 7 with `#!lua`
- * refuses a key of another slot than the declared ones, but not an undeclared key of the same
- * slot (every key of one unit shares its tag), so a one-node cluster does not catch a key built
- * inside the script; this reading of the source does. Only the command's first argument is read:
- * a script with a multi-key command must declare the others as KEYS too (none does today).
- */
-export function clusterScriptViolations(source: string, keyTables: readonly string[] = ['KEYS', 'K']): string[] {
-  const out: string[] = [];
-  if (!source.startsWith('#!lua')) out.push('first line is not #!lua');
-  const table = new RegExp(`^(${keyTables.join('|')})\\[[^\\]]+\\]$`);
-  for (const m of source.matchAll(/redis\.p?call\(\s*'([A-Za-z]+)'\s*(?:,\s*([^,)]+))?/g)) {
-    const command = (m[1] as string).toUpperCase();
-    if (KEYLESS_COMMANDS.has(command)) continue;
-    const key = (m[2] ?? '').trim();
-    if (!table.test(key)) out.push(`${command} ${key || '(no key)'}`);
-  }
-  return out;
-}
