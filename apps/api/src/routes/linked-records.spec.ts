@@ -271,14 +271,14 @@ describe('linked records over HTTP', () => {
     await eventually(async () => (await f.store.state(lost.txId)) === 'failed', 10_000);
     // the pass asked first (the rival MINED) or ARC already turned it REJECTED, naming the rival
     expect(await failure(lost.txId)).toMatch(
-      /^(DOUBLE_SPEND: ARC DOUBLE_SPEND_ATTEMPTED|INVALID_TX: ARC REJECTED): .*double spend/i,
+      /^(DOUBLE_SPEND: ARC DOUBLE_SPEND_ATTEMPTED|INVALID_TX: ARC REJECTED): .*(double spend|already spent by)/i,
     );
     expect(await failure(lost.txId)).toContain(rival.txId);
     // status says why: ARC's code and reason
     expect(await status(lost.txId)).toMatchObject({
       confirmation: null,
       publication: 'failed',
-      failure: expect.stringMatching(/double spend/i),
+      failure: expect.stringMatching(/double spend|already spent by/i),
     });
 
     // a record linking to the rejected one can never be published either
