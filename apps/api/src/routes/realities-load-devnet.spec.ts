@@ -101,9 +101,19 @@ describe('a load of independent writes and linked chains against the devnet node
     const until = Date.now() + LOAD_MS;
     const post = (path: string, body: string) =>
       call(api, 'POST', path, { key: writerKey, body, contentType: 'application/octet-stream' });
+    /** Waits out a refusal the API marks retryable (Retry-After) and says so. */
+    const backedOff = async (res: { status: number; body: unknown }): Promise<boolean> => {
+      const code = (res.body as { errorCode?: string } | null)?.errorCode;
+      const retryable =
+        (res.status === 409 && code === 'CHAIN_UNCONFIRMED_DEPTH') ||
+        (res.status === 503 && code === 'FUNDING_EXHAUSTED');
+      if (retryable) await new Promise((r) => setTimeout(r, 1000));
+      return retryable;
+    };
     const independent = Array.from({ length: WRITERS }, async (_, w) => {
       for (let i = 0; Date.now() < until; i++) {
         const res = await post('/api/v1/records?encode=SHA256', `writer ${w} record ${i}`);
+        if (await backedOff(res)) continue;
         expect(res.status).toBe(200);
         written.push({ txId: (res.body as { txId: string }).txId, family: 'records' });
       }
@@ -117,12 +127,9 @@ describe('a load of independent writes and linked chains against the devnet node
             : '/api/v1/linkedrecords',
           `chain ${c} version ${v}`,
         );
-        // A chain that reached MAX_UNCONFIRMED_LINKS is refused with Retry-After, as a client is
-        // told to honour; anything else must be a success.
-        if (res.status === 409 && (res.body as { errorCode?: string }).errorCode === 'CHAIN_UNCONFIRMED_DEPTH') {
-          await new Promise((r) => setTimeout(r, 1000));
-          continue;
-        }
+        // A chain at MAX_UNCONFIRMED_LINKS, or a pool briefly empty, is refused with Retry-After,
+        // as a client is told to honour; anything else must be a success.
+        if (await backedOff(res)) continue;
         expect(res.status).toBe(200);
         end = res.body as { txId: string; updateToken: string };
         written.push({ txId: end.txId, family: 'linkedrecords', chain: c });
