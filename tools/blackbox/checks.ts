@@ -263,61 +263,39 @@ export async function runBlackbox(
 
   await step('independent records: SHA256, Base64, a salt, a chain of encoders', async () => {
     const text = Buffer.from(`blackbox ${run} independent`);
+    /** An `encoding[]` entry as the service must report it: binary steps in hex, text as is. */
+    const binary = (encoders: string, bytes: Buffer) => ({
+      contentType: `application/octet-stream; event-encoded=${encoders}`,
+      output: bytes.toString('hex'),
+    });
+    const textual = (encoders: string, bytes: Buffer) => ({
+      contentType: `text/plain; event-encoded=${encoders}`,
+      output: bytes.toString('base64'),
+    });
     const digest = sha256(text);
-    const sha = await write(`${V1}/records?encode=SHA256`, text, [
-      { contentType: 'application/octet-stream; event-encoded=SHA256', output: digest.toString('hex') },
-    ]);
-    s.independent.sha = sha.txId;
-    s.written.push({
-      txId: sha.txId,
-      family: 'records',
-      onChain: digest,
-      contentType: 'application/octet-stream; event-encoded=SHA256',
-    });
-    check(!('updateToken' in sha), 'an independent write returned an updateToken');
-
-    const b64 = text.toString('base64');
-    const base64 = await write(`${V1}/records?encode=Base64`, text, [
-      { contentType: 'text/plain; event-encoded=Base64', output: b64 },
-    ]);
-    s.independent.base64 = base64.txId;
-    s.written.push({
-      txId: base64.txId,
-      family: 'records',
-      onChain: Buffer.from(b64),
-      contentType: 'text/plain; event-encoded=Base64',
-    });
-
     // A salt with every allowed kind of character; `+` travels as %2B.
     const salt = `Salt/${run}:x-y+z`;
     const salted = sha256(Buffer.concat([Buffer.from(salt), text]));
-    const saltedRes = await write(`${V1}/records?encode=SHA256(${salt.replace('+', '%2B')})`, text, [
-      { contentType: 'application/octet-stream; event-encoded=SHA256', output: salted.toString('hex') },
-    ]);
-    s.independent.salted = saltedRes.txId;
-    s.written.push({
-      txId: saltedRes.txId,
-      family: 'records',
-      onChain: salted,
-      contentType: 'application/octet-stream; event-encoded=SHA256',
-    });
-
     // SHA256 with a salt, then Base64 of the digest's bytes.
-    const chainedB64 = sha256(Buffer.concat([Buffer.from('pepper'), text])).toString('base64');
-    const chained = await write(`${V1}/records?encode=SHA256(pepper)|Base64`, text, [
-      {
-        contentType: 'application/octet-stream; event-encoded=SHA256',
-        output: sha256(Buffer.concat([Buffer.from('pepper'), text])).toString('hex'),
-      },
-      { contentType: 'text/plain; event-encoded=SHA256|Base64', output: chainedB64 },
-    ]);
-    s.independent.chained = chained.txId;
-    s.written.push({
-      txId: chained.txId,
-      family: 'records',
-      onChain: Buffer.from(chainedB64),
-      contentType: 'text/plain; event-encoded=SHA256|Base64',
-    });
+    const peppered = sha256(Buffer.concat([Buffer.from('pepper'), text]));
+    const cases: [keyof State['independent'], string, { contentType: string; output: string }[], Buffer][] = [
+      ['sha', 'SHA256', [binary('SHA256', digest)], digest],
+      ['base64', 'Base64', [textual('Base64', text)], Buffer.from(text.toString('base64'))],
+      ['salted', `SHA256(${salt.replace('+', '%2B')})`, [binary('SHA256', salted)], salted],
+      [
+        'chained',
+        'SHA256(pepper)|Base64',
+        [binary('SHA256', peppered), textual('SHA256|Base64', peppered)],
+        Buffer.from(peppered.toString('base64')),
+      ],
+    ];
+    for (const [name, encode, encoding, onChain] of cases) {
+      const written = await write(`${V1}/records?encode=${encode}`, text, encoding);
+      check(!('updateToken' in written), `an independent write (${encode}) returned an updateToken`);
+      s.independent[name] = written.txId;
+      const contentType = encoding[encoding.length - 1]?.contentType ?? 'application/octet-stream';
+      s.written.push({ txId: written.txId, family: 'records', onChain, contentType });
+    }
   });
 
   await step('independent records: status, content GET and HEAD, match', async () => {

@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { deleteByPrefix } from '@proofline/shared-redis';
-import { testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
-import { baseEnv, compiledLauncher } from './testing/compiled-launcher';
+import { testRedisClient, uniquePrefix } from '@proofline/shared-testing';
+import { baseEnv, compiledLauncher, onTestRedis } from './testing/compiled-launcher';
 
 jest.setTimeout(120_000);
 
@@ -74,14 +74,9 @@ describe('npm run blackbox against npm start', () => {
     const prefix = uniquePrefix('blackbox');
     const key = `idty_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x').slice(0, 32)}`;
     const { env, apiPort, graphqlPort, devnetPort } = await productionStart({
-      BOOTSTRAP_API_KEY: key,
-      REDIS_URL: testRedisUrl(),
-      DEVNET_REDIS_URL: testRedisUrl(),
-      REDIS_PREFIX: prefix,
-      BLOCK_INTERVAL_MS: '300',
+      ...onTestRedis(prefix, key),
       // npm start's defaults otherwise: two API processes on one port, one worker process.
       API_PROCESSES: '2',
-      SHUTDOWN_GRACE_MS: '5000',
       // The legacy endpoints' live behaviour (past the default sunset they only answer 410).
       LEGACY_SUNSET: '2099-01-01T00:00:00Z',
     });
