@@ -55,6 +55,8 @@ interface Written {
   /** The bytes on chain. */
   onChain: Buffer;
   contentType: string;
+  /** Linked records: the record this one updates or deletes (null for a create). */
+  prevTxId?: string | null;
 }
 
 interface KeyJson {
@@ -384,6 +386,7 @@ export async function runBlackbox(
       family: 'linkedrecords',
       onChain: d2,
       contentType: 'application/octet-stream; event-encoded=SHA256',
+      prevTxId: c.txId,
     });
 
     // The create's token again, on the create (no longer the chain's end) and on the update.
@@ -441,6 +444,7 @@ export async function runBlackbox(
       family: 'linkedrecords',
       onChain: Buffer.alloc(0),
       contentType: 'application/octet-stream',
+      prevTxId: update,
     });
     same((await status('linkedrecords', update)).updatable, false, 'the deleted record: updatable');
     same((await status('linkedrecords', del.txId)).updatable, false, 'the delete: updatable');
@@ -471,6 +475,52 @@ export async function runBlackbox(
       back,
       { txIds: [update], endOfLinks: false, maxLinksRequestable: forward.maxLinksRequestable },
       'navigate one link back from the delete',
+    );
+  });
+
+  await step('linked records: of 8 concurrent updates of one record exactly one wins', async () => {
+    const root = await write(`${V1}/linkedrecords?encode=SHA256`, Buffer.from(`blackbox ${run} race`), [
+      {
+        contentType: 'application/octet-stream; event-encoded=SHA256',
+        output: sha256(Buffer.from(`blackbox ${run} race`)).toString('hex'),
+      },
+    ]);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        rest(
+          'POST',
+          `${V1}/linkedrecords/${root.txId}/update?encode=Base64&updateToken=${encodeURIComponent(root.updateToken ?? '')}`,
+          { body: Buffer.from(`rival ${i}`) },
+        ),
+      ),
+    );
+    same(
+      answers.map((a) => (a.status === 200 ? 'won' : `${a.status} ${errorCodeOf(a)}`)).sort(),
+      [...Array<string>(7).fill('409 NOT_LINKED_RECORDS_END'), 'won'].sort(),
+      'the answers to 8 concurrent updates',
+    );
+    const won = answers.findIndex((a) => a.status === 200);
+    const winner = (answers[won]?.json as { txId: string }).txId;
+    const chain = expectStatus<{ txIds: string[] }>(
+      await rest('GET', `${V1}/linkedrecords/${root.txId}/navigate?links=10`),
+      200,
+      'navigate the raced chain',
+    );
+    same(chain.txIds, [winner], 'the raced chain');
+    s.written.push(
+      {
+        txId: root.txId,
+        family: 'linkedrecords',
+        onChain: sha256(Buffer.from(`blackbox ${run} race`)),
+        contentType: 'application/octet-stream; event-encoded=SHA256',
+      },
+      {
+        txId: winner,
+        family: 'linkedrecords',
+        onChain: Buffer.from(Buffer.from(`rival ${won}`).toString('base64')),
+        contentType: 'text/plain; event-encoded=Base64',
+        prevTxId: root.txId,
+      },
     );
   });
 
@@ -596,8 +646,18 @@ export async function runBlackbox(
       throw new CheckSkipped(
         `${free} keys free under the limit of ${before.limit} (more than --max-limit-keys ${o.maxLimitKeys})`,
       );
-    for (let i = 0; i < free; i++)
-      created.add((await createKey({ name: `bb-limit-${i}-${run}`, verifierPermission: 'Verifier_User' })).id);
+    // Three more creates than fit, all at once: exactly the free ones succeed.
+    const answers = await Promise.all(
+      Array.from({ length: free + 3 }, (_, i) =>
+        rest('POST', IDENTITY, { body: { name: `bb-limit-${i}-${run}`, verifierPermission: 'Verifier_User' } }),
+      ),
+    );
+    for (const a of answers) if (a.status === 201) created.add((a.json as KeyJson).id);
+    same(
+      answers.map((a) => (a.status === 201 ? 'created' : `${a.status} ${errorCodeOf(a)}`)).sort(),
+      [...Array<string>(free).fill('created'), ...Array<string>(3).fill('403 identity_api_key_limit_exceeded')].sort(),
+      `the answers to ${free + 3} concurrent creates with ${free} keys free`,
+    );
     same(await usage(), { used: before.limit, limit: before.limit }, 'usage at the limit');
     expectProblem(
       await rest('POST', IDENTITY, { body: { name: `bb-over-${run}`, verifierPermission: 'Verifier_User' } }),
@@ -767,8 +827,7 @@ export async function runBlackbox(
           `receipt of ${w.txId}: the content is not in the transaction`,
         );
       if (w.family === 'linkedrecords') {
-        const prev = w.txId === s.chain.update ? s.chain.create : w.txId === s.chain.del ? s.chain.update : null;
-        same(r.prevTxId, prev, `receipt of ${w.txId}: prevTxId`);
+        same(r.prevTxId, w.prevTxId ?? null, `receipt of ${w.txId}: prevTxId`);
       }
     }
   });

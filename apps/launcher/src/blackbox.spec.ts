@@ -33,6 +33,7 @@ const CHECKS = [
   'linked records: status updatable, content GET and HEAD',
   'linked records: match with prevTxId',
   'linked records: delete terminates the chain; navigate both ways',
+  'linked records: of 8 concurrent updates of one record exactly one wins',
   'bad input: 4xx application/problem+json with an errorCode',
   'identity keys: create (raw key once), list, usage, revoke, re-activate, delete',
   'identity keys: no privilege escalation',
