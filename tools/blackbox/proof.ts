@@ -13,7 +13,7 @@ export interface TscProof {
   index: number;
   txOrId: string;
   target: string;
-  nodes: string[];
+  nodes: readonly string[];
   targetType: string;
   proofType: string;
   composite: boolean;
