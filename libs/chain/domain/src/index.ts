@@ -2,6 +2,7 @@ export * from './ports';
 export * from './hash';
 export * from './block-header';
 export * from './merkle';
+export * from './confirmed-blocks';
 export * from './arc-ports';
 export * from './spv-ports';
 export * from './broadcast-verdict';
