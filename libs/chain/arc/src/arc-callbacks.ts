@@ -111,8 +111,8 @@ export async function proveArcCallbacks(
   const report = await proveMined(deps, claims);
   if (deps.events) {
     for (const { hash, height } of report.blocks) {
-      // A verified block above the stored tip moves the tip up (the next poll sets it from the headers source).
-      if (((await deps.store.tip())?.height ?? -1) < height) await deps.store.setTip({ hash, height });
+      // A verified block above the stored tip moves the tip up, atomically (never down).
+      await deps.store.raiseTip({ hash, height });
       await publishBlockEvent(deps.events.redis, deps.events.prefix, deps.store, hash).catch(() => null);
     }
   }
