@@ -4,8 +4,15 @@ import { InsufficientFundingError } from '@proofline/chain-domain';
 import type { BuiltTransaction, Outpoint, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
 import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
-import { FUNDING_NONCE_BYTES, LAYOUT_VERSION, LINK_VOUT, headerScriptBytes } from './record-layout';
-import { dataScriptBytes, lockingScriptOf, p2pkhScriptBytes } from './scripts';
+import {
+  FUNDING_NONCE_BYTES,
+  LAYOUT_VERSION,
+  LINK_VOUT,
+  dataScriptBytes,
+  headerScriptBytes,
+  lockingScriptOf,
+  p2pkhScriptBytes,
+} from './scripts';
 import { signTransaction } from './sign';
 import type { SpentOutput } from './sign';
 
