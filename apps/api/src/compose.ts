@@ -35,7 +35,7 @@ import type { ApiDeps } from './deps';
 import { IdempotencyStore } from './idempotency';
 import { RateLimiter } from './rate-limit';
 import { createApiMetrics } from './metrics';
-import { identityRecordsAuth } from './routes/records-http';
+import { identityRecordsAuth } from './routes/records';
 
 /** The Redis connections of the REST app: opened here, closed last by `ComposedApi.close`. */
 export interface ApiConnections {
