@@ -141,8 +141,9 @@ export function provesNeverMinable(v: Refusal): boolean {
 /**
  * The one reading of ARC's answers (bitcoin-sv/arc `metamorph_api.proto`, `doc/errors.md`; see
  * /work/shared/research/arc.md §1): every status, error code and problem body becomes a
- * {@link BroadcastVerdict} here (`verdictOfStatus`, `verdictOfProblem`) and nowhere else — submissions, status polls, re-broadcasts,
- * callbacks, the wallet's splits.
+ * {@link BroadcastVerdict} here (`verdictOfStatus`, `verdictOfProblem`) and nowhere else —
+ * submissions, status polls, re-broadcasts, callbacks, the wallet's splits (chain-arc's client
+ * calls them).
  *
  * | ARC answer | verdict |
  * |---|---|
@@ -156,7 +157,7 @@ export function provesNeverMinable(v: Refusal): boolean {
  * | 4xx problem naming no txid of ours | `request-problem` |
  *
  * Transient faults (network, timeout, 5xx, 429, 409, malformed answers) are not verdicts: the
- * client throws `ArcTransientError`.
+ * client (chain-arc) throws `ArcTransientError`.
  */
 
 /** ARC's transaction error codes (HTTP status of `/v1/tx`, `status` of a `/v1/txs` entry). */
