@@ -1,7 +1,7 @@
 import { LockingScript, OP } from '@bsv/sdk';
 import type { RecordTxKind } from '@proofline/chain-domain';
 
-/**
+/*
  * The script bytes of Proofline's transactions: minimal pushes, `OP_FALSE OP_RETURN` data outputs
  * and P2PKH outputs, and on them the record layout (the header output every record transaction
  * starts with). The package exports the layout; the script helpers stay inside it.

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { TscMerkleProof } from './ports';
 
-/**
+/*
  * A block as the chain adapters check it: the hashes that name blocks and transactions (display
  * hex), the 80-byte header and its proof of work, the Merkle tree of its txIds and the TSC proofs
  * of inclusion checked against a header.

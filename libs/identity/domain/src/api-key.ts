@@ -1,7 +1,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Permission } from './permissions';
 
-/**
+/*
  * An API key: its raw form (`idty_…`, or an imported legacy shape), the hash it is stored and
  * looked up by, the stored record, and the checks and views of that record.
  */

@@ -9,7 +9,7 @@ import type { Admission } from './admission';
 import { identityErrors as E } from './errors';
 import { storeCall } from './store-call';
 
-/**
+/*
  * A request's key, from header to principal: `requireKey` (the Express middleware every keyed
  * route runs), the `Authenticator` it calls, and the `KeyCache` of verified keys behind it.
  */
