@@ -2,11 +2,10 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import type { RedisClient } from '@proofline/shared-redis';
 import { z } from 'zod';
-import { isHashHex } from '@proofline/chain-domain';
+import { isArcStatus, isHashHex, verdictOfStatus } from '@proofline/chain-domain';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { RedisCallTimeoutError } from '@proofline/shared-redis';
 import { publishBlockEvent } from './arc-blocks';
-import { isArcStatus, verdictOfStatus } from './arc-verdict';
 import { proveMined } from './bump';
 import type { MinedClaim, ProofDeps, ProveReport } from './bump';
 
