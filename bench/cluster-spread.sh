@@ -207,6 +207,12 @@ for port in "${ports[@]}"; do
     "$tmp/cmds-a-$port" "$tmp/cmds-b-$port" | sort -rn | awk '{ printf " %s %s", $2, $1 }')
   echo "  127.0.0.1:$port:${top:- (none)}"
 done
+# a hash tag's keys share one slot, so one master: its share is the most a master could shed of it
+echo "  the busiest hash tags (their keys' estimated accesses, % of all commands; a tag is never split over masters):"
+awk -v tc="$(awk '{ t += $6 - $2 } END { print t }' "$tmp/stats")" -F'\t' '
+  { k = $3; o = index(k, "{"); tag = "(no tag)"; if (o) { rest = substr(k, o + 1); c = index(rest, "}"); if (c > 1) tag = "{" substr(rest, 1, c - 1) "}" } a[tag "\t" $1] += $2 }
+  END { for (t in a) { split(t, p, "\t"); printf "%.0f\t%s\t%s\n", a[t], p[1], p[2] } }' "$tmp/hot" | sort -rn |
+  awk -v tc="$(awk '{ t += $6 - $2 } END { print t }' "$tmp/stats")" -F'\t' 'NR <= 5 { printf "    %5.1f %%  %s  %s\n", 100 * $1 / tc, $3, $2 }'
 echo "  the busiest keys (estimated accesses over the window, % of all commands):"
 awk -v tc="$(awk '{ t += $6 - $2 } END { print t }' "$tmp/stats")" -F'\t' 'NR <= 5 { printf "    %5.1f %%  %s  %s%s\n", 100 * $2 / tc, $1, $3, ($4 ? " (counter saturated)" : "") }' "$tmp/hot"
 
