@@ -23,22 +23,26 @@
 #   Lua script runs count, and so does the EVALSHA that ran them), divided by the records accepted
 #   (wrk's requests less its non-2xx answers);
 # - CPU: the delta of every master's `INFO cpu` (used_cpu_user + used_cpu_sys: the whole
-#   redis-server, its AOF fsync thread included), less its idle rate (measured over 3 s before the
-#   load) times the window: a master with no load still burns ~1 % of a core (cron, cluster bus,
-#   fsync), which at a few hundred records/s reads as 10 % of the Redis CPU per record and would
-#   flatter the spread. The raw figure is printed beside it; the pass line uses the load's;
+#   redis-server, its AOF fsync thread included), less an idle floor times the window: a master
+#   with no load still burns ~0.5 % of a core (cron, cluster bus), which at a few hundred records/s
+#   reads as 5–10 % of the Redis CPU per record and would flatter the spread. The floor is the
+#   lowest rate any master burned over 3 s before the load, the same for every master (the busiest
+#   one is still finishing the warm-up's work then, so its own rate would flatter it instead). The
+#   raw figure is printed beside it; the pass line uses the one less the floor;
 # - busiest key: without MONITOR (which costs the masters more than the load it watches), from the
 #   LFU access counter Redis keeps on every key. The masters run `maxmemory-policy allkeys-lfu`
 #   with no maxmemory, so nothing is ever evicted (a production deployment runs noeviction; the
 #   policy only changes which counter each key access updates, and BullMQ logs a warning about it
-#   at start), `lfu-decay-time 0` (counters never decay) and `lfu-log-factor 10`. Each access
-#   increments a counter at c with probability 1/(f·(c−5)+1), from a new key's 5, so a counter at c
+#   at start), `lfu-decay-time 0` (counters never decay) and `lfu-log-factor` 1000 until just
+#   before the load, then 10 (LFU_LOG_FACTOR): the hot keys enter the load with low counters.
+#   Each access increments a counter at c with probability 1/(f·(c−5)+1), from a new key's 5, so a counter at c
 #   stands for about f·(c−5)(c−6)/2 + (c−5) accesses to reach c plus half the f·(c−5)+1 it waits
 #   there on average; a key's accesses over the window are that figure after less before
 #   (`OBJECT FREQ` of every key through `SCAN`, neither of which touches a key;
 #   bench/cluster-keys.mjs). Its share is those accesses over every master's commands. Checked
 #   against one key HINCRBY'd a known number of times (three keys each): 18,000–19,000 for 20,000,
-#   95,000–101,000 for 100,000, 231,000–253,000 for 250,000. It is an estimate: the counter steps by
+#   95,000–101,000 for 100,000, 231,000–253,000 for 250,000; accesses from Lua count the same
+#   (a script's HINCRBY and HGET of one key, 20,000 calls: 41,500 for 40,000). It is an estimate: the counter steps by
 #   chance, a key's creation is not counted, a key deleted within the window is not seen, and a
 #   counter at 255 (about 310,000 accesses) is saturated: printed so; raise LFU_LOG_FACTOR then
 #   (the error grows with it: ±30 % at 30);
@@ -88,7 +92,7 @@ for i in $(seq 1 "$masters"); do
   redis-server --port "$port" --bind 127.0.0.1 --dir "$tmp/redis-$port" --save '' \
     --appendonly yes --appendfsync everysec --cluster-enabled yes --cluster-config-file nodes.conf \
     --cluster-announce-ip 127.0.0.1 --auto-aof-rewrite-percentage 0 --maxmemory-policy allkeys-lfu --lfu-decay-time 0 \
-    --lfu-log-factor "$lfu_factor" >"$tmp/redis-$port.log" 2>&1 &
+    --lfu-log-factor 1000 >"$tmp/redis-$port.log" 2>&1 &
   redis_pids+=($!)
   ports+=("$port")
 done
@@ -143,11 +147,15 @@ url="$api/api/v1/records?encode=SHA256"
 wrk -t1 -c"$conns" -d2s -s "$bench/wrk/post.lua" "$url" >/dev/null 2>&1
 for _ in $(seq 1 150); do [ "$(pending)" = "0" ] && break; sleep 0.2; done
 for _ in $(seq 1 150); do [ "$(unproven)" != "0" ] || break; sleep 0.2; done
-# each master's idle CPU rate (cron, cluster bus, AOF fsync, BullMQ's polls), subtracted below
+# the masters' idle CPU rate (cron, cluster bus, AOF fsync, BullMQ's polls), subtracted below
 stats >"$tmp/stats-idle0"; i0=$(date +%s.%N)
 sleep 3
 stats >"$tmp/stats-idle1"; i1=$(date +%s.%N)
 
+# the counters climbed slowly (factor 1000) through the start and the warm-up, so the hot keys start
+# the load low and their counters do not saturate within it; from here each access counts at
+# LFU_LOG_FACTOR
+for port in "${ports[@]}"; do redis-cli -p "$port" config set lfu-log-factor "$lfu_factor" >/dev/null; done
 node "$bench/cluster-keys.mjs" "${nodes[@]}" >"$tmp/keys-a" || { echo "cluster-spread: reading OBJECT FREQ failed" >&2; exit 1; }
 for port in "${ports[@]}"; do commandstats "$port" >"$tmp/cmds-a-$port"; done
 stats >"$tmp/stats-a"
@@ -188,13 +196,12 @@ awk -F'\t' -v f="$lfu_factor" '
     if (d > 0) printf "%s\t%.0f\t%s\t%s\n", $1, d, $3, ($2 == 255 ? "saturated" : "")
   }' "$tmp/keys-a" "$tmp/keys-b" | sort -t$'\t' -k2,2 -rn >"$tmp/hot"
 
-# per master: node, commands, CPU seconds (raw), CPU seconds less its idle rate over the window
+# per master: node, commands, CPU seconds (raw), CPU seconds less the idle floor over the window
 # (never below 0), memory bytes (3 s after the window less before the load)
 paste -d' ' "$tmp/stats-idle0" "$tmp/stats-idle1" "$tmp/stats-a" "$tmp/stats-b" "$tmp/stats-c" |
-  awk -v idle="$(awk -v a="$i1" -v b="$i0" 'BEGIN { print a - b }')" -v w="$window" '{
-    raw = $15 - $11; load = raw - ($7 - $3) / idle * w; if (load < 0) load = 0
-    print $1, $14 - $10, raw, load, $20 - $12
-  }' >"$tmp/per-master"
+  awk -v idle="$(awk -v a="$i1" -v b="$i0" 'BEGIN { print a - b }')" -v w="$window" '
+    { node[NR] = $1; c[NR] = $14 - $10; raw[NR] = $15 - $11; mem[NR] = $20 - $12; r = ($7 - $3) / idle; if (NR == 1 || r < floor) floor = r }
+    END { for (i = 1; i <= NR; i++) { load = raw[i] - floor * w; print node[i], c[i], raw[i], (load < 0 ? 0 : load), mem[i] } }' >"$tmp/per-master"
 tc=$(awk '{ t += $2 } END { print t }' "$tmp/per-master")
 for port in "${ports[@]}"; do
   node="127.0.0.1:$port"
