@@ -56,7 +56,7 @@
 #
 # Environment: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), WORKERS (2), MASTERS (3),
 # POOL_LOW_WATER (10000), POOL_TARGET (20000), LFU_LOG_FACTOR (10), AUTH_JWT_SECRET (random when
-# unset).
+# unset), SERVICE_LOG (a file to keep the service's log in).
 set -u
 bench=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$bench/.." && pwd)
@@ -77,6 +77,7 @@ stop_all() {
   fi
   for p in "${redis_pids[@]}"; do kill "$p" 2>/dev/null; done
   wait 2>/dev/null
+  [ -n "${SERVICE_LOG:-}" ] && cp "$tmp/service.log" "$SERVICE_LOG"
   rm -rf "$tmp"
 }
 trap stop_all EXIT
@@ -159,6 +160,7 @@ for port in "${ports[@]}"; do redis-cli -p "$port" config set lfu-log-factor "$l
 node "$bench/cluster-keys.mjs" "${nodes[@]}" >"$tmp/keys-a" || { echo "cluster-spread: reading OBJECT FREQ failed" >&2; exit 1; }
 for port in "${ports[@]}"; do commandstats "$port" >"$tmp/cmds-a-$port"; done
 stats >"$tmp/stats-a"
+log_lines=$(wc -l <"$tmp/service.log")
 t0=$(date +%s.%N)
 line=$(wrk -t1 -c"$conns" -d"${seconds}s" -s "$bench/wrk/post.lua" "$url" 2>&1 | tail -n 1)
 echo "proofline    $line"
@@ -230,6 +232,12 @@ awk -F'\t' '
   awk -v tc="$tc" -F'\t' 'NR <= 5 { printf "    %5.1f %%  %s  %s\n", 100 * $1 / tc, $3, $2 }'
 echo "  the busiest keys (estimated accesses over the window, % of all commands):"
 awk -v tc="$tc" -F'\t' 'NR <= 5 { printf "    %5.1f %%  %s  %s%s\n", 100 * $2 / tc, $1, $3, ($4 ? " (counter saturated)" : "") }' "$tmp/hot"
+
+# a run whose service logged warnings or errors (LOG_LEVEL=warn) from the load's start says so:
+# its figures may carry retries or restarts (SERVICE_LOG=<file> keeps the log). BullMQ's warning
+# about the LFU policy (header) is expected and not counted.
+warned=$(tail -n +"$((log_lines + 1))" "$tmp/service.log" | grep -vc 'Eviction policy is allkeys-lfu')
+[ "$warned" -eq 0 ] || echo "  the service logged $warned lines at warn or above during the window${SERVICE_LOG:+ (kept in $SERVICE_LOG)}"
 
 # the pass line of issue 22: with M masters the busiest carries at most 1/M + 0.1 of the commands
 # and of the CPU (less idle), no key more than 5 % of the commands, at most 1.5 KB (1500 bytes)
