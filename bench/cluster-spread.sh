@@ -27,8 +27,9 @@
 #   with no load still burns ~0.5 % of a core (cron, cluster bus), which at a few hundred records/s
 #   reads as 5–10 % of the Redis CPU per record and would flatter the spread. The floor is the
 #   lowest rate any master burned over 3 s before the load, the same for every master (the busiest
-#   one is still finishing the warm-up's work then, so its own rate would flatter it instead). The
-#   raw figure is printed beside it; the pass line uses the one less the floor;
+#   one is still finishing the warm-up's work then, so its own rate would flatter it instead; with
+#   MASTERS=1 there is no floor). The raw figure is printed beside it; the pass line uses the one
+#   less the floor;
 # - busiest key: without MONITOR (which costs the masters more than the load it watches), from the
 #   LFU access counter Redis keeps on every key. The masters run `maxmemory-policy allkeys-lfu`
 #   with no maxmemory, so nothing is ever evicted (a production deployment runs noeviction; the
@@ -56,7 +57,8 @@
 #
 # Environment: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), WORKERS (2), MASTERS (3),
 # POOL_LOW_WATER (10000), POOL_TARGET (20000), LFU_LOG_FACTOR (10), AUTH_JWT_SECRET (random when
-# unset), SERVICE_LOG (a file to keep the service's log in).
+# unset), SERVICE_LOG (a file to keep the service's log in), KEEP_TMP (a directory to copy the raw
+# snapshots to: INFO deltas, OBJECT FREQ before and after).
 set -u
 bench=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$bench/.." && pwd)
@@ -178,6 +180,7 @@ t1=$(date +%s.%N)
 stats >"$tmp/stats-b"
 for port in "${ports[@]}"; do commandstats "$port" >"$tmp/cmds-b-$port"; done
 node "$bench/cluster-keys.mjs" "${nodes[@]}" >"$tmp/keys-b" || { echo "cluster-spread: reading OBJECT FREQ failed" >&2; exit 1; }
+[ -n "${KEEP_TMP:-}" ] && cp -r "$tmp" "$KEEP_TMP"
 sleep 3 # the last block's proofs are committed before memory is read
 stats >"$tmp/stats-c"
 window=$(awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
@@ -203,7 +206,10 @@ awk -F'\t' -v f="$lfu_factor" '
 paste -d' ' "$tmp/stats-idle0" "$tmp/stats-idle1" "$tmp/stats-a" "$tmp/stats-b" "$tmp/stats-c" |
   awk -v idle="$(awk -v a="$i1" -v b="$i0" 'BEGIN { print a - b }')" -v w="$window" '
     { node[NR] = $1; c[NR] = $14 - $10; raw[NR] = $15 - $11; mem[NR] = $20 - $12; r = ($7 - $3) / idle; if (NR == 1 || r < floor) floor = r }
-    END { for (i = 1; i <= NR; i++) { load = raw[i] - floor * w; print node[i], c[i], raw[i], (load < 0 ? 0 : load), mem[i] } }' >"$tmp/per-master"
+    END {
+      if (NR == 1) floor = 0 # no idle master to take a floor from
+      for (i = 1; i <= NR; i++) { load = raw[i] - floor * w; print node[i], c[i], raw[i], (load < 0 ? 0 : load), mem[i] }
+    }' >"$tmp/per-master"
 tc=$(awk '{ t += $2 } END { print t }' "$tmp/per-master")
 for port in "${ports[@]}"; do
   node="127.0.0.1:$port"
