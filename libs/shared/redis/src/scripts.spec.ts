@@ -77,4 +77,27 @@ describe('loadLuaCommands', () => {
       await other.quit();
     }
   });
+
+  it('-n commands of one tick whose keys live on different masters each succeed under auto-pipelining', async () => {
+    // Tags {a} (slot 15495) and {b} (slot 3300) lie on different masters of three equal ones, and
+    // the count "1" (slot 9842) on the third: grouped by their count, the two calls and the GET
+    // would share one pipeline holding keys of two masters, and ioredis would refuse all three.
+    const sub = fs.mkdtempSync(path.join(os.tmpdir(), 'lua-'));
+    try {
+      fs.writeFileSync(
+        path.join(sub, 'set-each-n.lua'),
+        "#!lua\nfor i = 1, #KEYS do redis.call('SET', KEYS[i], ARGV[1]) end return #KEYS",
+      );
+      loadLuaCommands(redis, sub);
+      const setEach = (redis as unknown as { setEach(n: number, ...args: string[]): Promise<number> }).setEach.bind(
+        redis,
+      );
+      const [a, b, c] = [`${prefix}:{a}:1`, `${prefix}:{b}:1`, `${prefix}:{a}:2`];
+      const calls = [setEach(1, a, 'x'), setEach(1, b, 'y'), redis.get(`${prefix}:{b}:unset`), setEach(2, a, c, 'z')];
+      await expect(Promise.all(calls)).resolves.toEqual([1, 1, null, 2]);
+      expect(await Promise.all([redis.get(a), redis.get(b), redis.get(c)])).toEqual(['z', 'y', 'z']);
+    } finally {
+      fs.rmSync(sub, { recursive: true, force: true });
+    }
+  });
 });

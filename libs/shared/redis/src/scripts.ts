@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Cluster } from 'ioredis';
 import type { RedisClient } from './connection';
 
 /**
@@ -27,11 +28,28 @@ export function loadLuaCommands(redis: RedisClient, dir: string, options: { prel
         ...(keys === 'n' ? {} : { numberOfKeys: Number(keys) }),
         lua: shebang + prelude + source.slice(shebang.length),
       });
+      if (keys === 'n') sendAlone(redis, camel);
       shareWithOpenAutoPipelines(redis, camel);
     }
     names.push(camel);
   }
   return names;
+}
+
+/**
+ * A cluster client's auto-pipelining groups a custom command by its first argument, taken as its
+ * key; a `-n` command's first argument is its key count, so it lands in the auto-pipeline of the
+ * master owning the slot of that number. When a command of the same tick has its key on that
+ * master, the pipeline holds keys of two masters and ioredis rejects every command in it ("All
+ * keys in the pipeline should belong to the same slots allocation group"). Such commands are sent
+ * on their own instead, routed by their declared keys (still coalesced into one socket write per
+ * turn by `coalesceWrites`). One server has no slots: nothing to do there.
+ */
+function sendAlone(redis: RedisClient, name: string): void {
+  if (!(redis instanceof Cluster)) return;
+  const options = redis.options as { autoPipeliningIgnoredCommands?: string[] };
+  // A new array: ioredis' default one is shared by every client.
+  options.autoPipeliningIgnoredCommands = [...(options.autoPipeliningIgnoredCommands ?? []), name];
 }
 
 interface AutoPipelineInternals {
