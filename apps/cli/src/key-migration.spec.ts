@@ -44,7 +44,8 @@ function layouts(prefix: string): Array<[old: string, today: string]> {
     [`${prefix}:identity:key:${KEY_ID}`, idty.keyEntity(KEY_ID)],
     [`${prefix}:identity:key-by-hash`, idty.keyByHash],
     [`${prefix}:identity:tenant:default:keys`, idty.tenantKeys('default')],
-    [`${prefix}:webhooks:watch`, wh.watch],
+    // Renamed into {wh} first; shard-migration.ts then splits it into the txId shards.
+    [`${prefix}:webhooks:watch`, `${prefix}:{wh}:webhooks:watch`],
     [`${prefix}:webhooks:tenant:default`, wh.tenant('default')],
     [`${prefix}:workers:heartbeats`, proc.workerHeartbeats],
     [`${prefix}:auth:dev-jwt-secret`, proc.devJwtSecret],

@@ -7,3 +7,4 @@ export * from './script-replies';
 export * from './slots';
 export * from './partitions';
 export * from './partition-index';
+export * from './tx-shards';
