@@ -47,7 +47,7 @@ function layouts(prefix: string): Array<[old: string, today: string]> {
     [`${prefix}:identity:key-by-hash`, idty.keyByHash],
     [`${prefix}:identity:tenant:default:keys`, idty.tenantKeys('default')],
     // Renamed into {wh} first; shard-migration.ts then splits it into the txId shards.
-    [`${prefix}:webhooks:watch`, `${prefix}:{wh}:webhooks:watch`],
+    [`${prefix}:webhooks:watch`, wh.legacyWatch],
     [`${prefix}:webhooks:tenant:default`, wh.tenant('default')],
     [`${prefix}:workers:heartbeats`, proc.workerHeartbeats],
     [`${prefix}:auth:dev-jwt-secret`, proc.devJwtSecret],

@@ -34,6 +34,8 @@ export function webhooksKeys(prefix: string) {
     watch: (shard: number) => `${txShardTag(prefix, WATCH_SHARD_FAMILY, shard)}:webhooks:watch`,
     /** The watch set shard holding `txId`. */
     watchOf: (txId: string) => `${txShardTag(prefix, WATCH_SHARD_FAMILY, txShard(txId))}:webhooks:watch`,
+    /** ZSET: the watch set as it was before the txId shards (one key); only `redis migrate-keys` reads it. */
+    legacyWatch: `${p}:watch`,
     /** STRING: the watcher's one-pass-at-a-time lock (a token, 30 s TTL). */
     watchLock: `${p}:watch:lock`,
     /**
