@@ -121,37 +121,62 @@ describe("the identity store's redis-om connection on a three-master cluster", (
   it('every master SIGKILLed and restarted, then frozen and thawed: reads fail as Redis-unavailable within the bound meanwhile, then the same connection answers again', async () => {
     if (!redis) throw new Error('the cluster was not created by the first case');
     const writer = new KeyWriter(redis, prefix);
-    const key = record();
-    expect((await writer.create(key, { limit: 0, deadlineMs: 0 })).outcome).toBe('created');
+    const stored = async () => {
+      const key = record();
+      expect((await writer.create(key, { limit: 0, deadlineMs: 0 })).outcome).toBe('created');
+      return key;
+    };
+    const before = await stored();
     const om = withCallTimeout(await openOmConnection(deployment, noError), CALL_BOUND_MS);
     closers.push(() => closeOmConnection(om));
     const reader = new KeyReader(redis, om, prefix);
-    expect(await reader.fetch(key.id)).toEqual(key);
+    expect(await reader.fetch(before.id)).toEqual(before);
 
-    const boundedFailure = async () => {
+    const boundedFailure = async (id: string) => {
       const started = Date.now();
-      const err = await rejection(reader.fetch(key.id));
+      const err = await rejection(reader.fetch(id));
       return {
         unavailable: redisFailureIn(err) !== undefined,
         withinBound: Date.now() - started < CALL_BOUND_MS + 500,
       };
     };
+    /** Waits until a read of `id` through the connection answers; on a timeout, says what the last one threw. */
+    const answersAgain = async (id: string, after: string) => {
+      let last: unknown;
+      const answers = async () => {
+        try {
+          await reader.fetch(id);
+          return true;
+        } catch (e) {
+          last = e;
+          return false;
+        }
+      };
+      await until(answers, 15_000, 100).catch((e: unknown) => {
+        throw new Error(`no answer ${after}: ${String(e)}; the last read threw ${String(last)}`, { cause: last });
+      });
+    };
 
     await cluster.kill();
-    expect(await boundedFailure()).toEqual({ unavailable: true, withinBound: true });
+    expect(await boundedFailure(before.id)).toEqual({ unavailable: true, withinBound: true });
     await cluster.start();
     const restartedAt = Date.now();
-    await until(async () => (await reader.fetch(key.id))?.id === key.id, 15_000, 100);
+    // Whether `before` is still there is not this spec's question: with appendfsync everysec a
+    // Redis whose fsync is slow postpones its AOF write (up to 2 s) yet replies, so a write
+    // acknowledged just before a SIGKILL can be lost (seen here with several runs in parallel).
+    await answersAgain(before.id, 'after every master restarted');
     const afterRestartMs = Date.now() - restartedAt;
+    const after = await stored();
+    expect(await reader.fetch(after.id)).toEqual(after);
 
     cluster.freeze();
     try {
-      expect(await boundedFailure()).toEqual({ unavailable: true, withinBound: true });
+      expect(await boundedFailure(after.id)).toEqual({ unavailable: true, withinBound: true });
     } finally {
       cluster.thaw();
     }
-    await until(async () => (await reader.fetch(key.id))?.id === key.id, 15_000, 100);
-    expect(await reader.fetch(key.id)).toEqual(key);
+    await answersAgain(after.id, 'after every master thawed');
+    expect(await reader.fetch(after.id)).toEqual(after);
     process.stdout.write(`om cluster: reads answered again ${afterRestartMs} ms after the masters were back\n`);
   });
 });
