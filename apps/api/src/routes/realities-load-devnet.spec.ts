@@ -3,9 +3,8 @@ import type { ArcDevnet, ArcRuleProxy } from '@proofline/devnet-testing';
 import { composePublicationSide } from '@proofline/records-publication-testing';
 import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
-import { deleteByPrefix } from '@proofline/shared-redis';
 import { eventually, freePort, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
-import { call, seedKey, startApi } from '../testing/harness';
+import { call, closeDevnetSpec, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 
 // Issue 19's "Done when", small enough for CI (`npm run bench:realities` is the full load): the
@@ -90,12 +89,7 @@ describe('a load of independent writes and linked chains against the devnet node
     await worker.publication.startConfirmations();
   });
   afterAll(async () => {
-    await worker.close();
-    await api.close();
-    await proxy.close();
-    await dev.close();
-    await deleteByPrefix(nodeRedis, prefix);
-    await nodeRedis.quit();
+    await closeDevnetSpec({ redis: nodeRedis, prefix, worker, api, proxy, dev });
   });
 
   it('every accepted record ends confirmed with a proof, none failed, chains in order; the pool settles everything', async () => {

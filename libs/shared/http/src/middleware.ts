@@ -3,7 +3,7 @@ import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Respon
 import { AppError, normaliseError, toProblem } from '@proofline/shared-errors';
 import { logScope } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
-import { bodyBeyondDiscard, discardBody, requestIdOf } from './protocol';
+import { bodyBeyondDiscard, discardBody, requestIdOf } from './edge';
 
 declare module 'express-serve-static-core' {
   interface Request {
