@@ -101,6 +101,32 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
   const free = async () => (await nodeRedis.zrange(dev.pool.keys.free, 0, -1)) as string[];
   const inputsOf = async (txId: string) => (await dev.pool.unsettled(1000)).find((t) => t.txId === txId)?.inputs ?? [];
   const logged = (msg: string) => lines.filter((l) => l.includes(`"msg":"${msg}`)).length;
+  /**
+   * A linked create the proxy's rule has ARC refuse (465), failed, and an update of it, failed
+   * because of it (never sent).
+   */
+  const refusedChain = async (body: string) => {
+    const created = await call(api, 'POST', '/api/v1/linkedrecords', {
+      key: writerKey,
+      body,
+      contentType: 'application/octet-stream',
+    });
+    expect(created.status).toBe(200);
+    const root = created.body as { txId: string; updateToken: string };
+    await eventually(async () => (await store.state(root.txId)) === 'failed', 10_000, 50);
+    expect((await store.meta(root.txId))?.failure).toMatch(/^INVALID_TX: ARC 465: /);
+    const updated = await call(
+      api,
+      'POST',
+      `/api/v1/linkedrecords/${root.txId}/update?updateToken=${root.updateToken}`,
+      { key: writerKey, body: 'after the refused one', contentType: 'application/octet-stream' },
+    );
+    expect(updated.status).toBe(200);
+    const next = (updated.body as { txId: string }).txId;
+    await eventually(async () => (await store.state(next)) === 'failed', 10_000, 50);
+    expect((await store.meta(next))?.failure).toMatch(/^PREVIOUS_REJECTED/);
+    return { root, next };
+  };
   /** Confirmation passes, one after the other, until `done` (10 s at most). */
   const passesUntil = (done: () => Promise<boolean>) =>
     eventually(
@@ -275,29 +301,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     // ARC refuses every submission with 465 naming the transaction (an operator charging more).
     proxy.rule = (req) =>
       isSubmit(req) ? refuseEach(req, 465, 'Fee too low', 'minimum expected fee is 2') : 'forward';
-    const created = await call(api, 'POST', '/api/v1/linkedrecords', {
-      key: writerKey,
-      body: 'refused, then mined',
-      contentType: 'application/octet-stream',
-    });
-    expect(created.status).toBe(200);
-    const root = created.body as { txId: string; updateToken: string };
-    await eventually(async () => (await store.state(root.txId)) === 'failed', 10_000, 50);
-    expect((await store.meta(root.txId))?.failure).toMatch(/^INVALID_TX: ARC 465: /);
-    const updated = await call(
-      api,
-      'POST',
-      `/api/v1/linkedrecords/${root.txId}/update?updateToken=${root.updateToken}`,
-      {
-        key: writerKey,
-        body: 'after the refused one',
-        contentType: 'application/octet-stream',
-      },
-    );
-    expect(updated.status).toBe(200);
-    const next = (updated.body as { txId: string }).txId;
-    await eventually(async () => (await store.state(next)) === 'failed', 10_000, 50);
-    expect((await store.meta(next))?.failure).toMatch(/^PREVIOUS_REJECTED/);
+    const { root, next } = await refusedChain('refused, then mined');
 
     // 465 does not prove the transaction can never be mined: its inputs stay spent, it stays watched.
     const rootInputs = await inputsOfTx(root.txId);
@@ -558,27 +562,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     // The node takes every submission; ARC's answers say 465 for the first record, then STORED.
     proxy.rule = (req) =>
       isSubmit(req) ? { rewrite: () => refuseEach(req, 465, 'Fee too low', 'minimum expected fee is 2') } : 'forward';
-    const created = await call(api, 'POST', '/api/v1/linkedrecords', {
-      key: writerKey,
-      body: 'refused, then proven by a callback',
-      contentType: 'application/octet-stream',
-    });
-    expect(created.status).toBe(200);
-    const root = created.body as { txId: string; updateToken: string };
-    await eventually(async () => (await store.state(root.txId)) === 'failed', 10_000, 50);
-    const updated = await call(
-      api,
-      'POST',
-      `/api/v1/linkedrecords/${root.txId}/update?updateToken=${root.updateToken}`,
-      { key: writerKey, body: 'after the refused one', contentType: 'application/octet-stream' },
-    );
-    expect(updated.status).toBe(200);
-    const next = (updated.body as { txId: string }).txId;
-    await eventually(
-      async () => (await store.meta(next))?.failure?.startsWith('PREVIOUS_REJECTED') === true,
-      10_000,
-      50,
-    );
+    const { root, next } = await refusedChain('refused, then proven by a callback');
 
     proxy.rule = (req) => (isSubmit(req) ? { rewrite: () => answerEach(req, 'STORED') } : 'forward');
     const held = await Promise.all([1, 2, 3].map((i) => write(`held, then proven by a callback ${i}`)));
