@@ -77,4 +77,27 @@ describe('loadLuaCommands', () => {
       await other.quit();
     }
   });
+
+  it('a -n script called in the same tick as commands for every master succeeds on an auto-pipelining client', async () => {
+    // A cluster client's auto-pipeline once grouped a -n script by the slot of its key count: with
+    // keys of other masters in the same tick, the whole pipeline failed (seen on three masters).
+    const other = testClient({ enableAutoPipelining: true });
+    const sub = fs.mkdtempSync(path.join(os.tmpdir(), 'lua-'));
+    try {
+      await other.ping();
+      fs.writeFileSync(path.join(sub, 'count-keys-n.lua'), "#!lua\nredis.call('SET', KEYS[1], ARGV[1]) return #KEYS");
+      loadLuaCommands(other, sub);
+      const countKeys = (
+        other as unknown as { countKeys(n: number, ...args: string[]): Promise<number> }
+      ).countKeys.bind(other);
+      // Tags spread over the slot space, so over every master of a cluster.
+      const tags = Array.from({ length: 24 }, (_, i) => `${prefix}:{t${i}}`);
+      const calls = tags.flatMap((t) => [other.set(`${t}:plain`, 'p'), countKeys(2, `${t}:a`, `${t}:b`, 'v')]);
+      await expect(Promise.all(calls)).resolves.toEqual(tags.flatMap(() => ['OK', 2]));
+      expect(await Promise.all(tags.map((t) => other.get(`${t}:a`)))).toEqual(tags.map(() => 'v'));
+    } finally {
+      fs.rmSync(sub, { recursive: true, force: true });
+      await other.quit();
+    }
+  });
 });

@@ -28,6 +28,7 @@ export function loadLuaCommands(redis: RedisClient, dir: string, options: { prel
         lua: shebang + prelude + source.slice(shebang.length),
       });
       shareWithOpenAutoPipelines(redis, camel);
+      if (keys === 'n') keepOutOfClusterAutoPipelines(redis, camel);
     }
     names.push(camel);
   }
@@ -57,4 +58,20 @@ function shareWithOpenAutoPipelines(redis: RedisClient, name: string): void {
     pipeline[name] = internals[name];
     pipeline[`${name}Buffer`] = internals[`${name}Buffer`];
   }
+}
+
+/**
+ * A cluster client's auto-pipelining groups each command by the slot of its first key, which it
+ * takes to be the first argument for a command it does not know: for a `-n` script that is the
+ * key count. Grouped by the slot of "3", the call lands in a pipeline with commands for another
+ * master, and ioredis then fails every command of that pipeline. Such scripts are sent on their
+ * own on a cluster client (ioredis routes a lone EVALSHA by its real keys); a server client keeps
+ * pipelining them.
+ */
+function keepOutOfClusterAutoPipelines(redis: RedisClient, name: string): void {
+  const client = redis as unknown as { isCluster?: boolean; options: { autoPipeliningIgnoredCommands?: string[] } };
+  if (!client.isCluster) return;
+  const ignored = client.options.autoPipeliningIgnoredCommands ?? [];
+  // A new array: ioredis may share its default one between clients.
+  if (!ignored.includes(name)) client.options.autoPipeliningIgnoredCommands = [...ignored, name];
 }
