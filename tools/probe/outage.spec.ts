@@ -70,7 +70,12 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
 
   beforeAll(async () => {
     buildInto(DIST);
-    redis = await redisDeployment(fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-outage-')), testTopology());
+    // AOF fsync always: the SIGKILL case asserts every acknowledged write is kept, which is
+    // Proofline's promise over a Redis that acknowledges durably; under everysec a slow fsync on a
+    // loaded CI disk let Redis answer writes it had not written yet (docs/operations.md).
+    redis = await redisDeployment(fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-outage-')), testTopology(), {
+      fsync: 'always',
+    });
     await redis.start();
     await fund(redis.url, prefix, 5000);
     let gqlPort: number;
@@ -194,7 +199,7 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     });
     expect(gqlUnavailable?.body).not.toContain('originalError');
 
-    // Nothing acknowledged is lost (AOF everysec, SIGKILL): each acknowledged write reads back.
+    // Nothing acknowledged is lost (AOF fsync always, SIGKILL): each acknowledged write reads back.
     const acknowledged = answers
       .filter((a) => a.path.startsWith('/api/v1/records?') && a.status === 200)
       .map((a) => (JSON.parse(a.body) as { txId: string }).txId);
@@ -266,8 +271,10 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     const refused = answers.filter((a) => a.error === 'ECONNREFUSED');
     const failed = answers.filter((a) => a.status === 0);
     expect(refused).toEqual([]);
-    // A request can only fail if it was in flight in the killed process: at most one per loop.
-    expect(failed.length).toBeLessThanOrEqual(concurrency);
+    // A request can only fail if it was in flight in the killed process (asserted by its times
+    // below): a loop loses the request it had there and, at most, the next one, sent in the moment
+    // between the kill and the kernel closing the process's listening socket.
+    expect(failed.length).toBeLessThanOrEqual(2 * concurrency);
     expect(failed.filter((a) => a.startedAt > goneAt || a.startedAt + a.ms < killedAt)).toEqual([]);
     expect(answers.filter((a) => a.status >= 500)).toEqual([]);
     process.stdout.write(
