@@ -62,23 +62,19 @@
 set -u
 bench=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$bench/.." && pwd)
-# free_port, start_service
-. "$bench/service.sh"
 seconds=${BENCH_SECONDS:-10}
 conns=${BENCH_CONNECTIONS:-64}
 masters=${MASTERS:-3}
 lfu_factor=${LFU_LOG_FACTOR:-10}
 for tool in wrk redis-server redis-cli curl; do command -v "$tool" >/dev/null || { echo "cluster-spread: $tool is needed" >&2; exit 2; }; done
 
+# free_port, start_service, stop_service
+. "$bench/service.sh"
 tmp=$(mktemp -d)
 redis_pids=()
 service_pgid=""
 stop_all() {
-  if [ -n "$service_pgid" ]; then
-    kill -TERM -- "-$service_pgid" 2>/dev/null
-    for _ in $(seq 1 50); do kill -0 -- "-$service_pgid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL -- "-$service_pgid" 2>/dev/null
-  fi
+  stop_service
   for p in "${redis_pids[@]}"; do kill "$p" 2>/dev/null; done
   wait 2>/dev/null
   [ -n "${SERVICE_LOG:-}" ] && cp "$tmp/service.log" "$SERVICE_LOG"

@@ -32,22 +32,18 @@
 set -u
 bench=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$bench/.." && pwd)
-# free_port, start_service
-. "$bench/service.sh"
 seconds=${BENCH_SECONDS:-10}
 conns=${BENCH_CONNECTIONS:-64}
 for tool in wrk redis-server curl; do command -v "$tool" >/dev/null || { echo "cpu-per-process: $tool is needed" >&2; exit 2; }; done
 [ -r /proc/self/stat ] || { echo "cpu-per-process: needs /proc (Linux)" >&2; exit 2; }
 
+# free_port, start_service, stop_service
+. "$bench/service.sh"
 tmp=$(mktemp -d)
 redis_pid=""
 service_pgid=""
 stop_all() {
-  if [ -n "$service_pgid" ]; then
-    kill -TERM -- "-$service_pgid" 2>/dev/null
-    for _ in $(seq 1 50); do kill -0 -- "-$service_pgid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL -- "-$service_pgid" 2>/dev/null
-  fi
+  stop_service
   [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null
   wait 2>/dev/null
   rm -rf "$tmp"

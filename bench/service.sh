@@ -5,7 +5,7 @@
 # checkout means copying both files into its bench/ folder.
 #
 # The caller defines `root` (the checkout), `tmp` (a directory it removes on exit) and `service_pgid`
-# (empty; its exit trap stops that process group).
+# (empty until start_service), and calls stop_service from its exit trap.
 
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{process.stdout.write(String(s.address().port));s.close()})'; }
 
@@ -29,4 +29,13 @@ start_service() {
   api="http://127.0.0.1:$api_port"
   for _ in $(seq 1 480); do curl -sf -o /dev/null "$api/readiness" && break; sleep 0.25; done
   curl -sf -o /dev/null "$api/readiness" || { echo "$name: the service did not become ready" >&2; tail -n 20 "$tmp/service.log" >&2; exit 1; }
+}
+
+# stop_service: SIGTERM to the service's process group (the launcher stops its apps, then the devnet
+# node), SIGKILL to what is left after 10 s; nothing when it was never started.
+stop_service() {
+  [ -n "$service_pgid" ] || return 0
+  kill -TERM -- "-$service_pgid" 2>/dev/null
+  for _ in $(seq 1 50); do kill -0 -- "-$service_pgid" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL -- "-$service_pgid" 2>/dev/null
 }
