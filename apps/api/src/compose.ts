@@ -215,7 +215,6 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
       logger,
       clock,
       redis,
-      commandTimeoutMs: config.redisCommandTimeoutMs,
       // Per-key and per-tenant rate limits (one EVALSHA per authenticated request; none when unset).
       ...optional('admission', RateLimiter.admission(redis, config.redisPrefix, config.rateLimit)),
     });

@@ -62,13 +62,7 @@ export async function createGraphQLDeps(config: Config, logger: Logger, clock: C
     undo.push(() => redis.disconnect());
     // Identity: the one place the GraphQL app creates the identity scope. Its subscriber (key
     // invalidations, and block events below) retries forever; redis-om calls are bounded.
-    const identity = await openIdentity(deployment, {
-      config,
-      logger,
-      clock,
-      redis,
-      commandTimeoutMs: config.redisCommandTimeoutMs,
-    });
+    const identity = await openIdentity(deployment, { config, logger, clock, redis });
     undo.push(() => identity.close());
     const { subscriber } = identity;
     // Reads only: proofs and blocks as the service verified them (the workers' confirmation role stores them).

@@ -12,16 +12,13 @@ export interface DevnetCommands {
   callbackClaim(...keysAndArgs: string[]): Promise<string[]>;
 }
 
-const LUA_DIR = path.join(__dirname, 'lua');
-let prelude: string | undefined;
-
 /**
  * Defines the devnet's Lua commands on `redis` (idempotent) and returns them typed.
  * `lua/block-store.lua` (no key count in its name, so no command) goes in front of each.
  */
 export function devnetCommands(redis: RedisClient): DevnetCommands {
-  prelude ??= fs.readFileSync(path.join(LUA_DIR, 'block-store.lua'), 'utf8');
-  loadLuaCommands(redis, LUA_DIR, { prelude });
+  const dir = path.join(__dirname, 'lua');
+  loadLuaCommands(redis, dir, { prelude: fs.readFileSync(path.join(dir, 'block-store.lua'), 'utf8') });
   return redis as unknown as DevnetCommands;
 }
 

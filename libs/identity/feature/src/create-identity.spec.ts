@@ -86,7 +86,6 @@ describe('createIdentity / startIdentityKeyWorker: connections belong to the cal
       logger,
       clock: systemClock,
       redis,
-      commandTimeoutMs: config.redisCommandTimeoutMs,
     });
     await eventually(async () => (await subscribers()) === 1);
     expect(identity.subscriber).not.toBe(redis);

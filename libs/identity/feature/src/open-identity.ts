@@ -21,11 +21,12 @@ export interface OwnedIdentity extends Identity {
  */
 export async function openIdentity(
   deployment: RedisDeployment,
-  o: Omit<IdentityOptions, 'connections'> & { readonly redis: RedisClient; readonly commandTimeoutMs: number },
+  o: Omit<IdentityOptions, 'connections'> & { readonly redis: RedisClient },
 ): Promise<OwnedIdentity> {
-  const { redis, commandTimeoutMs, ...options } = o;
+  const { redis, ...options } = o;
+  // redis-om calls are bounded like the app's commands (REDIS_COMMAND_TIMEOUT_MS).
   const connections = await openIdentityConnections(deployment, {
-    commandTimeoutMs,
+    commandTimeoutMs: o.config.redisCommandTimeoutMs,
     warn: (f, m) => o.logger.warn(f, m),
   });
   const { subscriber, om } = connections;
