@@ -31,7 +31,7 @@ export interface RedisServer {
   readonly url: string;
   readonly dir: string;
   pid(): number | undefined;
-  /** Starts (again) on the same port and data dir; resolves once it answers PING. */
+  /** Starts (again) on the same port and data dir; resolves once it answers PING. Running already: nothing. */
   start(): Promise<void>;
   /** SIGKILL (no AOF flush beyond everysec). */
   kill(): Promise<void>;
@@ -41,10 +41,17 @@ export interface RedisServer {
   thaw(): void;
 }
 
-/** A redis-server on a free port with AOF everysec under `dir` (created). Not started yet. */
+/**
+ * How a redis-server syncs its AOF: `everysec` as every Redis Proofline starts, or `always` when
+ * a spec asserts that no acknowledged write is lost to a SIGKILL (under `everysec` Redis may
+ * postpone its AOF write for up to 2 s while a slow fsync runs, and still answer: docs/operations.md).
+ */
+export type AofSync = 'everysec' | 'always';
+
+/** A redis-server on a free port with AOF (`fsync`, default everysec) under `dir` (created). Not started yet. */
 export async function redisServer(
   dir: string,
-  options: { aof?: boolean; cluster?: boolean } = {},
+  options: { aof?: boolean; cluster?: boolean; fsync?: AofSync } = {},
 ): Promise<RedisServer> {
   fs.mkdirSync(dir, { recursive: true });
   const port = await freePort();
@@ -59,8 +66,9 @@ export async function redisServer(
     dir,
     pid: () => child?.pid,
     async start() {
+      if (child && child.exitCode === null && child.signalCode === null) return;
       const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir];
-      args.push('--appendonly', options.aof === false ? 'no' : 'yes', '--appendfsync', 'everysec');
+      args.push('--appendonly', options.aof === false ? 'no' : 'yes', '--appendfsync', options.fsync ?? 'everysec');
       // A cluster node keeps its view of the cluster (slots, peers) in nodes.conf under `dir`, so
       // a restart rejoins; it announces 127.0.0.1 (a lone node knows no address of its own).
       if (options.cluster) args.push('--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1');
@@ -106,22 +114,33 @@ export function testTopology(): RedisTopology {
 export interface RedisDeploymentUnderTest extends RedisServer {
   readonly topology: RedisTopology;
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * Starts the server processes only: before the first `start`, a cluster's nodes then answer but
+   * form no cluster yet (no slots; what a client meets while a cluster is being created).
+   */
+  startNodes(): Promise<void>;
 }
 
-export async function redisDeployment(dir: string, topology: RedisTopology): Promise<RedisDeploymentUnderTest> {
+export async function redisDeployment(
+  dir: string,
+  topology: RedisTopology,
+  options: { fsync?: AofSync } = {},
+): Promise<RedisDeploymentUnderTest> {
   if (topology === 'standalone') {
-    const server = await redisServer(dir);
-    return { ...server, topology, env: { REDIS_URL: server.url } };
+    const server = await redisServer(dir, options);
+    return { ...server, topology, env: { REDIS_URL: server.url }, startNodes: () => server.start() };
   }
   const count = topology === 'cluster3' ? 3 : 1;
   const nodes: RedisServer[] = [];
-  for (let i = 0; i < count; i++) nodes.push(await redisServer(path.join(dir, `node${i}`), { cluster: true }));
+  for (let i = 0; i < count; i++)
+    nodes.push(await redisServer(path.join(dir, `node${i}`), { ...options, cluster: true }));
   const first = nodes[0];
   if (!first) throw new Error('no node');
   let created = false;
   const each = async (f: (n: RedisServer) => Promise<void> | void) => {
     await Promise.all(nodes.map((n) => f(n)));
   };
+  const startNodes = () => each((n) => n.start());
   return {
     topology,
     port: first.port,
@@ -129,8 +148,9 @@ export async function redisDeployment(dir: string, topology: RedisTopology): Pro
     dir,
     env: { REDIS_URL: first.url, REDIS_CLUSTER_NODES: nodes.map((n) => `127.0.0.1:${n.port}`).join(',') },
     pid: () => first.pid(),
+    startNodes,
     async start() {
-      await each((n) => n.start());
+      await startNodes();
       if (!created) {
         if (count === 1) await redisCommand(first.port, 'CLUSTER ADDSLOTSRANGE 0 16383');
         else

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { RedisClient } from '@proofline/shared-redis';
 import { systemClock } from '@proofline/shared-config';
 import type { Clock } from '@proofline/shared-config';
-import { loadLuaCommands } from '@proofline/shared-redis';
+import { groupBySlot, loadLuaCommands } from '@proofline/shared-redis';
 import { walletKeys } from './keys';
 import type { WalletKeys } from './keys';
 import { assertUtxo, fromOutpoint, inputsArg, outputsArg, toOutpoint } from './outpoint';
@@ -112,13 +112,16 @@ interface Commands {
   walletSweep(...args: string[]): Promise<number>;
   walletCommit(...args: string[]): Promise<string>;
   walletSample(free: string, min: string, max: string, count: string, fraction: string): Promise<string[]>;
-  walletConfirm(...args: string[]): Promise<number>;
+  /** `wallet-confirm-n.lua`: the number of keys first. */
+  walletConfirm(numKeys: number, ...keysThenArgv: string[]): Promise<number[]>;
   walletFail(...args: string[]): Promise<number>;
   walletUnlock(key: string, token: string): Promise<number>;
   walletAdvanceCursor(key: string, height: string): Promise<number>;
 }
 
 const DEFAULT_LEASE_MS = 30_000;
+/** Most transactions one `wallet-confirm-n.lua` call settles (its ZMSCORE unpacks them all on Lua's stack). */
+const CONFIRM_BATCH = 500;
 const COUNTER_FIELDS = [
   'freeCount',
   'freeSats',
@@ -319,8 +322,33 @@ export class FundingPool {
    * inputs are forgotten. @returns outputs made free, or null if the pool knows no such unsettled tx.
    */
   async confirm(txId: string): Promise<number | null> {
-    const n = Number(await this.cmd.walletConfirm(...this.settleKeys(txId), txId));
-    return n < 0 ? null : n;
+    return (await this.confirmMany([txId]))[0] ?? null;
+  }
+
+  /**
+   * {@link confirm} for many transactions (a callback batch, a confirmation pass), in one script
+   * call per slot group (of at most 500 transactions): a transaction already settled, or unknown
+   * to the pool, costs no command of its own (`wallet-confirm-n.lua`). @returns per txId, in order,
+   * outputs made free or null.
+   */
+  async confirmMany(txIds: readonly string[]): Promise<(number | null)[]> {
+    if (txIds.length === 0) return [];
+    const out = new Array<number | null>(txIds.length).fill(null);
+    const groups = groupBySlot(txIds.map((txId) => this.keys.tx(txId)));
+    const calls = groups.flatMap((group) => chunks(group, CONFIRM_BATCH));
+    await Promise.all(
+      calls.map(async (positions) => {
+        const ids = positions.map((i) => txIds[i] as string);
+        // The pool's keys of the group's slot (its first transaction's), then one tx hash per txId.
+        const keys = [...this.settleKeys(ids[0] as string).slice(0, 6), ...ids.map((txId) => this.keys.tx(txId))];
+        const freed = await this.cmd.walletConfirm(keys.length, ...keys, ...ids);
+        positions.forEach((p, j) => {
+          const n = Number(freed[j]);
+          out[p] = n < 0 ? null : n;
+        });
+      }),
+    );
+    return out;
   }
 
   /**
@@ -412,6 +440,13 @@ export class FundingPool {
     const k = this.keys;
     return [k.free, k.sats, k.spent, k.pending, k.counters, k.txs, k.tx(txId)];
   }
+}
+
+/** `positions` cut into runs of at most `size`, in order. */
+function chunks(positions: readonly number[], size: number): number[][] {
+  const out: number[][] = [];
+  for (let i = 0; i < positions.length; i += size) out.push(positions.slice(i, i + size));
+  return out;
 }
 
 function pairs(flat: readonly string[]): FundingUtxo[] {

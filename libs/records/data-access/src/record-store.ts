@@ -130,8 +130,11 @@ interface Commands {
   failPublished(k1: string, failure: string, at: string): Promise<unknown>;
   /** `revive-n.lua`: the number of keys first. */
   revive(numKeys: number, ...keysThenArgv: string[]): Promise<unknown>;
-  /** `meta-many-n.lua`: the number of keys first, then the record keys, then the field names. */
-  metaMany(numKeys: number, ...keysThenFields: string[]): Promise<(string | number | null)[]>;
+  /**
+   * `meta-many-n.lua`: the number of keys first, then the record keys, '1' (append each record's
+   * byte length) or '0', then the field names.
+   */
+  metaMany(numKeys: number, ...keysThenArgv: string[]): Promise<(string | number | null)[]>;
   /** `bytes-many-n.lua`: the number of keys first, then the record keys. */
   bytesManyBuffer(numKeys: number, ...keys: string[]): Promise<(Buffer | null)[]>;
 }
@@ -332,7 +335,7 @@ export class RecordStore {
     return readBySlot(
       txIds.map((txId) => this.keys.record(txId)),
       async (keys, positions) => {
-        const flat = await this.cmd.metaMany(keys.length, ...keys, ...META_FIELDS);
+        const flat = await this.cmd.metaMany(keys.length, ...keys, '1', ...META_FIELDS);
         return positions.map((p, i) => {
           const at = i * width;
           const values = flat.slice(at, at + META_FIELDS.length) as (string | null)[];
@@ -348,17 +351,18 @@ export class RecordStore {
    * block index.
    */
   async tenantsOf(txIds: readonly string[]): Promise<(string | null)[]> {
+    return this.fieldMany(txIds, 'tenant');
+  }
+
+  /** One field of many records (null where absent or empty), in order, in one command per slot. */
+  private async fieldMany(txIds: readonly string[], field: string): Promise<(string | null)[]> {
     if (txIds.length === 0) return [];
     return readBySlot(
       txIds.map((txId) => this.keys.record(txId)),
-      async (keys) => {
-        // Per key: the tenant, then the byte length the script always appends.
-        const flat = await this.cmd.metaMany(keys.length, ...keys, 'tenant');
-        return keys.map((_, i) => {
-          const tenant = flat[2 * i];
-          return typeof tenant === 'string' && tenant !== '' ? tenant : null;
-        });
-      },
+      async (keys) =>
+        (await this.cmd.metaMany(keys.length, ...keys, '0', field)).map((v) =>
+          typeof v === 'string' && v !== '' ? v : null,
+        ),
     );
   }
 
@@ -562,6 +566,25 @@ export class RecordStore {
       return { changed: Number(changed) === 1, successors: rest.map(String) };
     }
     throw new Error(`revive-n.lua kept asking for other successors of ${txId}`);
+  }
+
+  /**
+   * {@link revive} for the failed records among `txIds` (a callback batch, a confirmation pass):
+   * their states are read in one command per slot, and only a failed record costs a revive call.
+   * @returns the records revived, each with the successors put back.
+   */
+  async reviveMany(
+    txIds: readonly string[],
+    at: Date,
+    failurePrefix: string,
+    maxSuccessors = 1000,
+  ): Promise<{ txId: string; successors: string[] }[]> {
+    const states = await this.fieldMany(txIds, 'state');
+    const failed = txIds.filter((_, i) => states[i] === 'failed');
+    const revived = await Promise.all(
+      failed.map(async (txId) => ({ txId, ...(await this.revive(txId, at, failurePrefix, maxSuccessors)) })),
+    );
+    return revived.filter((r) => r.changed).map(({ txId, successors }) => ({ txId, successors }));
   }
 
   /** Outbox entries accepted at or before `acceptedBefore`, oldest first. */
