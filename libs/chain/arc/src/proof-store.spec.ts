@@ -389,20 +389,12 @@ describe('ArcProofStore: the owner index (a tenant’s blocks)', () => {
     expect((await blocks.ownerBlocks('dropper', { first: 5 })).total).toBe(2);
 
     // The script alone refuses while the block has owners, and changes nothing.
-    const commands = redis as unknown as { arcDropBlock(...a: (string | Buffer)[]): Promise<string[]> };
-    const refused = await commands.arcDropBlock(
-      k.blocks,
-      k.heights,
-      k.byHeight,
-      k.blockTop(block.hash),
-      k.blockOwners(block.hash),
-      k.blockShards(block.hash),
-      Buffer.from(block.hash, 'hex'),
+    const refused = await store.dropBlockData(
       block.hash,
-      '900',
-      ...Array.from({ length: TX_SHARDS }, (_, i) => String(i)),
+      900,
+      Array.from({ length: TX_SHARDS }, (_, i) => i),
     );
-    expect(refused).toEqual(['OWNERS']);
+    expect(refused).toEqual({ status: 'OWNERS' });
     expect((await store.inclusions(block.txIds)).every((i) => i?.blockHash === block.hash)).toBe(true);
 
     expect((await store.dropBlock(block.hash, 900)).sort()).toEqual([...block.txIds].sort());
@@ -520,23 +512,11 @@ describe('ArcProofStore: per-transaction data over txId shards, block data under
   it('the block-level step refuses while a shard not walked holds inclusions of the block, and dropBlock walks it', async () => {
     const block = syntheticBlock(40, 1300);
     await store.storeProofs(block.proofs);
-    const shards = (await redis.smembers(k.blockShards(block.hash))).sort();
-    const commands = redis as unknown as { arcDropBlock(...a: (string | Buffer)[]): Promise<string[]> };
-    const step = (walked: string[]) =>
-      commands.arcDropBlock(
-        k.blocks,
-        k.heights,
-        k.byHeight,
-        k.blockTop(block.hash),
-        k.blockOwners(block.hash),
-        k.blockShards(block.hash),
-        Buffer.from(block.hash, 'hex'),
-        block.hash,
-        '1300',
-        ...walked,
-      );
-    const reply = await step(shards.slice(1));
-    expect(reply).toEqual(['SHARDS', shards[0]]);
+    const shards = (await redis.smembers(k.blockShards(block.hash))).map(Number).sort((a, b) => a - b);
+    expect(await store.dropBlockData(block.hash, 1300, shards.slice(1))).toEqual({
+      status: 'SHARDS',
+      shards: [shards[0]],
+    });
     expect(await store.blockByHash(block.hash)).not.toBeNull();
     expect((await store.inclusions(block.txIds)).every((i) => i?.blockHash === block.hash)).toBe(true);
     expect((await store.dropBlock(block.hash, 1300)).sort()).toEqual([...block.txIds].sort());

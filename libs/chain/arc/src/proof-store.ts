@@ -1,4 +1,4 @@
-import { TX_SHARDS, groupByTxShard, readBySlot, txShard } from '@proofline/shared-redis';
+import { TX_SHARDS, forEachTxShard, groupByTxShard, readBySlot, txShard } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import { DUPLICATE_NODE, HEADER_BYTES, parseHeader, tscProof } from '@proofline/chain-domain';
 import type {
@@ -15,7 +15,7 @@ import type { VerifiedProof } from './bump';
 import { arcCommands } from './lua-commands';
 import type { ArcCommands } from './lua-commands';
 import { arcKeys } from './keys';
-import type { ArcKeys, ArcShardKeys } from './keys';
+import type { ArcKeys } from './keys';
 
 /** A block the store holds a header for (it stored at least one proof in it). */
 export interface StoredBlock {
@@ -345,8 +345,8 @@ export class ArcProofStore implements ChainReader {
 
   /** Adds published transactions to the watch set (the tracker polls them until proven); keeps the first time. */
   async watch(txIds: readonly string[], at: Date): Promise<void> {
-    await this.perShard(txIds, (sk, ids) =>
-      this.redis.zadd(sk.unproven, 'NX', ...ids.flatMap((t) => [String(at.getTime()), t])),
+    await forEachTxShard(txIds, (shard, ids) =>
+      this.redis.zadd(this.keys.shard(shard).unproven, 'NX', ...ids.flatMap((t) => [String(at.getTime()), t])),
     );
   }
 
@@ -367,7 +367,7 @@ export class ArcProofStore implements ChainReader {
 
   /** Stops watching transactions (rejected for good). */
   async unwatch(txIds: readonly string[]): Promise<void> {
-    await this.perShard(txIds, (sk, ids) => this.redis.zrem(sk.unproven, ...ids));
+    await forEachTxShard(txIds, (shard, ids) => this.redis.zrem(this.keys.shard(shard).unproven, ...ids));
   }
 
   /**
@@ -394,22 +394,6 @@ export class ArcProofStore implements ChainReader {
   async watchedCount(): Promise<number> {
     const counts = await Promise.all(this.keys.shards.map((sk) => this.redis.zcard(sk.unproven)));
     return counts.reduce((a, b) => a + b, 0);
-  }
-
-  /** One call per txId shard holding some of `txIds`, concurrently. */
-  private async perShard(
-    txIds: readonly string[],
-    run: (sk: ArcShardKeys, ids: string[]) => Promise<unknown>,
-  ): Promise<void> {
-    if (txIds.length === 0) return;
-    await Promise.all(
-      [...groupByTxShard(txIds)].map(([shard, positions]) =>
-        run(
-          this.keys.shard(shard),
-          positions.map((i) => txIds[i] as string),
-        ),
-      ),
-    );
   }
 
   /** Counts a transaction ARC rejected, by ARC's code (a metric). */
@@ -591,21 +575,38 @@ export class ArcProofStore implements ChainReader {
       const lost = await Promise.all(shards.map((s) => this.dropShard(hash, s, at)));
       dropped.push(...lost.flat());
       for (const s of shards) walked.add(s);
-      const [status] = await this.commands.arcDropBlock(
-        k.blocks,
-        k.heights,
-        k.byHeight,
-        k.blockTop(hash),
-        k.blockOwners(hash),
-        k.blockShards(hash),
-        raw(hash),
-        hash,
-        String(height),
-        ...[...walked].map(String),
-      );
+      const { status } = await this.dropBlockData(hash, height, walked);
       if (status === 'OK') return dropped;
     }
     throw new Error(`block ${hash}: owners or shards kept being added to it while it was dropped`);
+  }
+
+  /**
+   * The last step of {@link dropBlock} (`arc-drop-block-6.lua`): forgets block `hash`'s block-level
+   * data once no owner index lists it and every shard of its shard set is among `walked`.
+   * Otherwise changes nothing and answers why: `OWNERS`, or `SHARDS` with the shards not walked.
+   */
+  async dropBlockData(
+    hash: string,
+    height: number,
+    walked: Iterable<number>,
+  ): Promise<{ status: 'OK' | 'OWNERS' } | { status: 'SHARDS'; shards: number[] }> {
+    const k = this.keys;
+    const [status, ...rest] = await this.commands.arcDropBlock(
+      k.blocks,
+      k.heights,
+      k.byHeight,
+      k.blockTop(hash),
+      k.blockOwners(hash),
+      k.blockShards(hash),
+      raw(hash),
+      hash,
+      String(height),
+      ...[...walked].map(String),
+    );
+    if (status === 'SHARDS') return { status, shards: rest.map(Number) };
+    if (status === 'OK' || status === 'OWNERS') return { status };
+    throw new Error(`arc-drop-block-6.lua answered ${String(status)}`);
   }
 
   /**

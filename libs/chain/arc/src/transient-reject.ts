@@ -1,4 +1,4 @@
-import { groupByTxShard } from '@proofline/shared-redis';
+import { forEachTxShard } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import type { Refusal } from '@proofline/chain-domain';
 import { arcKeys } from './keys';
@@ -120,11 +120,7 @@ async function forgetIn(
   hashes: (k: ArcShardKeys) => readonly string[],
   txIds: readonly string[],
 ): Promise<void> {
-  if (txIds.length === 0) return;
-  await Promise.all(
-    [...groupByTxShard(txIds)].flatMap(([shard, positions]) => {
-      const ids = positions.map((i) => txIds[i] as string);
-      return hashes(keys.shard(shard)).map((hash) => redis.hdel(hash, ...ids));
-    }),
+  await forEachTxShard(txIds, (shard, ids) =>
+    Promise.all(hashes(keys.shard(shard)).map((hash) => redis.hdel(hash, ...ids))),
   );
 }

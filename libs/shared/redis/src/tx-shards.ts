@@ -40,3 +40,22 @@ export function groupByTxShard(txIds: readonly string[]): Map<number, number[]> 
   });
   return out;
 }
+
+/**
+ * Runs `run` once per txId shard holding some of `txIds` (with that shard and its txIds, in their
+ * order), concurrently: a command per shard, as a key of one shard takes only its own txIds.
+ */
+export async function forEachTxShard(
+  txIds: readonly string[],
+  run: (shard: number, ids: string[]) => Promise<unknown>,
+): Promise<void> {
+  if (txIds.length === 0) return;
+  await Promise.all(
+    [...groupByTxShard(txIds)].map(([shard, positions]) =>
+      run(
+        shard,
+        positions.map((i) => txIds[i] as string),
+      ),
+    ),
+  );
+}

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { RedisClient } from '@proofline/shared-redis';
-import { ALL_TX_SHARDS, TX_SHARDS, fromScriptReply, groupByTxShard, loadLuaCommands } from '@proofline/shared-redis';
+import { ALL_TX_SHARDS, TX_SHARDS, forEachTxShard, fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
 import { MAX_DELIVERIES_KEPT } from '@proofline/webhooks-domain';
 import type { DeliveryAttempt, StoredWebhook, WebhookEvent } from '@proofline/webhooks-domain';
 import { DELIVERED_KEPT_SECONDS, webhooksKeys } from './keys';
@@ -171,17 +171,21 @@ export class WebhookStore {
 
   /** Looks at `txIds` again at `at` (only those still watched). */
   async rewatch(txIds: readonly string[], at: Date): Promise<void> {
-    await this.perShard(txIds, (key, ids) => this.redis.zadd(key, 'XX', ...ids.flatMap((t) => [at.getTime(), t])));
+    await forEachTxShard(txIds, (shard, ids) =>
+      this.redis.zadd(this.keys.watch(shard), 'XX', ...ids.flatMap((t) => [at.getTime(), t])),
+    );
   }
 
   /** Adds `txIds` to the watch set (a failed record's successors). */
   async watch(txIds: readonly string[], at: Date): Promise<void> {
-    await this.perShard(txIds, (key, ids) => this.redis.zadd(key, 'NX', ...ids.flatMap((t) => [at.getTime(), t])));
+    await forEachTxShard(txIds, (shard, ids) =>
+      this.redis.zadd(this.keys.watch(shard), 'NX', ...ids.flatMap((t) => [at.getTime(), t])),
+    );
   }
 
   /** Drops `txIds` from the watch set. MUST run only after their delivery jobs exist. */
   async unwatch(txIds: readonly string[]): Promise<void> {
-    await this.perShard(txIds, (key, ids) => this.redis.zrem(key, ...ids));
+    await forEachTxShard(txIds, (shard, ids) => this.redis.zrem(this.keys.watch(shard), ...ids));
   }
 
   /** Watched txIds across every shard. */
@@ -193,22 +197,6 @@ export class WebhookStore {
   /** Whether `txId` is in the watch set. */
   async isWatched(txId: string): Promise<boolean> {
     return (await this.redis.zscore(this.keys.watchOf(txId), txId)) !== null;
-  }
-
-  /** One command per watch shard holding some of `txIds`, concurrently. */
-  private async perShard(
-    txIds: readonly string[],
-    run: (key: string, ids: string[]) => Promise<unknown>,
-  ): Promise<void> {
-    if (txIds.length === 0) return;
-    await Promise.all(
-      [...groupByTxShard(txIds)].map(([shard, positions]) =>
-        run(
-          this.keys.watch(shard),
-          positions.map((i) => txIds[i] as string),
-        ),
-      ),
-    );
   }
 
   /** The stored secret-encryption key, or `candidate` stored now if none was (SET NX: every process agrees). */
