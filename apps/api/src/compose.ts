@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import { ArcClient, arcCallbackQueue, arcKeys, createArcChain } from '@proofline/chain-arc';
+import { ArcClient, arcCallbackQueue, createArcChain, inclusionsKeyOf } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
 import {
   FeeRateCache,
@@ -138,7 +138,7 @@ export function composeApiRecords(o: {
     reader: chain.reader,
     queue,
     // MAX_UNCONFIRMED_LINKS counts a chain's versions without a stored proof.
-    confirmedIndexKey: arcKeys(prefix).inclusions,
+    confirmedIndexKeyOf: inclusionsKeyOf(prefix),
   });
   return {
     records,

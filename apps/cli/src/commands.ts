@@ -5,6 +5,7 @@ import { createBootstrapKey, importLegacyKeys } from '@proofline/identity-featur
 import { RecordStore } from '@proofline/records-data-access';
 import type { Clock } from '@proofline/shared-config';
 import { migrateKeys, renameFromUntagged } from './key-migration';
+import { migrateToTxShards } from './shard-migration';
 import type { CliContext } from './main';
 import { walletImport, walletSplit, walletStatus } from './wallet-commands';
 
@@ -95,7 +96,9 @@ export const COMMANDS: Command[] = [
         dryRun,
         force: ctx.options['force'] === 'true',
       });
-      process.stdout.write(`${JSON.stringify({ dryRun, ...report })}\n`);
+      // Then the per-transaction keys of ARC and the webhooks watch set into the txId shards.
+      const txShards = await migrateToTxShards(ctx.redis, ctx.config.redisPrefix, { dryRun });
+      process.stdout.write(`${JSON.stringify({ dryRun, ...report, txShards })}\n`);
       if (report.unknown.length > 0 || report.conflicts.length > 0)
         throw new Error(
           `${report.unknown.length} unknown and ${report.conflicts.length} conflicting keys left in place (listed above)`,

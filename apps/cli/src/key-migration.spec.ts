@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { arcKeys } from '@proofline/chain-arc';
+import { arcKeys, legacyArcKeys } from '@proofline/chain-arc';
 import { walletKeys } from '@proofline/chain-wallet';
 import { identityKeys } from '@proofline/identity-data-access';
 import { recordsKeys } from '@proofline/records-data-access';
@@ -24,6 +24,7 @@ function layouts(prefix: string): Array<[old: string, today: string]> {
   const rec = recordsKeys(prefix);
   const wallet = walletKeys(prefix);
   const arc = arcKeys(prefix);
+  const legacyArc = legacyArcKeys(prefix);
   const idty = identityKeys(prefix);
   const wh = webhooksKeys(prefix);
   const proc = sharedKeys(prefix);
@@ -37,14 +38,16 @@ function layouts(prefix: string): Array<[old: string, today: string]> {
     [`${prefix}:wallet:free`, wallet.free],
     [`${prefix}:wallet:counters`, wallet.counters],
     [`${prefix}:wallet:tx:${TX}`, wallet.tx(TX)],
-    [`${prefix}:arc:inc`, arc.inclusions],
+    // Renamed into {arc} first; shard-migration.ts then splits them into the txId shards.
+    [`${prefix}:arc:inc`, legacyArc.inclusions],
     [`${prefix}:arc:blocks`, arc.blocks],
     [`${prefix}:arc:tip`, arc.tip],
-    [`${prefix}:arc:block:${BLOCK}`, arc.blockTxIds(BLOCK)],
+    [`${prefix}:arc:block:${BLOCK}`, `${legacyArc.blockTxIdsPrefix}${BLOCK}`],
     [`${prefix}:identity:key:${KEY_ID}`, idty.keyEntity(KEY_ID)],
     [`${prefix}:identity:key-by-hash`, idty.keyByHash],
     [`${prefix}:identity:tenant:default:keys`, idty.tenantKeys('default')],
-    [`${prefix}:webhooks:watch`, wh.watch],
+    // Renamed into {wh} first; shard-migration.ts then splits it into the txId shards.
+    [`${prefix}:webhooks:watch`, wh.legacyWatch],
     [`${prefix}:webhooks:tenant:default`, wh.tenant('default')],
     [`${prefix}:workers:heartbeats`, proc.workerHeartbeats],
     [`${prefix}:auth:dev-jwt-secret`, proc.devJwtSecret],

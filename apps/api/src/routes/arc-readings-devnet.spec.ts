@@ -427,7 +427,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       await passesUntil(async () => (await statusOf(txId)).confirmation !== null);
       expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
       expect(submitsOf(txId)).toBe(2);
-      expect(await nodeRedis.hexists(arcKeys(prefix).transientResent, txId)).toBe(0);
+      expect(await nodeRedis.hexists(arcKeys(prefix).of(txId).transientResent, txId)).toBe(0);
     });
 
     it('a second REJECTED after the one re-broadcast is final: the record fails, unwatched, its inputs never handed back', async () => {

@@ -143,7 +143,8 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
         async () => (await f.store.state(txId)) === 'published' && (await f.store.state(otherTxId)) === 'published',
         15_000,
       );
-      expect(await f.redis.zrange(webhooks.store.keys.watch, 0, -1)).toEqual([txId]);
+      expect(await f.redis.zrange(webhooks.store.keys.watchOf(txId), 0, -1)).toEqual([txId]);
+      expect(await webhooks.store.watchedCount()).toBe(1);
       expect(receiver.received).toHaveLength(0); // not confirmed yet: nothing sent
 
       await f.produceBlock();
@@ -151,7 +152,7 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
       // Settle: more passes of the watcher send nothing more.
       await watcher.tick();
       await watcher.tick();
-      expect(await f.redis.zcard(webhooks.store.keys.watch)).toBe(0);
+      expect(await webhooks.store.watchedCount()).toBe(0);
 
       expect(receiver.received.map((r) => r.answered)).toEqual([500, 500, 200]);
       const ids = new Set(receiver.received.map((r) => r.headers['webhook-id']));

@@ -8,9 +8,10 @@ type Arg = string | Buffer;
 /** The proof store's Lua commands (see `lua/*.lua` for KEYS/ARGV), Buffer replies. */
 export interface ArcCommands {
   arcBlockTxidsBuffer(...keysAndArgs: Arg[]): Promise<Buffer[]>;
-  arcDropBlockBuffer(...keysAndArgs: Arg[]): Promise<Buffer[]>;
+  arcDropBlock(...keysAndArgs: Arg[]): Promise<string[]>;
+  arcDropShardBuffer(...keysAndArgs: Arg[]): Promise<Buffer[]>;
   /** Variable key count: `numberOfKeys, ...keys, ...args`, as EVAL. */
-  arcStoreProofs(numberOfKeys: number, ...keysAndArgs: Arg[]): Promise<number>;
+  arcStoreShardBuffer(numberOfKeys: number, ...keysAndArgs: Arg[]): Promise<Buffer[]>;
   arcIndexOwner(...keysAndArgs: Arg[]): Promise<number>;
   arcOwnerBlocksBuffer(...keysAndArgs: Arg[]): Promise<(Buffer | number)[]>;
   arcOwnerTxidsBuffer(...keysAndArgs: Arg[]): Promise<(Buffer | number)[]>;

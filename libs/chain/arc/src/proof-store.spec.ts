@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { DUPLICATE_NODE, tscProof, verifyTscProof } from '@proofline/chain-domain';
 import { loadConfig } from '@proofline/shared-config';
+import { TX_SHARDS, txShard } from '@proofline/shared-redis';
 import { testRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import type { VerifiedProof } from './bump';
 import { createArcServices } from './arc-services';
 import { arcKeys } from './keys';
 import { ArcBlocks } from './arc-blocks';
-import { ArcProofStore } from './proof-store';
+import { ArcProofStore, DROP_MARK_MS } from './proof-store';
 import { syntheticBlock } from './testing/synthetic-block';
 
 describe('ArcProofStore', () => {
@@ -26,8 +27,11 @@ describe('ArcProofStore', () => {
     const pipeline = jest.spyOn(plain, 'pipeline');
     const asked = [...block.txIds, randomBytes(32).toString('hex')];
     const got = await counted.inclusions(asked);
-    // HMGET of the inclusions, then one pipeline: HMGET of the block record and HMGET of its top's fields.
-    expect(send.mock.calls.map(([command]) => command.name)).toEqual(['hmget', 'hmget', 'hmget']);
+    // One HMGET of the inclusions per txId shard asked (all sent before any answer: one round
+    // trip), then one pipeline: HMGET of the block record and HMGET of its top's fields.
+    const shards = new Set(asked.map(txShard)).size;
+    expect(shards).toBeGreaterThan(60);
+    expect(send.mock.calls.map(([command]) => command.name)).toEqual(Array(shards + 2).fill('hmget'));
     expect(pipeline).toHaveBeenCalledTimes(1);
     send.mockClear();
     await expect(counted.inclusions([randomBytes(32).toString('hex')])).resolves.toEqual([null]);
@@ -56,7 +60,9 @@ describe('ArcProofStore', () => {
     const k = arcKeys(prefix);
     const small = syntheticBlock(64, 501); // depth 6: every level is the block's shared top
     await store.storeProofs(small.proofs);
-    expect((await redis.hgetBuffer(k.inclusions, Buffer.from(small.txIds[3]!, 'hex')))!.length).toBe(41);
+    expect(
+      (await redis.hgetBuffer(k.of(small.txIds[3]!).inclusions, Buffer.from(small.txIds[3]!, 'hex')))!.length,
+    ).toBe(41);
     expect((await redis.hgetBuffer(k.blocks, Buffer.from(small.hash, 'hex')))!.length).toBe(84);
     expect(await redis.hlen(k.blockTop(small.hash))).toBe(64 + 32 + 16 + 8 + 4 + 2);
     expect(await redis.object('ENCODING', k.blockTop(small.hash))).toBe('listpack');
@@ -65,7 +71,9 @@ describe('ArcProofStore', () => {
     const large = syntheticBlock(1500, 505); // depth 11: 5 levels per record, 6 shared
     await store.storeProofs(large.proofs.slice(0, 700));
     await store.storeProofs(large.proofs.slice(700));
-    expect((await redis.hgetBuffer(k.inclusions, Buffer.from(large.txIds[9]!, 'hex')))!.length).toBe(41 + 32 * 5);
+    expect(
+      (await redis.hgetBuffer(k.of(large.txIds[9]!).inclusions, Buffer.from(large.txIds[9]!, 'hex')))!.length,
+    ).toBe(41 + 32 * 5);
     expect(await redis.hlen(k.blockTop(large.hash))).toBeLessThanOrEqual(126);
     const got = await store.inclusions(large.txIds);
     expect(got.map((inc) => inc?.proof)).toEqual(large.proofs.map((p) => p.proof));
@@ -89,7 +97,7 @@ describe('ArcProofStore', () => {
       proof: tscProof(786_431, txId, '', nodes),
     };
     await store.storeProofs([deep]);
-    expect((await redis.hgetBuffer(k.inclusions, Buffer.from(txId, 'hex')))!.length).toBe(41 + 32 * 14);
+    expect((await redis.hgetBuffer(k.of(txId).inclusions, Buffer.from(txId, 'hex')))!.length).toBe(41 + 32 * 14);
     expect(await redis.hlen(k.blockTop(deep.blockHash))).toBe(5);
     const [inc] = await store.inclusions([txId]);
     expect(inc!.index).toBe(786_431);
@@ -109,7 +117,7 @@ describe('ArcProofStore', () => {
         else Buffer.from(node, 'hex').copy(value, 40 + 32 * level);
       });
       value.writeUInt32LE(mask, 36);
-      await redis.hset(k.inclusions, Buffer.from(p.txId, 'hex'), value);
+      await redis.hset(k.of(p.txId).inclusions, Buffer.from(p.txId, 'hex'), value);
     }
     const read = await store.inclusions(old.txIds);
     expect(read.map((i) => i?.proof)).toEqual(old.proofs.map((p) => p.proof));
@@ -138,7 +146,7 @@ describe('ArcProofStore', () => {
       }
       value.writeUInt32LE(mask, 36);
       value.writeUInt8(nodes.length, 40);
-      await redis.hset(k.inclusions, Buffer.from(p.txId, 'hex'), value);
+      await redis.hset(k.of(p.txId).inclusions, Buffer.from(p.txId, 'hex'), value);
     }
     expect((await store.inclusions(other.txIds)).map((i) => i?.proof)).toEqual(other.proofs.map((p) => p.proof));
   });
@@ -158,8 +166,13 @@ describe('ArcProofStore', () => {
     await store.storeProofs(block.proofs.slice(0, 25));
     await store.storeProofs(block.proofs.slice(10)); // 15 again (duplicate callbacks, a callback and a poll)
     await store.storeProofs(block.proofs);
-    expect(await redis.type(k.blockTxIds(block.hash))).toBe('string');
-    expect(await redis.strlen(k.blockTxIds(block.hash))).toBe(32 * 40);
+    const lists = [...new Set(block.txIds.map(txShard))].map((s) => k.shard(s).blockTxIds(block.hash));
+    for (const list of lists) expect(await redis.type(list)).toBe('string');
+    const lengths = await Promise.all(lists.map((list) => redis.strlen(list)));
+    expect(lengths.reduce((a, b) => a + b, 0)).toBe(32 * 40);
+    expect((await redis.smembers(k.blockShards(block.hash))).map(Number).sort((a, b) => a - b)).toEqual(
+      [...new Set(block.txIds.map(txShard))].sort((a, b) => a - b),
+    );
     expect(await store.txIdsOfBlock(block.hash)).toEqual(block.txIds);
 
     // A txId proven again in another block (a reorg) is listed there; the old block no longer claims it.
@@ -173,19 +186,20 @@ describe('ArcProofStore', () => {
     expect(await store.txIdsOfBlock(block.hash)).toEqual(block.txIds.slice(1));
     expect(await store.txIdsOfBlock(other.hash)).toEqual([block.txIds[0]]);
 
-    // Legacy layout: the block's txIds in a SET.
+    // Legacy layout: the block's txIds (of a shard) in a SET.
     const legacy = syntheticBlock(8, 504);
     await store.storeProofs(legacy.proofs.slice(0, 4));
-    await redis.del(k.blockTxIds(legacy.hash));
-    await redis.sadd(k.blockTxIds(legacy.hash), ...legacy.txIds.slice(0, 4).map((t) => Buffer.from(t, 'hex')));
+    for (const t of legacy.txIds.slice(0, 4)) await redis.del(k.of(t).blockTxIds(legacy.hash));
+    for (const t of legacy.txIds.slice(0, 4)) await redis.sadd(k.of(t).blockTxIds(legacy.hash), Buffer.from(t, 'hex'));
     await store.storeProofs(legacy.proofs.slice(4));
-    expect(await redis.type(k.blockTxIds(legacy.hash))).toBe('set');
+    expect(await redis.type(k.of(legacy.txIds[0]!).blockTxIds(legacy.hash))).toBe('set');
     expect(await store.txIdsOfBlock(legacy.hash)).toEqual(legacy.txIds);
     expect((await store.dropBlock(legacy.hash, 504)).sort()).toEqual([...legacy.txIds].sort());
     expect(await store.inclusions(legacy.txIds)).toEqual(legacy.txIds.map(() => null));
     expect(await redis.exists(k.blockTop(block.hash))).toBe(1);
     expect((await store.dropBlock(block.hash, 502)).sort()).toEqual(block.txIds.slice(1).sort());
-    expect(await redis.exists(k.blockTxIds(block.hash), k.blockTop(block.hash))).toBe(0);
+    for (const list of lists) expect(await redis.exists(list)).toBe(0);
+    expect(await redis.exists(k.blockTop(block.hash), k.blockShards(block.hash))).toBe(0);
     // Idempotent: a reorg handled twice (two workers, a retried pass) drops nothing more.
     const watchedBefore = await store.watchedCount();
     expect(await store.dropBlock(block.hash, 502)).toEqual([]);
@@ -375,22 +389,12 @@ describe('ArcProofStore: the owner index (a tenant’s blocks)', () => {
     expect((await blocks.ownerBlocks('dropper', { first: 5 })).total).toBe(2);
 
     // The script alone refuses while the block has owners, and changes nothing.
-    const commands = redis as unknown as { arcDropBlockBuffer(...a: (string | Buffer)[]): Promise<Buffer[]> };
-    const refused = await commands.arcDropBlockBuffer(
-      k.blockTxIds(block.hash),
-      k.inclusions,
-      k.blocks,
-      k.heights,
-      k.byHeight,
-      k.unproven,
-      k.blockTop(block.hash),
-      k.blockOwners(block.hash),
-      Buffer.from(block.hash, 'hex'),
+    const refused = await store.dropBlockData(
       block.hash,
-      '900',
-      '0',
+      900,
+      Array.from({ length: TX_SHARDS }, (_, i) => i),
     );
-    expect(refused.map(String)).toEqual(['OWNERS']);
+    expect(refused).toEqual({ status: 'OWNERS' });
     expect((await store.inclusions(block.txIds)).every((i) => i?.blockHash === block.hash)).toBe(true);
 
     expect((await store.dropBlock(block.hash, 900)).sort()).toEqual([...block.txIds].sort());
@@ -407,18 +411,165 @@ describe('ArcProofStore: the owner index (a tenant’s blocks)', () => {
     await plain.storeProofs(block.proofs);
     expect((await blocks.ownerBlocks('late', { first: 5 })).total).toBe(0);
     await expect(plain.indexOwnersOfBlock(block.hash)).rejects.toThrow('owner lookup');
-    // A proof stored again through the indexing store does not index it (its inclusion already points there) …
-    await store.storeProofs(block.proofs);
-    expect((await blocks.ownerBlocks('late', { first: 5 })).total).toBe(0);
-    // … the backfill does, once.
+    // The backfill indexes them, once …
     const report = await store.indexOwners();
     expect(report.added).toBe(2);
     expect(report.blocks).toBeGreaterThan(0);
+    // … and a proof stored again through the indexing store adds nothing more (already listed).
+    await store.storeProofs(block.proofs);
     expect(await blocks.ownerTxIds('late', block.hash, 0, 5)).toEqual({
       count: 2,
       txIds: [block.txIds[0], block.txIds[2]],
     });
     expect(await store.indexOwnersOfBlock(block.hash)).toBe(0);
     expect((await blocks.ownerBlocks('late', { first: 5 })).blocks[0]).toMatchObject({ height: 950, count: 2 });
+  });
+});
+
+describe('ArcProofStore: per-transaction data over txId shards, block data under {arc}', () => {
+  const prefix = uniquePrefix('arc-shards');
+  const { redis, cleanup } = testRedis(prefix);
+  const store = new ArcProofStore(redis, prefix);
+  const k = arcKeys(prefix);
+  const owner = new Map<string, string>();
+  store.setOwnerLookup(async (txIds) => txIds.map((t) => owner.get(t) ?? null));
+  afterAll(cleanup);
+
+  /** Every key of block `hash` in every shard and under {arc}, with whether it exists. */
+  async function blockKeys(hash: string): Promise<string[]> {
+    const names = [
+      k.blockTop(hash),
+      k.blockShards(hash),
+      k.blockOwners(hash),
+      ...k.shards.flatMap((sk) => [sk.blockTxIds(hash), sk.dropping(hash)]),
+    ];
+    const exists = await Promise.all(names.map((n) => redis.exists(n)));
+    return names.filter((_, i) => exists[i] === 1);
+  }
+
+  it('a walk interrupted after some shards leaves the block visible, refuses stores into the walked shards, and a rerun finishes it exactly once', async () => {
+    const block = syntheticBlock(300, 1200);
+    block.txIds.forEach((t, i) => owner.set(t, i % 2 === 0 ? 'even' : 'odd'));
+    await store.watch(block.txIds, new Date(1000));
+    await store.storeProofs(block.proofs);
+    expect(await store.watchedCount()).toBe(0);
+    const shards = (await redis.smembers(k.blockShards(block.hash))).map(Number).sort((a, b) => a - b);
+    expect(shards).toEqual([...new Set(block.txIds.map(txShard))].sort((a, b) => a - b));
+    expect(shards.length).toBeGreaterThan(50);
+
+    // The crash: half the shards walked, then nothing (no block-level step).
+    const walked = new Set(shards.filter((_, i) => i % 2 === 0));
+    const inWalked = block.txIds.filter((t) => walked.has(txShard(t)));
+    const inOthers = block.txIds.filter((t) => !walked.has(txShard(t)));
+    const first: string[] = [];
+    for (const s of walked) first.push(...(await store.dropShard(block.hash, s, new Date(2000))));
+    expect(first.sort()).toEqual([...inWalked].sort());
+    // Repeating a shard's step drops nothing more.
+    expect(await store.dropShard(block.hash, [...walked][0]!, new Date(3000))).toEqual([]);
+
+    // The block is still stored (the next reconcile sees it and walks again); walked txIds read as
+    // unproven and are watched again (first watched at the walk), the others still read proven.
+    expect(await store.blockByHash(block.hash)).not.toBeNull();
+    const read = await store.inclusions(block.txIds);
+    block.txIds.forEach((t, i) => expect(read[i] === null).toBe(walked.has(txShard(t))));
+    expect(await store.watchedSince(inWalked.slice(0, 5))).toEqual(inWalked.slice(0, 5).map(() => 2000));
+    expect(await store.watchedCount()).toBe(inWalked.length);
+
+    // A store racing the walk (a proof verified before the reorg was seen) is refused in the walked
+    // shards: nothing written there, the txIds stay watched; stored again elsewhere it is idempotent.
+    const refused = await store.storeProofs(block.proofs);
+    expect(refused.sort()).toEqual([...inWalked].sort());
+    expect((await store.inclusions(inWalked)).every((i) => i === null)).toBe(true);
+    expect(await store.watchedCount()).toBe(inWalked.length);
+
+    // The rerun (what the next reconcile does): the rest of the shards, then the block-level data.
+    const second = await store.dropBlock(block.hash, 1200, new Date(4000));
+    expect(second.sort()).toEqual([...inOthers].sort());
+    expect(await store.blockByHash(block.hash)).toBeNull();
+    expect(await store.blockByHeight(1200)).toBeNull();
+    expect(await store.inclusions(block.txIds)).toEqual(block.txIds.map(() => null));
+    expect(await store.watchedCount()).toBe(300);
+    expect(await store.txIdsOfBlock(block.hash)).toEqual([]);
+    for (const o of ['even', 'odd']) {
+      expect(await redis.zscore(k.ownerBlocks(o), block.hash)).toBeNull();
+      expect(await redis.hexists(k.ownerTxIds(o), block.hash)).toBe(0);
+    }
+    // Only the short-lived markers remain of the block.
+    const left = await blockKeys(block.hash);
+    expect(left.sort()).toEqual(shards.map((s) => k.shard(s).dropping(block.hash)).sort());
+    for (const marker of left.slice(0, 3)) {
+      const ttl = await redis.pttl(marker);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(DROP_MARK_MS);
+    }
+
+    // Run a third time: nothing more dropped, nothing changed.
+    expect(await store.dropBlock(block.hash, 1200, new Date(5000))).toEqual([]);
+    expect(await store.watchedCount()).toBe(300);
+    await store.unwatch(block.txIds);
+  });
+
+  it('the block-level step refuses while a shard not walked holds inclusions of the block, and dropBlock walks it', async () => {
+    const block = syntheticBlock(40, 1300);
+    await store.storeProofs(block.proofs);
+    const shards = (await redis.smembers(k.blockShards(block.hash))).map(Number).sort((a, b) => a - b);
+    expect(await store.dropBlockData(block.hash, 1300, shards.slice(1))).toEqual({
+      status: 'SHARDS',
+      shards: [shards[0]],
+    });
+    expect(await store.blockByHash(block.hash)).not.toBeNull();
+    expect((await store.inclusions(block.txIds)).every((i) => i?.blockHash === block.hash)).toBe(true);
+    expect((await store.dropBlock(block.hash, 1300)).sort()).toEqual([...block.txIds].sort());
+    expect(await store.blockByHash(block.hash)).toBeNull();
+    await store.unwatch(block.txIds);
+  });
+
+  it('readers racing stores and drops never see an inclusion without its block record and shared top', async () => {
+    const blocks = Array.from({ length: 6 }, (_, i) => syntheticBlock(400, 1400 + i));
+    const sample = blocks.flatMap((b) => b.txIds.filter((_, i) => i % 7 === 0));
+    let running = true;
+    let seen = 0;
+    const violations: string[] = [];
+    // Raw reads in the readers' order: the inclusion first, then its block's record and top.
+    const reader = async () => {
+      while (running) {
+        for (const txId of sample.slice(0, 200)) {
+          const inc = await redis.hgetBuffer(k.of(txId).inclusions, Buffer.from(txId, 'hex'));
+          if (!inc) continue;
+          seen++;
+          const hash = inc.subarray(0, 32).toString('hex');
+          const [block, top] = await Promise.all([
+            redis.hexists(k.blocks, Buffer.from(hash, 'hex')),
+            redis.exists(k.blockTop(hash)),
+          ]);
+          // Still there unless the inclusion was dropped meanwhile (a drop deletes inclusions first).
+          if ((block === 0 || top === 0) && (await redis.hexists(k.of(txId).inclusions, Buffer.from(txId, 'hex'))))
+            violations.push(txId);
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+    };
+    const api = async () => {
+      while (running) {
+        const got = await store.inclusions(sample.slice(0, 300));
+        for (const [i, inc] of got.entries())
+          if (inc) expect(verifyTscProof(inc.proof!, sample[i]!)).toMatchObject({ valid: true });
+      }
+    };
+    const readers = [reader(), api()];
+    try {
+      for (const b of blocks) await store.storeProofs(b.proofs);
+      for (const b of blocks.slice(0, 3)) await store.dropBlock(b.hash, Number(b.proofs[0]!.blockHeight));
+      for (const b of blocks.slice(3)) {
+        await store.storeProofs(b.proofs);
+        await store.dropBlock(b.hash, b.proofs[0]!.blockHeight);
+      }
+    } finally {
+      running = false;
+      await Promise.all(readers);
+    }
+    expect(violations).toEqual([]);
+    expect(seen).toBeGreaterThan(0);
+    expect(await store.watchedCount()).toBe(6 * 400);
   });
 });

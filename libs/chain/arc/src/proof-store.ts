@@ -1,3 +1,4 @@
+import { TX_SHARDS, forEachTxShard, groupByTxShard, readBySlot, txShard } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import { DUPLICATE_NODE, HEADER_BYTES, parseHeader, tscProof } from '@proofline/chain-domain';
 import type {
@@ -44,8 +45,17 @@ export interface ReconcileReport {
  */
 export type OwnerLookup = (txIds: readonly string[]) => Promise<readonly (string | null)[]>;
 
-/** How often `dropBlock` cleans the owners of a block that keeps gaining owners before it gives up (a proof stored into it between each clean and the drop). */
+/** How often `dropBlock` cleans the owners of a block that keeps gaining owners (or shards) before it gives up (a proof stored into it between each clean and the drop). */
 const DROP_ATTEMPTS = 5;
+
+/**
+ * How long a shard refuses proofs into a block a reorg walk dropped from it
+ * (`arc-drop-shard-4.lua`'s marker): longer than any store in flight takes between writing the
+ * block-level data and its shards (two round trips), so none writes an inclusion behind the walk.
+ * A block that returns to the main chain within it is proven there again after it expires (its
+ * txIds stay watched meanwhile).
+ */
+export const DROP_MARK_MS = 10 * 60_000;
 
 const MAX_LEVELS = 32;
 /**
@@ -91,93 +101,114 @@ export class ArcProofStore implements ChainReader {
   }
 
   /**
-   * Stores verified proofs (and their blocks' headers) in one MULTI. Idempotent: a proof stored
-   * again lists its txId under its block only once (`arc-store-proofs-n.lua`). With an owner
-   * lookup, the owner index changes in the same MULTI (`arc-index-owner-4.lua`, before the
-   * inclusions are written, so it sees where each txId was proven before).
+   * Stores verified proofs and their blocks' headers, in this order (the contract readers rely on):
+   * 1. block-level data under `{arc}` in one MULTI: header, height, the block's shared top nodes
+   *    and the set of txId shards that will hold its inclusions;
+   * 2. per txId shard, one script (`arc-store-shard-n.lua`, shards concurrently): the inclusions,
+   *    the shard's txId list per block, the txIds out of the shard's watch set; it answers where
+   *    each txId was proven before, and refuses a block a reorg walk is dropping;
+   * 3. with an owner lookup, the owner index (`arc-index-owner-4.lua`, one MULTI), fed those
+   *    previous blocks.
+   * So no reader sees an inclusion whose block data is missing. Idempotent: stored again, a proof
+   * adds nothing, and a store repeated after a crash between steps completes what was missing.
+   * Returns the txIds refused (their block is being dropped): they stay watched.
    */
-  async storeProofs(proofs: readonly VerifiedProof[]): Promise<void> {
-    if (proofs.length === 0) return;
+  async storeProofs(proofs: readonly VerifiedProof[]): Promise<string[]> {
+    if (proofs.length === 0) return [];
     const k = this.keys;
-    const owned = await this.ownerGroups(proofs);
-    const m = this.redis.multi() as ReturnType<RedisClient['multi']> & ArcCommands;
+    const owners = await this.ownersOf(proofs);
+    const m = this.redis.multi();
     const blocks = new Set<string>();
     const tops = new Map<string, Map<string, Buffer>>();
+    const shardsOf = new Map<string, Set<number>>();
     for (const p of proofs) {
       if (!blocks.has(p.blockHash)) {
         blocks.add(p.blockHash);
         m.hset(k.blocks, raw(p.blockHash), blockValue(p.headerHex, p.blockHeight));
         m.hset(k.heights, String(p.blockHeight), p.blockHash);
         m.zadd(k.byHeight, p.blockHeight, p.blockHash);
+        tops.set(p.blockHash, new Map());
+        shardsOf.set(p.blockHash, new Set());
       }
-      let top = tops.get(p.blockHash);
-      if (!top) tops.set(p.blockHash, (top = new Map()));
+      const top = tops.get(p.blockHash) as Map<string, Buffer>;
       for (const [field, node] of topNodes(p)) top.set(field.toString('latin1'), node);
+      (shardsOf.get(p.blockHash) as Set<number>).add(txShard(p.txId));
     }
-    // The shared top before the inclusions that need it, in the same MULTI: a reader never sees one without the other.
     for (const [hash, top] of tops) {
       if (top.size > 0)
         m.hset(k.blockTop(hash), ...[...top].flatMap(([field, node]) => [Buffer.from(field, 'latin1'), node]));
     }
-    for (const g of owned)
-      m.arcIndexOwner(
-        k.inclusions,
-        k.ownerBlocks(g.owner),
-        k.ownerTxIds(g.owner),
-        k.blockOwners(g.blockHash),
-        raw(g.blockHash),
-        g.blockHash,
-        String(g.height),
-        g.owner,
-        'store',
-        ...g.txIds.map(raw),
-      );
-    // Every block's txId list declared as a key (KEYS[2..]); each proof names its block's by KEYS index.
-    const blockIndex = new Map([...blocks].map((hash, i) => [hash, String(i + 2)]));
-    m.arcStoreProofs(
-      1 + blocks.size,
-      k.inclusions,
-      ...[...blocks].map((hash) => k.blockTxIds(hash)),
-      ...proofs.flatMap((p) => [raw(p.txId), blockIndex.get(p.blockHash) as string, inclusionValue(p)]),
+    for (const [hash, shards] of shardsOf) m.sadd(k.blockShards(hash), ...[...shards].map(String));
+    await execAll(m);
+
+    const before = new Map<string, string>(); // txId -> the block it was proven in before ('' none, '!' refused)
+    await Promise.all(
+      [...groupByTxShard(proofs.map((p) => p.txId))].map(async ([shard, positions]) => {
+        const sk = k.shard(shard);
+        const group = positions.map((i) => proofs[i] as VerifiedProof);
+        const blockIndex = new Map<string, number>();
+        for (const p of group) if (!blockIndex.has(p.blockHash)) blockIndex.set(p.blockHash, blockIndex.size + 1);
+        const keys = [
+          sk.inclusions,
+          sk.unproven,
+          ...[...blockIndex.keys()].flatMap((hash) => [sk.blockTxIds(hash), sk.dropping(hash)]),
+        ];
+        const reply = await this.commands.arcStoreShardBuffer(
+          keys.length,
+          ...keys,
+          ...group.flatMap((p) => [raw(p.txId), p.txId, String(blockIndex.get(p.blockHash)), inclusionValue(p)]),
+        );
+        group.forEach((p, i) => {
+          const previous = reply[i] as Buffer;
+          if (!before.has(p.txId))
+            before.set(p.txId, previous.length === 32 ? previous.toString('hex') : previous.toString());
+        });
+      }),
     );
-    m.zrem(k.unproven, ...proofs.map((p) => p.txId));
-    const replies = await m.exec();
-    for (const [err] of replies ?? []) if (err) throw err;
+    const refused = [...before].filter(([, b]) => b === '!').map(([txId]) => txId);
+
+    const groups = ownerGroups(proofs, owners)
+      .map((g) => ({ ...g, txIds: g.txIds.filter((t) => before.get(t) !== '!') }))
+      .filter((g) => g.txIds.length > 0);
+    if (groups.length > 0) {
+      const o = this.redis.multi() as ReturnType<RedisClient['multi']> & ArcCommands;
+      for (const g of groups)
+        o.arcIndexOwner(
+          k.ownerBlocks(g.owner),
+          k.ownerTxIds(g.owner),
+          k.blockOwners(g.blockHash),
+          k.blocks,
+          raw(g.blockHash),
+          g.blockHash,
+          String(g.height),
+          g.owner,
+          ...g.txIds.flatMap((t) => {
+            const previous = before.get(t) ?? '';
+            return [raw(t), previous === '' ? '' : raw(previous)];
+          }),
+        );
+      await execAll(o);
+    }
+    return refused;
   }
 
-  /**
-   * The proofs grouped by owner and block, each group's txIds in block order and distinct (the last
-   * proof of a txId wins, as in `arc-store-proofs-n.lua`); empty without an owner lookup.
-   */
-  private async ownerGroups(
-    proofs: readonly VerifiedProof[],
-  ): Promise<{ owner: string; blockHash: string; height: number; txIds: string[] }[]> {
-    if (!this.owners) return [];
-    const last = new Map<string, VerifiedProof>();
-    for (const p of proofs) last.set(p.txId, p);
-    const unique = [...last.values()];
-    const owners = await this.owners(unique.map((p) => p.txId));
-    const groups = new Map<string, { owner: string; blockHash: string; height: number; proofs: VerifiedProof[] }>();
-    unique.forEach((p, i) => {
-      const owner = owners[i];
-      if (!owner) return;
-      const id = `${owner} ${p.blockHash}`;
-      let g = groups.get(id);
-      if (!g) groups.set(id, (g = { owner, blockHash: p.blockHash, height: p.blockHeight, proofs: [] }));
-      g.proofs.push(p);
+  /** The owner of each proof's txId (null: none), or null without an owner lookup. */
+  private async ownersOf(proofs: readonly VerifiedProof[]): Promise<Map<string, string> | null> {
+    if (!this.owners) return null;
+    const txIds = [...new Set(proofs.map((p) => p.txId))];
+    const found = await this.owners(txIds);
+    const out = new Map<string, string>();
+    txIds.forEach((txId, i) => {
+      const owner = found[i];
+      if (owner) out.set(txId, owner);
     });
-    return [...groups.values()].map((g) => ({
-      owner: g.owner,
-      blockHash: g.blockHash,
-      height: g.height,
-      txIds: g.proofs.sort((a, b) => a.proof.index - b.proof.index).map((p) => p.txId),
-    }));
+    return out;
   }
 
   /**
    * Indexes the owners of the proofs already stored in block `hash` (proofs stored before the
-   * owner index existed, or without a lookup), idempotently (`merge` mode of
-   * `arc-index-owner-4.lua`). Returns how many txIds it added. Needs the owner lookup.
+   * owner index existed, or without a lookup), idempotently (`arc-index-owner-4.lua` adds only
+   * txIds not listed yet). Returns how many txIds it added. Needs the owner lookup.
    */
   async indexOwnersOfBlock(hash: string): Promise<number> {
     if (!this.owners) throw new Error('indexOwnersOfBlock needs an owner lookup (setOwnerLookup)');
@@ -193,17 +224,19 @@ export class ArcProofStore implements ChainReader {
     const k = this.keys;
     let added = 0;
     for (const [owner, ids] of byOwner)
-      added += await this.commands.arcIndexOwner(
-        k.inclusions,
-        k.ownerBlocks(owner),
-        k.ownerTxIds(owner),
-        k.blockOwners(hash),
-        raw(hash),
-        hash,
-        String(block.height),
-        owner,
-        'merge',
-        ...ids.map(raw),
+      added += Math.max(
+        0,
+        await this.commands.arcIndexOwner(
+          k.ownerBlocks(owner),
+          k.ownerTxIds(owner),
+          k.blockOwners(hash),
+          k.blocks,
+          raw(hash),
+          hash,
+          String(block.height),
+          owner,
+          ...ids.flatMap((t) => [raw(t), '']),
+        ),
       );
     return added;
   }
@@ -312,48 +345,55 @@ export class ArcProofStore implements ChainReader {
 
   /** Adds published transactions to the watch set (the tracker polls them until proven); keeps the first time. */
   async watch(txIds: readonly string[], at: Date): Promise<void> {
-    if (txIds.length === 0) return;
-    await this.redis.zadd(this.keys.unproven, 'NX', ...txIds.flatMap((t) => [String(at.getTime()), t]));
+    await forEachTxShard(txIds, (shard, ids) =>
+      this.redis.zadd(this.keys.shard(shard).unproven, 'NX', ...ids.flatMap((t) => [String(at.getTime()), t])),
+    );
   }
 
   /** When each txId was first watched (ms), null where it is not watched. */
   async watchedSince(txIds: readonly string[]): Promise<(number | null)[]> {
     if (txIds.length === 0) return [];
-    const scores = await this.redis.zmscore(this.keys.unproven, ...txIds);
+    const scores = await readBySlot(
+      txIds.map((t) => this.keys.of(t).unproven),
+      (keys, positions) => this.redis.zmscore(keys[0] as string, ...positions.map((i) => txIds[i] as string)),
+    );
     return scores.map((s) => (s === null ? null : Number(s)));
   }
 
   /** True while `txId` is watched (published, or refused but possibly still mined, and not proven). */
   async isWatched(txId: string): Promise<boolean> {
-    return (await this.redis.zscore(this.keys.unproven, txId)) !== null;
+    return (await this.redis.zscore(this.keys.of(txId).unproven, txId)) !== null;
   }
 
   /** Stops watching transactions (rejected for good). */
   async unwatch(txIds: readonly string[]): Promise<void> {
-    if (txIds.length === 0) return;
-    await this.redis.zrem(this.keys.unproven, ...txIds);
+    await forEachTxShard(txIds, (shard, ids) => this.redis.zrem(this.keys.shard(shard).unproven, ...ids));
   }
 
   /**
-   * Up to `limit` watched txIds, longest waiting first; with `waitedAtLeastMs`, only those watched
-   * at least that long before `now` (the ones their callback had time to prove).
+   * Up to `limit` watched txIds, about the longest waiting first; with `waitedAtLeastMs`, only those
+   * watched at least that long before `now` (the ones their callback had time to prove). Each of
+   * the 64 shards gives its oldest ⌈2·limit / 64⌉ (concurrent reads), the oldest of those are
+   * taken: exact while no shard has more than that many waiting, and no shard starves otherwise.
    */
   async watched(limit: number, waitedAtLeastMs = 0, now: Date = new Date()): Promise<string[]> {
     if (limit <= 0) return [];
-    if (waitedAtLeastMs <= 0) return this.redis.zrange(this.keys.unproven, 0, limit - 1);
-    return this.redis.zrangebyscore(
-      this.keys.unproven,
-      '-inf',
-      String(now.getTime() - waitedAtLeastMs),
-      'LIMIT',
-      0,
-      limit,
+    const max = waitedAtLeastMs <= 0 ? '+inf' : String(now.getTime() - waitedAtLeastMs);
+    const each = Math.max(1, Math.ceil((2 * limit) / TX_SHARDS));
+    const shards = await Promise.all(
+      this.keys.shards.map((sk) => this.redis.zrangebyscore(sk.unproven, '-inf', max, 'WITHSCORES', 'LIMIT', 0, each)),
     );
+    const all: { txId: string; at: number }[] = [];
+    for (const flat of shards)
+      for (let i = 0; i + 1 < flat.length; i += 2) all.push({ txId: flat[i] as string, at: Number(flat[i + 1]) });
+    all.sort((a, b) => a.at - b.at || (a.txId < b.txId ? -1 : a.txId > b.txId ? 1 : 0));
+    return all.slice(0, limit).map((w) => w.txId);
   }
 
-  /** How many published transactions wait for a proof. */
+  /** How many published transactions wait for a proof (every shard). */
   async watchedCount(): Promise<number> {
-    return this.redis.zcard(this.keys.unproven);
+    const counts = await Promise.all(this.keys.shards.map((sk) => this.redis.zcard(sk.unproven)));
+    return counts.reduce((a, b) => a + b, 0);
   }
 
   /** Counts a transaction ARC rejected, by ARC's code (a metric). */
@@ -398,10 +438,12 @@ export class ArcProofStore implements ChainReader {
 
   /**
    * Where each txId is mined, with its verified TSC proof (null: no proof stored), in two round
-   * trips whatever their number: the inclusions (one HMGET), then the blocks they point into and
-   * the shared top nodes their proofs need (one pipeline: one HMGET of the block records, one
-   * HMGET per block's top, only the fields asked for). No Lua: every key is named by the caller,
-   * so the read splits the same way when inclusions and block data live under different hash tags.
+   * trips whatever their number: the inclusions (one HMGET per txId shard asked for, concurrently:
+   * `readBySlot`), then the blocks they point into and the shared top nodes their proofs need (one
+   * pipeline under `{arc}`: one HMGET of the block records, one HMGET per block's top, only the
+   * fields asked for). Block data is written before inclusions and dropped after them, so the
+   * second read finds the block of every inclusion the first found unless a reorg dropped it in
+   * between.
    * An inclusion whose block record is gone by the second read (a reorg dropped it in between)
    * reads as null, as it would a moment later. A block dropped and stored again in between may
    * lack a top node the first read needs: the read is then repeated once; a node still missing is
@@ -419,7 +461,10 @@ export class ArcProofStore implements ChainReader {
 
   private async readInclusions(txIds: readonly string[]): Promise<(TxInclusion | null)[]> {
     const k = this.keys;
-    const values = await this.redis.hmgetBuffer(k.inclusions, ...txIds.map(raw));
+    const values = await readBySlot(
+      txIds.map((t) => k.of(t).inclusions),
+      (keys, positions) => this.redis.hmgetBuffer(keys[0] as string, ...positions.map((i) => raw(txIds[i] as string))),
+    );
     const parsed = values.map((v) => (v && v.length >= 40 ? parseInclusion(v) : null));
     // Per block: the top fields its records here need (each as its latin1 string).
     const needs = new Map<string, Set<string>>();
@@ -479,10 +524,17 @@ export class ArcProofStore implements ChainReader {
 
   /** TxIds this service holds proofs for in block `hash`, in block order (not the whole block). */
   async txIdsOfBlock(hash: string): Promise<string[]> {
-    const flat = await this.commands.arcBlockTxidsBuffer(this.keys.blockTxIds(hash), this.keys.inclusions, raw(hash));
+    const shards = (await this.redis.smembers(this.keys.blockShards(hash))).map(Number);
+    const flats = await Promise.all(
+      shards.map((s) => {
+        const sk = this.keys.shard(s);
+        return this.commands.arcBlockTxidsBuffer(sk.blockTxIds(hash), sk.inclusions, raw(hash));
+      }),
+    );
     const pairs: { txId: string; index: number }[] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2)
-      pairs.push({ txId: (flat[i] as Buffer).toString('hex'), index: (flat[i + 1] as Buffer).readUInt32LE(0) });
+    for (const flat of flats)
+      for (let i = 0; i + 1 < flat.length; i += 2)
+        pairs.push({ txId: (flat[i] as Buffer).toString('hex'), index: (flat[i + 1] as Buffer).readUInt32LE(0) });
     return pairs.sort((a, b) => a.index - b.index).map((p) => p.txId);
   }
 
@@ -496,38 +548,85 @@ export class ArcProofStore implements ChainReader {
 
   /**
    * Forgets a block and the proofs pointing into it; the txIds that lost their proof go back to
-   * the watch set in the same atomic step. Returns them. First every owner index listing the block
-   * forgets it (one MULTI); the drop itself refuses while any still does (a proof stored into the
-   * block meanwhile), and the owners are cleaned again: no owner index outlives its proofs.
-   * @throws Error when owners keep appearing after {@link DROP_ATTEMPTS} cleans (nothing is lost: the block stays stored and the next reconcile drops it).
+   * the watch set. Returns them. A walk, idempotent and restartable:
+   * 1. every owner index listing the block forgets it (one MULTI under `{arc}`);
+   * 2. each txId shard holding inclusions in the block ({@link dropShard}, concurrently): marks the
+   *    block dropped there (a marker living {@link DROP_MARK_MS}, which refuses a store racing the
+   *    walk), deletes its inclusions and re-watches their txIds, atomically per shard;
+   * 3. the block-level data last (`arc-drop-block-6.lua`), refused while an owner index lists the
+   *    block again or a shard not walked gained inclusions in it: those are cleaned and the step
+   *    repeated.
+   * A crash before step 3 leaves the block stored, so the next reconcile walks it again.
+   * @throws Error when owners or shards keep appearing after {@link DROP_ATTEMPTS} rounds (nothing is lost: the block stays stored and the next reconcile drops it).
    */
   async dropBlock(hash: string, height: number, at: Date = new Date()): Promise<string[]> {
     const k = this.keys;
+    const dropped: string[] = [];
+    const walked = new Set<number>();
     for (let attempt = 0; attempt < DROP_ATTEMPTS; attempt++) {
       const owners = await this.redis.smembers(k.blockOwners(hash));
-      const m = this.redis.multi() as ReturnType<RedisClient['multi']> & ArcCommands;
-      for (const owner of owners)
-        m.hdel(k.ownerTxIds(owner), hash).zrem(k.ownerBlocks(owner), hash).srem(k.blockOwners(hash), owner);
-      m.arcDropBlockBuffer(
-        k.blockTxIds(hash),
-        k.inclusions,
-        k.blocks,
-        k.heights,
-        k.byHeight,
-        k.unproven,
-        k.blockTop(hash),
-        k.blockOwners(hash),
-        raw(hash),
-        hash,
-        String(height),
-        String(at.getTime()),
-      );
-      const replies = (await m.exec()) ?? [];
-      for (const [err] of replies) if (err) throw err;
-      const [status, ...dropped] = replies[replies.length - 1]?.[1] as Buffer[];
-      if (status?.toString() === 'OK') return dropped.map((b) => b.toString('hex'));
+      if (owners.length > 0) {
+        const m = this.redis.multi();
+        for (const owner of owners)
+          m.hdel(k.ownerTxIds(owner), hash).zrem(k.ownerBlocks(owner), hash).srem(k.blockOwners(hash), owner);
+        await execAll(m);
+      }
+      const shards = (await this.redis.smembers(k.blockShards(hash))).map(Number).filter((s) => !walked.has(s));
+      const lost = await Promise.all(shards.map((s) => this.dropShard(hash, s, at)));
+      dropped.push(...lost.flat());
+      for (const s of shards) walked.add(s);
+      const { status } = await this.dropBlockData(hash, height, walked);
+      if (status === 'OK') return dropped;
     }
-    throw new Error(`block ${hash}: owners kept being indexed in it while it was dropped`);
+    throw new Error(`block ${hash}: owners or shards kept being added to it while it was dropped`);
+  }
+
+  /**
+   * The last step of {@link dropBlock} (`arc-drop-block-6.lua`): forgets block `hash`'s block-level
+   * data once no owner index lists it and every shard of its shard set is among `walked`.
+   * Otherwise changes nothing and answers why: `OWNERS`, or `SHARDS` with the shards not walked.
+   */
+  async dropBlockData(
+    hash: string,
+    height: number,
+    walked: Iterable<number>,
+  ): Promise<{ status: 'OK' | 'OWNERS' } | { status: 'SHARDS'; shards: number[] }> {
+    const k = this.keys;
+    const [status, ...rest] = await this.commands.arcDropBlock(
+      k.blocks,
+      k.heights,
+      k.byHeight,
+      k.blockTop(hash),
+      k.blockOwners(hash),
+      k.blockShards(hash),
+      raw(hash),
+      hash,
+      String(height),
+      ...[...walked].map(String),
+    );
+    if (status === 'SHARDS') return { status, shards: rest.map(Number) };
+    if (status === 'OK' || status === 'OWNERS') return { status };
+    throw new Error(`arc-drop-block-6.lua answered ${String(status)}`);
+  }
+
+  /**
+   * One shard's step of {@link dropBlock} (`arc-drop-shard-4.lua`): marks block `hash` dropped in
+   * txId shard `shard`, deletes the shard's inclusions pointing into it and puts their txIds back
+   * in the shard's watch set, atomically. Idempotent (run again it drops nothing more). Returns
+   * the txIds that lost their proof.
+   */
+  async dropShard(hash: string, shard: number, at: Date = new Date()): Promise<string[]> {
+    const sk = this.keys.shard(shard);
+    const lost = await this.commands.arcDropShardBuffer(
+      sk.dropping(hash),
+      sk.blockTxIds(hash),
+      sk.inclusions,
+      sk.unproven,
+      raw(hash),
+      String(at.getTime()),
+      String(DROP_MARK_MS),
+    );
+    return lost.map((b) => b.toString('hex'));
   }
 
   /**
@@ -685,8 +784,9 @@ class MissingTopNodeError extends Error {
 /**
  * The proof's nodes, leaf level first: "*" for a duplicate, inline ones from the value, the rest
  * from its block's top (`top`: latin1 field -> node). @throws MissingTopNodeError when a top node
- * is missing: the store writes both in one MULTI and drops both together, so that is damage or a
- * block stored again between the two reads of {@link ArcProofStore.inclusions}, never a state.
+ * is missing: the store writes a block's top before its inclusions and drops it after them, so
+ * that is damage or a block stored again between the two reads of
+ * {@link ArcProofStore.inclusions}, never a state.
  */
 function inclusionNodes(txId: string, inc: ParsedInclusion, top: ReadonlyMap<string, Buffer>): string[] {
   const nodes: string[] = [];
@@ -701,4 +801,38 @@ function inclusionNodes(txId: string, inc: ParsedInclusion, top: ReadonlyMap<str
     }
   }
   return nodes;
+}
+
+/**
+ * The proofs grouped by owner and block, each group's txIds in block order and distinct (the last
+ * proof of a txId wins, as in `arc-store-shard-n.lua`); empty without owners.
+ */
+function ownerGroups(
+  proofs: readonly VerifiedProof[],
+  owners: ReadonlyMap<string, string> | null,
+): { owner: string; blockHash: string; height: number; txIds: string[] }[] {
+  if (!owners) return [];
+  const last = new Map<string, VerifiedProof>();
+  for (const p of proofs) last.set(p.txId, p);
+  const groups = new Map<string, { owner: string; blockHash: string; height: number; proofs: VerifiedProof[] }>();
+  for (const p of last.values()) {
+    const owner = owners.get(p.txId);
+    if (!owner) continue;
+    const id = `${owner} ${p.blockHash}`;
+    let g = groups.get(id);
+    if (!g) groups.set(id, (g = { owner, blockHash: p.blockHash, height: p.blockHeight, proofs: [] }));
+    g.proofs.push(p);
+  }
+  return [...groups.values()].map((g) => ({
+    owner: g.owner,
+    blockHash: g.blockHash,
+    height: g.height,
+    txIds: g.proofs.sort((a, b) => a.proof.index - b.proof.index).map((p) => p.txId),
+  }));
+}
+
+/** Runs a MULTI and throws its first failed command's error. */
+async function execAll(m: ReturnType<RedisClient['multi']>): Promise<void> {
+  const replies = await m.exec();
+  for (const [err] of replies ?? []) if (err) throw err;
 }

@@ -379,7 +379,9 @@ describe('BUMP proofs from a mined block, verified before storing', () => {
     block.txIds.forEach((_, i) => expect(stored[i]).toEqual(i === 5 ? null : blockInclusions[i]));
     expect(stored[7]).toBeNull();
     // The refused proof was never stored; a later poll with a good BUMP stores it.
-    expect(await redis.hexists(arcKeys(prefix).inclusions, Buffer.from(block.txIds[5]!, 'hex'))).toBe(0);
+    expect(
+      await redis.hexists(arcKeys(prefix).of(block.txIds[5]!).inclusions, Buffer.from(block.txIds[5]!, 'hex')),
+    ).toBe(0);
     view.corrupt.delete(block.txIds[5]!);
     const again = await trackConfirmations({ client, headers, store, txIds: [block.txIds[5]!] });
     expect(again.proven).toEqual([block.txIds[5]]);
@@ -435,7 +437,7 @@ describe('BUMP proofs from a mined block, verified before storing', () => {
 
     // A callback carrying a corrupted BUMP is refused and stores nothing.
     const other = block.txIds[0]!;
-    await redis.hdel(arcKeys(prefix).inclusions, Buffer.from(other, 'hex'));
+    await redis.hdel(arcKeys(prefix).of(other).inclusions, Buffer.from(other, 'hex'));
     view.corrupt.add(other);
     const bad = await handleArcCallback(
       deps,
@@ -461,7 +463,7 @@ describe('BUMP proofs from a mined block, verified before storing', () => {
   it('tracker: ARC or the headers source down leaves the transactions waiting, nothing stored', async () => {
     const [a, b] = [block.txIds[1]!, block.txIds[2]!];
     const k = arcKeys(prefix);
-    await redis.hdel(k.inclusions, Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
+    for (const t of [a, b]) await redis.hdel(k.of(t).inclusions, Buffer.from(t, 'hex'));
     view.down.add(`/v1/tx/${a}`);
     view.down.add(`/block/${block.hash}/header`);
     view.down.add('/chain/info');
@@ -523,10 +525,11 @@ describe('BUMP proofs from a mined block, verified before storing', () => {
     await expect(store.blockByHash(block.hash)).resolves.toBeNull();
     expect(await store.txIdsOfBlock(block.hash)).toEqual([]);
     const k = arcKeys(prefix);
-    expect(await redis.hmgetBuffer(k.inclusions, ...block.txIds.map((t) => Buffer.from(t, 'hex')))).toEqual(
-      block.txIds.map(() => null),
-    );
-    expect(await redis.exists(k.blockTxIds(block.hash), k.blockTxIds(emptyBlock.hash))).toBe(0);
+    for (const t of block.txIds) {
+      expect(await redis.hexists(k.of(t).inclusions, Buffer.from(t, 'hex'))).toBe(0);
+      expect(await redis.exists(k.of(t).blockTxIds(block.hash), k.of(t).blockTxIds(emptyBlock.hash))).toBe(0);
+    }
+    expect(await redis.exists(k.blockShards(block.hash), k.blockShards(emptyBlock.hash))).toBe(0);
     expect(await redis.zscore(k.byHeight, block.hash)).toBeNull();
 
     const again = await trackConfirmations({ client, headers, store, txIds: block.txIds.slice(1) });

@@ -1,6 +1,8 @@
+import { forEachTxShard } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import type { Refusal } from '@proofline/chain-domain';
 import { arcKeys } from './keys';
+import type { ArcKeys, ArcShardKeys } from './keys';
 
 /**
  * REJECTED reasons that may clear without the transaction changing: ARC relays a peer's REJECT
@@ -37,7 +39,7 @@ export const TRANSIENT_RESEND_MS = 10 * 60_000;
  * for may be mined) or after `resendAfterMs`. A REJECTED after the claim is final.
  */
 export class TransientRejects {
-  private readonly keys;
+  private readonly keys: ArcKeys;
 
   constructor(
     private readonly redis: RedisClient,
@@ -54,18 +56,19 @@ export class TransientRejects {
     txId: string,
     at: { readonly now: number; readonly height: number; readonly resendAfterMs: number },
   ): Promise<'wait' | 'resend' | 'final'> {
-    if ((await this.redis.hexists(this.keys.transientResent, txId)) === 1) return 'final';
-    await this.redis.hsetnx(this.keys.transientRejects, txId, `${at.now}:${at.height}`);
-    const first = (await this.redis.hget(this.keys.transientRejects, txId)) ?? `${at.now}:${at.height}`;
+    const k = this.keys.of(txId);
+    if ((await this.redis.hexists(k.transientResent, txId)) === 1) return 'final';
+    await this.redis.hsetnx(k.transientRejects, txId, `${at.now}:${at.height}`);
+    const first = (await this.redis.hget(k.transientRejects, txId)) ?? `${at.now}:${at.height}`;
     const [ms, height] = first.split(':').map(Number) as [number, number];
     const due = at.height > height || at.now - ms >= at.resendAfterMs;
     if (!due) return 'wait';
-    return (await this.redis.hsetnx(this.keys.transientResent, txId, String(at.now))) === 1 ? 'resend' : 'final';
+    return (await this.redis.hsetnx(k.transientResent, txId, String(at.now))) === 1 ? 'resend' : 'final';
   }
 
   /** Forgets settled or proven transactions. */
   forget(txIds: readonly string[]): Promise<void> {
-    return forgetIn(this.redis, [this.keys.transientRejects, this.keys.transientResent], txIds);
+    return forgetIn(this.redis, this.keys, (k) => [k.transientRejects, k.transientResent], txIds);
   }
 }
 
@@ -78,7 +81,7 @@ export const ORPHAN_MAX_BLOCKS = 6;
  * HSETNX), past `maxBlocks` more it is read as refused.
  */
 export class StuckOrphans {
-  private readonly keys;
+  private readonly keys: ArcKeys;
 
   constructor(
     private readonly redis: RedisClient,
@@ -89,30 +92,35 @@ export class StuckOrphans {
 
   /** What to do with `txId`, polled SEEN_IN_ORPHAN_MEMPOOL at tip `height`: wait, escalate (claimed) or refuse. */
   async decide(txId: string, height: number, maxBlocks: number): Promise<'wait' | 'escalate' | 'refuse'> {
-    await this.redis.hsetnx(this.keys.orphans, txId, String(height));
+    const k = this.keys.of(txId);
+    await this.redis.hsetnx(k.orphans, txId, String(height));
     const [first, escalated] = await this.redis
       .multi()
-      .hget(this.keys.orphans, txId)
-      .hget(this.keys.orphansEscalated, txId)
+      .hget(k.orphans, txId)
+      .hget(k.orphansEscalated, txId)
       .exec()
       .then((r) => (r ?? []).map(([, v]) => (v == null ? null : Number(v))));
     if (escalated != null) return height - escalated > maxBlocks ? 'refuse' : 'wait';
     if (first == null || height - first <= maxBlocks) return 'wait';
-    if ((await this.redis.hsetnx(this.keys.orphansEscalated, txId, String(height))) !== 1) return 'wait';
+    if ((await this.redis.hsetnx(k.orphansEscalated, txId, String(height))) !== 1) return 'wait';
     await this.redis.incr(this.keys.orphanEscalations);
     return 'escalate';
   }
 
   /** Forgets transactions seen, proven or settled. */
   forget(txIds: readonly string[]): Promise<void> {
-    return forgetIn(this.redis, [this.keys.orphans, this.keys.orphansEscalated], txIds);
+    return forgetIn(this.redis, this.keys, (k) => [k.orphans, k.orphansEscalated], txIds);
   }
 }
 
-/** Drops `txIds` from each hash, in one MULTI. */
-async function forgetIn(redis: RedisClient, hashes: readonly string[], txIds: readonly string[]): Promise<void> {
-  if (txIds.length === 0) return;
-  const m = redis.multi();
-  for (const hash of hashes) m.hdel(hash, ...txIds);
-  await m.exec();
+/** Drops `txIds` from each of their shard's `hashes`: one HDEL per hash and txId shard touched, concurrently (no atomicity needed: each only forgets). */
+async function forgetIn(
+  redis: RedisClient,
+  keys: ArcKeys,
+  hashes: (k: ArcShardKeys) => readonly string[],
+  txIds: readonly string[],
+): Promise<void> {
+  await forEachTxShard(txIds, (shard, ids) =>
+    Promise.all(hashes(keys.shard(shard)).map((hash) => redis.hdel(hash, ...ids))),
+  );
 }

@@ -80,13 +80,13 @@ export interface AcceptOptions {
 
 export interface RecordStoreOptions {
   /**
-   * The proof store's HASH whose fields are the 32 raw bytes of every txId with a stored proof
-   * (chain-arc `arcKeys(prefix).inclusions`): what a chain's unconfirmed versions are counted
-   * against (`confirmed-count-1.lua`, read between the two calls of an accept at the cap; it is
-   * another unit than the records, so the accept script cannot read it). Absent (a composition
-   * without a proof store): no cap, whatever `maxUnconfirmed` says.
+   * The proof store's HASH holding `txId`'s stored proof, if any, under the 32 raw bytes of the
+   * txId (chain-arc `arcKeys(prefix).of(txId).inclusions`: one per txId shard): what a chain's
+   * unconfirmed versions are counted against (read between the two calls of an accept at the cap;
+   * it is another unit than the records, so the accept script cannot read it). Absent (a
+   * composition without a proof store): no cap, whatever `maxUnconfirmed` says.
    */
-  readonly confirmedIndexKey?: string;
+  readonly confirmedIndexKeyOf?: (txId: string) => string;
 }
 
 export type NavigateOutcome =
@@ -115,7 +115,6 @@ export interface PublicationInfo {
 interface Commands {
   acceptRoot(...keysAndArgv: (string | Buffer)[]): Promise<unknown>;
   acceptSuccessor(...keysAndArgv: (string | Buffer)[]): Promise<unknown>;
-  confirmedCount(confirmedIndex: string, ...rawTxIds: Buffer[]): Promise<number>;
   navigate(k1: string, k2: string, txId: string, chainId: string, links: string): Promise<(string | number)[]>;
   settle(
     k1: string,
@@ -212,7 +211,7 @@ export class RecordStore {
    * Stores a linked update/delete, reserving the previous record's link and committing its
    * funding (`pool`) atomically (see the script). One script call, except when the chain's cached
    * confirmed position puts it at the unconfirmed cap: then the script answers `CHECK_DEPTH` with
-   * the chain's last `maxUnconfirmed` txIds, the proof store is read once (`confirmed-count-1.lua`)
+   * the chain's last `maxUnconfirmed` txIds, the proof store is read ({@link confirmedPrefix})
    * and the script is called again with the newest confirmed position (see accept-successor-16.lua).
    */
   async acceptSuccessor(
@@ -222,7 +221,7 @@ export class RecordStore {
     opts: AcceptOptions = {},
   ): Promise<AcceptOutcome> {
     checkPoolCall(pool);
-    const confirmedIndex = this.options.confirmedIndexKey;
+    const confirmedIndex = this.options.confirmedIndexKeyOf;
     const maxUnconfirmed = confirmedIndex === undefined ? 0 : (opts.maxUnconfirmed ?? 0);
     const fields = [...this.fieldsOf(record, 'linked'), 'chainId', link.chainId, 'prevTxId', link.prevTxId];
     const call = (minedPos: string) =>
@@ -251,8 +250,8 @@ export class RecordStore {
     let reply = await call('');
     if (Array.isArray(reply) && reply[0] === 'CHECK_DEPTH' && confirmedIndex !== undefined) {
       const floor = Number(reply[1]);
-      const window = (reply.slice(2) as unknown[]).map((txId) => Buffer.from(String(txId), 'hex'));
-      const confirmed = Number(await this.cmd.confirmedCount(confirmedIndex, ...window));
+      const window = (reply.slice(2) as unknown[]).map((txId) => String(txId));
+      const confirmed = await confirmedPrefix(this.redis, confirmedIndex, window);
       // None of the last maxUnconfirmed versions is confirmed: what the second call would answer.
       if (confirmed === 0) return 'CHAIN_DEPTH';
       reply = await call(String(floor + confirmed));
@@ -699,4 +698,27 @@ function toMeta(txId: string, v: (string | null)[], byteLength: number): RecordM
     linkSatoshis: linkSats ? Number(linkSats) : null,
     byteLength,
   };
+}
+
+/**
+ * How many of a chain's consecutive versions (`txIds`, oldest first) have a stored proof in the
+ * proof store (`keyOf`: the hash holding a txId's proof). A confirmed version's predecessors are
+ * confirmed too (each spends the one before it), so the confirmed ones are a prefix: a binary
+ * search finds its length with about log2(n) + 1 HEXISTS, one at a time (the txIds' proofs live
+ * in different shards, so no one command reads them all). Only an accept at the cap asks.
+ */
+async function confirmedPrefix(
+  redis: RedisClient,
+  keyOf: (txId: string) => string,
+  txIds: readonly string[],
+): Promise<number> {
+  let lo = 0;
+  let hi = txIds.length;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi + 1) / 2);
+    const txId = txIds[mid - 1] as string;
+    if ((await redis.hexists(keyOf(txId), Buffer.from(txId, 'hex'))) === 1) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }

@@ -2,7 +2,7 @@ import { FundingPool } from '@proofline/chain-wallet';
 import { recordsKeys } from '@proofline/records-data-access';
 import { InMemoryChain, fundPool } from '@proofline/records-testing';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
-import { keyTag } from '@proofline/shared-redis';
+import { keyTag, txShard, txShardTag } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import { keysMatching, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { createRecords } from './records';
@@ -32,9 +32,9 @@ describe('chain walks with the keys known up front (settle, revive, navigate, th
   afterAll(cleanup);
 
   let n = 0;
-  async function setup(env: Record<string, string> = {}, confirmedIndexOf?: (p: string) => string) {
+  async function setup(env: Record<string, string> = {}, confirmedIndexOf?: (p: string) => (txId: string) => string) {
     const p = `${prefix}-${++n}`;
-    const confirmedIndexKey = confirmedIndexOf?.(p);
+    const confirmedIndexKeyOf = confirmedIndexOf?.(p);
     const pool = new FundingPool(redis, { prefix: p, address: 'test', clock });
     await fundPool(pool, 20, 1000);
     const records = createRecords({
@@ -46,7 +46,7 @@ describe('chain walks with the keys known up front (settle, revive, navigate, th
       funding: { pool, feeRate: () => 1 },
       reader: new InMemoryChain(),
       queue: { enqueue: async () => undefined },
-      ...(confirmedIndexKey === undefined ? {} : { confirmedIndexKey }),
+      ...(confirmedIndexKeyOf === undefined ? {} : { confirmedIndexKeyOf }),
     });
     /** A create and `updates` updates by the owning tenant: the chain's txIds in order. */
     const chain = async (updates: number): Promise<string[]> => {
@@ -55,7 +55,7 @@ describe('chain walks with the keys known up front (settle, revive, navigate, th
         ids.push((await records.writes.updateLinked(caller, ids.at(-1) as string, body(`v${v}`))).txId);
       return ids;
     };
-    return { p, keys: recordsKeys(p), store: records.store, writes: records.writes, chain, confirmedIndexKey };
+    return { p, keys: recordsKeys(p), store: records.store, writes: records.writes, chain, confirmedIndexKeyOf };
   }
 
   it('settle reports every pending successor, in chain order, from any record, up to the limit; the walk stops at a settled one', async () => {
@@ -162,12 +162,13 @@ describe('chain walks with the keys known up front (settle, revive, navigate, th
 
   it('the depth cap reads the confirmed index under another tag between two accept calls: refused with nothing changed, then grows as versions are confirmed', async () => {
     const CAP = 3;
-    // Where chain-arc keeps its inclusions: a hash under the `arc` tag, another slot than the records'.
-    const { p, keys, writes, chain, confirmedIndexKey } = await setup(
+    // Where chain-arc keeps its inclusions: one hash per txId shard, each another slot than the records'.
+    const { p, keys, writes, chain, confirmedIndexKeyOf } = await setup(
       { MAX_UNCONFIRMED_LINKS: String(CAP) },
-      (p) => `${keyTag(p, 'arc')}:inc`,
+      (p) => (txId) => `${txShardTag(p, 'atx', txShard(txId))}:arc:inc`,
     );
-    const confirm = (txId: string) => redis.hset(confirmedIndexKey as string, Buffer.from(txId, 'hex'), '1');
+    const confirm = (txId: string) =>
+      redis.hset((confirmedIndexKeyOf as (txId: string) => string)(txId), Buffer.from(txId, 'hex'), '1');
     const ids = await chain(CAP - 1);
     const update = (prev: string) => writes.updateLinked(caller, prev, body('one more'));
     const before = await dumpAll(redis, keyTag(p, 'rec'));

@@ -30,10 +30,10 @@ export interface RecordsScope extends RecordReadsScope {
   readonly queue: PublishQueue;
   readonly logger?: Logger;
   /**
-   * The proof store's index of confirmed txIds (chain-arc `arcKeys(prefix).inclusions`), which
-   * MAX_UNCONFIRMED_LINKS is counted against. Absent: no cap (compositions without proofs).
+   * The proof store's hash holding a txId's proof (chain-arc `arcKeys(prefix).of(txId).inclusions`),
+   * which MAX_UNCONFIRMED_LINKS is counted against. Absent: no cap (compositions without proofs).
    */
-  readonly confirmedIndexKey?: string;
+  readonly confirmedIndexKeyOf?: (txId: string) => string;
 }
 
 export interface Records {
@@ -71,7 +71,7 @@ export function createRecords(scope: RecordsScope): Records {
   const store = new RecordStore(
     scope.redis,
     scope.prefix,
-    scope.confirmedIndexKey === undefined ? {} : { confirmedIndexKey: scope.confirmedIndexKey },
+    scope.confirmedIndexKeyOf === undefined ? {} : { confirmedIndexKeyOf: scope.confirmedIndexKeyOf },
   );
   const reads = new RecordReads({ config: scope.config, store, reader: scope.reader });
   const writes = new RecordWrites({

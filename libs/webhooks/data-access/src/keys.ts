@@ -1,4 +1,4 @@
-import { keyTag } from '@proofline/shared-redis';
+import { keyTag, txShard, txShardTag } from '@proofline/shared-redis';
 
 /**
  * How long a delivered message is remembered: longer than any re-run of its job (a stalled job is
@@ -7,10 +7,15 @@ import { keyTag } from '@proofline/shared-redis';
  */
 export const DELIVERED_KEPT_SECONDS = 3600;
 
+/** The txId-shard family of the watch set (`<prefix>:{whw<shard>.<n>}:webhooks:watch`). */
+export const WATCH_SHARD_FAMILY = 'whw';
+
 /**
  * Every Redis key of the webhooks lib, built from the deployment's prefix. Nowhere else spells them.
- * All under the `wh` hash tag (`<prefix>:{wh}:webhooks:…`): creation and deletion touch a hook and
- * its tenant's set together, so on a Redis Cluster they share one slot.
+ * Under the `wh` hash tag (`<prefix>:{wh}:webhooks:…`): creation and deletion touch a hook and
+ * its tenant's set together, so on a Redis Cluster they share one slot. The watch set, written
+ * once per published record, is split into the 64 txId shards (`TX_SHARDS`, tags by slot range)
+ * so its work spreads over the masters; nothing touches two of its shards in one command.
  */
 export function webhooksKeys(prefix: string) {
   const p = `${keyTag(prefix, 'wh')}:webhooks`;
@@ -22,10 +27,15 @@ export function webhooksKeys(prefix: string) {
     /** LIST: a webhook's latest delivery attempts (JSON, newest first, trimmed). */
     deliveries: (id: string) => `${p}:deliveries:${id}`,
     /**
-     * ZSET (the watch set, source of truth until delivery jobs exist): txIds of records of tenants
-     * with webhooks, published and not yet confirmed or failed; score = when to look next (ms).
+     * ZSET, one per txId shard (the watch set, source of truth until delivery jobs exist): txIds of
+     * records of tenants with webhooks, published and not yet confirmed or failed, whose txId falls
+     * in `shard` (`txShard`); score = when to look next (ms).
      */
-    watch: `${p}:watch`,
+    watch: (shard: number) => `${txShardTag(prefix, WATCH_SHARD_FAMILY, shard)}:webhooks:watch`,
+    /** The watch set shard holding `txId`. */
+    watchOf: (txId: string) => `${txShardTag(prefix, WATCH_SHARD_FAMILY, txShard(txId))}:webhooks:watch`,
+    /** ZSET: the watch set as it was before the txId shards (one key); only `redis migrate-keys` reads it. */
+    legacyWatch: `${p}:watch`,
     /** STRING: the watcher's one-pass-at-a-time lock (a token, 30 s TTL). */
     watchLock: `${p}:watch:lock`,
     /**

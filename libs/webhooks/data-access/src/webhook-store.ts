@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { RedisClient } from '@proofline/shared-redis';
-import { fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
+import { ALL_TX_SHARDS, TX_SHARDS, forEachTxShard, fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
 import { MAX_DELIVERIES_KEPT } from '@proofline/webhooks-domain';
 import type { DeliveryAttempt, StoredWebhook, WebhookEvent } from '@proofline/webhooks-domain';
 import { DELIVERED_KEPT_SECONDS, webhooksKeys } from './keys';
@@ -8,7 +8,6 @@ import type { WebhooksKeys } from './keys';
 
 interface Commands {
   createWebhook(k1: string, k2: string, ...argv: string[]): Promise<unknown>;
-  watchRecord(k1: string, k2: string, txId: string, at: string): Promise<number>;
 }
 
 export const CREATE_WEBHOOK_REPLIES = { OK: 'OK', LIMIT: 'LIMIT' } as const;
@@ -133,9 +132,17 @@ export class WebhookStore {
   /**
    * Puts `txId`, a record of `tenant`, in the watch set if the tenant has webhooks. MUST run before
    * the record can be confirmed (before its submission), so no confirmation goes unseen.
+   *
+   * Two commands, no script: the tenant's webhook set is under `{wh}` and the txId's watch shard
+   * under a tag of its own, and a Redis Cluster refuses one command on both. The check writes
+   * nothing and the add is idempotent (ZADD NX), so a crash between them leaves no state. A webhook
+   * created between them misses this record, as it would have a moment later; one deleted between
+   * them leaves a watched record the watcher finds no webhook for and drops.
    */
   async watchRecord(tenant: string, txId: string, at: Date): Promise<boolean> {
-    return (await this.cmd.watchRecord(this.keys.tenant(tenant), this.keys.watch, txId, String(at.getTime()))) === 1;
+    if ((await this.redis.exists(this.keys.tenant(tenant))) === 0) return false;
+    await this.redis.zadd(this.keys.watchOf(txId), 'NX', at.getTime(), txId);
+    return true;
   }
 
   /**
@@ -147,31 +154,49 @@ export class WebhookStore {
     return this.redis.hget(recordKey, 'tenant');
   }
 
-  /** Watched txIds due for a look at `now`, oldest due first. */
-  async dueWatched(now: Date, limit: number): Promise<string[]> {
-    return this.redis.zrangebyscore(this.keys.watch, '-inf', now.getTime(), 'LIMIT', 0, limit);
+  /**
+   * Watched txIds due for a look at `now`: from every shard its oldest due ones, at most
+   * ⌈limit / 64⌉ each, read concurrently (one round per master), so no shard waits behind
+   * another's backlog. `more` when a shard had more due than it gave.
+   */
+  async dueWatched(now: Date, limit: number): Promise<{ txIds: string[]; more: boolean }> {
+    const each = Math.max(1, Math.ceil(limit / TX_SHARDS));
+    const shards = await Promise.all(
+      ALL_TX_SHARDS.map((shard) =>
+        this.redis.zrangebyscore(this.keys.watch(shard), '-inf', now.getTime(), 'LIMIT', 0, each),
+      ),
+    );
+    return { txIds: shards.flat(), more: shards.some((due) => due.length === each) };
   }
 
   /** Looks at `txIds` again at `at` (only those still watched). */
   async rewatch(txIds: readonly string[], at: Date): Promise<void> {
-    if (txIds.length === 0) return;
-    await this.redis.zadd(this.keys.watch, 'XX', ...txIds.flatMap((t) => [at.getTime(), t]));
+    await forEachTxShard(txIds, (shard, ids) =>
+      this.redis.zadd(this.keys.watch(shard), 'XX', ...ids.flatMap((t) => [at.getTime(), t])),
+    );
   }
 
   /** Adds `txIds` to the watch set (a failed record's successors). */
   async watch(txIds: readonly string[], at: Date): Promise<void> {
-    if (txIds.length === 0) return;
-    await this.redis.zadd(this.keys.watch, 'NX', ...txIds.flatMap((t) => [at.getTime(), t]));
+    await forEachTxShard(txIds, (shard, ids) =>
+      this.redis.zadd(this.keys.watch(shard), 'NX', ...ids.flatMap((t) => [at.getTime(), t])),
+    );
   }
 
   /** Drops `txIds` from the watch set. MUST run only after their delivery jobs exist. */
   async unwatch(txIds: readonly string[]): Promise<void> {
-    if (txIds.length === 0) return;
-    await this.redis.zrem(this.keys.watch, ...txIds);
+    await forEachTxShard(txIds, (shard, ids) => this.redis.zrem(this.keys.watch(shard), ...ids));
   }
 
+  /** Watched txIds across every shard. */
   async watchedCount(): Promise<number> {
-    return this.redis.zcard(this.keys.watch);
+    const counts = await Promise.all(ALL_TX_SHARDS.map((shard) => this.redis.zcard(this.keys.watch(shard))));
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /** Whether `txId` is in the watch set. */
+  async isWatched(txId: string): Promise<boolean> {
+    return (await this.redis.zscore(this.keys.watchOf(txId), txId)) !== null;
   }
 
   /** The stored secret-encryption key, or `candidate` stored now if none was (SET NX: every process agrees). */

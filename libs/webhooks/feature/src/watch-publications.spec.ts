@@ -1,6 +1,8 @@
 import type { BroadcastVerdict, ChainPublisher } from '@proofline/chain-domain';
 import { recordsKeys } from '@proofline/records-data-access';
 import { systemClock } from '@proofline/shared-config';
+import { randomBytes } from 'node:crypto';
+import { TX_SHARDS, slotOf, txShard } from '@proofline/shared-redis';
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { watchPublications } from './watcher';
@@ -16,7 +18,7 @@ describe('watchPublications: the watch step before every submission (real Redis)
   const submitted: { txId: string; watched: boolean }[] = [];
   const chain: ChainPublisher = {
     async submit(tx) {
-      submitted.push({ txId: tx.txId, watched: (await redis.zscore(store.keys.watch, tx.txId)) !== null });
+      submitted.push({ txId: tx.txId, watched: (await redis.zscore(store.keys.watchOf(tx.txId), tx.txId)) !== null });
       return { kind: 'accepted', txId: tx.txId, status: 'SEEN_ON_NETWORK', mined: null } as BroadcastVerdict;
     },
   };
@@ -39,8 +41,8 @@ describe('watchPublications: the watch step before every submission (real Redis)
     await publisher.submit({ txId, rawTx, tenant: 'with-hooks' });
     const commands = send.mock.calls.map(([command]) => command.name.replace(/^eval$/, 'evalsha')); // EVAL on a connection's first use
     send.mockRestore();
-    // The watch script only (zscore: the test chain's own read).
-    expect(commands.filter((c) => c !== 'zscore')).toEqual(['evalsha']);
+    // The tenant's webhooks checked under {wh}, then the add to the txId's watch shard (zscore: the test chain's own read).
+    expect(commands.filter((c) => c !== 'zscore')).toEqual(['exists', 'zadd']);
     expect(submitted.at(-1)).toEqual({ txId, watched: true });
   });
 
@@ -51,7 +53,7 @@ describe('watchPublications: the watch step before every submission (real Redis)
     await publisher.submit({ txId, rawTx });
     const commands = send.mock.calls.map(([command]) => command.name.replace(/^eval$/, 'evalsha')); // EVAL on a connection's first use
     send.mockRestore();
-    expect(commands.filter((c) => c !== 'zscore')).toEqual(['hget', 'evalsha']);
+    expect(commands.filter((c) => c !== 'zscore')).toEqual(['hget', 'exists', 'zadd']);
     expect(submitted.at(-1)).toEqual({ txId, watched: true });
   });
 
@@ -67,6 +69,35 @@ describe('watchPublications: the watch step before every submission (real Redis)
       { txId: other, watched: false },
       { txId: unknown, watched: false },
     ]);
-    expect((await redis.zrange(store.keys.watch, 0, -1)).sort()).toEqual([txIdOf(1), txIdOf(2)].sort());
+    expect(await store.watchedCount()).toBe(2);
+    for (const txId of [txIdOf(1), txIdOf(2)])
+      expect(await redis.zrange(store.keys.watchOf(txId), 0, -1)).toContain(txId);
+  });
+
+  it('spreads the watch set over the txId shards: due reads take from every shard, rewatch, unwatch and the count span them', async () => {
+    const txIds = Array.from({ length: 300 }, () => randomBytes(32).toString('hex'));
+    const before = await store.watchedCount();
+    const t0 = new Date(Date.now() - 1000);
+    await store.watch(txIds, t0);
+    expect(await store.watchedCount()).toBe(before + 300);
+    const shards = new Set(txIds.map(txShard));
+    expect(shards.size).toBeGreaterThan(40);
+    for (const txId of txIds.slice(0, 20)) {
+      expect(await redis.zscore(store.keys.watchOf(txId), txId)).toBe(String(t0.getTime()));
+      expect(store.keys.watchOf(txId)).toBe(store.keys.watch(txShard(txId)));
+    }
+    expect(new Set([...shards].map((s) => slotOf(store.keys.watch(s)))).size).toBe(shards.size);
+    // A small limit still takes from every shard: ⌈limit / 64⌉ each, `more` while any had more.
+    const small = await store.dueWatched(new Date(), 64);
+    const smallShards = new Set(small.txIds.map(txShard));
+    expect([...shards].filter((s) => !smallShards.has(s))).toEqual([]);
+    expect(small.txIds.length).toBeLessThanOrEqual(TX_SHARDS);
+    expect(small.more).toBe(true);
+    const all = await store.dueWatched(new Date(), 64 * 300);
+    expect(all.txIds.filter((t) => txIds.includes(t)).sort()).toEqual([...txIds].sort());
+    await store.rewatch(txIds, new Date(Date.now() + 60_000));
+    expect((await store.dueWatched(new Date(), 64 * 300)).txIds.filter((t) => txIds.includes(t))).toEqual([]);
+    await store.unwatch(txIds);
+    expect(await store.watchedCount()).toBe(before);
   });
 });

@@ -70,7 +70,9 @@ export interface WebhookWatcherDeps {
 }
 
 /**
- * Turns watched records into deliveries: reads due txIds of the watch set in batches, asks
+ * Turns watched records into deliveries: reads due txIds of the watch set in batches (each batch
+ * takes the oldest due of every txId shard, `WebhookStore.dueWatched`, so the shards are walked in
+ * turn and none starves behind another's backlog), asks
  * {@link ChainReader.inclusions} (any chain), and enqueues `record.confirmed` (proof available)
  * or `record.failed` (publication failed for good) for every webhook of the record's tenant that
  * subscribes to the event. Only then are those txIds dropped from the set: the set is the source
@@ -94,7 +96,7 @@ export class WebhookWatcher {
     const { webhooks, records, reader, clock } = this.deps;
     const size = this.deps.batch ?? 500;
     const now = clock.now();
-    const due = await webhooks.dueWatched(now, size);
+    const { txIds: due, more } = await webhooks.dueWatched(now, size);
     if (due.length === 0) return { settled: 0, more: false };
     const [metas, inclusions, tip] = await Promise.all([
       records.metaMany(due),
@@ -149,7 +151,7 @@ export class WebhookWatcher {
     await webhooks.watch(successors, now);
     await webhooks.unwatch(settled);
     await webhooks.rewatch(pending, new Date(now.getTime() + (this.deps.recheckMs ?? 1000)));
-    return { settled: settled.length, more: due.length === size };
+    return { settled: settled.length, more };
   }
 }
 
