@@ -5,3 +5,5 @@ export * from './keys';
 export * from './heartbeat';
 export * from './script-replies';
 export * from './slots';
+export * from './partitions';
+export * from './partition-index';

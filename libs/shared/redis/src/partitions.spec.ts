@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto';
+import { deleteByPrefix } from './connection';
+import type { RedisClient } from './connection';
+import { PartitionIndex, txIndexKey } from './partition-index';
+import {
+  CLUSTER_SLOTS,
+  Partitions,
+  TX_INDEX_BUCKETS,
+  partitionUnit,
+  slotRange,
+  txIndexBucket,
+  txIndexUnit,
+} from './partitions';
+import { slotOf } from './slots';
+import { testClient } from './testing/test-redis';
+
+/** The master owning `slot` when `masters` equal masters split the slots as `redis-cli --cluster create` does. */
+function masterOf(slot: number, masters: number): number {
+  for (let m = 0; m < masters; m++) {
+    const to = m === masters - 1 ? CLUSTER_SLOTS : Math.floor(((m + 1) * CLUSTER_SLOTS) / masters);
+    if (slot < to) return m;
+  }
+  throw new Error(`slot ${slot} out of range`);
+}
+
+function spread(slots: readonly number[], masters: number): number[] {
+  const counts = new Array<number>(masters).fill(0);
+  for (const slot of slots) counts[masterOf(slot, masters)] = (counts[masterOf(slot, masters)] ?? 0) + 1;
+  return counts;
+}
+
+describe('partitions', () => {
+  it('partition i of P hashes into the slots [i·16384/P, (i+1)·16384/P), the same in every process', () => {
+    for (const count of [1, 3, 64, 100, 1024]) {
+      const partitions = new Partitions('p', count);
+      expect(new Set(partitions.units).size).toBe(count);
+      partitions.units.forEach((unit, i) => {
+        const { from, to } = slotRange(i, count);
+        const slot = slotOf(`{${unit}}`);
+        expect(slot).toBeGreaterThanOrEqual(from);
+        expect(slot).toBeLessThan(to);
+        expect(slotOf(`${partitions.tag(i)}:records:rec:${'ab'.repeat(32)}`)).toBe(slot);
+      });
+    }
+    // Deterministic: names fixed by the search, not by chance or process.
+    expect(partitionUnit(0, 64)).toBe(partitionUnit(0, 64));
+    expect(partitionUnit(5, 64)).toMatch(/^r5\.\d+$/);
+    expect(new Partitions('p', 64).tag(5)).toBe(`p:{${partitionUnit(5, 64)}}`);
+  });
+
+  it('64 partitions spread 21/22/21 over 3 equal masters and 10–11 over 6 (random tags: 9–13)', () => {
+    const slots = new Partitions('p', 64).units.map((u) => slotOf(`{${u}}`));
+    expect(spread(slots, 3)).toEqual([21, 22, 21]);
+    const six = spread(slots, 6);
+    expect(six.reduce((a, b) => a + b, 0)).toBe(64);
+    for (const n of six) expect([10, 11]).toContain(n);
+    // Any P over 3 and 6 masters: each master holds ⌊P/M⌋ or ⌈P/M⌉ partitions.
+    for (const count of [6, 12, 32, 48, 96, 128, 256]) {
+      const ps = new Partitions('p', count).units.map((u) => slotOf(`{${u}}`));
+      for (const masters of [3, 6]) {
+        for (const n of spread(ps, masters)) {
+          expect(n).toBeGreaterThanOrEqual(Math.floor(count / masters));
+          expect(n).toBeLessThanOrEqual(Math.ceil(count / masters));
+        }
+      }
+    }
+  });
+
+  it('next() hands partitions out round robin from where it starts', () => {
+    const partitions = new Partitions('p', 4, 2);
+    expect([1, 2, 3, 4, 5].map(() => partitions.next())).toEqual([2, 3, 0, 1, 2]);
+    expect(partitions.indexOf(partitions.unit(3))).toBe(3);
+    expect(partitions.indexOf('rec')).toBe(-1);
+    expect(() => partitions.unit(4)).toThrow(RangeError);
+    expect(() => new Partitions('p', 0)).toThrow(RangeError);
+    expect(() => new Partitions('p', 1025)).toThrow(RangeError);
+  });
+
+  it('index buckets spread by txId over slot ranges of their own', () => {
+    expect(txIndexBucket('00ff')).toBe(0);
+    expect(txIndexBucket('ff00')).toBe(255);
+    expect(() => txIndexBucket('zz')).toThrow(RangeError);
+    const slots = Array.from({ length: TX_INDEX_BUCKETS }, (_, b) =>
+      slotOf(`{${txIndexUnit(b.toString(16).padStart(2, '0') + '00')}}`),
+    );
+    expect(new Set(slots).size).toBe(TX_INDEX_BUCKETS);
+    for (const n of spread(slots, 3)) expect(n).toBeGreaterThanOrEqual(85);
+  });
+});
+
+describe('PartitionIndex', () => {
+  const prefix = `pix-${randomBytes(5).toString('hex')}`;
+  let redis: RedisClient;
+
+  beforeAll(() => {
+    redis = testClient();
+  });
+
+  afterAll(async () => {
+    await deleteByPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it('stores txId → unit in its bucket and answers batches in order, grouped by bucket, cached', async () => {
+    const writer = new PartitionIndex(redis, prefix);
+    const ids = Array.from({ length: 40 }, () => randomBytes(32).toString('hex'));
+    await Promise.all(ids.map((id, i) => writer.store(id, `r${i % 4}.0`)));
+    // Stored where a reader in another process finds it.
+    const first = ids[0] as string;
+    expect(await redis.hget(txIndexKey(prefix, first), first)).toBe('r0.0');
+
+    const reader = new PartitionIndex(redis, prefix);
+    const unknown = randomBytes(32).toString('hex');
+    const calls: string[] = [];
+    const hmget = redis.hmget.bind(redis);
+    (redis as unknown as { hmget: (...a: string[]) => unknown }).hmget = (key: string, ...fields: string[]) => {
+      calls.push(key);
+      return hmget(key, ...fields);
+    };
+    try {
+      expect(await reader.lookup([...ids, unknown])).toEqual([...ids.map((_, i) => `r${i % 4}.0`), null]);
+      expect(calls.length).toBe(new Set([...ids, unknown].map((id) => txIndexKey(prefix, id))).size);
+      calls.length = 0;
+      // Found entries are cached; a miss is asked again (the record may be written later).
+      expect(await reader.lookup([first, unknown])).toEqual(['r0.0', null]);
+      expect(calls).toEqual([txIndexKey(prefix, unknown)]);
+    } finally {
+      (redis as unknown as { hmget: typeof hmget }).hmget = hmget;
+    }
+    await writer.store(unknown, 'r9.1');
+    expect(await reader.lookupOne(unknown)).toBe('r9.1');
+  });
+});

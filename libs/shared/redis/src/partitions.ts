@@ -1,0 +1,133 @@
+import { keyTag } from './keys';
+import { slotOf } from './slots';
+
+/** Redis Cluster's number of hash slots. */
+export const CLUSTER_SLOTS = 16384;
+
+/** The default number of records partitions (`REDIS_PARTITIONS`). */
+export const DEFAULT_PARTITIONS = 64;
+
+/** The most partitions a deployment may have: each needs a slot range of its own. */
+export const MAX_PARTITIONS = 1024;
+
+/**
+ * Number of txId → partition index buckets. Fixed: a txId's bucket is read off its first hex
+ * digits, so changing it would move every index entry.
+ */
+export const TX_INDEX_BUCKETS = 256;
+
+/** Half-open slot range `[from, to)`. */
+export interface SlotRange {
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * The slot range of part `index` of `count` equal parts of the hash-slot space:
+ * `[index·16384/count, (index+1)·16384/count)`.
+ */
+export function slotRange(index: number, count: number): SlotRange {
+  if (!Number.isInteger(count) || count < 1 || count > MAX_PARTITIONS)
+    throw new RangeError(`partition count must be an integer in 1..${MAX_PARTITIONS}, got ${count}`);
+  if (!Number.isInteger(index) || index < 0 || index >= count)
+    throw new RangeError(`partition index must be an integer in 0..${count - 1}, got ${index}`);
+  return {
+    from: Math.floor((index * CLUSTER_SLOTS) / count),
+    to: Math.floor(((index + 1) * CLUSTER_SLOTS) / count),
+  };
+}
+
+const units = new Map<string, string>();
+
+/**
+ * The hash-tag unit of part `index` of `count` whose slot lies near the middle of that part's
+ * slot range: the first of `<family><index>.0`, `<family><index>.1`, … whose slot is within an
+ * eighth of the range's length of its middle. Deterministic (every process finds the same unit)
+ * and cached. Masters own contiguous slot ranges (what `redis-cli --cluster create` and
+ * rebalancing produce), so P such units spread over M equal masters ⌊P/M⌋ or ⌈P/M⌉ to a master;
+ * hash tags picked at random put 9–13 of 64 on one of 6 masters. Aiming near the middle rather
+ * than anywhere in the range keeps a part whose range a master boundary cuts on the side that
+ * holds most of it.
+ */
+export function unitInRange(family: string, index: number, count: number): string {
+  const cacheKey = `${family}/${index}/${count}`;
+  const cached = units.get(cacheKey);
+  if (cached !== undefined) return cached;
+  const { from, to } = slotRange(index, count);
+  const middle = from + (to - from) / 2;
+  const reach = Math.max(0.5, (to - from) / 8);
+  for (let n = 0; ; n++) {
+    const unit = `${family}${index}.${n}`;
+    const slot = slotOf(`{${unit}}`);
+    if (Math.abs(slot + 0.5 - middle) <= reach) {
+      units.set(cacheKey, unit);
+      return unit;
+    }
+  }
+}
+
+/** The hash-tag unit of records partition `index` of `count` (`r<index>.<n>`). */
+export function partitionUnit(index: number, count: number): string {
+  return unitInRange('r', index, count);
+}
+
+/** The hash-tag unit of the txId → partition index bucket holding `txId` (`ix<bucket>.<n>`). */
+export function txIndexUnit(txId: string): string {
+  return unitInRange('ix', txIndexBucket(txId), TX_INDEX_BUCKETS);
+}
+
+/** The index bucket of a txId (hex): its first two hex digits, so buckets fill evenly. */
+export function txIndexBucket(txId: string): number {
+  const bucket = Number.parseInt(txId.slice(0, 2), 16);
+  if (!/^[0-9a-fA-F]{2}/.test(txId) || Number.isNaN(bucket))
+    throw new RangeError(`not a hex txId: ${JSON.stringify(txId.slice(0, 16))}`);
+  return bucket % TX_INDEX_BUCKETS;
+}
+
+/**
+ * The records partitions of a deployment: `count` hash-tag units, one per equal slot range.
+ * A partition holds its records, their transactions and chains, its outbox and its shard of the
+ * funding pool (docs/redis-cluster.md, "Partitions"); its keys start with `tag(i)`.
+ *
+ * `next()` hands roots (independent records, linked creates) out round robin, starting at a
+ * random partition so that processes started together do not march in step.
+ */
+export class Partitions {
+  /** Every partition's unit, by index. */
+  readonly units: readonly string[];
+  private cursor: number;
+
+  constructor(
+    readonly prefix: string,
+    readonly count: number = DEFAULT_PARTITIONS,
+    start: number = Math.floor(Math.random() * count),
+  ) {
+    slotRange(0, count); // validates count
+    this.units = Array.from({ length: count }, (_, i) => partitionUnit(i, count));
+    this.cursor = ((start % count) + count) % count;
+  }
+
+  /** The unit of partition `index`. */
+  unit(index: number): string {
+    const unit = this.units[index];
+    if (unit === undefined) throw new RangeError(`no partition ${index} of ${this.count}`);
+    return unit;
+  }
+
+  /** `<prefix>:{<unit>}`: the first part of every key of partition `index`. */
+  tag(index: number): string {
+    return keyTag(this.prefix, this.unit(index));
+  }
+
+  /** The next partition for a root, round robin. */
+  next(): number {
+    const index = this.cursor;
+    this.cursor = (this.cursor + 1) % this.count;
+    return index;
+  }
+
+  /** The index of a unit of this deployment, or -1 (a unit of another partition count). */
+  indexOf(unit: string): number {
+    return this.units.indexOf(unit);
+  }
+}
