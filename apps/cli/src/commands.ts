@@ -78,7 +78,7 @@ export const COMMANDS: Command[] = [
     async run(ctx) {
       // Proofs stored before the tenant block index existed: index them by their record's tenant (idempotent).
       const store = new ArcProofStore(ctx.redis, ctx.config.redisPrefix);
-      const records = new RecordStore(ctx.redis, ctx.config.redisPrefix);
+      const records = new RecordStore(ctx.redis, ctx.config.redisPrefix, { partitions: ctx.config.redisPartitions });
       store.setOwnerLookup((txIds) => records.tenantsOf(txIds));
       process.stdout.write(`${JSON.stringify(await store.indexOwners())}\n`);
     },

@@ -18,13 +18,16 @@ import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
 import { generateRawKey } from '@proofline/identity-domain';
 import { eventually, freePort, testRedis, testRedisEnv, uniquePrefix } from '@proofline/shared-testing';
-import { recordsKeys } from '@proofline/records-data-access';
+import { RecordStore } from '@proofline/records-data-access';
+import { DEFAULT_PARTITIONS } from '@proofline/shared-redis';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 
 describe('races, crashes and shutdown across real processes', () => {
   const prefix = uniquePrefix('mp');
   const { redis, cleanup } = testRedis(prefix);
+  // The API processes' records, read wherever their partition put them.
+  const records = new RecordStore(redis, prefix, { partitions: DEFAULT_PARTITIONS });
   const bootstrap = generateRawKey();
   const children: ChildProcess[] = [];
   const bases: string[] = [];
@@ -191,7 +194,7 @@ describe('races, crashes and shutdown across real processes', () => {
     const txs = await Promise.all(
       results.map(async (txId) => ({
         txId,
-        tx: Transaction.fromBinary([...((await redis.getBuffer(recordsKeys(prefix).tx(txId))) as Buffer)]),
+        tx: Transaction.fromBinary([...((await records.rawTxMany([txId]))[0] as Uint8Array)]),
       })),
     );
     const spentOutpoints = txs.flatMap(({ tx }) =>
@@ -207,7 +210,7 @@ describe('races, crashes and shutdown across real processes', () => {
       // confirms it): check the signature against its funding script and value.
       let satoshis = funded.get(outpoint);
       if (satoshis === undefined) {
-        const parentRaw = await redis.getBuffer(recordsKeys(prefix).tx(input!.sourceTXID ?? ''));
+        const [parentRaw] = await records.rawTxMany([input!.sourceTXID ?? '']);
         const parentOut = parentRaw
           ? Transaction.fromBinary([...parentRaw]).outputs[input!.sourceOutputIndex]
           : undefined;

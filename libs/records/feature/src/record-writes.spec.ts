@@ -221,7 +221,9 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
   });
 
   it('the store refuses a pool step of the wrong shape (positions are fixed)', async () => {
-    await expect(store.acceptRoot({} as NewRecord, { keys: ['a'], args: [] })).rejects.toThrow(/9 keys and 7 args/);
+    await expect(store.acceptRoot({} as NewRecord, { unit: 'rec', keys: ['a'], args: [] })).rejects.toThrow(
+      /9 keys and 7 args/,
+    );
   });
 
   it('stores the raw transaction once, binary, beside a compact record hash, and what EF adds beside it; records stored with rawTx in the hash, or without EF, still read', async () => {

@@ -42,18 +42,25 @@ export function startSweeper(o: {
     await o.queue.enqueueMany(due);
     return due.length;
   };
+  // Every partition's outbox at once: a resume is one scan's time, not one per partition (entries
+  // written meanwhile are the producers', which a slow resume would take for stranded ones).
   const resume = async (): Promise<number> => {
     const now = o.clock.now().getTime();
-    let cursor = '0';
-    let enqueued = 0;
-    do {
-      const page = await o.store.scanOutbox(cursor, RESUME_PAGE);
-      cursor = page.cursor;
-      const stranded = page.entries.filter((e) => e.dueMs <= now - o.afterMs || e.dueMs > now).map((e) => e.txId);
-      await o.queue.enqueueMany(stranded);
-      enqueued += stranded.length;
-    } while (cursor !== '0');
-    return enqueued;
+    const counts = await Promise.all(
+      Array.from({ length: o.store.partitions.count }, async (_, partition) => {
+        let cursor = '0';
+        let enqueued = 0;
+        do {
+          const page = await o.store.scanPartitionOutbox(partition, cursor, RESUME_PAGE);
+          cursor = page.cursor;
+          const stranded = page.entries.filter((e) => e.dueMs <= now - o.afterMs || e.dueMs > now).map((e) => e.txId);
+          await o.queue.enqueueMany(stranded);
+          enqueued += stranded.length;
+        } while (cursor !== '0');
+        return enqueued;
+      }),
+    );
+    return counts.reduce((a, b) => a + b, 0);
   };
   let sweeping = false;
   const timer =

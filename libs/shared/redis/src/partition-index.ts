@@ -8,7 +8,7 @@ import { txIndexUnit } from './partitions';
  * slot space like the partitions, so the index's work spreads over the masters too.
  */
 export function txIndexKey(prefix: string, txId: string): string {
-  return `${keyTag(prefix, txIndexUnit(txId))}:records:partition-of`;
+  return `${keyTag(prefix, txIndexUnit(txId))}:partition-index`;
 }
 
 /**
@@ -52,6 +52,12 @@ export class PartitionIndex {
   async store(txId: string, unit: string): Promise<void> {
     await this.redis.hset(this.key(txId), txId, unit);
     this.remember(txId, unit);
+  }
+
+  /** Drops `txId`'s entry (a record that was refused after its entry was stored). */
+  async forget(txId: string): Promise<void> {
+    this.cache.delete(txId);
+    await this.redis.hdel(this.key(txId), txId);
   }
 
   /** The unit of each txId, in order; null where the index has none. */

@@ -46,6 +46,8 @@ describe('partitions', () => {
     expect(partitionUnit(0, 64)).toBe(partitionUnit(0, 64));
     expect(partitionUnit(5, 64)).toMatch(/^r5\.\d+$/);
     expect(new Partitions('p', 64).tag(5)).toBe(`p:{${partitionUnit(5, 64)}}`);
+    // One partition is the layout from before partitions: everything under {rec}.
+    expect(new Partitions('p', 1).tag(0)).toBe('p:{rec}');
   });
 
   it('64 partitions spread 21/22/21 over 3 equal masters and 10–11 over 6 (random tags: 9–13)', () => {

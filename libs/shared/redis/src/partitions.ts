@@ -66,8 +66,19 @@ export function unitInRange(family: string, index: number, count: number): strin
   }
 }
 
-/** The hash-tag unit of records partition `index` of `count` (`r<index>.<n>`). */
+/**
+ * The unit of the one partition of a deployment with `REDIS_PARTITIONS=1`: the `rec` tag every
+ * record, chain, the outbox and the funding pool shared before partitions, so such a deployment
+ * keeps that layout as it is (and needs no txId index: every record is in it).
+ */
+export const SINGLE_PARTITION_UNIT = 'rec';
+
+/**
+ * The hash-tag unit of records partition `index` of `count` (`r<index>.<n>`;
+ * {@link SINGLE_PARTITION_UNIT} when `count` is 1).
+ */
 export function partitionUnit(index: number, count: number): string {
+  if (count === 1 && index === 0) return SINGLE_PARTITION_UNIT;
   return unitInRange('r', index, count);
 }
 
@@ -124,6 +135,11 @@ export class Partitions {
     const index = this.cursor;
     this.cursor = (this.cursor + 1) % this.count;
     return index;
+  }
+
+  /** True when the deployment has one partition, `rec`: no txId index is kept or read. */
+  get single(): boolean {
+    return this.count === 1;
   }
 
   /** The index of a unit of this deployment, or -1 (a unit of another partition count). */
