@@ -4,7 +4,9 @@ import { ArcProofStore } from '@proofline/chain-arc';
 import { createBootstrapKey, importLegacyKeys } from '@proofline/identity-feature';
 import { RecordStore } from '@proofline/records-data-access';
 import type { Clock } from '@proofline/shared-config';
-import { migrateKeys, renameFromUntagged } from './key-migration';
+import { Cluster } from '@proofline/shared-redis';
+import { migrateKeys, refuseWhileRunning, renameFromUntagged } from './key-migration';
+import { migrateToPartitions } from './partition-migration';
 import type { CliContext } from './main';
 import { walletImport, walletSplit, walletStatus } from './wallet-commands';
 
@@ -91,14 +93,24 @@ export const COMMANDS: Command[] = [
     action: 'migrate-keys',
     async run(ctx) {
       const dryRun = ctx.options['dry-run'] === 'true';
-      const report = await migrateKeys(ctx.redis, ctx.config.redisPrefix, renameFromUntagged, {
-        dryRun,
-        force: ctx.options['force'] === 'true',
-      });
-      process.stdout.write(`${JSON.stringify({ dryRun, ...report })}\n`);
-      if (report.unknown.length > 0 || report.conflicts.length > 0)
+      const force = ctx.options['force'] === 'true';
+      const prefix = ctx.config.redisPrefix;
+      // The layout before hash tags exists only on a standalone Redis: renamed there first. Then
+      // records and the pool move from {rec} into REDIS_PARTITIONS partitions (server or cluster).
+      const report =
+        ctx.redis instanceof Cluster
+          ? null
+          : await migrateKeys(ctx.redis, prefix, renameFromUntagged, { dryRun, force });
+      if (ctx.redis instanceof Cluster && !force)
+        await refuseWhileRunning(ctx.redis, prefix, renameFromUntagged, Date.now());
+      const partitioned =
+        report && (report.unknown.length > 0 || report.conflicts.length > 0)
+          ? null
+          : await migrateToPartitions(ctx.redis, prefix, ctx.config.redisPartitions, { dryRun });
+      process.stdout.write(`${JSON.stringify({ dryRun, ...report, partitioned })}\n`);
+      if (report && (report.unknown.length > 0 || report.conflicts.length > 0))
         throw new Error(
-          `${report.unknown.length} unknown and ${report.conflicts.length} conflicting keys left in place (listed above)`,
+          `${report.unknown.length} unknown and ${report.conflicts.length} conflicting keys left in place (listed above); records not partitioned`,
         );
     },
   },
