@@ -243,6 +243,18 @@ export class RecordWrites {
     return { txId: tx.txId };
   }
 
+  /**
+   * The partitions a root tries, in order: the next of the round robin, then the ones after it
+   * (the round robin advances by one a root, so that concurrent roots start apart).
+   */
+  private rootPartitions(): string[] {
+    const { partitions } = this.deps.store;
+    const start = partitions.next();
+    return Array.from({ length: Math.min(ROOT_PARTITION_ATTEMPTS, partitions.count) }, (_, i) =>
+      partitions.unit((start + i) % partitions.count),
+    );
+  }
+
   /** Back-pressure: how many accepted records may wait for publication; how deep a chain's unconfirmed versions may go. */
   private get acceptOptions(): { maxPending: number; maxUnconfirmed: number } {
     return {
@@ -348,11 +360,7 @@ export class RecordWrites {
     let taken = 0;
     for (;;) {
       const priced = { ...request, satoshisPerKilobyte: funding.feeRate() };
-      const units = chain
-        ? [chain.unit]
-        : Array.from({ length: Math.min(ROOT_PARTITION_ATTEMPTS, store.partitions.count) }, () =>
-            store.partitions.unit(store.partitions.next()),
-          );
+      const units = chain ? [chain.unit] : this.rootPartitions();
       const { owner, utxos, unit } = await this.funding(
         builder.fundingNeeded(priced),
         taken < FROM_FREE_ATTEMPTS,
