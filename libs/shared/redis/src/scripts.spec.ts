@@ -77,4 +77,30 @@ describe('loadLuaCommands', () => {
       await other.quit();
     }
   });
+
+  it('-n scripts under many tags, called in one tick with other commands, each reach their keys (auto-pipelining)', async () => {
+    const other = testClient({ enableAutoPipelining: true });
+    const sub = fs.mkdtempSync(path.join(os.tmpdir(), 'lua-'));
+    try {
+      await other.ping();
+      fs.writeFileSync(path.join(sub, 'get-all-n.lua'), "#!lua\nreturn redis.call('MGET', unpack(KEYS))");
+      loadLuaCommands(other, sub);
+      const getAll = (
+        other as unknown as { getAll(n: number, ...keys: string[]): Promise<(string | null)[]> }
+      ).getAll.bind(other);
+      // Tags spread over every master of a cluster: a -n call's first argument (its key count)
+      // must not decide which node's pipeline it joins.
+      const tags = Array.from({ length: 24 }, (_, i) => `${prefix}:{t${i}}`);
+      await Promise.all(tags.map((t) => other.set(`${t}:a`, t)));
+      const [reads, sets] = await Promise.all([
+        Promise.all(tags.map((t) => getAll(2, `${t}:a`, `${t}:b`))),
+        Promise.all(tags.map((t) => other.set(`${t}:b`, 'b'))),
+      ]);
+      expect(sets.every((r) => r === 'OK')).toBe(true);
+      reads.forEach((values, i) => expect(values[0]).toBe(tags[i]));
+    } finally {
+      fs.rmSync(sub, { recursive: true, force: true });
+      await other.quit();
+    }
+  });
 });

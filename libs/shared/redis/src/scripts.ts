@@ -28,10 +28,26 @@ export function loadLuaCommands(redis: RedisClient, dir: string, options: { prel
         lua: shebang + prelude + source.slice(shebang.length),
       });
       shareWithOpenAutoPipelines(redis, camel);
+      if (keys === 'n') keepOutOfClusterAutoPipelines(redis, camel);
     }
     names.push(camel);
   }
   return names;
+}
+
+/**
+ * A cluster client's auto-pipeline groups a command by the node of its first argument, taken for
+ * its key. A `-n` script's first argument is its number of keys, so its calls would join the
+ * pipeline of whichever node holds the slot of "3", beside commands of that node, and ioredis
+ * refuses a pipeline whose keys span nodes ("All keys in the pipeline should belong to the same
+ * slots allocation group"): such scripts are sent on their own. Commands with a fixed number of
+ * keys start with a key and stay auto-pipelined.
+ */
+function keepOutOfClusterAutoPipelines(redis: RedisClient, command: string): void {
+  if (!(redis as { isCluster?: boolean }).isCluster) return;
+  const options = redis.options as { autoPipeliningIgnoredCommands?: string[] };
+  const ignored = options.autoPipeliningIgnoredCommands ?? [];
+  if (!ignored.includes(command)) options.autoPipeliningIgnoredCommands = [...ignored, command];
 }
 
 interface AutoPipelineInternals {
