@@ -1,5 +1,4 @@
 // The client side the TypeScript benchmarks share: HTTP calls on a keep-alive agent, waiting, percentiles, stopping a child.
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 
@@ -55,18 +54,8 @@ export async function waitFor(probe: () => Promise<boolean>, ms: number, what: s
 export const pct = (sorted: readonly number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
-/** Sends SIGTERM and resolves once the process has exited (SIGKILL after `graceMs`). */
-export function stopProcess(child: ChildProcess, graceMs: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
+/** Sends SIGTERM and resolves once the process has exited (SIGKILL after `graceMs`): the launcher's own. */
+export { stopChild as stopProcess } from '../apps/launcher/src/services';
 
 /** A fresh bootstrap API key in the service's format (`idty_` and 32 letters or digits). */
 export function newApiKey(): string {

@@ -10,7 +10,7 @@ import {
 } from '@proofline/chain-wallet';
 import type { FundingWallet } from '@proofline/chain-wallet';
 import { ClaimsService } from '@proofline/identity-claims';
-import { closeOmConnection, openOmConnection } from '@proofline/identity-data-access';
+import { openIdentityConnections } from '@proofline/identity-data-access';
 import { createIdentity, registerBootstrapKey } from '@proofline/identity-feature';
 import { createRecords } from '@proofline/records-feature';
 import type { Records } from '@proofline/records-feature';
@@ -27,7 +27,6 @@ import {
   requestPathOptions,
   resolveRedis,
   throttledErrorLog,
-  withCallTimeout,
 } from '@proofline/shared-redis';
 import type { RedisClient, RedisDeployment } from '@proofline/shared-redis';
 import { createWebhooks } from '@proofline/webhooks-feature';
@@ -35,7 +34,7 @@ import type { ApiDeps } from './deps';
 import { IdempotencyStore } from './idempotency';
 import { RateLimiter } from './rate-limit';
 import { createApiMetrics } from './metrics';
-import { identityRecordsAuth } from './routes/records-http';
+import { identityRecordsAuth } from './routes/records';
 
 /** The Redis connections of the REST app: opened here, closed last by `ComposedApi.close`. */
 export interface ApiConnections {
@@ -210,23 +209,14 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
   };
   try {
     const claims = new ClaimsService({ config, redis, clock });
-    // Identity: key invalidations (pub/sub, retries forever; also what the key queue's event reader
-    // is duplicated from: QueueEvents blocks, so it owns its copy) and redis-om reads (node-redis).
-    const subscriber = connectRedis(deployment, { maxRetriesPerRequest: null });
-    subscriber.on(
-      'error',
-      throttledErrorLog((f, m) => logger.warn(f, m), 'redis subscriber error'),
-    );
-    undo.push(() => subscriber.disconnect());
-    // node-redis has no command timeout: every redis-om call is bounded like an ioredis command.
-    const om = withCallTimeout(
-      await openOmConnection(
-        deployment,
-        throttledErrorLog((f, m) => logger.warn(f, m), 'redis-om connection error'),
-      ),
-      config.redisCommandTimeoutMs,
-    );
-    undo.push(() => closeOmConnection(om));
+    // Identity: key invalidations (pub/sub; also what the key queue's event reader is duplicated
+    // from: QueueEvents blocks, so it owns its copy) and redis-om reads (node-redis).
+    const identityConnections = await openIdentityConnections(deployment, {
+      commandTimeoutMs: config.redisCommandTimeoutMs,
+      warn: (f, m) => logger.warn(f, m),
+    });
+    undo.push(() => identityConnections.close());
+    const { subscriber, om } = identityConnections;
     const identity = await createIdentity({
       config,
       logger,
@@ -307,8 +297,7 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
         await callbackQueue?.close().catch(() => undefined);
         await scope.close();
         await identity.close();
-        await closeOmConnection(om);
-        subscriber.disconnect();
+        await identityConnections.close();
         await closeConnections([bull, redis]);
       },
     };

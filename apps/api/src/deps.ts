@@ -10,7 +10,7 @@ import type { WebhookAdmin } from '@proofline/webhooks-feature';
 import type { IdempotencyStore } from './idempotency';
 import type { ApiMetrics } from './metrics';
 import type { ArcCallbackDeps } from './routes/arc-callback';
-import type { RecordsAuth } from './routes/records-http';
+import type { RecordsAuth } from './routes/records';
 
 /**
  * Everything the REST app is composed from. `main.ts` builds it from the configuration; tests

@@ -7,6 +7,7 @@ import {
 } from '@proofline/shared-config';
 import type { Config } from '@proofline/shared-config';
 import { serveMetrics } from '@proofline/shared-http';
+import { composeWhenRedisAnswers } from '@proofline/shared-redis';
 import type { MetricsListener } from '@proofline/shared-http';
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
@@ -60,19 +61,11 @@ async function runServer(config: Config, logger: Logger): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
-  for (let attempt = 1; !composed && !stopping; attempt++) {
-    try {
-      composed = await composeApi(config, logger, systemClock);
-      break;
-    } catch (err) {
-      if (attempt === 1 || attempt % 40 === 0)
-        logger.warn(
-          { err: err instanceof Error ? err.message : String(err), attempt },
-          'not ready: composing the app failed (is Redis reachable?); retrying',
-        );
-      await new Promise((r) => setTimeout(r, COMPOSE_RETRY_MS));
-    }
-  }
+  composed ??= await composeWhenRedisAnswers(() => composeApi(config, logger, systemClock), {
+    stopping: () => stopping,
+    warn: (fields, msg) => logger.warn(fields, msg),
+    retryMs: COMPOSE_RETRY_MS,
+  });
   if (!composed) return;
   if (stopping) {
     await composed.close();

@@ -1,6 +1,6 @@
 import type { BlockReader } from '@proofline/chain-domain';
 import { createArcChain } from '@proofline/chain-arc';
-import { closeOmConnection, openOmConnection } from '@proofline/identity-data-access';
+import { openIdentityConnections } from '@proofline/identity-data-access';
 import { createIdentity } from '@proofline/identity-feature';
 import type { Identity } from '@proofline/identity-feature';
 import { createRecordReads, createRecordReceipts } from '@proofline/records-feature';
@@ -13,7 +13,6 @@ import {
   requestPathOptions,
   resolveRedis,
   throttledErrorLog,
-  withCallTimeout,
 } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 
@@ -62,22 +61,13 @@ export async function createGraphQLDeps(config: Config, logger: Logger, clock: C
       throttledErrorLog((f, m) => logger.warn(f, m), 'redis connection error'),
     );
     undo.push(() => redis.disconnect());
-    // The subscriber retries forever: a subscription must survive a Redis restart.
-    const subscriber = connectRedis(deployment, { maxRetriesPerRequest: null });
-    subscriber.on(
-      'error',
-      throttledErrorLog((f, m) => logger.warn(f, m), 'redis subscriber error'),
-    );
-    undo.push(() => subscriber.disconnect());
-    // node-redis has no command timeout: every redis-om call is bounded like an ioredis command.
-    const om = withCallTimeout(
-      await openOmConnection(
-        deployment,
-        throttledErrorLog((f, m) => logger.warn(f, m), 'redis-om connection error'),
-      ),
-      config.redisCommandTimeoutMs,
-    );
-    undo.push(() => closeOmConnection(om));
+    // The subscriber (key invalidations and block events) retries forever; redis-om calls are bounded.
+    const identityConnections = await openIdentityConnections(deployment, {
+      commandTimeoutMs: config.redisCommandTimeoutMs,
+      warn: (f, m) => logger.warn(f, m),
+    });
+    undo.push(() => identityConnections.close());
+    const { subscriber, om } = identityConnections;
     // Identity: the one place the GraphQL app creates the identity scope.
     const identity = await createIdentity({
       config,
@@ -118,8 +108,7 @@ export async function createGraphQLDeps(config: Config, logger: Logger, clock: C
       close: async () => {
         await chain.close();
         await identity.close();
-        subscriber.disconnect();
-        await closeOmConnection(om);
+        await identityConnections.close();
         await Promise.race([redis.quit().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
         redis.disconnect();
       },

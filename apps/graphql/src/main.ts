@@ -1,7 +1,7 @@
 import { followLauncher, loadConfigOrExit, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
+import { composeWhenRedisAnswers } from '@proofline/shared-redis';
 import { createGraphQLDeps } from './deps';
-import type { OwnedGraphQLDeps } from './deps';
 import { listenGraphQL, startGraphQLServer, startingHandler } from './server';
 
 /** Pause between composition attempts while Redis is away at start. */
@@ -24,19 +24,11 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stopEarly);
   // The composition root (deps.ts): the same use cases as REST, reads only, and the chain's block
   // port. Retried while Redis is away (one server, or a cluster still forming).
-  let deps: OwnedGraphQLDeps | undefined;
-  for (let attempt = 1; !deps && !stoppingEarly; attempt++) {
-    try {
-      deps = await createGraphQLDeps(config, logger, systemClock);
-    } catch (err) {
-      if (attempt === 1 || attempt % 40 === 0)
-        logger.warn(
-          { err: err instanceof Error ? err.message : String(err), attempt },
-          'not ready: composing the app failed (is Redis reachable?); retrying',
-        );
-      await new Promise((r) => setTimeout(r, COMPOSE_RETRY_MS));
-    }
-  }
+  const deps = await composeWhenRedisAnswers(() => createGraphQLDeps(config, logger, systemClock), {
+    stopping: () => stoppingEarly,
+    warn: (fields, msg) => logger.warn(fields, msg),
+    retryMs: COMPOSE_RETRY_MS,
+  });
   process.off('SIGINT', stopEarly);
   process.off('SIGTERM', stopEarly);
   if (!deps || stoppingEarly) {

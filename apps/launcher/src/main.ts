@@ -30,7 +30,7 @@ import {
   startLocalRedis,
   stopOrphanedRedisIn,
 } from './redis-local';
-import { bundlePath, copyEnv, plannedApps, profileArgs, restartDelayMs } from './services';
+import { bundlePath, copyEnv, plannedApps, profileArgs, restartDelayMs, stopChild } from './services';
 
 /** dist/ (this file is dist/apps/launcher/main.js; `__dirname` compiles to dist/apps/launcher/src). */
 const DIST = path.resolve(__dirname, '../../..');
@@ -205,19 +205,6 @@ function freePort(): Promise<number> {
       const { port } = server.address() as net.AddressInfo;
       server.close(() => resolve(port));
     });
-  });
-}
-
-/** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
-function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
   });
 }
 

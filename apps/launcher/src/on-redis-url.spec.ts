@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { deleteByPrefix, scanKeys } from '@proofline/shared-redis';
-import { eventually, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
-import { compiledLauncher, writeAndProve } from './testing/compiled-launcher';
+import { eventually, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
+import { compiledLauncher, onTestRedis, writeAndProve } from './testing/compiled-launcher';
 
 jest.setTimeout(90_000);
 
@@ -18,15 +18,10 @@ describe('npm start on the Redis REDIS_URL names', () => {
   it('runs every app on the Redis REDIS_URL names, one node of a cluster on cluster topologies (the devnet node too, DEVNET_REDIS_URL): ready, workers beating, a write published and proven', async () => {
     const prefix = uniquePrefix('launchcl');
     const key = `idty_${randomBytes(16).toString('hex')}`;
+    // The URL only: each process asks whether it names a cluster.
     const { env, apiPort, graphqlPort, devnetPort } = await productionStart({
-      BOOTSTRAP_API_KEY: key,
-      // The URL only: each process asks whether it names a cluster.
-      REDIS_URL: testRedisUrl(),
-      DEVNET_REDIS_URL: testRedisUrl(),
-      REDIS_PREFIX: prefix,
-      BLOCK_INTERVAL_MS: '300',
+      ...onTestRedis(prefix, key),
       API_PROCESSES: '1',
-      SHUTDOWN_GRACE_MS: '5000',
     });
     const run = launch(env);
     const redis = testRedisClient();

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -126,4 +127,17 @@ export function profileArgs(name: string, env: Record<string, string | undefined
 /** Back-off before restarting a process that crashed `recent` times within the last minute. */
 export function restartDelayMs(recent: number): number {
   return recent === 0 ? 0 : Math.min(250 * 2 ** (recent - 1), 4000);
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited (the benchmarks stop theirs with it too). */
+export function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
 }

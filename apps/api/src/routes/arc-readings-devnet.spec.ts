@@ -9,9 +9,9 @@ import type { Publication } from '@proofline/records-publication';
 import { composePublicationSide } from '@proofline/records-publication-testing';
 import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
-import { DEFAULT_PARTITIONS, deleteByPrefix } from '@proofline/shared-redis';
+import { DEFAULT_PARTITIONS } from '@proofline/shared-redis';
 import { eventually, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
-import { call, seedKey, startApi } from '../testing/harness';
+import { call, closeDevnetSpec, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 
 // Every ARC answer read as ARC means it: the real publisher and confirmation pass, real Redis and
@@ -135,12 +135,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     proxy.rule = () => 'forward';
   });
   afterAll(async () => {
-    await worker.close();
-    await api.close();
-    await proxy.close();
-    await dev.close();
-    await deleteByPrefix(nodeRedis, prefix);
-    await nodeRedis.quit();
+    await closeDevnetSpec({ redis: nodeRedis, prefix, worker, api, proxy, dev });
   });
 
   it('a 400 about the request (no txid) fails no write: publication pauses (one warning, readiness), records stay pending with their inputs reserved, then publish', async () => {

@@ -39,8 +39,8 @@ import {
   NavigateResult,
   TxId,
 } from '../openapi/schemas';
-import { answer, bodyOf, encodeOf, queryParam, recordBody, sendContent } from './records-http';
-import type { RecordUseCases, RecordsAuth } from './records-http';
+import { answer, bodyOf, encodeOf, queryParam, recordBody, sendContent } from './records';
+import type { RecordUseCases, RecordsAuth } from './records';
 import { receiptHandlers, receiptRoute } from './receipts';
 
 const linkedWrite = (description: string): ResponseDecl =>

@@ -17,7 +17,7 @@ import {
 } from '../openapi/parts';
 import type { RouteDecl } from '../openapi/route';
 import { Receipt } from '../openapi/schemas';
-import type { RecordsAuth } from './records-http';
+import type { RecordsAuth } from './records';
 
 /** `GET …/{txId}/receipt` of a record family, declared in each records route table. */
 export function receiptRoute(family: RecordFamily): RouteDecl {

@@ -9,10 +9,10 @@ import type { Publication } from '@proofline/records-publication';
 import { composePublicationSide } from '@proofline/records-publication-testing';
 import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
-import { DEFAULT_PARTITIONS, deleteByPrefix } from '@proofline/shared-redis';
+import { DEFAULT_PARTITIONS } from '@proofline/shared-redis';
 import type { Confirmation, StatusResult } from '@proofline/records-domain';
 import { eventually, freePort, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
-import { call, seedKey, startApi } from '../testing/harness';
+import { call, closeDevnetSpec, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
 
 // Records published over real HTTP to the devnet node's ARC API by the real publisher (batched,
@@ -109,11 +109,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   });
   afterAll(async () => {
     await stopPolling();
-    await worker.close();
-    await api.close();
-    await dev.close();
-    await deleteByPrefix(nodeRedis, prefix);
-    await nodeRedis.quit();
+    await closeDevnetSpec({ redis: nodeRedis, prefix, worker, api, dev });
   });
 
   it('ARC callbacks alone prove a record and settle its funding (no polling); a callback with a wrong token is 401 and ignored', async () => {

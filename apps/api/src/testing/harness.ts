@@ -9,6 +9,8 @@ import type { Permission } from '@proofline/identity-domain';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import type { Clock, Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
+import { deleteByPrefix } from '@proofline/shared-redis';
+import type { RedisClient } from '@proofline/shared-redis';
 import { testRedisUrl } from '@proofline/shared-testing';
 import { createApp } from '../app';
 import { composeApi } from '../compose';
@@ -113,3 +115,24 @@ export function seedKey(
 
 export { call, send } from './rest-client';
 export type { CallResult, SendOptions } from './rest-client';
+
+/**
+ * The end of a spec that runs the API against the devnet node: closes what it started, in order
+ * (the worker side, the API, an ARC proxy, the node; those it has), then deletes the test's keys
+ * and quits the spec's own connection.
+ */
+export async function closeDevnetSpec(o: {
+  readonly redis: RedisClient;
+  readonly prefix: string;
+  readonly worker?: { close(): Promise<void> };
+  readonly api?: RunningApi;
+  readonly proxy?: { close(): Promise<void> };
+  readonly dev?: { close(): Promise<void> };
+}): Promise<void> {
+  await o.worker?.close();
+  await o.api?.close();
+  await o.proxy?.close();
+  await o.dev?.close();
+  await deleteByPrefix(o.redis, o.prefix);
+  await o.redis.quit();
+}

@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { eventually, freePort } from '@proofline/shared-testing';
+import { eventually, freePort, testRedisUrl } from '@proofline/shared-testing';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 
@@ -84,6 +84,23 @@ export function compiledLauncher(name: string) {
   };
 
   return { BUILD, DIST, BUILD_SCRIPT, build, productionStart, launch };
+}
+
+/**
+ * What `productionStart` needs to run `npm start` on the run's test Redis: REDIS_URL alone names
+ * it (one node of a cluster on the cluster topologies, so every process asks whether it is a
+ * cluster; the devnet node too, DEVNET_REDIS_URL), keys under `prefix`, `key` bootstrapped as an
+ * admin key, a block every 300 ms.
+ */
+export function onTestRedis(prefix: string, key: string): Record<string, string> {
+  return {
+    BOOTSTRAP_API_KEY: key,
+    REDIS_URL: testRedisUrl(),
+    DEVNET_REDIS_URL: testRedisUrl(),
+    REDIS_PREFIX: prefix,
+    BLOCK_INTERVAL_MS: '300',
+    SHUTDOWN_GRACE_MS: '5000',
+  };
 }
 
 /**

@@ -2,11 +2,10 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import type { RedisClient } from '@proofline/shared-redis';
 import { z } from 'zod';
-import { isHashHex } from '@proofline/chain-domain';
+import { isArcStatus, isHashHex, verdictOfStatus } from '@proofline/chain-domain';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { RedisCallTimeoutError } from '@proofline/shared-redis';
 import { publishBlockEvent } from './arc-blocks';
-import { isArcStatus, verdictOfStatus } from './arc-verdict';
 import { proveMined } from './bump';
 import type { MinedClaim, ProofDeps, ProveReport } from './bump';
 
@@ -111,8 +110,8 @@ export async function proveArcCallbacks(
   const report = await proveMined(deps, claims);
   if (deps.events) {
     for (const { hash, height } of report.blocks) {
-      // A verified block above the stored tip moves the tip up (the next poll sets it from the headers source).
-      if (((await deps.store.tip())?.height ?? -1) < height) await deps.store.setTip({ hash, height });
+      // A verified block above the stored tip moves the tip up, atomically (never down).
+      await deps.store.raiseTip({ hash, height });
       await publishBlockEvent(deps.events.redis, deps.events.prefix, deps.store, hash).catch(() => null);
     }
   }

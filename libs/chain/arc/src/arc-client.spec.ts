@@ -2,8 +2,8 @@ import net from 'node:net';
 import { ArcClient } from './arc-client';
 import { ArcAuthError, ArcTransientError } from './arc-errors';
 import { ArcChainPublisher } from './arc-publisher';
-import { ARC_STATUSES, isRejectionCode } from './arc-verdict';
-import type { ArcStatus } from './arc-verdict';
+import { ARC_STATUSES, isRejectionCode } from '@proofline/chain-domain';
+import type { ArcStatus } from '@proofline/chain-domain';
 import { startProtocolFixture } from './testing/protocol-fixture';
 import type { FixtureReply, ProtocolFixture } from './testing/protocol-fixture';
 

@@ -1,10 +1,15 @@
 import { z } from 'zod';
-import { isHashHex } from '@proofline/chain-domain';
-import type { BroadcastVerdict } from '@proofline/chain-domain';
+import {
+  isArcStatus,
+  isHashHex,
+  isRejectionCode,
+  problemDetail,
+  verdictOfProblem,
+  verdictOfStatus,
+} from '@proofline/chain-domain';
+import type { ArcStatus, BroadcastVerdict } from '@proofline/chain-domain';
 import { ArcAuthError, ArcTransientError } from './arc-errors';
 import type { ArcTransientReason } from './arc-errors';
-import { isArcStatus, isRejectionCode, problemDetail, verdictOfProblem, verdictOfStatus } from './arc-verdict';
-import type { ArcStatus } from './arc-verdict';
 
 /** A transaction to broadcast: its txId and its bytes as raw or Extended Format (BIP-239) hex. */
 export interface ArcSubmission {
@@ -86,7 +91,7 @@ interface HttpAnswer {
  * We do not use `@bsv/sdk`'s `ARC` broadcaster: it has no timeout, reports network faults as
  * HTTP 500, leaves `/v1/txs` answers unparsed and has no status query (research/arc.md §2).
  *
- * Outcomes are data (a {@link BroadcastVerdict}, read in arc-verdict.ts); it throws {@link ArcTransientError} (network, timeout,
+ * Outcomes are data (a {@link BroadcastVerdict}, read in chain-domain's broadcast-verdict.ts); it throws {@link ArcTransientError} (network, timeout,
  * 5xx, 429, 409, malformed or unknown answers; retry later with the same bytes) and
  * {@link ArcAuthError} (401/403).
  */

@@ -15,7 +15,7 @@ export type BatchSubmitOutcome =
 
 /**
  * The `ChainPublisher` port on the ARC client: ARC's answer as a {@link BroadcastVerdict}
- * (arc-verdict.ts reads it); network, timeout, 5xx, 429, 409 and malformed answers throw
+ * (chain-domain's broadcast-verdict.ts reads it); network, timeout, 5xx, 429, 409 and malformed answers throw
  * {@link ArcTransientError} (retryable: BullMQ backs off), 401/403 `ArcAuthError`.
  *
  * Idempotent by txId: it only ever re-sends the bytes it is given (ARC answers a known tx with its

@@ -466,14 +466,19 @@ export async function trackConfirmations(options: TrackOptions): Promise<TrackRe
       }
     }
   };
+  // The headers source's tip, read before the polls: raised to, never set (a callback may prove a
+  // newer block meanwhile; only the reorg check lowers the tip).
   const tip = options.headers.tip().then(
     async (t) => {
-      await options.store.setTip(t);
+      await options.store.raiseTip(t);
       return t.height;
     },
     () => null,
   );
   await Promise.all(Array.from({ length: Math.min(concurrency, txIds.length) }, lane));
   const proved = await proveMined(options, claims);
-  return { ...proved, seen, waiting, held, unknown, rejected, errors, tipHeight: await tip };
+  // A block these polls proved raises the tip too, as a callback's does.
+  for (const { hash, height } of proved.blocks) await options.store.raiseTip({ hash, height });
+  const tipHeight = await tip;
+  return { ...proved, seen, waiting, held, unknown, rejected, errors, tipHeight };
 }

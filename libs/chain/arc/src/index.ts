@@ -1,4 +1,3 @@
-export * from './arc-verdict';
 export * from './arc-errors';
 export * from './arc-client';
 export * from './arc-publisher';

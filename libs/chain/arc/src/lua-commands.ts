@@ -14,6 +14,7 @@ export interface ArcCommands {
   arcIndexOwner(...keysAndArgs: Arg[]): Promise<number>;
   arcOwnerBlocksBuffer(...keysAndArgs: Arg[]): Promise<(Buffer | number)[]>;
   arcOwnerTxidsBuffer(...keysAndArgs: Arg[]): Promise<(Buffer | number)[]>;
+  arcRaiseTip(...keysAndArgs: Arg[]): Promise<number>;
 }
 
 const LUA_DIR = path.join(__dirname, 'lua');

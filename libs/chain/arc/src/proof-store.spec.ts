@@ -200,6 +200,20 @@ describe('ArcProofStore', () => {
     await expect(fresh.tipHeight()).resolves.toBe(42);
   });
 
+  it('raiseTip only moves the tip up, atomically: raises racing in any order end at the highest; setTip (the reorg check) may lower it', async () => {
+    const racing = new ArcProofStore(redis, `${prefix}:raise`);
+    const hashOf = (h: number) => h.toString(16).padStart(64, '0');
+    await expect(racing.raiseTip({ height: 10, hash: hashOf(10) })).resolves.toBe(true);
+    await expect(racing.raiseTip({ height: 9, hash: hashOf(9) })).resolves.toBe(false);
+    await expect(racing.raiseTip({ height: 10, hash: hashOf(10) })).resolves.toBe(false);
+    const heights = Array.from({ length: 40 }, (_, i) => 11 + ((i * 17) % 40));
+    const moved = await Promise.all(heights.map((h) => racing.raiseTip({ height: h, hash: hashOf(h) })));
+    expect(moved.filter(Boolean).length).toBeGreaterThanOrEqual(1);
+    await expect(racing.tip()).resolves.toEqual({ height: 50, hash: hashOf(50) });
+    await racing.setTip({ height: 48, hash: hashOf(48) });
+    await expect(racing.tip()).resolves.toEqual({ height: 48, hash: hashOf(48) });
+  });
+
   it('createArcServices wires the configuration', () => {
     const services = createArcServices(loadConfig({ ARC_TIMEOUT_MS: '1000' }).chain, redis, prefix);
     expect(services.store).toBeInstanceOf(ArcProofStore);

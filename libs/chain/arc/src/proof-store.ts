@@ -373,9 +373,21 @@ export class ArcProofStore implements ChainReader {
     return height == null || hash == null ? null : { height: Number(height), hash };
   }
 
-  /** Records the best chain's tip as the headers source reported it. */
+  /**
+   * Records the best chain's tip as the headers source reported it, whatever is stored: only the
+   * reorg check (`reconcile`) does this, as a reorg may lower the tip. Everyone else raises it.
+   */
   async setTip(tip: ChainTipInfo): Promise<void> {
     await this.redis.hset(this.keys.tip, 'height', String(tip.height), 'hash', tip.hash);
+  }
+
+  /**
+   * Moves the stored tip up to `tip` when it is higher than the stored one (`arc-raise-tip-1.lua`,
+   * atomic): a proof's block, or the headers source's tip read before newer blocks were proven,
+   * never moves it down. True when it moved.
+   */
+  async raiseTip(tip: ChainTipInfo): Promise<boolean> {
+    return (await this.commands.arcRaiseTip(this.keys.tip, String(tip.height), tip.hash)) === 1;
   }
 
   /** Height of the best chain's tip as last reported; -1 before any report. */

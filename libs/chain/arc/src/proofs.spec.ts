@@ -5,9 +5,7 @@ import {
   REGTEST_BITS,
   ZERO_HASH,
   blockHash as hashOfHeader,
-  buildBranchProofs,
   merkleBranches,
-  merkleRoot,
   mineHeader,
   parseHeader,
   serializeHeader,
@@ -26,6 +24,7 @@ import { arcKeys } from './keys';
 import { ArcProofStore } from './proof-store';
 import { startProtocolFixture } from './testing/protocol-fixture';
 import type { FixtureRequest, FixtureReply, ProtocolFixture } from './testing/protocol-fixture';
+import { syntheticBlock } from './testing/synthetic-block';
 
 const keys = deriveChainKeys();
 const builder = new BsvTransactionBuilder({ keys });
@@ -244,15 +243,8 @@ describe('BUMP proofs from a mined block, verified before storing', () => {
     });
     for (const n of [1, 2, 3, 6, 17, 64, 255, 300]) {
       const txIds = Array.from({ length: n }, (_, i) => createHash('sha256').update(`plain-${n}-${i}`).digest('hex'));
-      const header = serializeHeader({
-        version: 0x20000000,
-        prevHash: '0'.repeat(64),
-        merkleRoot: merkleRoot(txIds),
-        time: 1_700_000_000,
-        bits: REGTEST_BITS,
-        nonce: 0,
-      }).toString('hex');
-      for (const [i, proof] of buildBranchProofs(txIds, header).entries()) {
+      const { headerHex: header, proofs } = syntheticBlock(n, 777, txIds);
+      for (const [i, { proof }] of proofs.entries()) {
         const txId = txIds[i]!;
         const hex = tscToMerklePath(proof, 777).toHex();
         const converted = bumpToTsc(hex, txId, header);

@@ -8,6 +8,7 @@ import {
   serializeHeader,
   verifyTscProof,
 } from '@proofline/chain-domain';
+import { MAINNET_BLOCK_100000 } from '@proofline/shared-testing';
 import { tscToBumpHex, tscToMerklePath } from './merkle-path';
 
 const ids = (n: number) =>
@@ -28,24 +29,10 @@ function blockOf(txIds: string[]) {
 
 describe('TSC proof -> MerklePath (BUMP)', () => {
   it('agrees with block 100000 (real txIds, real merkle root)', () => {
-    const txIds = [
-      '8c14f0db3df150123e6f3dbbf30f8b955a8249b62ac1d1ff16284aefa3d06d87',
-      'fff2525b8931402dd09222c50775608f75787bd2b87e56995a7bdd30f79702c4',
-      '6359f0868171b1d194cbee1af2f16ea598ae8fad666d9b012c8ed2b79a236ec4',
-      'e9a66845e05d5abc0ad04ec80f774a7e585c6e8db975962d069a522137b80c1d',
-    ];
-    const header = serializeHeader({
-      version: 1,
-      prevHash: '000000000002d01c1fccc21636b607dfd930d31d01c3a62104612a1719011250',
-      merkleRoot: 'f3e94742aca4b5ef85488dc37c06c3282295ffec960994b2c0d5ac2a25a95766',
-      time: 1293623863,
-      bits: 0x1b04864c,
-      nonce: 274148111,
-    }).toString('hex');
+    const { txIds, header: fields, merkleRoot: root } = MAINNET_BLOCK_100000;
+    const header = serializeHeader(fields).toString('hex');
     buildBranchProofs(txIds, header).forEach((p, i) => {
-      expect(tscToMerklePath(p, 100000).computeRoot(txIds[i])).toBe(
-        'f3e94742aca4b5ef85488dc37c06c3282295ffec960994b2c0d5ac2a25a95766',
-      );
+      expect(tscToMerklePath(p, 100000).computeRoot(txIds[i])).toBe(root);
     });
   });
 

@@ -1,7 +1,7 @@
 import { Transaction, Utils } from '@bsv/sdk';
 import { sha256d, toDisplayHex } from '@proofline/chain-domain';
-import { decodeHeaderScript } from './record-layout';
-import type { RecordHeader } from './record-layout';
+import { decodeHeaderScript } from './scripts';
+import type { RecordHeader } from './scripts';
 
 export interface ParsedInput {
   readonly txId: string;

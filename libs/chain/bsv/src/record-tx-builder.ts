@@ -4,8 +4,15 @@ import { InsufficientFundingError } from '@proofline/chain-domain';
 import type { BuiltTransaction, Outpoint, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
 import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
-import { FUNDING_NONCE_BYTES, LAYOUT_VERSION, LINK_VOUT, headerScriptBytes } from './record-layout';
-import { dataScriptBytes, lockingScriptOf, p2pkhScriptBytes } from './scripts';
+import {
+  FUNDING_NONCE_BYTES,
+  LAYOUT_VERSION,
+  LINK_VOUT,
+  dataScriptBytes,
+  headerScriptBytes,
+  lockingScriptOf,
+  p2pkhScriptBytes,
+} from './scripts';
 import { signTransaction } from './sign';
 import type { SpentOutput } from './sign';
 
@@ -74,7 +81,7 @@ export function pooledRandomBytes(poolSize = 4096): (n: number) => Buffer {
 
 /**
  * Builds and signs Proofline record transactions synchronously with @bsv/sdk (layout in
- * `record-layout.ts`). Funding: the pool UTXOs the request names (P2PKH to the funding key),
+ * `scripts.ts`). Funding: the pool UTXOs the request names (P2PKH to the funding key),
  * spent after the link input, with change back to the funding script (the last output) when it
  * is at least the dust limit. The fee is computed on an upper bound of the signed size, so the
  * paid rate is never below the requested one.

@@ -2,8 +2,7 @@ import { Transaction, Utils } from '@bsv/sdk';
 import type { BeefContents, ProvenTransaction, RecordData, SpvCodec } from '@proofline/chain-domain';
 import { tscToMerklePath } from './merkle-path';
 import { parseTransaction } from './parse-transaction';
-import { DATA_VOUT } from './record-layout';
-import { readDataPushes } from './scripts';
+import { DATA_VOUT, readDataPushes } from './scripts';
 
 /**
  * The `@bsv/sdk` implementation of {@link SpvCodec}. Receipts carry **Atomic BEEF** (BRC-95:

@@ -1,4 +1,4 @@
-import { toDisplayHex } from './hash';
+import { toDisplayHex } from './block';
 
 /*
  * BIP-239 Extended Format, written and read without a parser library: the builders write it

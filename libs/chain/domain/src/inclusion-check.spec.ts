@@ -1,5 +1,13 @@
-import { blockHash, headerFromFields, mineHeader, parseHeader, serializeHeader } from './block-header';
-import { checkInclusion, merkleBranches, tscProof } from './merkle';
+import {
+  blockHash,
+  checkInclusion,
+  headerFromFields,
+  merkleBranches,
+  mineHeader,
+  parseHeader,
+  serializeHeader,
+  tscProof,
+} from './block';
 
 const txIds = ['11', '22', '33'].map((b) => b.repeat(32));
 const { root, branches } = merkleBranches(txIds);

@@ -1,4 +1,4 @@
-import type { BlockHeader } from './block-header';
+import type { BlockHeader } from './block';
 import type { BroadcastVerdict } from './broadcast-verdict';
 
 /**

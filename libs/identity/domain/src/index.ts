@@ -1,5 +1,4 @@
 export * from './permissions';
-export * from './key-material';
 export * from './ids';
 export * from './api-key';
 export * from './schemas';

@@ -1,4 +1,4 @@
-import { generateRawKey, hashKey } from './key-material';
+import { generateRawKey, hashKey } from './api-key';
 import type { ApiKeyRecord, KeyOrigin } from './api-key';
 import type { Permission } from './permissions';
 import { sortPermissions } from './permissions';

@@ -1,13 +1,67 @@
-import { checkKey, hashKey, isWellFormedKey, sameHash } from '@proofline/identity-domain';
-import type { ApiKeyRecord, Principal } from '@proofline/identity-domain';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { checkKey, hasAnyPermission, hashKey, isWellFormedKey, sameHash } from '@proofline/identity-domain';
+import type { ApiKeyRecord, Permission, Principal } from '@proofline/identity-domain';
 import type { KeyReader } from '@proofline/identity-data-access';
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
 import type { RedisClient } from '@proofline/shared-redis';
 import type { Admission } from './admission';
 import { identityErrors as E } from './errors';
-import { KeyCache } from './key-cache';
 import { storeCall } from './store-call';
+
+/*
+ * A request's key, from header to principal: `requireKey` (the Express middleware every keyed
+ * route runs), the `Authenticator` it calls, and the `KeyCache` of verified keys behind it.
+ */
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set by {@link requireKey}: the authenticated caller. */
+    principal?: Principal;
+  }
+}
+
+/**
+ * Express middleware: authenticates `x-api-key` (401 API_KEY_MISSING / API_KEY_INVALID /
+ * API_KEY_REVOKED / API_KEY_EXPIRED) and, when `permissions` are given, requires one of them
+ * (403 PERMISSION_DENIED). With no permissions any valid key passes. Sets `req.principal`.
+ * Between the two, the authenticator's admission (rate limits), when it has one, admits the
+ * caller (its headers go on the response) or refuses it (429 RATE_LIMITED), so a key cannot
+ * flood the service with requests it lacks the permission for either.
+ *
+ * @example router.post('/records', requireKey(deps.identity.authenticator, 'Issuer_Admin', 'Issuer_User'), handler)
+ */
+export function requireKey(
+  authenticator: Pick<Authenticator, 'authenticate'> & { readonly admission?: Admission | undefined },
+  ...permissions: Permission[]
+): RequestHandler {
+  const { admission } = authenticator;
+  const check = async (req: Request, res: Response): Promise<Principal> => {
+    const principal = await authenticator.authenticate(req.header('x-api-key'));
+    if (admission) {
+      const admitted = await admission(principal);
+      for (const [name, value] of Object.entries(admitted.headers)) res.setHeader(name, value);
+    }
+    if (!hasAnyPermission(principal.permissions, permissions)) throw E.permissionDenied(permissions);
+    return principal;
+  };
+  return (req: Request, res: Response, next: NextFunction) => {
+    check(req, res).then(
+      (principal) => {
+        req.principal = principal;
+        req.log = req.log.child({ keyId: principal.keyId, tenant: principal.tenant });
+        next();
+      },
+      (err: unknown) => next(err),
+    );
+  };
+}
+
+/** The principal set by {@link requireKey}; throws 401 when the route forgot to require a key. */
+export function principalOf(req: Request): Principal {
+  if (!req.principal) throw E.keyMissing();
+  return req.principal;
+}
 
 /**
  * Resolves `x-api-key` values to principals, through a per-process cache of verified keys that
@@ -80,5 +134,67 @@ export class Authenticator {
       this.cache.setTrusted(false);
       if (subscriber.status === 'ready') await subscriber.unsubscribe(channel).catch(() => undefined);
     };
+  }
+}
+
+/**
+ * In-process cache of verified keys, by key hash: bounded, short TTL, invalidated by key id
+ * through Redis pub/sub. It is only trusted while the invalidation subscriber is connected and
+ * subscribed; every invalidation bumps a generation so a lookup that raced an invalidation can
+ * not re-insert a stale entry.
+ */
+export class KeyCache {
+  private readonly entries = new Map<string, { record: ApiKeyRecord; at: number }>();
+  private generationValue = 0;
+  private trusted = false;
+
+  constructor(
+    private readonly maxEntries = 10_000,
+    private readonly ttlMs = 30_000,
+  ) {}
+
+  get generation(): number {
+    return this.generationValue;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(keyHash: string): ApiKeyRecord | undefined {
+    if (!this.trusted) return undefined;
+    const hit = this.entries.get(keyHash);
+    if (!hit) return undefined;
+    if (Date.now() - hit.at > this.ttlMs) {
+      this.entries.delete(keyHash);
+      return undefined;
+    }
+    return hit.record;
+  }
+
+  /** Inserts only when no invalidation happened since `generation` was read. */
+  set(keyHash: string, record: ApiKeyRecord, generation: number): void {
+    if (!this.trusted || generation !== this.generationValue) return;
+    if (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(keyHash, { record, at: Date.now() });
+  }
+
+  invalidate(keyId: string): void {
+    this.generationValue += 1;
+    for (const [hash, { record }] of this.entries) if (record.id === keyId) this.entries.delete(hash);
+  }
+
+  clear(): void {
+    this.generationValue += 1;
+    this.entries.clear();
+  }
+
+  /** Called when the subscriber (re)subscribes (true) or loses its connection (false). */
+  setTrusted(trusted: boolean): void {
+    this.trusted = trusted;
+    this.clear();
   }
 }

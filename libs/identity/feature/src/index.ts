@@ -1,5 +1,4 @@
 export * from './errors';
-export * from './key-cache';
 export * from './authenticator';
 export * from './key-job-client';
 export * from './key-commands';
@@ -7,6 +6,5 @@ export * from './legacy-keys';
 export * from './create-identity';
 export * from './key-worker';
 export * from './admin';
-export * from './require-key';
 export * from './authorize';
 export * from './admission';

@@ -1,5 +1,5 @@
 import type { ApiKeyRecord } from '@proofline/identity-domain';
-import { KeyCache } from './key-cache';
+import { KeyCache } from './authenticator';
 
 const rec = (id: string) => ({ id }) as unknown as ApiKeyRecord;
 

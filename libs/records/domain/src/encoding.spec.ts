@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '@proofline/shared-errors';
-import { applyEncoding, encodedContentType, parseEncodeParam } from './encoding';
-import { parseLinks, parseTxId } from './params';
+import { applyEncoding, encodedContentType, parseEncodeParam, parseLinks, parseTxId } from './encoding';
 import { generateUpdateToken, hashUpdateToken, updateTokenHashOf } from './update-token';
 
 const all = { available: ['SHA256', 'Base64'] as const, unencodedAllowed: true };

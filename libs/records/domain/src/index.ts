@@ -1,5 +1,4 @@
 export * from './encoding';
-export * from './params';
 export * from './update-token';
 export * from './record';
 export * from './publish-job';

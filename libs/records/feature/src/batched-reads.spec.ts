@@ -3,6 +3,7 @@ import { InMemoryChain, fundPool } from '@proofline/records-testing';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
 import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { createRecords } from './records';
+import type { ChainReader } from '@proofline/chain-domain';
 import type { RecordReads } from './record-reads';
 
 // The batched reads and the chain page that the GraphQL facade builds on.
@@ -12,7 +13,7 @@ describe('records: batched reads and chain pages', () => {
   const clock = new ManualClock('2026-01-01T00:00:00Z');
   const chain = new InMemoryChain();
   const funding = { pool: new FundingPool(redis, { prefix, address: 'test' }), feeRate: () => 1 };
-  const make = (env: Record<string, string> = {}) =>
+  const make = (env: Record<string, string> = {}, reader: ChainReader = chain) =>
     createRecords({
       config: loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', ...env }),
       clock,
@@ -20,7 +21,7 @@ describe('records: batched reads and chain pages', () => {
       prefix,
       builder: chain,
       funding,
-      reader: chain,
+      reader,
       queue: { enqueue: async () => undefined },
     });
   const { writes: service, reads } = make();
@@ -122,5 +123,27 @@ describe('records: batched reads and chain pages', () => {
       errorCode: 'FEATURE_NOT_ENABLED',
       httpStatus: 403,
     });
+  });
+
+  it('a record proven in a block above the stored tip (the tip lags proofs that ARC callbacks bring) reads confirmedBlocks 1, never 0 or less', async () => {
+    const lagging = new InMemoryChain();
+    const { reads: lagged } = make(
+      {},
+      {
+        tipHeight: async () => (await lagging.tipHeight()) - 3,
+        inclusions: (ids) => lagging.inclusions(ids),
+      },
+    );
+    const txId = 'c'.repeat(64);
+    await lagging.submit({ txId, rawTx: Buffer.from('{}') });
+    lagging.mine();
+    lagging.mine();
+    const block = lagging.mine();
+    expect(block.txIds).toEqual([expect.any(String)]);
+    const [confirmation] = await lagged.confirmationMany([txId]);
+    expect(confirmation).toMatchObject({ confirmedBlocks: 1 });
+    // Once the tip catches up the depth counts from it again.
+    const [direct] = await make({}, lagging).reads.confirmationMany([txId]);
+    expect(direct).toMatchObject({ confirmedBlocks: 3 });
   });
 });

@@ -1,4 +1,5 @@
 import { badRequest } from '@proofline/shared-errors';
+import { confirmedBlocks } from '@proofline/chain-domain';
 import type { ChainReader } from '@proofline/chain-domain';
 import { applyEncoding, isUpdatable, parseEncodeParam, parseLinks, parseTxId } from '@proofline/records-domain';
 import type { EncodeStep, RecordFamily, RecordMeta } from '@proofline/records-domain';
@@ -88,7 +89,7 @@ export class RecordReads {
     return inclusions.map((inc) =>
       inc && inc.proof
         ? {
-            confirmedBlocks: tip - inc.blockHeight + 1,
+            confirmedBlocks: confirmedBlocks(tip, inc.blockHeight),
             blockHash: inc.blockHash,
             blockTimestamp: inc.blockTime.toISOString(),
             merkleProof: inc.proof,

@@ -13,7 +13,7 @@ import type { Clock, Config } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
 import type { RedisClient } from '@proofline/shared-redis';
-import { publicationPause } from './publication-pause';
+import { publicationPause } from './publish';
 import { deferringQueue } from './producer';
 import type { BullPublishQueue } from './producer';
 import type { PublicationSettlement } from './publish';

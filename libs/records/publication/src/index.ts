@@ -4,4 +4,3 @@ export * from './publish';
 export * from './worker';
 export * from './sweeper';
 export * from './settlement';
-export * from './publication-pause';

@@ -9,10 +9,8 @@ import { RecordsPublishJob } from '@proofline/records-domain';
 import type { RecordStore } from '@proofline/records-data-access';
 import { deferringQueue } from './producer';
 import type { BullPublishQueue } from './producer';
-import { RequestProblemError } from './publication-pause';
-import type { PublicationPause } from './publication-pause';
-import { publishTx } from './publish';
-import type { PublicationSettlement, PublishDeps, PublishOutcome } from './publish';
+import { RequestProblemError, publishTx } from './publish';
+import type { PublicationPause, PublicationSettlement, PublishDeps, PublishOutcome } from './publish';
 import { startSweeper } from './sweeper';
 
 /**

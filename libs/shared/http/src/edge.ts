@@ -1,10 +1,236 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { RequestHandler } from 'express';
 import type { Logger } from '@proofline/shared-logger';
-import { createEdgeServer } from './protocol';
 
-// Edge rules shared by the REST (Express) and the GraphQL (node:http + yoga) servers, so both
-// answer the same way: CORS and an internal /metrics listener (protocol refusals: protocol.ts).
+// The HTTP edge shared by the REST (Express) and the GraphQL (node:http + yoga) servers, so both
+// answer the same way. First the protocol-level refusals: everything Node's HTTP server would
+// otherwise answer itself (a bare status line without a body, an errorCode or a request id, or a
+// dropped connection) is answered as problem+json.
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** The request id of a request: a well-formed incoming `x-request-id` (echoed) or a new UUID. */
+export function requestIdOf(header: string | string[] | undefined): string {
+  const incoming = Array.isArray(header) ? header[0] : header;
+  return incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/**
+ * How much of an unwanted request body (answered before it was read: too large, refused) is read
+ * and thrown away before the connection is closed. A socket closed while the client is still
+ * sending is reset by the kernel, and the reset can reach the client before the answer does; so
+ * the rest of the body is drained first. Beyond this bound the connection is closed at once.
+ */
+export const DISCARD_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/** A protocol-level refusal: its status, errorCode and the problem's title and detail. */
+export interface ProtocolRefusal {
+  readonly status: number;
+  readonly errorCode: string;
+  readonly title: string;
+  readonly detail: string;
+}
+
+/** The RFC 7807 problem of a refusal (the same shape `toProblem` gives every other error). */
+export function refusalProblem(refusal: ProtocolRefusal): Record<string, string | number> {
+  const { status, errorCode, title, detail } = refusal;
+  return { type: `https://proofline.dev/problems/${errorCode}`, title, status, detail, errorCode };
+}
+
+function refusalBody(refusal: ProtocolRefusal): string {
+  return JSON.stringify(refusalProblem(refusal));
+}
+
+/** Status and errorCode of a request Node's HTTP parser refused, by the parser's error code. */
+export function parserRefusal(code: string | undefined): ProtocolRefusal {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return {
+        status: 431,
+        errorCode: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+        title: 'Request Header Fields Too Large',
+        detail: 'The request line and headers are larger than the server accepts (16 KiB).',
+      };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return {
+        status: 408,
+        errorCode: 'REQUEST_TIMEOUT',
+        title: 'Request Timeout',
+        detail: 'The request was not received in time.',
+      };
+    default:
+      return {
+        status: 400,
+        errorCode: 'BAD_REQUEST',
+        title: 'Bad Request',
+        detail: 'The HTTP request could not be parsed.',
+      };
+  }
+}
+
+const EXPECTATION_FAILED: ProtocolRefusal = {
+  status: 417,
+  errorCode: 'EXPECTATION_FAILED',
+  title: 'Expectation Failed',
+  detail: 'Only "Expect: 100-continue" is supported.',
+};
+
+const HOST_MISSING: ProtocolRefusal = {
+  status: 400,
+  errorCode: 'BAD_REQUEST',
+  title: 'Bad Request',
+  detail: 'An HTTP/1.1 request must carry a Host header.',
+};
+
+const CONNECT_REFUSED: ProtocolRefusal = {
+  status: 405,
+  errorCode: 'METHOD_NOT_ALLOWED',
+  title: 'Method Not Allowed',
+  detail: 'CONNECT is not supported: this is not a proxy.',
+};
+
+/**
+ * The raw bytes of a refusal written straight to a socket (no request or response object exists).
+ * An answer to HEAD MUST NOT carry the body (a client would read it as the next answer).
+ */
+function rawAnswer(refusal: ProtocolRefusal, id: string, head = false): string {
+  const body = refusalBody(refusal);
+  return (
+    `HTTP/1.1 ${refusal.status} ${refusal.title}\r\nContent-Type: application/problem+json\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${head ? '' : body}`
+  );
+}
+
+/** The response a socket is writing, when one is in flight (Node keeps it as `_httpMessage`). */
+function inFlight(socket: Duplex): { headersSent?: boolean } | undefined {
+  return (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage ?? undefined;
+}
+
+/**
+ * A `clientError` listener: requests Node's HTTP parser refused (bad request line, headers over
+ * `maxHeaderSize`, a header timeout) get a short problem+json with an `errorCode` and an
+ * `x-request-id`, then the connection is closed. When the socket can no longer be written (reset,
+ * half-closed) or a response is already on the wire (a pipelined request's answer), it is only
+ * destroyed: writing then would corrupt what the client is reading. Logged at info: the client's
+ * fault, never the server's.
+ */
+export function onClientError(logger: Logger): (err: Error & { code?: string }, socket: Duplex) => void {
+  return (err, socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight(socket)?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const refusal = parserRefusal(err.code);
+    const id = randomUUID();
+    logger.info(
+      { reqId: id, status: refusal.status, errorCode: refusal.errorCode, parser: err.code },
+      'request refused by the HTTP parser',
+    );
+    // The parser keeps the bytes it refused: a HEAD request's answer has no body.
+    const head = (err as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+    socket.end(rawAnswer(refusal, id, head));
+  };
+}
+
+/**
+ * Reads and discards the rest of a request body that was answered without being read, up to
+ * {@link DISCARD_LIMIT_BYTES}, so the answer reaches a client that is still sending (see there).
+ * The connection stays usable when the body ends within the bound; beyond it, it is destroyed.
+ */
+export function discardBody(req: IncomingMessage, limit = DISCARD_LIMIT_BYTES): void {
+  if (req.complete || req.readableEnded || req.destroyed) return;
+  let seen = 0;
+  const onData = (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > limit) {
+      req.off('data', onData);
+      req.socket.destroy();
+    }
+  };
+  req.on('data', onData);
+  req.resume();
+}
+
+/**
+ * True when a request's remaining body is over {@link DISCARD_LIMIT_BYTES} by its own
+ * Content-Length: its answer MUST say `Connection: close` (it will not be drained).
+ */
+export function bodyBeyondDiscard(req: IncomingMessage): boolean {
+  return Number(req.headers['content-length'] ?? 0) > DISCARD_LIMIT_BYTES;
+}
+
+/**
+ * Answers a refusal on a request that got a response object (before the request listener ran):
+ * problem+json, the request id echoed, the unread body drained ({@link discardBody}).
+ */
+function answer(req: IncomingMessage, res: ServerResponse, refusal: ProtocolRefusal, logger: Logger): void {
+  const id = requestIdOf(req.headers['x-request-id']);
+  const body = refusalBody(refusal);
+  logger.info(
+    { reqId: id, method: req.method, status: refusal.status, errorCode: refusal.errorCode },
+    'request refused by the HTTP edge',
+  );
+  res.writeHead(refusal.status, {
+    'content-type': 'application/problem+json',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': id,
+    ...(bodyBeyondDiscard(req) ? { connection: 'close' } : {}),
+  });
+  res.end(body);
+  discardBody(req);
+}
+
+/**
+ * Wraps a request listener with the checks Node would otherwise answer with a bare status line:
+ * an HTTP/1.1 request without `Host` is a 400 problem+json (the server is created with
+ * `requireHostHeader: false` so the check happens here, see {@link createEdgeServer}).
+ */
+export function guardRequests(listener: RequestListener, logger: Logger): RequestListener {
+  return (req, res) => {
+    if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+      answer(req, res, HOST_MISSING, logger);
+      return;
+    }
+    listener(req, res);
+  };
+}
+
+/** Server timeouts both public servers use (keep-alive below a load balancer's idle timeout). */
+export interface EdgeTimeouts {
+  readonly keepAliveMs?: number;
+  readonly headersMs?: number;
+  readonly requestMs?: number;
+}
+
+/**
+ * The public HTTP server of an app, not yet listening: `listener` behind {@link guardRequests};
+ * parser refusals ({@link onClientError}), an `Expect` other than `100-continue` (417
+ * EXPECTATION_FAILED) and `CONNECT` (405 METHOD_NOT_ALLOWED) answered as problem+json with an
+ * `x-request-id`, where Node would send a bare status line or drop the connection.
+ */
+export function createEdgeServer(listener: RequestListener, logger: Logger, timeouts: EdgeTimeouts = {}): http.Server {
+  const server = http.createServer({ requireHostHeader: false }, guardRequests(listener, logger));
+  server.keepAliveTimeout = timeouts.keepAliveMs ?? 5000;
+  server.headersTimeout = timeouts.headersMs ?? 10_000;
+  server.requestTimeout = timeouts.requestMs ?? 60_000;
+  server.on('clientError', onClientError(logger));
+  server.on('checkExpectation', (req, res) => answer(req, res, EXPECTATION_FAILED, logger));
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    const id = requestIdOf(req.headers['x-request-id']);
+    logger.info(
+      { reqId: id, method: req.method, status: 405, errorCode: CONNECT_REFUSED.errorCode },
+      'request refused',
+    );
+    socket.on('error', () => undefined);
+    socket.end(rawAnswer(CONNECT_REFUSED, id));
+  });
+  return server;
+}
+
+// CORS and the internal /metrics listener, on the same edge server.
 
 /** Headers a browser may send cross-origin, and response headers it may read. */
 const ALLOWED_HEADERS = 'authorization, content-type, x-api-key, x-request-id';

@@ -1,5 +1,4 @@
 export * from './middleware';
 export * from './validate';
 export * from './edge';
-export * from './protocol';
 export * from './pages';

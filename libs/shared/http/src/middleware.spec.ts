@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import express from 'express';
 import { createLogger, logScope } from '@proofline/shared-logger';
-import { requestContext } from './middleware';
+import { unavailable } from '@proofline/shared-errors';
+import { problemHandler, requestContext } from './middleware';
 
 /** A real Express app on a real socket with `requestContext` and one route logging at warn. */
 async function serve(
@@ -30,6 +31,13 @@ async function serve(
     req.log.warn({ inScope: logScope.getStore()?.reqId === req.id }, 'working');
     res.status(201).json({ n: req.params['n'] });
   });
+  app.get('/busy', () => {
+    throw unavailable('FUNDING_EXHAUSTED', 'No funding right now.', 2);
+  });
+  app.get('/broken', () => {
+    throw new Error('boom');
+  });
+  app.use(problemHandler());
   const server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -44,6 +52,27 @@ async function linesAtLeast(lines: unknown[], n: number): Promise<void> {
 }
 
 describe('requestContext', () => {
+  it('back-pressure (503 with Retry-After) is a warn line without a stack; a fault is an error line with one', async () => {
+    const s = await serve('info');
+    try {
+      const busy = await fetch(`${s.base}/busy`);
+      expect(busy.status).toBe(503);
+      expect(busy.headers.get('retry-after')).toBe('2');
+      expect(await busy.json()).toMatchObject({ errorCode: 'FUNDING_EXHAUSTED' });
+      expect((await fetch(`${s.base}/broken`)).status).toBe(500);
+      await linesAtLeast(s.lines, 4);
+      const refused = s.lines.find((l) => l['msg'] === 'request refused: retry later');
+      expect(refused).toMatchObject({ level: 'warn', errorCode: 'FUNDING_EXHAUSTED' });
+      expect(refused?.['err']).toBeUndefined();
+      const failed = s.lines.filter((l) => l['msg'] === 'request failed');
+      expect(failed).toHaveLength(1);
+      expect(failed[0]).toMatchObject({ level: 'error' });
+      expect(JSON.stringify(failed[0]?.['err'])).toContain('boom');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('at info: one access line per request with the request id, path without query, status and duration', async () => {
     const s = await serve('info');
     try {

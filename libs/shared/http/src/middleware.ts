@@ -3,7 +3,7 @@ import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Respon
 import { AppError, normaliseError, toProblem } from '@proofline/shared-errors';
 import { logScope } from '@proofline/shared-logger';
 import type { Logger } from '@proofline/shared-logger';
-import { bodyBeyondDiscard, discardBody, requestIdOf } from './protocol';
+import { bodyBeyondDiscard, discardBody, requestIdOf } from './edge';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -64,6 +64,10 @@ export function sendProblem(req: Request, res: Response, thrown: unknown): void 
   if (error instanceof AppError && error.errorCode === 'REDIS_UNAVAILABLE') {
     // An outage answers many requests at once: one warn line each, without a stack.
     req.log?.warn({ errorCode: error.errorCode, internal: error.internalDetail }, 'request refused: redis unavailable');
+  } else if (error instanceof AppError && problem.status === 503 && error.headers['Retry-After'] !== undefined) {
+    // Back-pressure the service means (a pool refilling, a full backlog): the client is told when
+    // to retry. A warn line without a stack, not an error an operator is paged for.
+    req.log?.warn({ errorCode: error.errorCode, internal: error.internalDetail }, 'request refused: retry later');
   } else if (problem.status >= 500) {
     (req.log ?? console).error({ err: error }, 'request failed');
   } else if (error instanceof AppError && error.internalDetail) {

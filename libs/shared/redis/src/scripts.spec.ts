@@ -78,26 +78,23 @@ describe('loadLuaCommands', () => {
     }
   });
 
-  it('-n scripts under many tags, called in one tick with other commands, each reach their keys (auto-pipelining)', async () => {
+  it('a -n script called in the same tick as commands for every master succeeds on an auto-pipelining client', async () => {
+    // A cluster client's auto-pipeline once grouped a -n script by the slot of its key count: with
+    // keys of other masters in the same tick, the whole pipeline failed (seen on three masters).
     const other = testClient({ enableAutoPipelining: true });
     const sub = fs.mkdtempSync(path.join(os.tmpdir(), 'lua-'));
     try {
       await other.ping();
-      fs.writeFileSync(path.join(sub, 'get-all-n.lua'), "#!lua\nreturn redis.call('MGET', unpack(KEYS))");
+      fs.writeFileSync(path.join(sub, 'count-keys-n.lua'), "#!lua\nredis.call('SET', KEYS[1], ARGV[1]) return #KEYS");
       loadLuaCommands(other, sub);
-      const getAll = (
-        other as unknown as { getAll(n: number, ...keys: string[]): Promise<(string | null)[]> }
-      ).getAll.bind(other);
-      // Tags spread over every master of a cluster: a -n call's first argument (its key count)
-      // must not decide which node's pipeline it joins.
+      const countKeys = (
+        other as unknown as { countKeys(n: number, ...args: string[]): Promise<number> }
+      ).countKeys.bind(other);
+      // Tags spread over the slot space, so over every master of a cluster.
       const tags = Array.from({ length: 24 }, (_, i) => `${prefix}:{t${i}}`);
-      await Promise.all(tags.map((t) => other.set(`${t}:a`, t)));
-      const [reads, sets] = await Promise.all([
-        Promise.all(tags.map((t) => getAll(2, `${t}:a`, `${t}:b`))),
-        Promise.all(tags.map((t) => other.set(`${t}:b`, 'b'))),
-      ]);
-      expect(sets.every((r) => r === 'OK')).toBe(true);
-      reads.forEach((values, i) => expect(values[0]).toBe(tags[i]));
+      const calls = tags.flatMap((t) => [other.set(`${t}:plain`, 'p'), countKeys(2, `${t}:a`, `${t}:b`, 'v')]);
+      await expect(Promise.all(calls)).resolves.toEqual(tags.flatMap(() => ['OK', 2]));
+      expect(await Promise.all(tags.map((t) => other.get(`${t}:a`)))).toEqual(tags.map(() => 'v'));
     } finally {
       fs.rmSync(sub, { recursive: true, force: true });
       await other.quit();

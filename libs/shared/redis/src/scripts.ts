@@ -35,21 +35,6 @@ export function loadLuaCommands(redis: RedisClient, dir: string, options: { prel
   return names;
 }
 
-/**
- * A cluster client's auto-pipeline groups a command by the node of its first argument, taken for
- * its key. A `-n` script's first argument is its number of keys, so its calls would join the
- * pipeline of whichever node holds the slot of "3", beside commands of that node, and ioredis
- * refuses a pipeline whose keys span nodes ("All keys in the pipeline should belong to the same
- * slots allocation group"): such scripts are sent on their own. Commands with a fixed number of
- * keys start with a key and stay auto-pipelined.
- */
-function keepOutOfClusterAutoPipelines(redis: RedisClient, command: string): void {
-  if (!(redis as { isCluster?: boolean }).isCluster) return;
-  const options = redis.options as { autoPipeliningIgnoredCommands?: string[] };
-  const ignored = options.autoPipeliningIgnoredCommands ?? [];
-  if (!ignored.includes(command)) options.autoPipeliningIgnoredCommands = [...ignored, command];
-}
-
 interface AutoPipelineInternals {
   readonly _autoPipelines?: Map<string, Record<string, unknown> & { _shaToScript: Record<string, unknown> }>;
   readonly scriptsSet: Record<string, { sha: string }>;
@@ -73,4 +58,20 @@ function shareWithOpenAutoPipelines(redis: RedisClient, name: string): void {
     pipeline[name] = internals[name];
     pipeline[`${name}Buffer`] = internals[`${name}Buffer`];
   }
+}
+
+/**
+ * A cluster client's auto-pipelining groups each command by the slot of its first key, which it
+ * takes to be the first argument for a command it does not know: for a `-n` script that is the
+ * key count. Grouped by the slot of "3", the call lands in a pipeline with commands for another
+ * master, and ioredis then fails every command of that pipeline. Such scripts are sent on their
+ * own on a cluster client (ioredis routes a lone EVALSHA by its real keys); a server client keeps
+ * pipelining them.
+ */
+function keepOutOfClusterAutoPipelines(redis: RedisClient, name: string): void {
+  const client = redis as unknown as { isCluster?: boolean; options: { autoPipeliningIgnoredCommands?: string[] } };
+  if (!client.isCluster) return;
+  const ignored = client.options.autoPipeliningIgnoredCommands ?? [];
+  // A new array: ioredis may share its default one between clients.
+  if (!ignored.includes(name)) client.options.autoPipeliningIgnoredCommands = [...ignored, name];
 }

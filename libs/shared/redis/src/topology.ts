@@ -159,6 +159,35 @@ export async function waitForRedis(
   }
 }
 
+/**
+ * Runs `compose` (an app's composition root) until it succeeds, every `retryMs`, for as long as
+ * `stopping()` is false: a process that listens before Redis answers (one server, or a cluster
+ * still forming) composes once it does. Undefined when it stopped first. The first failure and
+ * every 40th are passed to `warn`, so a long outage logs a line every ten seconds, not four a second.
+ */
+export async function composeWhenRedisAnswers<T>(
+  compose: () => Promise<T>,
+  o: {
+    stopping: () => boolean;
+    warn: (fields: { err: string; attempt: number }, msg: string) => void;
+    retryMs: number;
+  },
+): Promise<T | undefined> {
+  for (let attempt = 1; !o.stopping(); attempt++) {
+    try {
+      return await compose();
+    } catch (err) {
+      if (attempt === 1 || attempt % 40 === 0)
+        o.warn(
+          { err: err instanceof Error ? err.message : String(err), attempt },
+          'not ready: composing the app failed (is Redis reachable?); retrying',
+        );
+      await new Promise((r) => setTimeout(r, o.retryMs));
+    }
+  }
+  return undefined;
+}
+
 function nodeOfUrl(url: string): NodeAddress {
   const u = new URL(url);
   const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;

@@ -5,3 +5,4 @@ export * from './raw-http';
 export * from './log-capture';
 export * from './browser';
 export * from './loopback-server';
+export * from './bitcoin-vectors';

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import type { Clock } from '@proofline/shared-config';
+import { confirmedBlocks } from '@proofline/chain-domain';
 import type { ChainPublisher, ChainReader } from '@proofline/chain-domain';
 import { receiptFamily } from '@proofline/records-domain';
 import type { RecordMeta } from '@proofline/records-domain';
@@ -122,7 +123,7 @@ export class WebhookWatcher {
       if (inclusion?.proof) {
         event = 'record.confirmed';
         confirmation = {
-          confirmedBlocks: tip - inclusion.blockHeight + 1,
+          confirmedBlocks: confirmedBlocks(tip, inclusion.blockHeight),
           blockHash: inclusion.blockHash,
           blockTimestamp: inclusion.blockTime.toISOString(),
           merkleProof: inclusion.proof,

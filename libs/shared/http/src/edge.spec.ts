@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '@proofline/shared-logger';
 import { captureLogs, expectProblemAnswer, rawExchange } from '@proofline/shared-testing';
-import { createEdgeServer, discardBody } from './protocol';
+import { createEdgeServer, discardBody } from './edge';
 
 /** An edge server whose app refuses any body over 1 KiB with 413 before reading it. */
 async function serve(): Promise<{ port: number; lines: Record<string, unknown>[]; close(): Promise<void> }> {
