@@ -14,6 +14,7 @@ import http from 'node:http';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { LockingScript, Spend, Transaction } from '@bsv/sdk';
+import { devnetKeys } from '@proofline/devnet';
 import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
 import { generateRawKey } from '@proofline/identity-domain';
@@ -206,11 +207,16 @@ describe('races, crashes and shutdown across real processes', () => {
       expect(tx.id('hex')).toBe(txId);
       const [input] = tx.inputs;
       const outpoint = `${input!.sourceTXID}:${input!.sourceOutputIndex}`;
-      // A UTXO the pool was funded with, or the change of an earlier record (once publication
-      // confirms it): check the signature against its funding script and value.
+      // A UTXO the pool was funded with, the change of an earlier record (once publication
+      // confirms it), or an output of a split the workers' wallet upkeep made from a coinbase (the
+      // node holds every transaction it accepted): check the signature against its funding
+      // script and value.
       let satoshis = funded.get(outpoint);
       if (satoshis === undefined) {
-        const [parentRaw] = await records.rawTxMany([input!.sourceTXID ?? '']);
+        const parentId = input!.sourceTXID ?? '';
+        const [recordRaw] = await records.rawTxMany([parentId]);
+        const nodeHex = recordRaw ? null : await redis.hget(devnetKeys(prefix).raw, parentId);
+        const parentRaw = recordRaw ?? (nodeHex ? Buffer.from(nodeHex, 'hex') : null);
         const parentOut = parentRaw
           ? Transaction.fromBinary([...parentRaw]).outputs[input!.sourceOutputIndex]
           : undefined;
