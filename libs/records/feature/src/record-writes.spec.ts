@@ -10,6 +10,7 @@ import { ManualClock, loadConfig } from '@proofline/shared-config';
 import type { RedisClient } from '@proofline/shared-redis';
 import { keysMatching, testRedis, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { createRecords } from './records';
+import { memoryRecords } from './testing/memory-records';
 import { RecordWrites } from './record-writes';
 import type { RecordFunding } from './record-writes';
 import { keyTag } from '@proofline/shared-redis';
@@ -519,18 +520,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     /** A process's records scope over a pool of `partitions` shards under a fresh sub-prefix. */
     function partitioned(partitions: number, env: Record<string, string> = {}) {
       const p = `${prefix}-${++n}`;
-      const pool = new FundingPool(redis, { prefix: p, address: 'test', clock, partitions });
-      const records = createRecords({
-        config: loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: p, LOG_LEVEL: 'silent', ...env }),
-        clock,
-        redis,
-        prefix: p,
-        builder: new InMemoryChain(),
-        funding: { pool, feeRate: () => 1 },
-        reader: new InMemoryChain(),
-        queue: { enqueue: async () => undefined },
-      });
-      return { p, pool, ...records };
+      return { p, ...memoryRecords(redis, p, clock, { partitions, env }) };
     }
 
     it("roots spread round robin, a chain stays in its create's partition with its funding, reads find both", async () => {
