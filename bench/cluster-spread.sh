@@ -114,14 +114,14 @@ for port in "${ports[@]}"; do
   redis-cli -p "$port" cluster info | grep -q 'cluster_state:ok' || { echo "cluster-spread: node $port is not ok" >&2; exit 1; }
 done
 
-api_port=$(free_port); gql_port=$(free_port)
+api_port=$(free_port); gql_port=$(free_port); devnet_port=$(free_port)
 KEY="idty_$(node -e 'const c="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";let s="";for(const b of require("crypto").randomBytes(32))s+=c[b%62];process.stdout.write(s)')"
 export KEY
 secret=${AUTH_JWT_SECRET:-$(node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("hex"))')}
 (
   cd "$root" && exec env NODE_ENV=production LOG_LEVEL=warn WORKERS="${WORKERS:-2}" BLOCK_INTERVAL_MS=1000 \
     POOL_LOW_WATER="${POOL_LOW_WATER:-10000}" POOL_TARGET="${POOL_TARGET:-20000}" \
-    REDIS_URL="redis://${nodes[0]}" PORT="$api_port" GRAPHQL_PORT="$gql_port" BOOTSTRAP_API_KEY="$KEY" \
+    REDIS_URL="redis://${nodes[0]}" PORT="$api_port" GRAPHQL_PORT="$gql_port" DEVNET_PORT="$devnet_port" BOOTSTRAP_API_KEY="$KEY" \
     AUTH_JWT_SECRET="$secret" setsid node dist/apps/launcher/main.js >"$tmp/service.log" 2>&1
 ) &
 service_pgid=$!

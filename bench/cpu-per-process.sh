@@ -78,7 +78,8 @@ if [ "${LOAD:-writes}" = writes ]; then
     const g = s.ecdsaSign(m, k).signature;
     t = process.cpuUsage(); for (let i = 0; i < n; i++) s.ecdsaVerify(g, m, p); console.log(a, ms(process.cpuUsage(t)));')
 fi
-redis_port=$(free_port); api_port=$(free_port); gql_port=$(free_port)
+# every port free (the devnet node too: its default 9090 collides with any other stack on the machine)
+redis_port=$(free_port); api_port=$(free_port); gql_port=$(free_port); devnet_port=$(free_port)
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir "$tmp" >/dev/null 2>&1 &
 redis_pid=$!
 KEY="idty_$(node -e 'const c="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";let s="";for(const b of require("crypto").randomBytes(32))s+=c[b%62];process.stdout.write(s)')"
@@ -88,7 +89,7 @@ secret=${AUTH_JWT_SECRET:-$(node -e 'process.stdout.write(require("crypto").rand
 (
   cd "$root" && exec env NODE_ENV=production LOG_LEVEL=warn WORKERS="${WORKERS:-2}" BLOCK_INTERVAL_MS=1000 \
     POOL_LOW_WATER="${POOL_LOW_WATER:-10000}" POOL_TARGET="${POOL_TARGET:-20000}" \
-    REDIS_URL="redis://127.0.0.1:$redis_port" PORT="$api_port" GRAPHQL_PORT="$gql_port" BOOTSTRAP_API_KEY="$KEY" \
+    REDIS_URL="redis://127.0.0.1:$redis_port" PORT="$api_port" GRAPHQL_PORT="$gql_port" DEVNET_PORT="$devnet_port" BOOTSTRAP_API_KEY="$KEY" \
     AUTH_JWT_SECRET="$secret" setsid node dist/apps/launcher/main.js >"$tmp/service.log" 2>&1
 ) &
 service_pgid=$!

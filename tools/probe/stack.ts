@@ -31,7 +31,7 @@ export interface RedisServer {
   readonly url: string;
   readonly dir: string;
   pid(): number | undefined;
-  /** Starts (again) on the same port and data dir; resolves once it answers PING. */
+  /** Starts (again) on the same port and data dir; resolves once it answers PING. Running already: nothing. */
   start(): Promise<void>;
   /** SIGKILL (no AOF flush beyond everysec). */
   kill(): Promise<void>;
@@ -59,6 +59,7 @@ export async function redisServer(
     dir,
     pid: () => child?.pid,
     async start() {
+      if (child && child.exitCode === null && child.signalCode === null) return;
       const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir];
       args.push('--appendonly', options.aof === false ? 'no' : 'yes', '--appendfsync', 'everysec');
       // A cluster node keeps its view of the cluster (slots, peers) in nodes.conf under `dir`, so
@@ -106,12 +107,17 @@ export function testTopology(): RedisTopology {
 export interface RedisDeploymentUnderTest extends RedisServer {
   readonly topology: RedisTopology;
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * Starts the server processes only: before the first `start`, a cluster's nodes then answer but
+   * form no cluster yet (no slots; what a client meets while a cluster is being created).
+   */
+  startNodes(): Promise<void>;
 }
 
 export async function redisDeployment(dir: string, topology: RedisTopology): Promise<RedisDeploymentUnderTest> {
   if (topology === 'standalone') {
     const server = await redisServer(dir);
-    return { ...server, topology, env: { REDIS_URL: server.url } };
+    return { ...server, topology, env: { REDIS_URL: server.url }, startNodes: () => server.start() };
   }
   const count = topology === 'cluster3' ? 3 : 1;
   const nodes: RedisServer[] = [];
@@ -122,6 +128,7 @@ export async function redisDeployment(dir: string, topology: RedisTopology): Pro
   const each = async (f: (n: RedisServer) => Promise<void> | void) => {
     await Promise.all(nodes.map((n) => f(n)));
   };
+  const startNodes = () => each((n) => n.start());
   return {
     topology,
     port: first.port,
@@ -129,8 +136,9 @@ export async function redisDeployment(dir: string, topology: RedisTopology): Pro
     dir,
     env: { REDIS_URL: first.url, REDIS_CLUSTER_NODES: nodes.map((n) => `127.0.0.1:${n.port}`).join(',') },
     pid: () => first.pid(),
+    startNodes,
     async start() {
-      await each((n) => n.start());
+      await startNodes();
       if (!created) {
         if (count === 1) await redisCommand(first.port, 'CLUSTER ADDSLOTSRANGE 0 16383');
         else

@@ -1,5 +1,5 @@
 import { Transaction } from '@bsv/sdk';
-import { arcKeys, handleArcCallback } from '@proofline/chain-arc';
+import { arcCallbackQueue, arcCallbackReceiver, arcKeys, handleArcCallback } from '@proofline/chain-arc';
 import type { ArcChain } from '@proofline/chain-arc';
 import { startArcDevnet, startArcRuleProxy, statusEntry, submittedTxIds } from '@proofline/devnet-testing';
 import type { ArcDevnet, ArcRuleProxy, ProxiedRequest } from '@proofline/devnet-testing';
@@ -92,8 +92,8 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       status: string;
       checks: { publication?: string; publicationDetail?: string };
     };
-  const statusOf = async (txId: string) =>
-    (await call(api, 'GET', `/api/v1/records/${txId}/status`, { key: writerKey })).body as {
+  const statusOf = async (txId: string, family: 'records' | 'linkedrecords' = 'records') =>
+    (await call(api, 'GET', `/api/v1/${family}/${txId}/status`, { key: writerKey })).body as {
       publication: string;
       failure?: string;
       confirmation: { blockHash: string } | null;
@@ -102,6 +102,32 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
   const free = async () => [...(await dev.pool.freeOutpoints()).keys()];
   const inputsOf = async (txId: string) => (await dev.pool.unsettled(1000)).find((t) => t.txId === txId)?.inputs ?? [];
   const logged = (msg: string) => lines.filter((l) => l.includes(`"msg":"${msg}`)).length;
+  /**
+   * A linked create the proxy's rule has ARC refuse (465), failed, and an update of it, failed
+   * because of it (never sent).
+   */
+  const refusedChain = async (body: string) => {
+    const created = await call(api, 'POST', '/api/v1/linkedrecords', {
+      key: writerKey,
+      body,
+      contentType: 'application/octet-stream',
+    });
+    expect(created.status).toBe(200);
+    const root = created.body as { txId: string; updateToken: string };
+    await eventually(async () => (await store.state(root.txId)) === 'failed', 10_000, 50);
+    expect((await store.meta(root.txId))?.failure).toMatch(/^INVALID_TX: ARC 465: /);
+    const updated = await call(
+      api,
+      'POST',
+      `/api/v1/linkedrecords/${root.txId}/update?updateToken=${root.updateToken}`,
+      { key: writerKey, body: 'after the refused one', contentType: 'application/octet-stream' },
+    );
+    expect(updated.status).toBe(200);
+    const next = (updated.body as { txId: string }).txId;
+    await eventually(async () => (await store.state(next)) === 'failed', 10_000, 50);
+    expect((await store.meta(next))?.failure).toMatch(/^PREVIOUS_REJECTED/);
+    return { root, next };
+  };
   /** Confirmation passes, one after the other, until `done` (10 s at most). */
   const passesUntil = (done: () => Promise<boolean>) =>
     eventually(
@@ -278,29 +304,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     // ARC refuses every submission with 465 naming the transaction (an operator charging more).
     proxy.rule = (req) =>
       isSubmit(req) ? refuseEach(req, 465, 'Fee too low', 'minimum expected fee is 2') : 'forward';
-    const created = await call(api, 'POST', '/api/v1/linkedrecords', {
-      key: writerKey,
-      body: 'refused, then mined',
-      contentType: 'application/octet-stream',
-    });
-    expect(created.status).toBe(200);
-    const root = created.body as { txId: string; updateToken: string };
-    await eventually(async () => (await store.state(root.txId)) === 'failed', 10_000, 50);
-    expect((await store.meta(root.txId))?.failure).toMatch(/^INVALID_TX: ARC 465: /);
-    const updated = await call(
-      api,
-      'POST',
-      `/api/v1/linkedrecords/${root.txId}/update?updateToken=${root.updateToken}`,
-      {
-        key: writerKey,
-        body: 'after the refused one',
-        contentType: 'application/octet-stream',
-      },
-    );
-    expect(updated.status).toBe(200);
-    const next = (updated.body as { txId: string }).txId;
-    await eventually(async () => (await store.state(next)) === 'failed', 10_000, 50);
-    expect((await store.meta(next))?.failure).toMatch(/^PREVIOUS_REJECTED/);
+    const { root, next } = await refusedChain('refused, then mined');
 
     // 465 does not prove the transaction can never be mined: its inputs stay spent, it stays watched.
     const rootInputs = await inputsOfTx(root.txId);
@@ -555,5 +559,67 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     expect(await unsettled()).not.toContain(txId);
     expect((await free()).some((o) => o.startsWith(`${txId}:`))).toBe(true);
     expect(await statusOf(txId)).toMatchObject({ publication: 'published', confirmation: { blockHash: block.hash } });
+  });
+
+  it('a MINED callback batch settles what it proves together: the funding of every record confirmed, the failed one published again with its successor', async () => {
+    // The node takes every submission; ARC's answers say 465 for the first record, then STORED.
+    proxy.rule = (req) =>
+      isSubmit(req) ? { rewrite: () => refuseEach(req, 465, 'Fee too low', 'minimum expected fee is 2') } : 'forward';
+    const { root, next } = await refusedChain('refused, then proven by a callback');
+
+    proxy.rule = (req) => (isSubmit(req) ? { rewrite: () => answerEach(req, 'STORED') } : 'forward');
+    const held = await Promise.all([1, 2, 3].map((i) => write(`held, then proven by a callback ${i}`)));
+    await eventually(
+      async () => (await Promise.all(held.map((t) => store.state(t)))).every((st) => st === 'published'),
+      10_000,
+      50,
+    );
+    const proven = [root.txId, ...held];
+    expect(await unsettled()).toEqual(expect.arrayContaining([...proven, next]));
+    // The change each one's confirmation frees ('outpoint=satoshis' in the pool).
+    const changes = (await dev.pool.unsettled(1000))
+      .filter((t) => proven.includes(t.txId))
+      .flatMap((t) => t.outputs.map((pair) => pair.split('=')[0] as string));
+    expect(changes.length).toBeGreaterThanOrEqual(proven.length);
+    proxy.rule = () => 'forward';
+    const block = await dev.node.mineBlock();
+
+    // ARC's batch of MINED callbacks, through the route's receiver and queue to the arc-callbacks worker.
+    const callbacks = await Promise.all(
+      proven.map(async (txId) => ({
+        ...((await (await fetch(`${dev.node.url}/v1/tx/${txId}`)).json()) as Record<string, unknown>),
+        txid: txId,
+      })),
+    );
+    const revivals = logged('a refused record transaction was seen on the network after all');
+    await worker.startCallbacks();
+    const token = 'callback-token-0123456789abcdef';
+    const queue = arcCallbackQueue(worker.bull, prefix);
+    try {
+      const received = await arcCallbackReceiver({ token, queue }).receive(
+        { count: callbacks.length, callbacks },
+        `Bearer ${token}`,
+      );
+      expect(received).toMatchObject({ httpStatus: 200, answer: { queued: proven.length } });
+    } finally {
+      await queue.close();
+    }
+    await eventually(async () => !(await unsettled()).some((t) => proven.includes(t)), 10_000, 50);
+
+    // No pass ran: the batch alone proved, freed the change of every record and revived the refused one.
+    expect(await free()).toEqual(expect.arrayContaining(changes));
+    const watched = await chain.store.watched(100);
+    for (const txId of proven) {
+      expect(watched).not.toContain(txId);
+      expect(await statusOf(txId, txId === root.txId ? 'linkedrecords' : 'records')).toMatchObject({
+        publication: 'published',
+        confirmation: { blockHash: block.hash },
+      });
+    }
+    expect((await store.meta(root.txId))?.failure).toBeNull();
+    expect(logged('a refused record transaction was seen on the network after all')).toBe(revivals + 1);
+    // Its successor, failed only because of it, went back to pending and is published now.
+    await eventually(async () => (await store.state(next)) === 'published', 10_000, 50);
+    expect((await store.meta(next))?.failure).toBeNull();
   });
 });

@@ -89,124 +89,134 @@ export async function startRecordsFixture(
   const logger = createLogger({ level: 'silent', name: 'test' });
   // The node first: the API's configuration points ARC_URL/HEADERS_URL at it.
   const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
-  // The pool sharded as the service under test is (REDIS_PARTITIONS, default the service's default).
-  const dev = await startArcDevnet({
-    redis: nodeRedis,
-    prefix,
-    ...(env['REDIS_PARTITIONS'] ? { partitions: Number(env['REDIS_PARTITIONS']) } : {}),
-  });
-  const fullEnv = { MAX_LINKS: '5', MAX_RECORD_BYTES: '1024', ...dev.env, ...env };
-  const api = await startApi({ prefix, env: fullEnv, fund: 0 });
-  const scope = api.recordsScope;
-  const { queue } = scope;
-  const { config, redis, identity, clock } = api.deps;
-  const fund = options.fund ?? 200;
-  if (fund > 0) await dev.fund(fund, 1000);
-
-  // Real keys: two bootstrap admins, and two narrower keys issued by tenant-a's admin through the
-  // key use case (processed by the real key worker, then stopped: it is not needed afterwards).
-  const admin = { redis, config, clock };
-  const writerA = await createBootstrapKey(admin, 'tenant-a');
-  const writerB = await createBootstrapKey(admin, 'tenant-b');
-  const keyWorker = await startKeyWorker({ prefix, env: fullEnv });
-  let writerA2: string;
-  let auditorA: string;
+  // What the set-up opened so far, closed in reverse when a later step fails: a spec whose
+  // beforeAll threw never calls close(), and a client left open keeps jest from exiting.
+  const opened: (() => Promise<unknown>)[] = [() => nodeRedis.quit()];
   try {
-    const owner = await identity.authenticator.authenticate(writerA);
-    writerA2 = (await identity.keys.createKey(owner, { name: 'second writer', permissions: ['Issuer_User'] })).rawKey;
-    auditorA = (await identity.keys.createKey(owner, { name: 'auditor', permissions: ['Verifier_Auditor'] })).rawKey;
-  } finally {
-    await keyWorker.close();
-  }
-  const keys: Record<KeyRole, string> = { writerA, writerA2, writerB, auditorA };
+    // The pool sharded as the service under test is (REDIS_PARTITIONS, default the service's default).
+    const dev = await startArcDevnet({
+      redis: nodeRedis,
+      prefix,
+      ...(env['REDIS_PARTITIONS'] ? { partitions: Number(env['REDIS_PARTITIONS']) } : {}),
+    });
+    opened.push(() => dev.close());
+    const fullEnv = { MAX_LINKS: '5', MAX_RECORD_BYTES: '1024', ...dev.env, ...env };
+    const api = await startApi({ prefix, env: fullEnv, fund: 0 });
+    opened.push(() => api.close());
+    const scope = api.recordsScope;
+    const { queue } = scope;
+    const { config, redis, identity, clock } = api.deps;
+    const fund = options.fund ?? 200;
+    if (fund > 0) await dev.fund(fund, 1000);
 
-  const store = scope.records.store;
-  // The worker side as apps/worker composes it (createPublication, the webhooks watch step
-  // included), on connections of its own and the devnet's chain scope.
-  const worker = composePublicationSide({
-    prefix,
-    config,
-    pool: dev.pool,
-    clock,
-    logger,
-    chain: dev.chain,
-    webhooks: (workerRedis) => (publisher) =>
-      watchPublications(publisher, { store: new WebhookStore(workerRedis, prefix), prefix, clock }),
-  });
-  const { publication } = worker;
-  const { settlement } = publication;
-  let publisher: RunningPublisher | undefined;
-  let confirmations: Promise<unknown> | undefined;
-  return {
-    base: api.baseUrl,
-    prefix,
-    redis,
-    config,
-    api,
-    keys,
-    dev,
-    settlement,
-    store,
-    queue,
-    startPublisher() {
-      if (!publisher) {
-        publisher = publication.startPublisher({ concurrency: 4, sweepEveryMs: 0 });
-        confirmations = publication.startConfirmations();
-      }
-      return publisher;
-    },
-    async produceBlock() {
-      const mined = await dev.node.mineBlock();
-      const res = await fetch(`${dev.node.url}/block/${mined.hash}/header`);
-      if (res.status !== 200) throw new Error(`records fixture: block ${mined.hash} has no header`);
-      // The confirmation pass (started with the publisher) stores the proofs and the tip.
-      if (confirmations) {
-        await eventually(
-          async () => {
-            if ((await dev.chain.store.tip())?.hash !== mined.hash) return false;
-            const watched = new Set(await dev.chain.store.watched(100_000));
-            return mined.txIds.every((t) => !watched.has(t));
-          },
-          10_000,
-          20,
+    // Real keys: two bootstrap admins, and two narrower keys issued by tenant-a's admin through the
+    // key use case (processed by the real key worker, then stopped: it is not needed afterwards).
+    const admin = { redis, config, clock };
+    const writerA = await createBootstrapKey(admin, 'tenant-a');
+    const writerB = await createBootstrapKey(admin, 'tenant-b');
+    const keyWorker = await startKeyWorker({ prefix, env: fullEnv });
+    let writerA2: string;
+    let auditorA: string;
+    try {
+      const owner = await identity.authenticator.authenticate(writerA);
+      writerA2 = (await identity.keys.createKey(owner, { name: 'second writer', permissions: ['Issuer_User'] })).rawKey;
+      auditorA = (await identity.keys.createKey(owner, { name: 'auditor', permissions: ['Verifier_Auditor'] })).rawKey;
+    } finally {
+      await keyWorker.close();
+    }
+    const keys: Record<KeyRole, string> = { writerA, writerA2, writerB, auditorA };
+
+    const store = scope.records.store;
+    // The worker side as apps/worker composes it (createPublication, the webhooks watch step
+    // included), on connections of its own and the devnet's chain scope.
+    const worker = composePublicationSide({
+      prefix,
+      config,
+      pool: dev.pool,
+      clock,
+      logger,
+      chain: dev.chain,
+      webhooks: (workerRedis) => (publisher) =>
+        watchPublications(publisher, { store: new WebhookStore(workerRedis, prefix), prefix, clock }),
+    });
+    const { publication } = worker;
+    const { settlement } = publication;
+    let publisher: RunningPublisher | undefined;
+    let confirmations: Promise<unknown> | undefined;
+    return {
+      base: api.baseUrl,
+      prefix,
+      redis,
+      config,
+      api,
+      keys,
+      dev,
+      settlement,
+      store,
+      queue,
+      startPublisher() {
+        if (!publisher) {
+          publisher = publication.startPublisher({ concurrency: 4, sweepEveryMs: 0 });
+          confirmations = publication.startConfirmations();
+        }
+        return publisher;
+      },
+      async produceBlock() {
+        const mined = await dev.node.mineBlock();
+        const res = await fetch(`${dev.node.url}/block/${mined.hash}/header`);
+        if (res.status !== 200) throw new Error(`records fixture: block ${mined.hash} has no header`);
+        // The confirmation pass (started with the publisher) stores the proofs and the tip.
+        if (confirmations) {
+          await eventually(
+            async () => {
+              if ((await dev.chain.store.tip())?.hash !== mined.hash) return false;
+              const watched = new Set(await dev.chain.store.watched(100_000));
+              return mined.txIds.every((t) => !watched.has(t));
+            },
+            10_000,
+            20,
+          );
+        } else {
+          await publication.confirmOnce();
+        }
+        return { hash: mined.hash, height: mined.height, txIds: mined.txIds };
+      },
+      async arcStatus(txId) {
+        const res = await fetch(`${dev.node.url}/v1/tx/${txId}`);
+        if (res.status === 404) return null;
+        return (await res.json()) as { txStatus: string; blockHash?: string | null; merklePath?: string | null };
+      },
+      spareFunding(count) {
+        return dev.fund(count, 1000, { addToPool: false });
+      },
+      recordKeys() {
+        // Every partition's (`{*}`: any hash tag).
+        return keysMatching(redis, `${keyTag(prefix, '*')}:records:*`);
+      },
+      async chainKeys() {
+        const [devnet, arc] = await Promise.all(
+          ['devnet', 'arc'].map((unit) => keysMatching(redis, `${keyTag(prefix, unit)}:*`)),
         );
-      } else {
-        await publication.confirmOnce();
-      }
-      return { hash: mined.hash, height: mined.height, txIds: mined.txIds };
-    },
-    async arcStatus(txId) {
-      const res = await fetch(`${dev.node.url}/v1/tx/${txId}`);
-      if (res.status === 404) return null;
-      return (await res.json()) as { txStatus: string; blockHash?: string | null; merklePath?: string | null };
-    },
-    spareFunding(count) {
-      return dev.fund(count, 1000, { addToPool: false });
-    },
-    recordKeys() {
-      // Every partition's (`{*}`: any hash tag).
-      return keysMatching(redis, `${keyTag(prefix, '*')}:records:*`);
-    },
-    async chainKeys() {
-      const [devnet, arc] = await Promise.all(
-        ['devnet', 'arc'].map((unit) => keysMatching(redis, `${keyTag(prefix, unit)}:*`)),
-      );
-      return [...(devnet ?? []), ...(arc ?? [])].sort();
-    },
-    request(method, path, opts = {}) {
-      const role = opts.key === undefined ? 'writerA' : opts.key;
-      return send(api, method, path, {
-        ...(role !== null ? { key: keys[role] } : {}),
-        ...(opts.body !== undefined ? { body: opts.body } : {}),
-        contentType: opts.type === undefined ? 'application/octet-stream' : opts.type,
-      });
-    },
-    async close() {
-      await worker.close();
-      await api.close();
-      await dev.close();
-      await deleteByPrefix(nodeRedis, prefix);
-      await nodeRedis.quit();
-    },
-  };
+        return [...(devnet ?? []), ...(arc ?? [])].sort();
+      },
+      request(method, path, opts = {}) {
+        const role = opts.key === undefined ? 'writerA' : opts.key;
+        return send(api, method, path, {
+          ...(role !== null ? { key: keys[role] } : {}),
+          ...(opts.body !== undefined ? { body: opts.body } : {}),
+          contentType: opts.type === undefined ? 'application/octet-stream' : opts.type,
+        });
+      },
+      async close() {
+        await worker.close();
+        await api.close();
+        await dev.close();
+        await deleteByPrefix(nodeRedis, prefix);
+        await nodeRedis.quit();
+      },
+    };
+  } catch (err) {
+    for (const close of opened.reverse()) await close().catch(() => undefined);
+    throw err;
+  }
 }

@@ -74,92 +74,103 @@ export async function startGraphQL(
 ): Promise<GraphQLFixture> {
   const prefix = uniquePrefix('gql');
   const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
-  const blockIntervalMs = Number(env['BLOCK_INTERVAL_MS'] ?? 200);
-  const dev = await startArcDevnet({ redis: nodeRedis, prefix, blockIntervalMs, pollMs: 100 });
-  const config = loadConfig({
-    REDIS_URL: testRedisUrl(),
-    REDIS_PREFIX: prefix,
-    LOG_LEVEL: 'silent',
-    BLOCK_INTERVAL_MS: String(blockIntervalMs),
-    ...dev.env,
-    ...env,
-  });
-  const logger = createLogger({ level: 'silent', name: 'test-graphql' });
-  const deps = await createGraphQLDeps(config, logger, clock);
-  const yoga = createGraphQL(deps);
-  // Writes reserve funding from the wallet's pool: real UTXOs the node knows (a coinbase split) when the spec publishes.
-  const { pool } = dev;
-  // The writer's side of publication, as apps/api runs it: the write use cases and only the producer.
-  const writerSide = composePublicationSide({ prefix, config, pool, clock, logger });
-  const { redis } = writerSide;
-  if (options.publish) await dev.fund(options.fund ?? 300, 1000);
-  else await fundPool(pool, options.fund ?? 300, 1000);
-  const writer = writerSide.records().writes;
-  const closers: (() => Promise<unknown>)[] = [];
+  // What the set-up opened so far, closed in reverse when a later step fails: a spec whose
+  // beforeAll threw never calls close(), and a client left open keeps jest from exiting.
+  const opened: (() => Promise<unknown>)[] = [() => nodeRedis.quit()];
+  try {
+    const blockIntervalMs = Number(env['BLOCK_INTERVAL_MS'] ?? 200);
+    const dev = await startArcDevnet({ redis: nodeRedis, prefix, blockIntervalMs, pollMs: 100 });
+    opened.push(() => dev.close());
+    const config = loadConfig({
+      REDIS_URL: testRedisUrl(),
+      REDIS_PREFIX: prefix,
+      LOG_LEVEL: 'silent',
+      BLOCK_INTERVAL_MS: String(blockIntervalMs),
+      ...dev.env,
+      ...env,
+    });
+    const logger = createLogger({ level: 'silent', name: 'test-graphql' });
+    const deps = await createGraphQLDeps(config, logger, clock);
+    opened.push(() => deps.close());
+    const yoga = createGraphQL(deps);
+    // Writes reserve funding from the wallet's pool: real UTXOs the node knows (a coinbase split) when the spec publishes.
+    const { pool } = dev;
+    // The writer's side of publication, as apps/api runs it: the write use cases and only the producer.
+    const writerSide = composePublicationSide({ prefix, config, pool, clock, logger });
+    opened.push(() => writerSide.close());
+    const { redis } = writerSide;
+    if (options.publish) await dev.fund(options.fund ?? 300, 1000);
+    else await fundPool(pool, options.fund ?? 300, 1000);
+    const writer = writerSide.records().writes;
+    const closers: (() => Promise<unknown>)[] = [];
 
-  const fixture: GraphQLFixture = {
-    prefix,
-    config,
-    deps,
-    yoga,
-    writer,
-    redis,
-    dev,
-    async gql(query, variables, key) {
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (key !== undefined) headers['x-api-key'] = key;
-      const res = await yoga.fetch('http://localhost/graphql', {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ query, variables }),
-      });
-      return { status: res.status, ...((await res.json()) as object) };
-    },
-    async seedKey(opts) {
-      const { id, rawKey } = await seedStoredKey(
-        redis,
-        { prefix, lifetimeDays: config.keyLifetimeDays },
-        { ...opts, createdAt: opts.createdAt ?? clock.now() },
-      );
-      return { id, rawKey };
-    },
-    async startChain() {
-      // The worker side as apps/worker composes it, on its own connections.
-      const worker = composePublicationSide({
-        prefix,
-        config,
-        pool,
-        clock,
-        logger,
-        webhooks: (workerRedis) => (publisher) =>
-          watchPublications(publisher, { store: new WebhookStore(workerRedis, prefix), prefix, clock }),
-      });
-      worker.publication.startPublisher({ concurrency: 8, sweepEveryMs: 0 });
-      await worker.publication.startConfirmations();
-      closers.push(() => worker.close());
-    },
-    async listen(other) {
-      const own = other ? createGraphQL(other) : yoga;
-      const server = http.createServer((req, res) => void own.handle(req, res));
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
-      const close = async () => {
-        server.closeAllConnections();
-        await new Promise((r) => server.close(r));
-      };
-      closers.push(close);
-      return { url, close };
-    },
-    async close() {
-      for (const c of closers.reverse()) await c().catch(() => undefined);
-      await writerSide.close();
-      await deps.close();
-      await dev.close();
-      await deleteByPrefix(nodeRedis, prefix);
-      await nodeRedis.quit();
-    },
-  };
-  return fixture;
+    const fixture: GraphQLFixture = {
+      prefix,
+      config,
+      deps,
+      yoga,
+      writer,
+      redis,
+      dev,
+      async gql(query, variables, key) {
+        const headers: Record<string, string> = { 'content-type': 'application/json' };
+        if (key !== undefined) headers['x-api-key'] = key;
+        const res = await yoga.fetch('http://localhost/graphql', {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ query, variables }),
+        });
+        return { status: res.status, ...((await res.json()) as object) };
+      },
+      async seedKey(opts) {
+        const { id, rawKey } = await seedStoredKey(
+          redis,
+          { prefix, lifetimeDays: config.keyLifetimeDays },
+          { ...opts, createdAt: opts.createdAt ?? clock.now() },
+        );
+        return { id, rawKey };
+      },
+      async startChain() {
+        // The worker side as apps/worker composes it, on its own connections.
+        const worker = composePublicationSide({
+          prefix,
+          config,
+          pool,
+          clock,
+          logger,
+          webhooks: (workerRedis) => (publisher) =>
+            watchPublications(publisher, { store: new WebhookStore(workerRedis, prefix), prefix, clock }),
+        });
+        worker.publication.startPublisher({ concurrency: 8, sweepEveryMs: 0 });
+        await worker.publication.startConfirmations();
+        closers.push(() => worker.close());
+      },
+      async listen(other) {
+        const own = other ? createGraphQL(other) : yoga;
+        const server = http.createServer((req, res) => void own.handle(req, res));
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+        const close = async () => {
+          server.closeAllConnections();
+          await new Promise((r) => server.close(r));
+        };
+        closers.push(close);
+        return { url, close };
+      },
+      async close() {
+        for (const c of closers.reverse()) await c().catch(() => undefined);
+        await writerSide.close();
+        await deps.close();
+        await dev.close();
+        await deleteByPrefix(nodeRedis, prefix);
+        await nodeRedis.quit();
+      },
+    };
+    return fixture;
+  } catch (err) {
+    for (const close of opened.reverse()) await close().catch(() => undefined);
+    throw err;
+  }
 }
 
 /** Writes a linked chain of `length` records (create + updates) through the real write path. */

@@ -210,6 +210,51 @@ describe('FundingPool (real Redis)', () => {
     expect(await redis.exists(pool.keys.tx(id))).toBe(0);
   });
 
+  it('confirmMany settles the unsettled transactions of a batch in one call and leaves settled, failed and unknown ones alone', async () => {
+    const { pool } = newPool();
+    await pool.add(utxos(6, 1000));
+    /** Commits a transaction spending one free UTXO, with `changes` change outputs of 400 sats. */
+    const commitOne = async (changes: number) => {
+      const input = (await pool.sampleFree({ count: 1, minSatoshis: 1 }))[0];
+      if (!input) throw new Error('expected a free UTXO');
+      const id = txId();
+      const outputs = Array.from({ length: changes }, (_, vout) => ({ txId: id, vout, satoshis: 400 }));
+      expect(await pool.commit({ txId: id, owner: FROM_FREE, inputs: [input], outputs })).toBe('OK');
+      return id;
+    };
+    const [a, b, c, confirmed, failed] = [
+      await commitOne(1),
+      await commitOne(2),
+      await commitOne(0),
+      await commitOne(1),
+      await commitOne(1),
+    ];
+    expect(await pool.confirm(confirmed as string)).toBe(1);
+    expect(await pool.fail(failed as string, { releaseInputs: true })).toBe(1);
+    const unknown = txId();
+
+    expect(await pool.confirmMany([a, unknown, b, confirmed, c, failed, a] as string[])).toEqual([
+      1,
+      null,
+      2,
+      null,
+      0,
+      null,
+      null, // the same txId again in one batch: settled by its first occurrence
+    ]);
+    const s = await audit(redis, pool);
+    expect(s).toMatchObject({
+      // 1 UTXO never spent, the failed one's input released, 1 + 2 + 1 change outputs of 400 sats.
+      free: { count: 6, satoshis: 2000 + 4 * 400 },
+      pending: { count: 0, satoshis: 0 },
+      spentUnconfirmed: { count: 0, satoshis: 0 },
+      unsettledTransactions: 0,
+    });
+    for (const id of [a, b, c] as string[]) expect(await redis.exists(pool.keys.tx(id))).toBe(0);
+    expect(await pool.confirmMany([])).toEqual([]);
+    expect(await pool.confirmMany([a as string])).toEqual([null]);
+  });
+
   it('fail: pending outputs dropped; inputs back to free only when releasable, else dropped', async () => {
     const { pool } = newPool();
     await pool.add(utxos(4, 1000));

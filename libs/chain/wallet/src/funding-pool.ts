@@ -125,7 +125,8 @@ interface Commands {
   walletSweep(...args: string[]): Promise<number>;
   walletCommit(...args: string[]): Promise<string>;
   walletSample(free: string, min: string, max: string, count: string, fraction: string): Promise<string[]>;
-  walletConfirm(...args: string[]): Promise<number>;
+  /** `wallet-confirm-n.lua`: the number of keys first. */
+  walletConfirm(numKeys: number, ...keysThenArgv: string[]): Promise<number[]>;
   walletFail(...args: string[]): Promise<number>;
   walletUnlock(key: string, token: string): Promise<number>;
   walletMoveOut(...args: string[]): Promise<string[]>;
@@ -133,6 +134,8 @@ interface Commands {
 }
 
 const DEFAULT_LEASE_MS = 30_000;
+/** Most transactions one `wallet-confirm-n.lua` call settles (its ZMSCORE unpacks them all on Lua's stack). */
+const CONFIRM_BATCH = 500;
 const COUNTER_FIELDS = [
   'freeCount',
   'freeSats',
@@ -409,10 +412,41 @@ export class FundingPool {
    * or null if the pool knows no such unsettled tx.
    */
   async confirm(txId: string): Promise<number | null> {
-    const unit = await this.shardOf(txId);
-    if (unit === null) return null;
-    const n = Number(await this.cmd.walletConfirm(...this.settleKeys(txId, unit), txId));
-    return n < 0 ? null : n;
+    return (await this.confirmMany([txId]))[0] ?? null;
+  }
+
+  /**
+   * {@link confirm} for many transactions (a callback batch, a confirmation pass), in one script
+   * call per shard (of at most 500 transactions; the shards found through the index in one
+   * lookup): a transaction already settled, or unknown to the pool, costs no command of its own
+   * (`wallet-confirm-n.lua`). @returns per txId, in order, outputs made free or null.
+   */
+  async confirmMany(txIds: readonly string[]): Promise<(number | null)[]> {
+    if (txIds.length === 0) return [];
+    const out = new Array<number | null>(txIds.length).fill(null);
+    const units = this.partitions.single ? txIds.map(() => this.partitions.unit(0)) : await this.index.lookup(txIds);
+    const byShard = new Map<string, number[]>();
+    units.forEach((unit, i) => {
+      if (unit === null) return;
+      const group = byShard.get(unit);
+      if (group) group.push(i);
+      else byShard.set(unit, [i]);
+    });
+    const calls = [...byShard].flatMap(([unit, group]) => chunks(group, CONFIRM_BATCH).map((c) => [unit, c] as const));
+    await Promise.all(
+      calls.map(async ([unit, positions]) => {
+        const ids = positions.map((i) => txIds[i] as string);
+        const k = this.keysOf(unit);
+        // The shard's keys, then one tx hash per txId.
+        const keys = [...this.settleKeys(ids[0] as string, unit).slice(0, 6), ...ids.map((txId) => k.tx(txId))];
+        const freed = await this.cmd.walletConfirm(keys.length, ...keys, ...ids);
+        positions.forEach((p, j) => {
+          const n = Number(freed[j]);
+          out[p] = n < 0 ? null : n;
+        });
+      }),
+    );
+    return out;
   }
 
   /**
@@ -589,6 +623,13 @@ export class FundingPool {
     const k = this.keysOf(unit);
     return [k.free, k.sats, k.spent, k.pending, k.counters, k.txs, k.tx(txId)];
   }
+}
+
+/** `positions` cut into runs of at most `size`, in order. */
+function chunks(positions: readonly number[], size: number): number[][] {
+  const out: number[][] = [];
+  for (let i = 0; i < positions.length; i += size) out.push(positions.slice(i, i + size));
+  return out;
 }
 
 function pairs(flat: readonly string[]): FundingUtxo[] {

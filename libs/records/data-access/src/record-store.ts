@@ -138,8 +138,11 @@ interface Commands {
   failPublished(k1: string, failure: string, at: string): Promise<unknown>;
   /** `revive-n.lua`: the number of keys first. */
   revive(numKeys: number, ...keysThenArgv: string[]): Promise<unknown>;
-  /** `meta-many-n.lua`: the number of keys first, then the record keys, then the field names. */
-  metaMany(numKeys: number, ...keysThenFields: string[]): Promise<(string | number | null)[]>;
+  /**
+   * `meta-many-n.lua`: the number of keys first, then the record keys, '1' (append each record's
+   * byte length) or '0', then the field names.
+   */
+  metaMany(numKeys: number, ...keysThenArgv: string[]): Promise<(string | number | null)[]>;
   /** `bytes-many-n.lua`: the number of keys first, then the record keys. */
   bytesManyBuffer(numKeys: number, ...keys: string[]): Promise<(Buffer | null)[]>;
 }
@@ -453,7 +456,7 @@ export class RecordStore {
     if (txIds.length === 0) return [];
     const width = META_FIELDS.length + 1;
     return this.byPartition<RecordMeta | null>(txIds, null, async (keys, ids) => {
-      const flat = await this.cmd.metaMany(ids.length, ...ids.map((id) => keys.record(id)), ...META_FIELDS);
+      const flat = await this.cmd.metaMany(ids.length, ...ids.map((id) => keys.record(id)), '1', ...META_FIELDS);
       return ids.map((id, i) => {
         const at = i * width;
         const values = flat.slice(at, at + META_FIELDS.length) as (string | null)[];
@@ -468,15 +471,17 @@ export class RecordStore {
    * block index.
    */
   async tenantsOf(txIds: readonly string[]): Promise<(string | null)[]> {
+    return this.fieldMany(txIds, 'tenant');
+  }
+
+  /** One field of many records (null where absent or empty), in order, in one command per slot. */
+  private async fieldMany(txIds: readonly string[], field: string): Promise<(string | null)[]> {
     if (txIds.length === 0) return [];
-    return this.byPartition<string | null>(txIds, null, async (keys, ids) => {
-      // Per key: the tenant, then the byte length the script always appends.
-      const flat = await this.cmd.metaMany(ids.length, ...ids.map((id) => keys.record(id)), 'tenant');
-      return ids.map((_, i) => {
-        const tenant = flat[2 * i];
-        return typeof tenant === 'string' && tenant !== '' ? tenant : null;
-      });
-    });
+    return this.byPartition<string | null>(txIds, null, async (keys, ids) =>
+      (await this.cmd.metaMany(ids.length, ...ids.map((id) => keys.record(id)), '0', field)).map((v) =>
+        typeof v === 'string' && v !== '' ? v : null,
+      ),
+    );
   }
 
   /** The bytes on chain of many records (null where unknown), in order, in one command per slot (`bytes-many-n.lua`). */
@@ -712,6 +717,25 @@ export class RecordStore {
       return { changed: Number(changed) === 1, successors: rest.map(String) };
     }
     throw new Error(`revive-n.lua kept asking for other successors of ${txId}`);
+  }
+
+  /**
+   * {@link revive} for the failed records among `txIds` (a callback batch, a confirmation pass):
+   * their states are read in one command per partition, and only a failed record costs a revive call.
+   * @returns the records revived, each with the successors put back.
+   */
+  async reviveMany(
+    txIds: readonly string[],
+    at: Date,
+    failurePrefix: string,
+    maxSuccessors = 1000,
+  ): Promise<{ txId: string; successors: string[] }[]> {
+    const states = await this.fieldMany(txIds, 'state');
+    const failed = txIds.filter((_, i) => states[i] === 'failed');
+    const revived = await Promise.all(
+      failed.map(async (txId) => ({ txId, ...(await this.revive(txId, at, failurePrefix, maxSuccessors)) })),
+    );
+    return revived.filter((r) => r.changed).map(({ txId, successors }) => ({ txId, successors }));
   }
 
   /**

@@ -99,6 +99,41 @@ describe('chain walks with the keys known up front (settle, revive, navigate, th
     expect(await store.state(c0)).toBe('pending');
   });
 
+  it('reviveMany revives only the failed records of a batch, each with its successors; the others and unknown txIds are left as they were', async () => {
+    const { keys, store, chain } = await setup();
+    const [root, v1, v2] = (await chain(2)) as [string, string, string];
+    const [published] = (await chain(0)) as [string];
+    const [pending] = (await chain(0)) as [string];
+    const [alone] = (await chain(0)) as [string];
+    await store.settle(root, clock.now(), 'INVALID_TX: ARC 465: fee too low');
+    await store.settle(v1, clock.now(), 'PREVIOUS_REJECTED: its previous record was rejected');
+    await store.settle(v2, clock.now(), 'PREVIOUS_REJECTED: its previous record was rejected');
+    await store.settle(published, clock.now());
+    await store.settle(alone, clock.now(), 'INVALID_TX: ARC 465: fee too low');
+    const unknown = 'e'.repeat(64);
+    const before = { published: await store.meta(published), pending: await store.meta(pending) };
+    const at = new Date(clock.now().getTime() + 1000);
+
+    const revived = await store.reviveMany([published, root, unknown, pending, alone], at, 'PREVIOUS_REJECTED');
+    expect(revived).toEqual([
+      { txId: root, successors: [v1, v2] },
+      { txId: alone, successors: [] },
+    ]);
+    for (const txId of [root, alone])
+      expect(await store.meta(txId)).toMatchObject({ state: 'published', failure: null });
+    for (const txId of [v1, v2]) {
+      expect(await store.meta(txId)).toMatchObject({ state: 'pending', failure: null });
+      expect(await redis.zscore(keys.outbox, txId)).toBe(String(at.getTime()));
+    }
+    expect(await store.meta(published)).toEqual(before.published);
+    expect(await store.meta(pending)).toEqual(before.pending);
+    expect(await store.meta(unknown)).toBeNull();
+    expect(await store.reviveMany([root, alone, v1], at, 'PREVIOUS_REJECTED')).toEqual([]);
+    expect(await store.reviveMany([], at, 'PREVIOUS_REJECTED')).toEqual([]);
+    // The tenant lookup reads the same way (one field, no byte length).
+    expect(await store.tenantsOf([root, unknown, alone])).toEqual([caller.tenant, null, caller.tenant]);
+  });
+
   it('navigate from a create and from any later version', async () => {
     const { store, chain } = await setup();
     const ids = await chain(4);

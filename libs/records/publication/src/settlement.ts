@@ -15,6 +15,8 @@ const SUCCESSORS_MAX = 1000;
 /** The funding pool's settle steps (`FundingPool` of @proofline/chain-wallet fits). */
 export interface FundingSettle {
   confirm(txId: string): Promise<unknown>;
+  /** `confirm` for many transactions at once (a callback batch, a confirmation pass). */
+  confirmMany(txIds: readonly string[]): Promise<unknown>;
   fail(txId: string, options: { readonly releaseInputs: boolean }): Promise<unknown>;
   /**
    * The records partitions the pool is sharded by and its txId index: the records store of a
@@ -94,7 +96,8 @@ export function recordFailure(v: Refusal): string {
  * The confirmation pass (or a callback) saw these transactions SEEN_ON_NETWORK or MINED: their
  * funding is confirmed (change spendable; a no-op for a transaction already confirmed or unknown
  * to the pool), and a record failed for a refusal the chain did not follow is published again,
- * its successors failed because of it put back to pending (`RecordStore.revive`).
+ * its successors failed because of it put back to pending (`RecordStore.revive`). One pool call
+ * and one state read per slot group for the whole batch; only a failed record costs more.
  */
 export function seenWhileConfirming(o: {
   records: RecordStore;
@@ -102,17 +105,13 @@ export function seenWhileConfirming(o: {
   clock: Clock;
   logger?: Logger;
 }): (txIds: readonly string[]) => Promise<void> {
-  const revive = reviveRecord(
+  const revive = reviveRecords(
     o,
     'a refused record transaction was seen on the network after all: the record is published again',
   );
   return async (txIds) => {
-    await Promise.all(
-      txIds.map(async (txId) => {
-        await o.pool.confirm(txId);
-        await revive(txId);
-      }),
-    );
+    if (txIds.length === 0) return;
+    await Promise.all([o.pool.confirmMany(txIds), revive(txIds)]);
   };
 }
 
@@ -128,23 +127,18 @@ export function heldWhileConfirming(o: {
   clock: Clock;
   logger?: Logger;
 }): (txIds: readonly string[]) => Promise<void> {
-  const revive = reviveRecord(
-    o,
-    'a refused record transaction is held by ARC after all: the record is published again',
-  );
-  return async (txIds) => {
-    await Promise.all(txIds.map(revive));
-  };
+  return reviveRecords(o, 'a refused record transaction is held by ARC after all: the record is published again');
 }
 
-/** Publishes a failed record again (`RecordStore.revive`), logging `message` when it was failed. */
-function reviveRecord(
+/** Publishes the failed records among `txIds` again (`RecordStore.reviveMany`), logging `message` for each. */
+function reviveRecords(
   o: { records: RecordStore; clock: Clock; logger?: Logger },
   message: string,
-): (txId: string) => Promise<void> {
-  return async (txId) => {
-    const revived = await o.records.revive(txId, o.clock.now(), PREVIOUS_REJECTED_CODE);
-    if (revived.changed) o.logger?.warn({ txId, successors: revived.successors.length }, message);
+): (txIds: readonly string[]) => Promise<void> {
+  return async (txIds) => {
+    if (txIds.length === 0) return;
+    const revived = await o.records.reviveMany(txIds, o.clock.now(), PREVIOUS_REJECTED_CODE);
+    for (const r of revived) o.logger?.warn({ txId: r.txId, successors: r.successors.length }, message);
   };
 }
 

@@ -31,6 +31,10 @@ describe('Redis unavailability mapping (one place for REST and GraphQL)', () => 
     ['a cluster mid-failover', new Error('Too many Cluster redirections. Last error: Error: Connection is closed.')],
     ['CLUSTERDOWN', named('ReplyError', 'CLUSTERDOWN The cluster is down')],
     ['node-redis cluster', named('RootNodesUnavailableError', 'All the root nodes are unavailable')],
+    [
+      'a node-redis cluster client whose slot map is incomplete',
+      named('ClusterSlotsUncoveredError', "the cluster's slot map covers 0 of 16384 slots"),
+    ],
   ])('%s -> 503 REDIS_UNAVAILABLE with Retry-After', (_, error) => {
     const mapped = normaliseError(error);
     expect(mapped).toBeInstanceOf(AppError);

@@ -20,6 +20,7 @@ const NAMES = new Set([
   'ConnectionTimeoutError', // node-redis
   'ClusterAllFailedError', // ioredis Cluster: no node answered a refresh of the slot map
   'RootNodesUnavailableError', // node-redis cluster: no root node answered
+  'ClusterSlotsUncoveredError', // identity-data-access: node-redis' slot map lacks slots (cluster being created)
 ]);
 
 /** Exact messages of connection-level failures (ioredis and node-redis; their classes keep the name `Error`). */

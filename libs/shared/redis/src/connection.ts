@@ -46,6 +46,7 @@ export function connectRedis(deployment: RedisDeployment, options: RedisOptions 
   );
   if (typeof merged.commandTimeout === 'number') boundQueuedCommands(cluster, merged.commandTimeout);
   keysFromEveryMaster(cluster);
+  cluster.once('ready', () => wasReady.add(cluster));
   return cluster;
 }
 
@@ -167,6 +168,9 @@ export function createBullRedis(deployment: RedisDeployment, options: RedisOptio
 /** Connection states in which a command cannot be answered now. */
 const DOWN = new Set(['reconnecting', 'close', 'end']);
 
+/** Cluster clients of {@link connectRedis} that have been ready once. */
+const wasReady = new WeakSet<Cluster>();
+
 /**
  * True when `redis` knows, without a round trip, that it cannot answer now: its connection is
  * reconnecting or closed; on a cluster, also when a master that owns slots has no live connection
@@ -176,6 +180,10 @@ const DOWN = new Set(['reconnecting', 'close', 'end']);
 export function knownDown(redis: { readonly status?: string }): boolean {
   if (redis.status !== undefined && DOWN.has(redis.status)) return true;
   if (!(redis instanceof Cluster)) return false;
+  // Ready once and not now: it is reading its slot map again (every node was lost), and between
+  // its retries it is 'connecting' with fresh node connections that look alive. A first
+  // connection still being made is not known down: it gets its bounded ping.
+  if (redis.status !== 'ready' && wasReady.has(redis)) return true;
   const live = new Map(redis.nodes('master').map((n) => [`${n.options.host}:${n.options.port}`, n.status]));
   const owners = new Set<string>();
   for (const slot of redis.slots) if (slot?.[0]) owners.add(slot[0]);
