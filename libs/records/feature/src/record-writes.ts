@@ -75,7 +75,9 @@ const ROOT_PARTITION_ATTEMPTS = 4;
  */
 const SUCCESSOR_TOP_UP = 4;
 /** Rounds of that top-up a successor tries while concurrent writers take what was moved. */
-const TOP_UP_ROUNDS = 3;
+const TOP_UP_ROUNDS = 4;
+/** Shards a round of the top-up asks, richest first, before it reads the shards again. */
+const TOP_UP_DONORS = 8;
 /** Retry-After of a 503 FUNDING_EXHAUSTED: about one upkeep run (a split is spendable once ARC has seen it). */
 export const FUNDING_RETRY_AFTER_SECONDS = 5;
 /**
@@ -477,22 +479,29 @@ export class RecordWrites {
     // (other writers may take them first: a few rounds). Upkeep evens the shards out meanwhile.
     for (let round = 0; fallback && pool.partitions.count > 1 && round < TOP_UP_ROUNDS; round++) {
       const free = await pool.freeSatoshisByShard();
-      const byWealth = free.map((sats, i) => ({ sats, unit: pool.partitions.unit(i) })).sort((a, b) => b.sats - a.sats);
-      const from = byWealth.find((s) => !units.includes(s.unit));
-      if (!from || from.sats < minSatoshis) break;
-      if (units.length > 1) return this.funding(minSatoshis, false, [from.unit], false);
+      const donors = free
+        .map((sats, i) => ({ sats, unit: pool.partitions.unit(i) }))
+        .filter((s) => s.sats >= minSatoshis && !units.includes(s.unit))
+        .sort((a, b) => b.sats - a.sats)
+        .slice(0, TOP_UP_DONORS);
+      if (donors.length === 0) break;
+      if (units.length > 1) return this.funding(minSatoshis, false, [(donors[0] as { unit: string }).unit], false);
       const below = this.deps.funding.takeFromFree?.belowSatoshis;
       const to = units[0] as string;
-      const moved = await pool.moveFree(from.unit, to, {
-        count: SUCCESSOR_TOP_UP,
-        minSatoshis,
-        ...(below === undefined || below <= minSatoshis ? {} : { belowSatoshis: below }),
-      });
-      if (moved === 0) continue;
-      try {
-        return await this.funding(minSatoshis, false, [to], false);
-      } catch (err) {
-        if (!(err instanceof AppError && err.errorCode === 'FUNDING_EXHAUSTED')) throw err;
+      // The richest first; one that concurrent writers emptied meanwhile gives way to the next.
+      for (const from of donors) {
+        const moved = await pool.moveFree(from.unit, to, {
+          count: SUCCESSOR_TOP_UP,
+          minSatoshis,
+          ...(below === undefined || below <= minSatoshis ? {} : { belowSatoshis: below }),
+        });
+        if (moved === 0) continue;
+        try {
+          return await this.funding(minSatoshis, false, [to], false);
+        } catch (err) {
+          if (!(err instanceof AppError && err.errorCode === 'FUNDING_EXHAUSTED')) throw err;
+          break;
+        }
       }
     }
     this.requestUpkeep();
