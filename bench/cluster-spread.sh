@@ -68,15 +68,13 @@ masters=${MASTERS:-3}
 lfu_factor=${LFU_LOG_FACTOR:-10}
 for tool in wrk redis-server redis-cli curl; do command -v "$tool" >/dev/null || { echo "cluster-spread: $tool is needed" >&2; exit 2; }; done
 
+# free_port, start_service, stop_service
+. "$bench/service.sh"
 tmp=$(mktemp -d)
 redis_pids=()
 service_pgid=""
 stop_all() {
-  if [ -n "$service_pgid" ]; then
-    kill -TERM -- "-$service_pgid" 2>/dev/null
-    for _ in $(seq 1 50); do kill -0 -- "-$service_pgid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL -- "-$service_pgid" 2>/dev/null
-  fi
+  stop_service
   for p in "${redis_pids[@]}"; do kill "$p" 2>/dev/null; done
   wait 2>/dev/null
   [ -n "${SERVICE_LOG:-}" ] && cp "$tmp/service.log" "$SERVICE_LOG"
@@ -84,7 +82,6 @@ stop_all() {
 }
 trap stop_all EXIT
 
-free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{process.stdout.write(String(s.address().port));s.close()})'; }
 (cd "$root" && node tools/build/build.mjs --if-stale) >/dev/null || { echo "cluster-spread: build failed" >&2; exit 1; }
 
 # the cluster: MASTERS redis-servers, no replicas, the slots split evenly by redis-cli
@@ -114,20 +111,7 @@ for port in "${ports[@]}"; do
   redis-cli -p "$port" cluster info | grep -q 'cluster_state:ok' || { echo "cluster-spread: node $port is not ok" >&2; exit 1; }
 done
 
-api_port=$(free_port); gql_port=$(free_port); devnet_port=$(free_port)
-KEY="idty_$(node -e 'const c="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";let s="";for(const b of require("crypto").randomBytes(32))s+=c[b%62];process.stdout.write(s)')"
-export KEY
-secret=${AUTH_JWT_SECRET:-$(node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("hex"))')}
-(
-  cd "$root" && exec env NODE_ENV=production LOG_LEVEL=warn WORKERS="${WORKERS:-2}" BLOCK_INTERVAL_MS=1000 \
-    POOL_LOW_WATER="${POOL_LOW_WATER:-10000}" POOL_TARGET="${POOL_TARGET:-20000}" \
-    REDIS_URL="redis://${nodes[0]}" PORT="$api_port" GRAPHQL_PORT="$gql_port" DEVNET_PORT="$devnet_port" BOOTSTRAP_API_KEY="$KEY" \
-    AUTH_JWT_SECRET="$secret" setsid node dist/apps/launcher/main.js >"$tmp/service.log" 2>&1
-) &
-service_pgid=$!
-api="http://127.0.0.1:$api_port"
-for _ in $(seq 1 480); do curl -sf -o /dev/null "$api/readiness" && break; sleep 0.25; done
-curl -sf -o /dev/null "$api/readiness" || { echo "cluster-spread: the service did not become ready" >&2; tail -n 20 "$tmp/service.log" >&2; exit 1; }
+start_service cluster-spread "redis://${nodes[0]}"
 
 metric() { curl -s "$api/metrics" | awk -v m="$1" '$1 == m || index($1, m "{") == 1 { print $NF; exit }'; }
 pending() { metric proofline_records_pending_publication; }

@@ -7,6 +7,10 @@
 #
 #   bash bench/cpu-per-process.sh            (npm run bench:cpu)
 #
+# It sources bench/service.sh from its own folder (how the service is started, shared with
+# bench/cluster-spread.sh). To measure an older checkout with this version, copy both files into
+# that checkout's bench/ folder: cp bench/cpu-per-process.sh bench/service.sh <checkout>/bench/
+#
 # Why: on a machine where wrk and every process of the stack share the cores, a sampling profiler
 # charges a process for the time it waits to be scheduled (socket writes that wake Redis look
 # expensive), while these figures are the CPU each process really used. Divide by the requests
@@ -33,15 +37,13 @@ conns=${BENCH_CONNECTIONS:-64}
 for tool in wrk redis-server curl; do command -v "$tool" >/dev/null || { echo "cpu-per-process: $tool is needed" >&2; exit 2; }; done
 [ -r /proc/self/stat ] || { echo "cpu-per-process: needs /proc (Linux)" >&2; exit 2; }
 
+# free_port, start_service, stop_service
+. "$bench/service.sh"
 tmp=$(mktemp -d)
 redis_pid=""
 service_pgid=""
 stop_all() {
-  if [ -n "$service_pgid" ]; then
-    kill -TERM -- "-$service_pgid" 2>/dev/null
-    for _ in $(seq 1 50); do kill -0 -- "-$service_pgid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL -- "-$service_pgid" 2>/dev/null
-  fi
+  stop_service
   [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null
   wait 2>/dev/null
   rm -rf "$tmp"
@@ -51,7 +53,6 @@ trap stop_all EXIT
 # wrk's own CPU (user + system, seconds), printed after its line: the subshell's children times (a
 # builtin with a redirection runs in the subshell itself; in a pipe it would see no children)
 timed_wrk() { ( wrk "$@" 2>&1 | tail -n 1; times >"$tmp/times"; awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "wrkcpu=%.2f\n", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$tmp/times" ); }
-free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{process.stdout.write(String(s.address().port));s.close()})'; }
 (cd "$root" && node tools/build/build.mjs --if-stale) >/dev/null || { echo "cpu-per-process: build failed" >&2; exit 1; }
 express_rps=0; express_cpu=0; express_wrk=0; express_n=0
 if [ "${LOAD:-writes}" = writes ]; then
@@ -79,23 +80,11 @@ if [ "${LOAD:-writes}" = writes ]; then
     t = process.cpuUsage(); for (let i = 0; i < n; i++) s.ecdsaVerify(g, m, p); console.log(a, ms(process.cpuUsage(t)));')
 fi
 # every port free (the devnet node too: its default 9090 collides with any other stack on the machine)
-redis_port=$(free_port); api_port=$(free_port); gql_port=$(free_port); devnet_port=$(free_port)
+redis_port=$(free_port)
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec --dir "$tmp" >/dev/null 2>&1 &
 redis_pid=$!
-KEY="idty_$(node -e 'const c="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";let s="";for(const b of require("crypto").randomBytes(32))s+=c[b%62];process.stdout.write(s)')"
-export KEY
 for _ in $(seq 1 40); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-secret=${AUTH_JWT_SECRET:-$(node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("hex"))')}
-(
-  cd "$root" && exec env NODE_ENV=production LOG_LEVEL=warn WORKERS="${WORKERS:-2}" BLOCK_INTERVAL_MS=1000 \
-    POOL_LOW_WATER="${POOL_LOW_WATER:-10000}" POOL_TARGET="${POOL_TARGET:-20000}" \
-    REDIS_URL="redis://127.0.0.1:$redis_port" PORT="$api_port" GRAPHQL_PORT="$gql_port" DEVNET_PORT="$devnet_port" BOOTSTRAP_API_KEY="$KEY" \
-    AUTH_JWT_SECRET="$secret" setsid node dist/apps/launcher/main.js >"$tmp/service.log" 2>&1
-) &
-service_pgid=$!
-api="http://127.0.0.1:$api_port"
-for _ in $(seq 1 480); do curl -sf -o /dev/null "$api/readiness" && break; sleep 0.25; done
-curl -sf -o /dev/null "$api/readiness" || { echo "cpu-per-process: the service did not become ready" >&2; tail -n 20 "$tmp/service.log" >&2; exit 1; }
+start_service cpu-per-process "redis://127.0.0.1:$redis_port"
 
 pending() { curl -s "$api/metrics" | awk '$1 == "proofline_records_pending_publication" || index($1, "proofline_records_pending_publication{") == 1 { print $NF; exit }'; }
 # the launcher's process tree (the devnet node and its redis-server included), recursively

@@ -70,7 +70,12 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
 
   beforeAll(async () => {
     buildInto(DIST);
-    redis = await redisDeployment(fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-outage-')), testTopology());
+    // AOF fsync always: the SIGKILL case asserts every acknowledged write is kept, which is
+    // Proofline's promise over a Redis that acknowledges durably; under everysec a slow fsync on a
+    // loaded CI disk let Redis answer writes it had not written yet (docs/operations.md).
+    redis = await redisDeployment(fs.mkdtempSync(path.join(os.tmpdir(), 'proofline-outage-')), testTopology(), {
+      fsync: 'always',
+    });
     await redis.start();
     await fund(redis.url, prefix, 5000);
     let gqlPort: number;
@@ -194,7 +199,7 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     });
     expect(gqlUnavailable?.body).not.toContain('originalError');
 
-    // Nothing acknowledged is lost (AOF everysec, SIGKILL): each acknowledged write reads back.
+    // Nothing acknowledged is lost (AOF fsync always, SIGKILL): each acknowledged write reads back.
     const acknowledged = answers
       .filter((a) => a.path.startsWith('/api/v1/records?') && a.status === 200)
       .map((a) => (JSON.parse(a.body) as { txId: string }).txId);
@@ -266,8 +271,10 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     const refused = answers.filter((a) => a.error === 'ECONNREFUSED');
     const failed = answers.filter((a) => a.status === 0);
     expect(refused).toEqual([]);
-    // A request can only fail if it was in flight in the killed process: at most one per loop.
-    expect(failed.length).toBeLessThanOrEqual(concurrency);
+    // A request can only fail if it was in flight in the killed process (asserted by its times
+    // below): a loop loses the request it had there and, at most, the next one, sent in the moment
+    // between the kill and the kernel closing the process's listening socket.
+    expect(failed.length).toBeLessThanOrEqual(2 * concurrency);
     expect(failed.filter((a) => a.startedAt > goneAt || a.startedAt + a.ms < killedAt)).toEqual([]);
     expect(answers.filter((a) => a.status >= 500)).toEqual([]);
     process.stdout.write(
@@ -300,40 +307,39 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
     extra.push(lateGql);
     const lateBase = `http://127.0.0.1:${port}`;
     const lateGqlBase = `http://127.0.0.1:${gqlPort}`;
-    // On a failure, what the two processes logged (a start that failed says why).
-    try {
-      await until(async () => (await request(lateBase, 'GET', '/liveness')).status === 200, 60_000, 100);
-      await until(async () => (await request(lateGqlBase, 'GET', '/liveness')).status === 200, 60_000, 100);
-      expect((await request(lateGqlBase, 'GET', '/readiness')).status).toBe(503);
-      const gqlRefused = await request(
+    // The same two requests while Redis is down (refused) and once it is back (answered).
+    const askHealth = () =>
+      request(
         lateGqlBase,
         'POST',
         '/graphql',
         { 'content-type': 'application/json' },
         JSON.stringify({ query: '{ health }' }),
       );
-      expect({ status: gqlRefused.status, errorCode: gqlRefused.errorCode, retryAfter: gqlRefused.retryAfter }).toEqual(
-        {
-          status: 503,
-          errorCode: 'REDIS_UNAVAILABLE',
-          retryAfter: '1',
-        },
-      );
-      const ready = await request(lateBase, 'GET', '/readiness');
-      expect(ready.status).toBe(503);
-      expect(ready.ms).toBeLessThan(1000);
-      const refused = await request(
+    const writeRecord = (body: string) =>
+      request(
         lateBase,
         'POST',
         '/api/v1/records?encode=SHA256',
         { 'x-api-key': key, 'content-type': 'application/octet-stream' },
-        'x',
+        body,
       );
-      expect({ status: refused.status, errorCode: refused.errorCode, retryAfter: refused.retryAfter }).toEqual({
-        status: 503,
-        errorCode: 'REDIS_UNAVAILABLE',
-        retryAfter: '1',
-      });
+    const refusalOf = (r: { status: number; errorCode?: string; retryAfter?: string }) => ({
+      status: r.status,
+      errorCode: r.errorCode,
+      retryAfter: r.retryAfter,
+    });
+    const redisDown = { status: 503, errorCode: 'REDIS_UNAVAILABLE', retryAfter: '1' };
+    // On a failure, what the two processes logged (a start that failed says why).
+    try {
+      await until(async () => (await request(lateBase, 'GET', '/liveness')).status === 200, 60_000, 100);
+      await until(async () => (await request(lateGqlBase, 'GET', '/liveness')).status === 200, 60_000, 100);
+      expect((await request(lateGqlBase, 'GET', '/readiness')).status).toBe(503);
+      expect(refusalOf(await askHealth())).toEqual(redisDown);
+      const ready = await request(lateBase, 'GET', '/readiness');
+      expect(ready.status).toBe(503);
+      expect(ready.ms).toBeLessThan(1000);
+      expect(refusalOf(await writeRecord('x'))).toEqual(redisDown);
 
       await down.start();
       const upAt = Date.now();
@@ -341,22 +347,10 @@ describe('Redis outages, frozen Redis and API process crashes (real processes)',
       await until(async () => (await request(lateBase, 'GET', '/readiness')).status === 200, 15_000);
       const readyAfterMs = Date.now() - upAt;
       // The first request once ready succeeds (the bootstrap key was registered during composition).
-      const first = await request(
-        lateBase,
-        'POST',
-        '/api/v1/records?encode=SHA256',
-        { 'x-api-key': key, 'content-type': 'application/octet-stream' },
-        'after',
-      );
+      const first = await writeRecord('after');
       expect([first.status, first.status === 200 ? '' : first.body]).toEqual([200, '']);
       await until(async () => (await request(lateGqlBase, 'GET', '/readiness')).status === 200, 15_000);
-      const gqlFirst = await request(
-        lateGqlBase,
-        'POST',
-        '/graphql',
-        { 'content-type': 'application/json' },
-        JSON.stringify({ query: '{ health }' }),
-      );
+      const gqlFirst = await askHealth();
       expect([gqlFirst.status, gqlFirst.body]).toEqual([200, '{"data":{"health":"ok"}}']);
       expect(readyAfterMs).toBeLessThan(5000);
       process.stdout.write(`late api: ready ${readyAfterMs} ms after Redis came back\n`);

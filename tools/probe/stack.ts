@@ -41,10 +41,17 @@ export interface RedisServer {
   thaw(): void;
 }
 
-/** A redis-server on a free port with AOF everysec under `dir` (created). Not started yet. */
+/**
+ * How a redis-server syncs its AOF: `everysec` as every Redis Proofline starts, or `always` when
+ * a spec asserts that no acknowledged write is lost to a SIGKILL (under `everysec` Redis may
+ * postpone its AOF write for up to 2 s while a slow fsync runs, and still answer: docs/operations.md).
+ */
+export type AofSync = 'everysec' | 'always';
+
+/** A redis-server on a free port with AOF (`fsync`, default everysec) under `dir` (created). Not started yet. */
 export async function redisServer(
   dir: string,
-  options: { aof?: boolean; cluster?: boolean } = {},
+  options: { aof?: boolean; cluster?: boolean; fsync?: AofSync } = {},
 ): Promise<RedisServer> {
   fs.mkdirSync(dir, { recursive: true });
   const port = await freePort();
@@ -61,7 +68,7 @@ export async function redisServer(
     async start() {
       if (child && child.exitCode === null && child.signalCode === null) return;
       const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir];
-      args.push('--appendonly', options.aof === false ? 'no' : 'yes', '--appendfsync', 'everysec');
+      args.push('--appendonly', options.aof === false ? 'no' : 'yes', '--appendfsync', options.fsync ?? 'everysec');
       // A cluster node keeps its view of the cluster (slots, peers) in nodes.conf under `dir`, so
       // a restart rejoins; it announces 127.0.0.1 (a lone node knows no address of its own).
       if (options.cluster) args.push('--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1');
@@ -114,14 +121,19 @@ export interface RedisDeploymentUnderTest extends RedisServer {
   startNodes(): Promise<void>;
 }
 
-export async function redisDeployment(dir: string, topology: RedisTopology): Promise<RedisDeploymentUnderTest> {
+export async function redisDeployment(
+  dir: string,
+  topology: RedisTopology,
+  options: { fsync?: AofSync } = {},
+): Promise<RedisDeploymentUnderTest> {
   if (topology === 'standalone') {
-    const server = await redisServer(dir);
+    const server = await redisServer(dir, options);
     return { ...server, topology, env: { REDIS_URL: server.url }, startNodes: () => server.start() };
   }
   const count = topology === 'cluster3' ? 3 : 1;
   const nodes: RedisServer[] = [];
-  for (let i = 0; i < count; i++) nodes.push(await redisServer(path.join(dir, `node${i}`), { cluster: true }));
+  for (let i = 0; i < count; i++)
+    nodes.push(await redisServer(path.join(dir, `node${i}`), { ...options, cluster: true }));
   const first = nodes[0];
   if (!first) throw new Error('no node');
   let created = false;

@@ -10,8 +10,7 @@ import {
 } from '@proofline/chain-wallet';
 import type { FundingWallet } from '@proofline/chain-wallet';
 import { ClaimsService } from '@proofline/identity-claims';
-import { openIdentityConnections } from '@proofline/identity-data-access';
-import { createIdentity, registerBootstrapKey } from '@proofline/identity-feature';
+import { openIdentity, registerBootstrapKey } from '@proofline/identity-feature';
 import { createRecords } from '@proofline/records-feature';
 import type { Records } from '@proofline/records-feature';
 import { createPublication } from '@proofline/records-publication';
@@ -209,19 +208,13 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
   };
   try {
     const claims = new ClaimsService({ config, redis, clock });
-    // Identity: key invalidations (pub/sub; also what the key queue's event reader is duplicated
-    // from: QueueEvents blocks, so it owns its copy) and redis-om reads (node-redis).
-    const identityConnections = await openIdentityConnections(deployment, {
-      commandTimeoutMs: config.redisCommandTimeoutMs,
-      warn: (f, m) => logger.warn(f, m),
-    });
-    undo.push(() => identityConnections.close());
-    const { subscriber, om } = identityConnections;
-    const identity = await createIdentity({
+    // Identity on connections of its own: key invalidations (pub/sub; also what the key queue's
+    // event reader is duplicated from: QueueEvents blocks, so it owns its copy) and redis-om reads.
+    const identity = await openIdentity(deployment, {
       config,
       logger,
       clock,
-      connections: { redis, om, subscriber, bull: subscriber },
+      redis,
       // Per-key and per-tenant rate limits (one EVALSHA per authenticated request; none when unset).
       ...optional('admission', RateLimiter.admission(redis, config.redisPrefix, config.rateLimit)),
     });
@@ -297,7 +290,6 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
         await callbackQueue?.close().catch(() => undefined);
         await scope.close();
         await identity.close();
-        await identityConnections.close();
         await closeConnections([bull, redis]);
       },
     };

@@ -1,7 +1,6 @@
 import type { BlockReader } from '@proofline/chain-domain';
 import { createArcChain } from '@proofline/chain-arc';
-import { openIdentityConnections } from '@proofline/identity-data-access';
-import { createIdentity } from '@proofline/identity-feature';
+import { openIdentity } from '@proofline/identity-feature';
 import type { Identity } from '@proofline/identity-feature';
 import { createRecordReads, createRecordReceipts } from '@proofline/records-feature';
 import type { RecordReads, RecordReceipts } from '@proofline/records-feature';
@@ -61,22 +60,11 @@ export async function createGraphQLDeps(config: Config, logger: Logger, clock: C
       throttledErrorLog((f, m) => logger.warn(f, m), 'redis connection error'),
     );
     undo.push(() => redis.disconnect());
-    // The subscriber (key invalidations and block events) retries forever; redis-om calls are bounded.
-    const identityConnections = await openIdentityConnections(deployment, {
-      commandTimeoutMs: config.redisCommandTimeoutMs,
-      warn: (f, m) => logger.warn(f, m),
-    });
-    undo.push(() => identityConnections.close());
-    const { subscriber, om } = identityConnections;
-    // Identity: the one place the GraphQL app creates the identity scope.
-    const identity = await createIdentity({
-      config,
-      logger,
-      clock,
-      // The key queue's event reader is a duplicate of the subscriber's connection, owned by BullMQ.
-      connections: { redis, om, subscriber, bull: subscriber },
-    });
+    // Identity: the one place the GraphQL app creates the identity scope. Its subscriber (key
+    // invalidations, and block events below) retries forever; redis-om calls are bounded.
+    const identity = await openIdentity(deployment, { config, logger, clock, redis });
     undo.push(() => identity.close());
+    const { subscriber } = identity;
     // Reads only: proofs and blocks as the service verified them (the workers' confirmation role stores them).
     const chain = createArcChain({
       redis,
@@ -108,7 +96,6 @@ export async function createGraphQLDeps(config: Config, logger: Logger, clock: C
       close: async () => {
         await chain.close();
         await identity.close();
-        await identityConnections.close();
         await Promise.race([redis.quit().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
         redis.disconnect();
       },

@@ -334,6 +334,53 @@ export const LEGACY: Problems = {
 export const WRITE_NOTE =
   'Accepted at once (the txId is known); publication and confirmation follow asynchronously. Send an Idempotency-Key to retry safely.';
 
+/**
+ * POST of a records router's base: a first write of the record bytes (`example`), answering `ok`;
+ * the refusals every first write shares, with the family's own (`family`) after the writer's.
+ */
+export function firstWriteRoute(
+  summary: string,
+  example: string,
+  ok: ResponseDecl,
+  ...family: Problems[]
+): RouteDecl & { method: 'post' } {
+  return {
+    method: 'post',
+    path: '',
+    security: 'key',
+    summary,
+    description: WRITE_NOTE,
+    request: { query: [encodeParam()], headers: [idempotencyKeyParam()], body: rawBody('The record bytes.', example) },
+    responses: { '200': ok },
+    errors: problems(WRITER, ...family, ENCODE, RECORD_BODY, POLICY_SIZE, IDEMPOTENCY, BACKLOG),
+  };
+}
+
+/**
+ * POST of `…/{txId}/match`: does this content (`example`) match the record; `query` and `errors`
+ * are the family's own parameters and refusals beside the ones every match shares.
+ */
+export function matchRoute(
+  summary: string,
+  example: string,
+  ok: ResponseDecl,
+  own: { query?: Param[]; errors?: Problems[] } = {},
+): RouteDecl & { method: 'post' } {
+  return {
+    method: 'post',
+    path: '/{txId}/match',
+    security: 'key',
+    summary,
+    request: {
+      params: [txIdParam('The record to compare with.')],
+      query: [encodeParam(), ...(own.query ?? [])],
+      body: rawBody('The content to compare.', example),
+    },
+    responses: { '200': ok },
+    errors: problems(READER, TX, FAMILY, feature('verify'), ENCODE, RECORD_BODY, ...(own.errors ?? [])),
+  };
+}
+
 /** GET and HEAD of `…/{txId}/content`: the bytes, or their length and type. */
 export function contentRoutes(
   record: string,

@@ -76,61 +76,45 @@ describe('identity API key endpoints: auth, create, list and usage', () => {
       expect(JSON.stringify(list.body)).not.toContain(key.rawKey);
     });
 
-    it.each([
-      [
-        'neither side',
-        { name: 'abc' },
-        'VALIDATION_FAILED',
-        'at least one of issuerPermission and verifierPermission is required',
-      ],
-      [
-        'short name',
-        { name: 'ab', issuerPermission: 'Issuer_User' },
-        'VALIDATION_FAILED',
-        'name: must be 3 to 32 characters',
-      ],
-      [
-        'blank padded name',
-        { name: '  a  ', issuerPermission: 'Issuer_User' },
-        'VALIDATION_FAILED',
-        'name: must be 3 to 32 characters',
-      ],
-      [
-        'long name',
-        { name: 'x'.repeat(33), issuerPermission: 'Issuer_User' },
-        'VALIDATION_FAILED',
-        'name: must be 3 to 32 characters',
-      ],
-      ['non-string name', { name: 42, issuerPermission: 'Issuer_User' }, 'VALIDATION_FAILED', 'name: must be a string'],
-      [
-        'wrong case',
-        { name: 'abc', issuerPermission: 'issuer_admin' },
-        'VALIDATION_FAILED',
-        'issuerPermission: must be one of Issuer_Admin, Issuer_User, Issuer_Auditor',
-      ],
-      [
-        'wrong side',
-        { name: 'abc', verifierPermission: 'Issuer_User' },
-        'VALIDATION_FAILED',
-        'verifierPermission: must be one of Verifier_Admin, Verifier_User, Verifier_Auditor',
-      ],
-      [
-        'typo field',
-        { name: 'abc', issuerPermissions: 'Issuer_User' },
-        'VALIDATION_FAILED',
-        'unknown field "issuerPermissions"',
-      ],
-      ['array body', [{ name: 'abc' }], 'VALIDATION_FAILED', 'the body must be a JSON object'],
-      ['scalar body (strict JSON parser)', '"abc"', 'BODY_INVALID_JSON', 'not valid JSON'],
-      ['no body', undefined, 'VALIDATION_FAILED', 'a JSON object body is required'],
-      ['invalid JSON', '{"name": ', 'BODY_INVALID_JSON', 'not valid JSON'],
-    ])('400 for %s, nothing written', async (_what, body, errorCode, detail) => {
+    // A refused create answers problem+json with the code and detail, and stores no key.
+    const expectCreateRefused = async (body: unknown, errorCode: string, detail: string) => {
       const t = await freshTenant('val');
       const res = await create(t.admin, body);
       expect(res.status).toBe(400);
       expect(res.headers.get('content-type')).toContain('application/problem+json');
       expect(res.body).toMatchObject({ status: 400, errorCode, detail: expect.stringContaining(detail) });
       expect(await count(t.tenant)).toBe(1);
+    };
+    const nameLength = 'name: must be 3 to 32 characters';
+
+    it.each([
+      ['neither side', { name: 'abc' }, 'at least one of issuerPermission and verifierPermission is required'],
+      ['short name', { name: 'ab', issuerPermission: 'Issuer_User' }, nameLength],
+      ['blank padded name', { name: '  a  ', issuerPermission: 'Issuer_User' }, nameLength],
+      ['long name', { name: 'x'.repeat(33), issuerPermission: 'Issuer_User' }, nameLength],
+      ['non-string name', { name: 42, issuerPermission: 'Issuer_User' }, 'name: must be a string'],
+      [
+        'wrong case',
+        { name: 'abc', issuerPermission: 'issuer_admin' },
+        'issuerPermission: must be one of Issuer_Admin, Issuer_User, Issuer_Auditor',
+      ],
+      [
+        'wrong side',
+        { name: 'abc', verifierPermission: 'Issuer_User' },
+        'verifierPermission: must be one of Verifier_Admin, Verifier_User, Verifier_Auditor',
+      ],
+      ['typo field', { name: 'abc', issuerPermissions: 'Issuer_User' }, 'unknown field "issuerPermissions"'],
+      ['array body', [{ name: 'abc' }], 'the body must be a JSON object'],
+      ['no body', undefined, 'a JSON object body is required'],
+    ])('400 VALIDATION_FAILED for %s, nothing written', async (_what, body, detail) => {
+      await expectCreateRefused(body, 'VALIDATION_FAILED', detail);
+    });
+
+    it.each([
+      ['scalar body (the JSON parser is strict)', '"abc"'],
+      ['invalid JSON', '{"name": '],
+    ])('400 BODY_INVALID_JSON for %s, nothing written', async (_what, body) => {
+      await expectCreateRefused(body, 'BODY_INVALID_JSON', 'not valid JSON');
     });
 
     it('415 for another content type, 413 over 16 kB; nothing written', async () => {

@@ -20,8 +20,10 @@ import {
   contentRoutes,
   encodeParam,
   feature,
+  firstWriteRoute,
   idempotencyKeyParam,
   json,
+  matchRoute,
   problems,
   rawBody,
   replayedHeader,
@@ -62,16 +64,12 @@ export const LINKED_RECORD_ROUTES = routeTable({
   base: '/api/v1/linkedrecords',
   tag: 'Linked records',
   routes: {
-    createLinkedRecord: {
-      method: 'post',
-      path: '',
-      security: 'key',
-      summary: 'Create a linked record (the first version of a chain).',
-      description: WRITE_NOTE,
-      request: { query: [encodeParam()], headers: [idempotencyKeyParam()], body: rawBody('The record bytes.', 'v1') },
-      responses: { '200': linkedWrite('Accepted; publication follows asynchronously.') },
-      errors: problems(WRITER, feature('linked'), ENCODE, RECORD_BODY, POLICY_SIZE, IDEMPOTENCY, BACKLOG),
-    },
+    createLinkedRecord: firstWriteRoute(
+      'Create a linked record (the first version of a chain).',
+      'v1',
+      linkedWrite('Accepted; publication follows asynchronously.'),
+      feature('linked'),
+    ),
     updateLinkedRecord: {
       method: 'post',
       path: '/{txId}/update',
@@ -131,15 +129,12 @@ export const LINKED_RECORD_ROUTES = routeTable({
     },
     linkedRecordContent: content.get,
     linkedRecordContentHead: content.head,
-    matchLinkedRecord: {
-      method: 'post',
-      path: '/{txId}/match',
-      security: 'key',
-      summary: 'Does this content (and link) match the record?',
-      request: {
-        params: [txIdParam('The record to compare with.')],
+    matchLinkedRecord: matchRoute(
+      'Does this content (and link) match the record?',
+      'v2',
+      json('Match result.', MatchResult, { match: true, confirmation: EX_CONFIRMATION }),
+      {
         query: [
-          encodeParam(),
           {
             name: 'prevTxId',
             description: 'For an update or delete: the record it updates or deletes. Omit for a create.',
@@ -147,13 +142,11 @@ export const LINKED_RECORD_ROUTES = routeTable({
             example: EX_TX2,
           },
         ],
-        body: rawBody('The content to compare.', 'v2'),
+        errors: [
+          { 400: { codes: ['PREV_TX_ID_PARAM_MISSING'], why: 'prevTxId is needed to match an update or delete.' } },
+        ],
       },
-      responses: { '200': json('Match result.', MatchResult, { match: true, confirmation: EX_CONFIRMATION }) },
-      errors: problems(READER, TX, FAMILY, feature('verify'), ENCODE, RECORD_BODY, {
-        400: { codes: ['PREV_TX_ID_PARAM_MISSING'], why: 'prevTxId is needed to match an update or delete.' },
-      }),
-    },
+    ),
     navigateLinkedRecords: {
       method: 'get',
       path: '/{txId}/navigate',

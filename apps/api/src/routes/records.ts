@@ -5,25 +5,16 @@ import type { Identity } from '@proofline/identity-feature';
 import { AppError } from '@proofline/shared-errors';
 import type { Caller, ContentResult, RecordReads, RecordReceipts, RecordWrites } from '@proofline/records-feature';
 import {
-  BACKLOG,
-  ENCODE,
   EX_ENCODING,
   EX_TX,
   FAMILY,
-  IDEMPOTENCY,
-  POLICY_SIZE,
   READER,
-  RECORD_BODY,
   TX,
-  WRITER,
-  WRITE_NOTE,
   contentRoutes,
-  encodeParam,
-  feature,
-  idempotencyKeyParam,
+  firstWriteRoute,
   json,
+  matchRoute,
   problems,
-  rawBody,
   replayedHeader,
   txIdParam,
 } from '../openapi/parts';
@@ -159,27 +150,16 @@ export const RECORD_ROUTES = routeTable({
   base: '/api/v1/records',
   tag: 'Independent records',
   routes: {
-    writeRecord: {
-      method: 'post',
-      path: '',
-      security: 'key',
-      summary: 'Write an independent record.',
-      description: WRITE_NOTE,
-      request: {
-        query: [encodeParam()],
-        headers: [idempotencyKeyParam()],
-        body: rawBody('The record bytes.', 'an invoice'),
-      },
-      responses: {
-        '200': json(
-          'Accepted; publication follows asynchronously.',
-          RecordWriteResult,
-          { txId: EX_TX, encoding: EX_ENCODING },
-          replayedHeader(),
-        ),
-      },
-      errors: problems(WRITER, ENCODE, RECORD_BODY, POLICY_SIZE, IDEMPOTENCY, BACKLOG),
-    },
+    writeRecord: firstWriteRoute(
+      'Write an independent record.',
+      'an invoice',
+      json(
+        'Accepted; publication follows asynchronously.',
+        RecordWriteResult,
+        { txId: EX_TX, encoding: EX_ENCODING },
+        replayedHeader(),
+      ),
+    ),
     recordStatus: {
       method: 'get',
       path: '/{txId}/status',
@@ -191,19 +171,11 @@ export const RECORD_ROUTES = routeTable({
     },
     recordContent: content.get,
     recordContentHead: content.head,
-    matchRecord: {
-      method: 'post',
-      path: '/{txId}/match',
-      security: 'key',
-      summary: 'Does this content match the record?',
-      request: {
-        params: [txIdParam('The record to compare with.')],
-        query: [encodeParam()],
-        body: rawBody('The content to compare.', 'an invoice'),
-      },
-      responses: { '200': json('Match result.', MatchResult, { match: false, confirmation: null }) },
-      errors: problems(READER, TX, FAMILY, feature('verify'), ENCODE, RECORD_BODY),
-    },
+    matchRecord: matchRoute(
+      'Does this content match the record?',
+      'an invoice',
+      json('Match result.', MatchResult, { match: false, confirmation: null }),
+    ),
     recordReceipt: receiptRoute('independent'),
   },
 });

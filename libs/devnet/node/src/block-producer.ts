@@ -4,7 +4,7 @@ import type { BlockHeader } from '@proofline/chain-domain';
 import { DEVNET_SUBSIDY, buildCoinbaseTo, deriveChainKeys } from '@proofline/chain-bsv';
 import type { ChainKeys } from '@proofline/chain-bsv';
 import { fromScriptReply } from '@proofline/shared-redis';
-import { devnetCommands } from './commands';
+import { blockContentKeys, blockTxArgs, devnetCommands } from './commands';
 import type { DevnetCommands } from './commands';
 import { devnetKeys, outpointField } from './keys';
 import type { DevnetKeys } from './keys';
@@ -161,20 +161,10 @@ export class DevnetBlockProducer {
   /** The compare-and-set commit; refused (writing nothing) when the tip or mempool moved. */
   async commitBlock(b: CandidateBlock): Promise<CommitResult> {
     const k = this.keys;
-    const perTx = b.txIds.flatMap((txId, index) => [
-      txId,
-      `${b.hash}|${b.height}|${index}|${(b.branches[index] ?? []).join(',')}`,
-    ]);
     const [status, detail] = await this.commands.commitBlock(
       k.tip,
       k.mempool,
-      k.raw,
-      k.outputs,
-      k.headers,
-      k.heights,
-      k.hashes,
-      k.blockTxIds,
-      k.mined,
+      ...blockContentKeys(k),
       b.prevHash,
       b.hash,
       String(b.height),
@@ -184,9 +174,7 @@ export class DevnetBlockProducer {
       b.coinbase.rawHex,
       outpointField(b.coinbase.txId, 0),
       String(DEVNET_SUBSIDY),
-      b.txIds.join(','),
-      String(b.txIds.length),
-      ...perTx,
+      ...blockTxArgs(b.hash, b.height, b.txIds, b.branches),
     );
     if (fromScriptReply('commit-block-9.lua', COMMIT_BLOCK_REPLIES, status) === 'committed')
       return { status: 'committed' };

@@ -13,9 +13,10 @@ import {
   uniquePrefix,
 } from '@proofline/shared-testing';
 import { createIdentity } from './create-identity';
+import { openIdentity } from './open-identity';
 import { startIdentityKeyWorker } from './key-worker';
 
-describe('createIdentity / startIdentityKeyWorker: connections belong to the caller', () => {
+describe('createIdentity / startIdentityKeyWorker: connections belong to the caller; openIdentity: to itself', () => {
   const prefix = uniquePrefix('idfactory');
   const { redis, cleanup } = testRedis(prefix);
   const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
@@ -77,5 +78,25 @@ describe('createIdentity / startIdentityKeyWorker: connections belong to the cal
     expect(await bull.ping()).toBe('PONG');
     await bull.quit();
     await own.quit();
+  });
+
+  it('openIdentity listens for key invalidations on a subscriber of its own, and its close ends that subscriber but not the command connection', async () => {
+    const identity = await openIdentity(testRedisDeployment(), {
+      config,
+      logger,
+      clock: systemClock,
+      redis,
+    });
+    await eventually(async () => (await subscribers()) === 1);
+    expect(identity.subscriber).not.toBe(redis);
+    // The scope reads through its connections (redis-om for the tenant's keys).
+    const caller = { keyId: 'k', tenant: 'nobody', permissions: [], source: 'identity' } as const;
+    expect(await identity.keys.listKeys(caller)).toEqual([]);
+
+    await Promise.all([identity.close(), identity.close()]);
+    expect(await subscribers()).toBe(0);
+    // disconnect() ends the socket; the status follows when it has closed.
+    await eventually(async () => identity.subscriber.status === 'end');
+    expect(await redis.ping()).toBe('PONG');
   });
 });

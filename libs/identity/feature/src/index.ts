@@ -8,3 +8,4 @@ export * from './key-worker';
 export * from './admin';
 export * from './authorize';
 export * from './admission';
+export * from './open-identity';

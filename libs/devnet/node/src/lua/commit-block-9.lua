@@ -23,6 +23,7 @@
 
   Returns {"OK"} | {"STALE_TIP", current tip hash} | {"NOT_IN_MEMPOOL", txId}
   A refused commit writes nothing (a producer that loses a race or crashes changes nothing).
+  storeMined and storeBlock: block-store.lua, loaded in front of this script.
 ]]
 local tip = redis.call('HGET', KEYS[1], 'hash') or ''
 if tip ~= ARGV[1] then
@@ -36,19 +37,11 @@ for i = 1, n - 1 do
     return {'NOT_IN_MEMPOOL', txId}
   end
 end
-local hash = ARGV[2]
-for i = 0, n - 1 do
-  local txId = ARGV[12 + 2 * i]
-  if i > 0 then
-    redis.call('ZREM', KEYS[2], txId)
-  end
-  redis.call('HSET', KEYS[9], txId, ARGV[13 + 2 * i])
+for i = 1, n - 1 do
+  redis.call('ZREM', KEYS[2], ARGV[12 + 2 * i])
 end
+storeMined(KEYS[9], 12, n)
 redis.call('HSET', KEYS[3], ARGV[6], ARGV[7])
 redis.call('HSET', KEYS[4], ARGV[8], ARGV[9])
-redis.call('HSET', KEYS[5], hash, ARGV[5])
-redis.call('HSET', KEYS[6], hash, ARGV[3])
-redis.call('HSET', KEYS[7], ARGV[3], hash)
-redis.call('HSET', KEYS[8], hash, ARGV[10])
-redis.call('HSET', KEYS[1], 'hash', hash, 'height', ARGV[3], 'time', ARGV[4])
+storeBlock(KEYS[1], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[10])
 return {'OK'}

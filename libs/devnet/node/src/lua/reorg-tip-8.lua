@@ -25,6 +25,7 @@
 
   Returns {"OK"} | {"STALE_TIP", current tip hash}
   The old coinbase can have no spender: it is immature at the tip (maturity >= 2).
+  storeMined and storeBlock: block-store.lua, loaded in front of this script.
 ]]
 local tip = redis.call('HGET', KEYS[1], 'hash') or ''
 if tip ~= ARGV[1] then
@@ -36,14 +37,6 @@ redis.call('HDEL', KEYS[3], ARGV[7])
 redis.call('HDEL', KEYS[8], oldCb)
 redis.call('HSET', KEYS[2], ARGV[8], ARGV[9])
 redis.call('HSET', KEYS[3], ARGV[10], ARGV[11])
-local n = tonumber(ARGV[13])
-for i = 0, n - 1 do
-  redis.call('HSET', KEYS[8], ARGV[14 + 2 * i], ARGV[15 + 2 * i])
-end
-local hash = ARGV[2]
-redis.call('HSET', KEYS[4], hash, ARGV[5])
-redis.call('HSET', KEYS[5], hash, ARGV[3])
-redis.call('HSET', KEYS[6], ARGV[3], hash)
-redis.call('HSET', KEYS[7], hash, ARGV[12])
-redis.call('HSET', KEYS[1], 'hash', hash, 'height', ARGV[3], 'time', ARGV[4])
+storeMined(KEYS[8], 14, tonumber(ARGV[13]))
+storeBlock(KEYS[1], KEYS[4], KEYS[5], KEYS[6], KEYS[7], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[12])
 return {'OK'}

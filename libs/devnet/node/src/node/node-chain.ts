@@ -7,7 +7,7 @@ import { DEVNET_SUBSIDY, buildCoinbaseTo, tscToBumpHex } from '@proofline/chain-
 import type { Clock } from '@proofline/shared-config';
 import { fromScriptReply } from '@proofline/shared-redis';
 import { DEVNET_BLOCK_VERSION, DevnetBlockProducer } from '../block-producer';
-import { devnetCommands } from '../commands';
+import { blockContentKeys, blockTxArgs, devnetCommands } from '../commands';
 import type { DevnetCommands } from '../commands';
 import { withNativeChecksig } from './native-checksig';
 import { ForkIdDigests, checkStandardP2pkh } from './p2pkh-check';
@@ -592,17 +592,10 @@ export class NodeChain {
       bits: old.bits,
       nonce: 0,
     });
-    const perTx = txIds.flatMap((id, i) => [id, `${mined.hash}|${height}|${i}|${(branches[i] ?? []).join(',')}`]);
     const k = this.keys;
     const [reply, detail] = await this.commands.reorgTip(
       k.tip,
-      k.raw,
-      k.outputs,
-      k.headers,
-      k.heights,
-      k.hashes,
-      k.blockTxIds,
-      k.mined,
+      ...blockContentKeys(k),
       oldHash,
       mined.hash,
       String(height),
@@ -614,9 +607,7 @@ export class NodeChain {
       coinbase.rawHex,
       outpointField(coinbase.txId, 0),
       String(DEVNET_SUBSIDY),
-      txIds.join(','),
-      String(txIds.length),
-      ...perTx,
+      ...blockTxArgs(mined.hash, height, txIds, branches),
     );
     if (fromScriptReply('reorg-tip-8.lua', REORG_TIP_REPLIES, reply) !== 'committed')
       throw new Error(`reorg refused: the tip moved to ${String(detail)}`);
