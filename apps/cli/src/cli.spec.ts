@@ -89,7 +89,8 @@ describe('operator CLI (run as a real process)', () => {
     for (const txId of [txIds[0], txIds[2]]) await redis.hset(recordsKeys(prefix).record(txId ?? ''), acme);
     expect((await store.ownerBlocks('acme', { first: 5 })).total).toBe(0);
 
-    const out = cli(['chain', 'index-owners']);
+    // Records written under `rec` by hand: the one partition of REDIS_PARTITIONS=1.
+    const out = cli(['chain', 'index-owners'], { REDIS_PARTITIONS: '1' });
     expect(out.status).toBe(0);
     expect(JSON.parse(out.stdout)).toEqual({ blocks: 1, added: 2 });
     expect((await store.ownerBlocks('acme', { first: 5 })).blocks).toMatchObject([

@@ -4,7 +4,9 @@ import { ArcProofStore } from '@proofline/chain-arc';
 import { createBootstrapKey, importLegacyKeys } from '@proofline/identity-feature';
 import { RecordStore } from '@proofline/records-data-access';
 import type { Clock } from '@proofline/shared-config';
-import { migrateKeys, renameFromUntagged } from './key-migration';
+import { Cluster } from '@proofline/shared-redis';
+import { migrateKeys, refuseWhileRunning, renameFromUntagged } from './key-migration';
+import { migrateToPartitions } from './partition-migration';
 import { migrateToTxShards } from './shard-migration';
 import type { CliContext } from './main';
 import { walletImport, walletSplit, walletStatus } from './wallet-commands';
@@ -79,7 +81,7 @@ export const COMMANDS: Command[] = [
     async run(ctx) {
       // Proofs stored before the tenant block index existed: index them by their record's tenant (idempotent).
       const store = new ArcProofStore(ctx.redis, ctx.config.redisPrefix);
-      const records = new RecordStore(ctx.redis, ctx.config.redisPrefix);
+      const records = new RecordStore(ctx.redis, ctx.config.redisPrefix, { partitions: ctx.config.redisPartitions });
       store.setOwnerLookup((txIds) => records.tenantsOf(txIds));
       process.stdout.write(`${JSON.stringify(await store.indexOwners())}\n`);
     },
@@ -92,16 +94,26 @@ export const COMMANDS: Command[] = [
     action: 'migrate-keys',
     async run(ctx) {
       const dryRun = ctx.options['dry-run'] === 'true';
-      const report = await migrateKeys(ctx.redis, ctx.config.redisPrefix, renameFromUntagged, {
-        dryRun,
-        force: ctx.options['force'] === 'true',
-      });
+      const force = ctx.options['force'] === 'true';
+      const prefix = ctx.config.redisPrefix;
+      // The layout before hash tags exists only on a standalone Redis: renamed there first. Then
+      // records and the pool move from {rec} into REDIS_PARTITIONS partitions (server or cluster).
+      const report =
+        ctx.redis instanceof Cluster
+          ? null
+          : await migrateKeys(ctx.redis, prefix, renameFromUntagged, { dryRun, force });
+      if (ctx.redis instanceof Cluster && !force)
+        await refuseWhileRunning(ctx.redis, prefix, renameFromUntagged, Date.now());
+      const renamed = !report || (report.unknown.length === 0 && report.conflicts.length === 0);
+      const partitioned = renamed
+        ? await migrateToPartitions(ctx.redis, prefix, ctx.config.redisPartitions, { dryRun })
+        : null;
       // Then the per-transaction keys of ARC and the webhooks watch set into the txId shards.
-      const txShards = await migrateToTxShards(ctx.redis, ctx.config.redisPrefix, { dryRun });
-      process.stdout.write(`${JSON.stringify({ dryRun, ...report, txShards })}\n`);
-      if (report.unknown.length > 0 || report.conflicts.length > 0)
+      const txShards = renamed ? await migrateToTxShards(ctx.redis, prefix, { dryRun }) : null;
+      process.stdout.write(`${JSON.stringify({ dryRun, ...report, partitioned, txShards })}\n`);
+      if (report && (report.unknown.length > 0 || report.conflicts.length > 0))
         throw new Error(
-          `${report.unknown.length} unknown and ${report.conflicts.length} conflicting keys left in place (listed above)`,
+          `${report.unknown.length} unknown and ${report.conflicts.length} conflicting keys left in place (listed above); records not partitioned`,
         );
     },
   },

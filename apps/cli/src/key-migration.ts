@@ -150,7 +150,12 @@ export async function migrateKeys(
 }
 
 /** Throws when a worker's heartbeat (old or new layout) is fresh: the service is running. */
-async function refuseWhileRunning(redis: Redis, prefix: string, rename: Rename, now: number): Promise<void> {
+export async function refuseWhileRunning(
+  redis: RedisClient,
+  prefix: string,
+  rename: Rename,
+  now: number,
+): Promise<void> {
   const rest = 'workers:heartbeats';
   const moved = rename(rest);
   const names = [`${prefix}:${rest}`, ...(moved && moved !== 'expire' ? [`${prefix}:${moved}`] : [])];

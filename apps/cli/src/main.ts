@@ -6,7 +6,7 @@
  *   wallet status | wallet split | wallet import TXID:VOUT:SATS...   the funding wallet (libs/chain/wallet)
  *   receipt verify FILE [--content PATH] [--encode ENCODE] [--headers-url URL]   check a receipt offline (no Redis, no config)
  *   chain index-owners                    index proofs stored before the tenant block index by their record's tenant
- *   redis migrate-keys [--dry-run] [--force]   move a stopped deployment's keys to the hash-tagged layout (docs/redis-cluster.md)
+ *   redis migrate-keys [--dry-run] [--force]   move a stopped deployment's keys to the hash-tagged layout, then into REDIS_PARTITIONS partitions (docs/redis-cluster.md)
  * It reads the same environment as the service (REDIS_URL, REDIS_PREFIX, AUTH_JWT_SECRET, ...).
  */
 import { parseArgs } from 'node:util';
@@ -28,7 +28,8 @@ const USAGE = `usage: npm run cli -- <command>
                                                   check a record's receipt offline: exit 0 valid, 1 a check failed, 2 malformed
   chain index-owners                              index proofs stored before the tenant block index (idempotent)
   redis migrate-keys [--dry-run] [--force]        move a stopped deployment's keys to the hash-tagged layout of
-                                                  Redis Cluster support, in place (idempotent; docs/redis-cluster.md)`;
+                                                  Redis Cluster support, in place, then its records and funding
+                                                  pool into REDIS_PARTITIONS partitions (idempotent; docs/redis-cluster.md)`;
 
 export interface CliContext {
   config: Config;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { LockingScript, Spend, Transaction } from '@bsv/sdk';
 import { FundingPool, fundingIdentity } from '@proofline/chain-wallet';
 import { DEVNET_WALLET_SEED } from '@proofline/shared-config';
+import { DEFAULT_PARTITIONS } from '@proofline/shared-redis';
 import { testRedis, testRedisEnv, uniquePrefix } from '@proofline/shared-testing';
 import { splitProblem } from './wallet-commands';
 
@@ -48,11 +49,16 @@ describe('wallet CLI (run as a real process)', () => {
     expect(JSON.parse(cli(['wallet', 'import', a]).stdout)).toEqual({ total: 1, imported: 0, skipped: 1 });
 
     // A write in flight: one UTXO spent by an unsettled transaction with pending change.
-    const pool = new FundingPool(redis, { prefix, address });
-    const r = await pool.reserve({ owner: 'w', minSatoshis: 1000 });
+    // Sharded as the CLI's (REDIS_PARTITIONS' default): the deposits went to the emptiest shards.
+    const pool = new FundingPool(redis, { prefix, address, partitions: DEFAULT_PARTITIONS });
+    const shards = await pool.freeSatoshisByShard();
+    // The shard of the smaller deposit (the larger one is left for the split below).
+    const partition = pool.partitions.unit(shards.indexOf(1000));
+    expect(shards.filter((sats) => sats > 0)).toHaveLength(2);
+    const r = await pool.reserve({ owner: 'w', minSatoshis: 1000, partition });
     if (r.status !== 'reserved') throw new Error('expected a reservation');
     const txId = 'c3'.repeat(32);
-    await pool.commit({ txId, owner: 'w', inputs: r.utxos, outputs: [{ txId, vout: 2, satoshis: 800 }] });
+    await pool.commit({ txId, owner: 'w', inputs: r.utxos, outputs: [{ txId, vout: 2, satoshis: 800 }], partition });
 
     const out = cli(['wallet', 'status']);
     expect(out.status).toBe(0);
@@ -93,7 +99,7 @@ describe('wallet CLI (run as a real process)', () => {
     await new Promise<void>((r) => arc.listen(0, '127.0.0.1', r));
     const arcUrl = `http://127.0.0.1:${(arc.address() as AddressInfo).port}`;
     try {
-      const pool = new FundingPool(redis, { prefix, address });
+      const pool = new FundingPool(redis, { prefix, address, partitions: DEFAULT_PARTITIONS });
       const before = await pool.status();
       const splitEnv = {
         ARC_URL: arcUrl,

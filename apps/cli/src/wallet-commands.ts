@@ -1,11 +1,15 @@
-import { FundingPool, fundingIdentity, parseUtxoSpec } from '@proofline/chain-wallet';
+import { FundingPool, fundingIdentity, parseUtxoSpec, rebalance, reservoir } from '@proofline/chain-wallet';
 import type { SplitReport } from '@proofline/chain-wallet';
 import type { CliContext } from './main';
 import { cliSplitter } from './wallet-ports';
 
 function poolOf(ctx: CliContext): FundingPool {
   const { address } = fundingIdentity(ctx.config.wallet.seed, ctx.config.network);
-  return new FundingPool(ctx.redis, { prefix: ctx.config.redisPrefix, address });
+  return new FundingPool(ctx.redis, {
+    prefix: ctx.config.redisPrefix,
+    address,
+    partitions: ctx.config.redisPartitions,
+  });
 }
 
 const sat = (n: number) => `${n.toLocaleString('en-US')} sat`;
@@ -40,13 +44,17 @@ export async function walletStatus(ctx: CliContext): Promise<void> {
 /** `wallet split`: forces a split up to POOL_TARGET through the same splitter the worker runs. */
 export async function walletSplit(ctx: CliContext): Promise<void> {
   const splitter = await cliSplitter(ctx.redis, ctx.config);
+  const pool = poolOf(ctx);
   const w = ctx.config.wallet;
+  // In the shard holding the most, for the whole pool; its outputs then spread over the shards.
   const report = await splitter.ensureLowWater({
     lowWater: w.lowWater,
     target: w.target,
     satoshisEach: w.utxoSatoshis,
     force: true,
+    ...(await reservoir(pool)),
   });
+  if (report.status === 'split' && report.outcome === 'accepted') await rebalance(pool, w.utxoSatoshis);
   process.stdout.write(`${JSON.stringify(report)}\n`);
   const problem = splitProblem(report);
   if (problem) throw new Error(problem);

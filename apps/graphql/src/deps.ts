@@ -74,8 +74,15 @@ export async function createGraphQLDeps(config: Config, logger: Logger, clock: C
       seed: config.wallet.seed,
     });
     const blocks = chain.blocks;
-    const records = createRecordReads({ config, redis, prefix: config.redisPrefix, reader: chain.reader });
-    const receipts = createRecordReceipts({ config, redis, prefix: config.redisPrefix, reader: chain.reader });
+    const scope = {
+      config,
+      redis,
+      prefix: config.redisPrefix,
+      reader: chain.reader,
+      partitions: config.redisPartitions,
+    };
+    const records = createRecordReads(scope);
+    const receipts = createRecordReceipts(scope);
     return {
       config,
       logger,

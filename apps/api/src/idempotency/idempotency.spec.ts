@@ -1,5 +1,4 @@
 import { eventually, keysMatching } from '@proofline/shared-testing';
-import { recordsKeys } from '@proofline/records-data-access';
 import { startRecordsFixture } from '../testing/records-fixture';
 import type { RecordsFixture, KEYS } from '../testing/records-fixture';
 import { IdempotencyStore } from './idempotency-store';
@@ -27,7 +26,7 @@ describe('Idempotency-Key on record writes', () => {
       },
       ...(body !== undefined ? { body } : {}),
     });
-  const outboxSize = () => f.redis.zcard(recordsKeys(f.prefix).outbox);
+  const outboxSize = () => f.store.outboxSize();
   const entry = (tenant: string, key: string) => f.api.deps.idempotency?.entryKey(tenant, key) ?? '';
 
   beforeAll(async () => {

@@ -14,17 +14,21 @@ import http from 'node:http';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { LockingScript, Spend, Transaction } from '@bsv/sdk';
+import { devnetKeys } from '@proofline/devnet';
 import { startArcDevnet } from '@proofline/devnet-testing';
 import type { ArcDevnet } from '@proofline/devnet-testing';
 import { generateRawKey } from '@proofline/identity-domain';
 import { eventually, freePort, testRedis, testRedisEnv, uniquePrefix } from '@proofline/shared-testing';
-import { recordsKeys } from '@proofline/records-data-access';
+import { RecordStore } from '@proofline/records-data-access';
+import { DEFAULT_PARTITIONS } from '@proofline/shared-redis';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 
 describe('races, crashes and shutdown across real processes', () => {
   const prefix = uniquePrefix('mp');
   const { redis, cleanup } = testRedis(prefix);
+  // The API processes' records, read wherever their partition put them.
+  const records = new RecordStore(redis, prefix, { partitions: DEFAULT_PARTITIONS });
   const bootstrap = generateRawKey();
   const children: ChildProcess[] = [];
   const bases: string[] = [];
@@ -191,7 +195,7 @@ describe('races, crashes and shutdown across real processes', () => {
     const txs = await Promise.all(
       results.map(async (txId) => ({
         txId,
-        tx: Transaction.fromBinary([...((await redis.getBuffer(recordsKeys(prefix).tx(txId))) as Buffer)]),
+        tx: Transaction.fromBinary([...((await records.rawTxMany([txId]))[0] as Uint8Array)]),
       })),
     );
     const spentOutpoints = txs.flatMap(({ tx }) =>
@@ -203,11 +207,16 @@ describe('races, crashes and shutdown across real processes', () => {
       expect(tx.id('hex')).toBe(txId);
       const [input] = tx.inputs;
       const outpoint = `${input!.sourceTXID}:${input!.sourceOutputIndex}`;
-      // A UTXO the pool was funded with, or the change of an earlier record (once publication
-      // confirms it): check the signature against its funding script and value.
+      // A UTXO the pool was funded with, the change of an earlier record (once publication
+      // confirms it), or an output of a split the workers' wallet upkeep made from a coinbase (the
+      // node holds every transaction it accepted): check the signature against its funding
+      // script and value.
       let satoshis = funded.get(outpoint);
       if (satoshis === undefined) {
-        const parentRaw = await redis.getBuffer(recordsKeys(prefix).tx(input!.sourceTXID ?? ''));
+        const parentId = input!.sourceTXID ?? '';
+        const [recordRaw] = await records.rawTxMany([parentId]);
+        const nodeHex = recordRaw ? null : await redis.hget(devnetKeys(prefix).raw, parentId);
+        const parentRaw = recordRaw ?? (nodeHex ? Buffer.from(nodeHex, 'hex') : null);
         const parentOut = parentRaw
           ? Transaction.fromBinary([...parentRaw]).outputs[input!.sourceOutputIndex]
           : undefined;

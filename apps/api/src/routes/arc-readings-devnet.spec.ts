@@ -3,12 +3,13 @@ import { arcCallbackQueue, arcCallbackReceiver, arcKeys, handleArcCallback } fro
 import type { ArcChain } from '@proofline/chain-arc';
 import { startArcDevnet, startArcRuleProxy, statusEntry, submittedTxIds } from '@proofline/devnet-testing';
 import type { ArcDevnet, ArcRuleProxy, ProxiedRequest } from '@proofline/devnet-testing';
-import { RecordStore, recordsKeys } from '@proofline/records-data-access';
+import { RecordStore } from '@proofline/records-data-access';
 import { readPublicationPause } from '@proofline/records-publication';
 import type { Publication } from '@proofline/records-publication';
 import { composePublicationSide } from '@proofline/records-publication-testing';
 import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
+import { DEFAULT_PARTITIONS } from '@proofline/shared-redis';
 import { eventually, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { call, closeDevnetSpec, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
@@ -68,7 +69,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
   const lines: string[] = [];
   const logger = createLogger({ level: 'info', name: 'test', destination: { write: (l: string) => lines.push(l) } });
   const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
-  const store = new RecordStore(nodeRedis, prefix);
+  const store = new RecordStore(nodeRedis, prefix, { partitions: DEFAULT_PARTITIONS });
   let dev: ArcDevnet;
   let proxy: ArcRuleProxy;
   let api: RunningApi;
@@ -98,7 +99,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
       confirmation: { blockHash: string } | null;
     };
   const unsettled = async () => (await dev.pool.unsettled(1000)).map((t) => t.txId);
-  const free = async () => (await nodeRedis.zrange(dev.pool.keys.free, 0, -1)) as string[];
+  const free = async () => [...(await dev.pool.freeOutpoints()).keys()];
   const inputsOf = async (txId: string) => (await dev.pool.unsettled(1000)).find((t) => t.txId === txId)?.inputs ?? [];
   const logged = (msg: string) => lines.filter((l) => l.includes(`"msg":"${msg}`)).length;
   /**
@@ -174,7 +175,9 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
     expect(ready.checks.publicationDetail).toContain('ARC 400');
     expect(await readPublicationPause(nodeRedis, prefix)).toMatchObject({ httpStatus: 400 });
     for (const txId of txIds) expect(await store.state(txId)).toBe('pending');
-    expect(await nodeRedis.zscore(recordsKeys(prefix).outbox, txIds[0] as string)).not.toBeNull();
+    expect(
+      await nodeRedis.zscore((await store.keysFor(txIds[0] as string))!.outbox, txIds[0] as string),
+    ).not.toBeNull();
     // Their inputs stay spent by their transactions (committed, unsettled): no other write gets them.
     const unsettled = (await dev.pool.unsettled(1000)).map((t) => t.txId);
     for (const txId of txIds) expect(unsettled).toContain(txId);

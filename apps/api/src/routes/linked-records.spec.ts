@@ -228,7 +228,7 @@ describe('linked records over HTTP', () => {
     expect(await f.store.chain(root.txId)).toEqual([root.txId, winner]);
     expect((await f.store.meta(root.txId))?.nextTxId).toBe(winner);
     // 2 records stored for this chain, not 51
-    const recs = await keysMatching(f.redis, recordsKeys(f.prefix).record('*'));
+    const recs = await keysMatching(f.redis, recordsKeys(f.prefix, '*').record('*'));
     const metas = await Promise.all(recs.map((k) => f.store.meta(k.split(':').pop() ?? '')));
     expect(metas.filter((m) => m?.chainId === root.txId)).toHaveLength(2);
     // and the node holds the winner, which spends the root's link output

@@ -11,7 +11,9 @@ import type { RecordsFixture } from '../testing/records-fixture';
 describe('write back-pressure', () => {
   let f: RecordsFixture;
   beforeAll(async () => {
-    f = await startRecordsFixture({ MAX_PENDING_PUBLICATIONS: '3' });
+    // One partition: the bound is then exact (with P partitions each outbox takes
+    // ceil(MAX_PENDING_PUBLICATIONS / P); record-writes.spec shows that).
+    f = await startRecordsFixture({ MAX_PENDING_PUBLICATIONS: '3', REDIS_PARTITIONS: '1' });
   });
   afterAll(async () => {
     await f.close();

@@ -1,7 +1,6 @@
 import { eventually } from '@proofline/shared-testing';
 import { startRecordsFixture } from '../testing/records-fixture';
 import type { RecordsFixture } from '../testing/records-fixture';
-import { recordsKeys } from '@proofline/records-data-access';
 
 const LR = '/api/v1/linkedrecords';
 const CAP = 3;
@@ -82,7 +81,7 @@ describe(`linked chains hold at most MAX_UNCONFIRMED_LINKS (${CAP}) unconfirmed 
       end = (u.json as { txId: string }).txId;
     }
     // The position of the newest confirmed version is kept on the chain's create record.
-    expect(await f.redis.hget(recordsKeys(f.prefix).record(root), 'minedPos')).toBe(String(CAP - 1));
+    expect(await f.redis.hget((await f.store.keysFor(root))!.record(root), 'minedPos')).toBe(String(CAP - 1));
     const again = await post(`${LR}/${end}/update`, 'past the cap again');
     expect(again.status).toBe(409);
     expect(again.json).toMatchObject({ errorCode: 'CHAIN_UNCONFIRMED_DEPTH' });

@@ -9,6 +9,7 @@ import type { Publication } from '@proofline/records-publication';
 import { composePublicationSide } from '@proofline/records-publication-testing';
 import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
+import { DEFAULT_PARTITIONS } from '@proofline/shared-redis';
 import type { Confirmation, StatusResult } from '@proofline/records-domain';
 import { eventually, freePort, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { call, closeDevnetSpec, seedKey, startApi } from '../testing/harness';
@@ -49,7 +50,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   const prefix = uniquePrefix('recarc');
   const logger = createLogger({ level: 'silent', name: 'test' });
   const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
-  const store = new RecordStore(nodeRedis, prefix);
+  const store = new RecordStore(nodeRedis, prefix, { partitions: DEFAULT_PARTITIONS });
   let dev: ArcDevnet;
   let api: RunningApi;
   let worker: PublicationSide;
@@ -333,7 +334,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
     // policy): its input is not handed back, the transaction stays watched until the chain decides
     const committed = (await dev.pool.unsettled(1000)).find((t) => t.txId === rec.txId);
     expect(committed?.inputs.length).toBeGreaterThan(0);
-    const free = new Set(await nodeRedis.zrange(dev.pool.keys.free, 0, -1));
+    const free = new Set((await dev.pool.freeOutpoints()).keys());
     for (const op of committed?.inputs ?? []) expect(free.has(op)).toBe(false);
     expect(await chain.store.watched(1000)).toContain(rec.txId);
   });

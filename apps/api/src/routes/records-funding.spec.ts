@@ -25,13 +25,32 @@ describe('records funded from the wallet pool', () => {
   /**
    * The content of every key under the test's prefix except BullMQ's (records, pool, chain), read
    * by type: a hash's fields may be re-ordered inside Redis (so DUMP bytes could differ) while the
-   * stored state is the same.
+   * stored state is the same. The pool is read as one: its shards' keys merged by name (counters
+   * summed), as a write may move free UTXOs between shards (a chain's successor is funded in its
+   * chain's partition) without changing what the pool holds.
    */
   async function dumpState(): Promise<Record<string, unknown>> {
     const keys = (await f.redis.keys(`${f.prefix}:*`)).filter((k) => !k.startsWith(bullKeyStart(f.prefix))).sort();
     const out: Record<string, unknown> = {};
     for (const k of keys) {
       const type = await f.redis.type(k);
+      const pooled = /:wallet:(.*)$/.exec(k)?.[1];
+      if (pooled !== undefined) {
+        const name = `pool:${pooled}`;
+        const prev = (out[name] ?? {}) as Record<string, string | number>;
+        if (type === 'hash') {
+          const fields = await f.redis.hgetall(k);
+          if (pooled === 'counters')
+            for (const [field, v] of Object.entries(fields))
+              fields[field] = String(Number(prev[field] ?? 0) + Number(v));
+          out[name] = { ...prev, ...fields };
+        } else if (type === 'zset') {
+          const flat = await f.redis.zrange(k, 0, -1, 'WITHSCORES');
+          for (let i = 0; i < flat.length; i += 2) prev[flat[i] as string] = flat[i + 1] as string;
+          out[name] = prev;
+        } else out[name] = await f.redis.get(k);
+        continue;
+      }
       if (type === 'hash') out[k] = await f.redis.hgetall(k);
       else if (type === 'zset') out[k] = await f.redis.zrange(k, 0, -1, 'WITHSCORES');
       else if (type === 'list') out[k] = await f.redis.lrange(k, 0, -1);

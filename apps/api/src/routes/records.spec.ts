@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { eventually } from '@proofline/shared-testing';
 import { KEYS, startRecordsFixture } from '../testing/records-fixture';
 import type { RecordsFixture } from '../testing/records-fixture';
-import { recordsKeys } from '@proofline/records-data-access';
 
 const R = '/api/v1/records';
 
@@ -35,7 +34,7 @@ describe('independent records over HTTP', () => {
       state: 'pending',
       byteLength: expected.length,
     });
-    expect(await f.redis.zscore(recordsKeys(f.prefix).outbox, written.txId)).not.toBeNull();
+    expect(await f.redis.zscore((await f.store.keysFor(written.txId))!.outbox, written.txId)).not.toBeNull();
     expect((await f.store.publication(written.txId))?.rawTx.byteLength).toBeGreaterThan(0);
 
     const status = await f.request('GET', `${R}/${written.txId}/status`, { key: KEYS.auditorA });

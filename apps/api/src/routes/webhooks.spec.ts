@@ -1,7 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { recordsKeys } from '@proofline/records-data-access';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { createLogger } from '@proofline/shared-logger';
 import { eventually, testBullRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
@@ -226,7 +225,7 @@ describe('webhooks: management, SSRF, signed record.confirmed deliveries with re
       const { txId } = (await res.json()) as { txId: string };
       await f.store.settle(txId, new Date(), 'DOUBLE_SPEND: rejected in this test');
       // Watched the way a publisher that passes no tenant does: the record's tenant first, then the watch.
-      const tenant = await webhooks.store.recordTenant(recordsKeys(f.prefix).record(txId));
+      const tenant = await webhooks.store.recordTenant((await f.store.keysFor(txId))!.record(txId));
       expect(tenant).not.toBeNull();
       expect(await webhooks.store.watchRecord(tenant!, txId, new Date())).toBe(true);
       const got = await eventually(

@@ -93,7 +93,12 @@ export async function startRecordsFixture(
   // beforeAll threw never calls close(), and a client left open keeps jest from exiting.
   const opened: (() => Promise<unknown>)[] = [() => nodeRedis.quit()];
   try {
-    const dev = await startArcDevnet({ redis: nodeRedis, prefix });
+    // The pool sharded as the service under test is (REDIS_PARTITIONS, default the service's default).
+    const dev = await startArcDevnet({
+      redis: nodeRedis,
+      prefix,
+      ...(env['REDIS_PARTITIONS'] ? { partitions: Number(env['REDIS_PARTITIONS']) } : {}),
+    });
     opened.push(() => dev.close());
     const fullEnv = { MAX_LINKS: '5', MAX_RECORD_BYTES: '1024', ...dev.env, ...env };
     const api = await startApi({ prefix, env: fullEnv, fund: 0 });
@@ -185,7 +190,8 @@ export async function startRecordsFixture(
         return dev.fund(count, 1000, { addToPool: false });
       },
       recordKeys() {
-        return keysMatching(redis, `${keyTag(prefix, 'rec')}:records:*`);
+        // Every partition's (`{*}`: any hash tag).
+        return keysMatching(redis, `${keyTag(prefix, '*')}:records:*`);
       },
       async chainKeys() {
         const [devnet, arc] = await Promise.all(

@@ -389,3 +389,78 @@ describe('FundingPool (real Redis)', () => {
     await redis.del(recordKey);
   });
 });
+
+describe('FundingPool sharded by records partition (real Redis)', () => {
+  const prefix = uniquePrefix('shards');
+  const { redis, cleanup } = testRedis(prefix);
+  let n = 0;
+  const newPool = (partitions = 4) =>
+    new FundingPool(redis, {
+      prefix: `${prefix}:${++n}`,
+      address: 'mtest',
+      clock: new ManualClock('2026-11-01T00:00:00Z'),
+      partitions,
+    });
+  afterAll(cleanup);
+
+  it('deposits go to the emptiest shards, once whatever the shard; figures are summed', async () => {
+    const pool = newPool(4);
+    expect(await pool.add(utxos(8, 1000))).toBe(8);
+    expect(await pool.freeSatoshisByShard()).toEqual([2000, 2000, 2000, 2000]);
+    // One large deposit fills the emptiest shard; the next ones go elsewhere.
+    await pool.add([{ txId: txId(), vout: 0, satoshis: 10_000 }]);
+    const deposits = utxos(3, 1000);
+    expect(await pool.add(deposits)).toBe(3);
+    expect((await pool.freeSatoshisByShard()).sort((a, b) => a - b)).toEqual([3000, 3000, 3000, 12_000]);
+    // Already tracked in some shard: skipped.
+    expect(await pool.add(deposits)).toBe(0);
+    expect((await pool.status()).free).toEqual({ count: 12, satoshis: 21_000 });
+    expect(await pool.denominatedCount(1000)).toBe(11);
+  });
+
+  it('moveFree takes free UTXOs out of one shard into another; a move cut short is finished by finishMoves', async () => {
+    const pool = newPool(2);
+    const [a, b] = pool.partitions.units as [string, string];
+    await pool.add(utxos(4, 1000), { partition: a });
+    expect(await pool.moveFree(a, b, { count: 3, minSatoshis: 1000, belowSatoshis: 2000 })).toBe(3);
+    expect(await pool.freeSatoshisByShard()).toEqual([1000, 3000]);
+    // A mover that died after taking UTXOs out: noted in `moving`, in no shard's free set.
+    const moveOut = (redis as unknown as { walletMoveOut(...args: string[]): Promise<string[]> }).walletMoveOut.bind(
+      redis,
+    );
+    const [cut] = (await moveOut(
+      pool.keysOf(b).free,
+      pool.keysOf(b).sats,
+      pool.keysOf(b).counters,
+      pool.keysOf(b).moving,
+      a,
+      '1000',
+      '+inf',
+      '2',
+    )) as string[];
+    expect(cut).toBeDefined();
+    expect((await pool.status()).free.count).toBe(2);
+    expect(await pool.finishMoves()).toBe(2);
+    expect(await redis.exists(pool.keysOf(b).moving)).toBe(0);
+    expect(await pool.freeSatoshisByShard()).toEqual([3000, 1000]);
+    expect((await pool.status()).free).toEqual({ count: 4, satoshis: 4000 });
+  });
+
+  it('a commit in a shard is confirmed there by another process, which finds the shard through the txId index', async () => {
+    const pool = newPool(4);
+    const unit = pool.partitions.unit(2);
+    await pool.add(utxos(2, 1000), { partition: unit });
+    const r = await pool.reserve({ owner: 'w', minSatoshis: 1000, partition: unit });
+    if (r.status !== 'reserved') throw new Error('expected a reservation');
+    const id = txId();
+    const change = { txId: id, vout: 1, satoshis: 900 };
+    expect(await pool.commit({ txId: id, owner: 'w', inputs: r.utxos, outputs: [change], partition: unit })).toBe('OK');
+    expect(await redis.zscore(pool.keysOf(unit).txs, id)).not.toBeNull();
+    expect(await pool.index.lookupOne(id)).toBe(unit);
+    // Another process (its own index cache) confirms it: the change is free in the same shard.
+    const other = new FundingPool(redis, { prefix: pool.partitions.prefix, address: 'mtest', partitions: 4 });
+    expect(await other.confirmMany([id, txId()])).toEqual([1, null]);
+    expect(await redis.zscore(pool.keysOf(unit).free, toOutpoint(change))).toBe('900');
+    expect((await pool.unsettled(10)).map((t) => t.txId)).toEqual([]);
+  });
+});

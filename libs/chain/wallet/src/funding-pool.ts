@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { RedisClient } from '@proofline/shared-redis';
 import { systemClock } from '@proofline/shared-config';
 import type { Clock } from '@proofline/shared-config';
-import { groupBySlot, loadLuaCommands } from '@proofline/shared-redis';
+import { PartitionIndex, Partitions, loadLuaCommands } from '@proofline/shared-redis';
 import { walletKeys } from './keys';
 import type { WalletKeys } from './keys';
 import { assertUtxo, fromOutpoint, inputsArg, outputsArg, toOutpoint } from './outpoint';
@@ -17,9 +17,22 @@ export interface FundingPoolOptions {
   readonly clock?: Clock;
   /** Most expired leases one `reserve` returns to free before reserving (default 100). */
   readonly sweepOnReserve?: number;
+  /**
+   * Number of records partitions (`REDIS_PARTITIONS`, default 1): the pool keeps one shard per
+   * partition, under the partition's tag, so a record's accept script commits its funding in
+   * its own slot.
+   */
+  readonly partitions?: number;
+  /** The txId → partition index (shared with the records store; one is made when absent). */
+  readonly index?: PartitionIndex;
 }
 
-export interface ReserveRequest {
+/** Which shard a call works on: a records partition's unit (default: the first partition's). */
+export interface ShardChoice {
+  readonly partition?: string;
+}
+
+export interface ReserveRequest extends ShardChoice {
   /** Lease owner: whoever may commit or release these UTXOs (one per write; default a random UUID). */
   readonly owner?: string;
   /** How many UTXOs (default 1). */
@@ -35,7 +48,7 @@ export type ReserveOutcome =
   /** Fewer qualifying UTXOs are free than asked for; nothing was reserved. */
   | { readonly status: 'exhausted'; readonly available: number };
 
-export interface ReserveLargestRequest {
+export interface ReserveLargestRequest extends ShardChoice {
   /** Satoshis wanted; the largest free UTXOs are taken until they sum to this. */
   readonly wanted: number;
   /** Reserve nothing unless what would be taken sums to at least this. */
@@ -59,7 +72,7 @@ export type ReserveLargestOutcome =
 export const FROM_FREE = '';
 
 /** A transaction to commit against the pool. */
-export interface PoolCommit {
+export interface PoolCommit extends ShardChoice {
   readonly txId: string;
   /** The lease owner that reserved `inputs`, or {@link FROM_FREE}. */
   readonly owner: string;
@@ -116,6 +129,7 @@ interface Commands {
   walletConfirm(numKeys: number, ...keysThenArgv: string[]): Promise<number[]>;
   walletFail(...args: string[]): Promise<number>;
   walletUnlock(key: string, token: string): Promise<number>;
+  walletMoveOut(...args: string[]): Promise<string[]>;
   walletAdvanceCursor(key: string, height: string): Promise<number>;
 }
 
@@ -146,10 +160,23 @@ export const WALLET_LUA_DIR = path.join(__dirname, 'lua');
  *              │└──────────commit (FROM_FREE)─────────┘
  *              └──────confirm── pending (outputs of an unsettled tx) ──fail──► (gone)
  *
+ * Sharded by records partition (`partitions`): every state change runs in one shard, the one
+ * of the record or split it funds, so a record's accept commits its funding in its own slot; a
+ * transaction's change returns to its shard. Deposits go to the emptiest shards; status,
+ * counts and unsettled listings sum or merge the shards; confirm and fail find a transaction's
+ * shard through the txId index (which a writer fills before it commits). With one partition
+ * there is one shard, under `rec`, and no index.
+ *
  * Connections are injected; the pool never opens one.
  */
 export class FundingPool {
+  /** The keys of the first shard (the only one with one partition). */
   readonly keys: WalletKeys;
+  /** The records partitions whose shards this pool keeps. */
+  readonly partitions: Partitions;
+  /** The txId → partition index: which shard settles a transaction. */
+  readonly index: PartitionIndex;
+  private readonly shardKeys = new Map<string, WalletKeys>();
   private readonly cmd: Commands;
   private readonly clock: Clock;
   private readonly sweepOnReserve: number;
@@ -157,9 +184,11 @@ export class FundingPool {
 
   constructor(
     private readonly redis: RedisClient,
-    options: FundingPoolOptions,
+    private readonly options: FundingPoolOptions,
   ) {
-    this.keys = walletKeys(options.prefix);
+    this.partitions = new Partitions(options.prefix, options.partitions ?? 1, 0);
+    this.index = options.index ?? new PartitionIndex(redis, options.prefix);
+    this.keys = this.keysOf(this.partitions.unit(0));
     this.clock = options.clock ?? systemClock;
     this.sweepOnReserve = options.sweepOnReserve ?? 100;
     this.address = options.address;
@@ -167,34 +196,87 @@ export class FundingPool {
     this.cmd = redis as unknown as Commands;
   }
 
-  /**
-   * Adds UTXOs paying the funding key as free. Outpoints the pool already tracks in any state
-   * are skipped. @returns how many were added. @throws TypeError on a malformed UTXO.
-   */
-  async add(utxos: readonly FundingUtxo[]): Promise<number> {
-    if (utxos.length === 0) return 0;
-    utxos.forEach(assertUtxo);
-    const k = this.keys;
-    return Number(
-      await this.cmd.walletAdd(
-        k.free,
-        k.sats,
-        k.counters,
-        ...utxos.flatMap((u) => [toOutpoint(u), String(u.satoshis)]),
-      ),
-    );
+  /** The keys of the shard of partition `unit` (default: the first partition's). */
+  keysOf(unit: string = this.partitions.unit(0)): WalletKeys {
+    let keys = this.shardKeys.get(unit);
+    if (!keys) {
+      keys = walletKeys(this.options.prefix, unit);
+      this.shardKeys.set(unit, keys);
+    }
+    return keys;
   }
 
   /**
-   * Reserves `count` free UTXOs (the smallest worth at least `minSatoshis`) for one writer, or
-   * answers `exhausted` having reserved nothing. Two callers never get the same UTXO.
+   * Adds UTXOs paying the funding key as free, each to the shard with the fewest free satoshis
+   * at the time (deposits, coinbases, tests' funding). Outpoints the pool already tracks in any
+   * state, in any shard, are skipped. @returns how many were added. @throws TypeError on a
+   * malformed UTXO.
+   */
+  async add(utxos: readonly FundingUtxo[], shard?: ShardChoice): Promise<number> {
+    if (utxos.length === 0) return 0;
+    utxos.forEach(assertUtxo);
+    if (this.partitions.single || shard?.partition !== undefined) {
+      const k = this.keysOf(shard?.partition);
+      return Number(
+        await this.cmd.walletAdd(
+          k.free,
+          k.sats,
+          k.counters,
+          ...utxos.flatMap((u) => [toOutpoint(u), String(u.satoshis)]),
+        ),
+      );
+    }
+    const units = this.partitions.units;
+    const outpoints = utxos.map(toOutpoint);
+    const [tracked, free] = await Promise.all([
+      Promise.all(units.map((u) => this.redis.hmget(this.keysOf(u).sats, ...outpoints))),
+      this.freeSatoshisByShard(),
+    ]);
+    const fresh = utxos.filter((_, i) => tracked.every((shard) => shard[i] === null));
+    const batches = new Map<string, FundingUtxo[]>();
+    const level = [...free];
+    for (const u of [...fresh].sort((a, b) => b.satoshis - a.satoshis)) {
+      let emptiest = 0;
+      for (let i = 1; i < level.length; i++) if ((level[i] ?? 0) < (level[emptiest] ?? 0)) emptiest = i;
+      level[emptiest] = (level[emptiest] ?? 0) + u.satoshis;
+      const unit = units[emptiest] as string;
+      const batch = batches.get(unit);
+      if (batch) batch.push(u);
+      else batches.set(unit, [u]);
+    }
+    const added = await Promise.all([...batches].map(([unit, batch]) => this.add(batch, { partition: unit })));
+    return added.reduce((a, b) => a + b, 0);
+  }
+
+  /** Every free UTXO of every shard, as `txId:vout` → satoshis (one ZRANGE per shard: listings, tests). */
+  async freeOutpoints(): Promise<Map<string, number>> {
+    const shards = await Promise.all(
+      this.partitions.units.map((u) => this.redis.zrange(this.keysOf(u).free, 0, -1, 'WITHSCORES')),
+    );
+    const out = new Map<string, number>();
+    for (const flat of shards)
+      for (let i = 0; i + 1 < flat.length; i += 2) out.set(flat[i] as string, Number(flat[i + 1]));
+    return out;
+  }
+
+  /** Free satoshis of each shard, in partition order (one HGET per shard). */
+  async freeSatoshisByShard(): Promise<number[]> {
+    const values = await Promise.all(
+      this.partitions.units.map((u) => this.redis.hget(this.keysOf(u).counters, 'freeSats')),
+    );
+    return values.map((v) => Number(v ?? 0));
+  }
+
+  /**
+   * Reserves `count` free UTXOs (the smallest worth at least `minSatoshis`) of one shard for one
+   * writer, or answers `exhausted` having reserved nothing. Two callers never get the same UTXO.
    */
   async reserve(request: ReserveRequest = {}): Promise<ReserveOutcome> {
     const count = request.count ?? 1;
     if (!Number.isSafeInteger(count) || count < 1) throw new RangeError('count must be a positive integer');
     const owner = request.owner ?? randomUUID();
     const now = this.clock.now().getTime();
-    const k = this.keys;
+    const k = this.keysOf(request.partition);
     const out = await this.cmd.walletReserve(
       k.free,
       k.leases,
@@ -213,18 +295,20 @@ export class FundingPool {
   }
 
   /**
-   * Up to `count` free UTXOs worth at least `minSatoshis` (and less than `belowSatoshis`, when
-   * given), from a random window of the free set, reserving nothing: for a writer that commits
-   * them with {@link FROM_FREE}. Read-only; another writer may take any of them first (the
-   * commit then answers `TAKEN`). One round trip.
+   * Up to `count` free UTXOs of one shard worth at least `minSatoshis` (and less than
+   * `belowSatoshis`, when given), from a random window of its free set, reserving nothing: for a
+   * writer that commits them with {@link FROM_FREE}. Read-only; another writer may take any of
+   * them first (the commit then answers `TAKEN`). One round trip.
    */
-  async sampleFree(request: {
-    readonly count: number;
-    readonly minSatoshis: number;
-    readonly belowSatoshis?: number;
-  }): Promise<FundingUtxo[]> {
+  async sampleFree(
+    request: {
+      readonly count: number;
+      readonly minSatoshis: number;
+      readonly belowSatoshis?: number;
+    } & ShardChoice,
+  ): Promise<FundingUtxo[]> {
     const out = await this.cmd.walletSample(
-      this.keys.free,
+      this.keysOf(request.partition).free,
       String(request.minSatoshis),
       request.belowSatoshis === undefined ? '+inf' : String(request.belowSatoshis),
       String(request.count),
@@ -233,11 +317,11 @@ export class FundingPool {
     return pairs(out);
   }
 
-  /** Reserves the largest free UTXOs (the splitter's inputs); see `wallet-reserve-largest-5.lua`. */
+  /** Reserves the largest free UTXOs of one shard (the splitter's inputs); see `wallet-reserve-largest-5.lua`. */
   async reserveLargest(request: ReserveLargestRequest): Promise<ReserveLargestOutcome> {
     const owner = request.owner ?? randomUUID();
     const now = this.clock.now().getTime();
-    const k = this.keys;
+    const k = this.keysOf(request.partition);
     const out = await this.cmd.walletReserveLargest(
       k.free,
       k.leases,
@@ -256,39 +340,38 @@ export class FundingPool {
   }
 
   /**
-   * Returns `owner`'s leased UTXOs to free. Only for a write that stored nothing and broadcast
-   * nothing. @returns how many were released (leases held by someone else are left alone).
+   * Returns `owner`'s leased UTXOs of one shard to free. Only for a write that stored nothing and
+   * broadcast nothing. @returns how many were released (leases held by someone else are left alone).
    */
-  async release(owner: string, utxos: readonly FundingUtxo[]): Promise<number> {
+  async release(owner: string, utxos: readonly FundingUtxo[], shard?: ShardChoice): Promise<number> {
     if (utxos.length === 0) return 0;
-    const k = this.keys;
+    const k = this.keysOf(shard?.partition);
     return Number(
       await this.cmd.walletRelease(k.free, k.leases, k.owners, k.sats, k.counters, owner, ...utxos.map(toOutpoint)),
     );
   }
 
-  /** Returns expired leases to free (run it on a schedule; `reserve` also sweeps). @returns how many. */
+  /**
+   * Returns expired leases to free in every shard, up to `limit` each (run it on a schedule;
+   * `reserve` also sweeps its shard). @returns how many.
+   */
   async sweep(limit = 1000): Promise<number> {
-    const k = this.keys;
-    return Number(
-      await this.cmd.walletSweep(
-        k.free,
-        k.leases,
-        k.owners,
-        k.sats,
-        k.counters,
-        String(this.clock.now().getTime()),
-        String(limit),
-      ),
+    const now = String(this.clock.now().getTime());
+    const swept = await Promise.all(
+      this.partitions.units.map((unit) => {
+        const k = this.keysOf(unit);
+        return this.cmd.walletSweep(k.free, k.leases, k.owners, k.sats, k.counters, now, String(limit));
+      }),
     );
+    return swept.reduce((a, n) => a + Number(n), 0);
   }
 
   /**
-   * The 9 KEYS of the commit contract, in order, for a records accept script that embeds it
-   * (see README). `wallet-commit-9.lua` documents each.
+   * The 9 KEYS of the commit contract in the shard of partition `unit`, in order, for a records
+   * accept script that embeds it (see README). `wallet-commit-9.lua` documents each.
    */
-  commitKeys(txId: string): string[] {
-    const k = this.keys;
+  commitKeys(txId: string, unit?: string): string[] {
+    const k = this.keysOf(unit);
     return [k.leases, k.owners, k.sats, k.spent, k.pending, k.counters, k.txs, k.tx(txId), k.free];
   }
 
@@ -309,17 +392,24 @@ export class FundingPool {
   }
 
   /**
-   * Standalone commit: leased (or, with `FROM_FREE`, free) inputs → spent by `txId`, outputs →
-   * pending. MUST run before the transaction is broadcast, and a `LEASE_LOST` or `TAKEN` answer
-   * MUST stop the broadcast.
+   * Standalone commit in one shard: leased (or, with `FROM_FREE`, free) inputs → spent by `txId`,
+   * outputs → pending. MUST run before the transaction is broadcast, and a `LEASE_LOST` or `TAKEN`
+   * answer MUST stop the broadcast. With several partitions the txId's index entry is stored
+   * first, so that confirm and fail find the shard.
    */
   async commit(commit: PoolCommit): Promise<CommitOutcome> {
-    return (await this.cmd.walletCommit(...this.commitKeys(commit.txId), ...this.commitArgs(commit))) as CommitOutcome;
+    const unit = commit.partition ?? this.partitions.unit(0);
+    if (!this.partitions.single) await this.index.store(commit.txId, unit);
+    return (await this.cmd.walletCommit(
+      ...this.commitKeys(commit.txId, unit),
+      ...this.commitArgs(commit),
+    )) as CommitOutcome;
   }
 
   /**
-   * ARC accepted `txId` (SEEN_ON_NETWORK or MINED): its pending outputs become free and its
-   * inputs are forgotten. @returns outputs made free, or null if the pool knows no such unsettled tx.
+   * ARC accepted `txId` (SEEN_ON_NETWORK or MINED): its pending outputs become free in its shard
+   * (change returns to its partition) and its inputs are forgotten. @returns outputs made free,
+   * or null if the pool knows no such unsettled tx.
    */
   async confirm(txId: string): Promise<number | null> {
     return (await this.confirmMany([txId]))[0] ?? null;
@@ -327,20 +417,28 @@ export class FundingPool {
 
   /**
    * {@link confirm} for many transactions (a callback batch, a confirmation pass), in one script
-   * call per slot group (of at most 500 transactions): a transaction already settled, or unknown
-   * to the pool, costs no command of its own (`wallet-confirm-n.lua`). @returns per txId, in order,
-   * outputs made free or null.
+   * call per shard (of at most 500 transactions; the shards found through the index in one
+   * lookup): a transaction already settled, or unknown to the pool, costs no command of its own
+   * (`wallet-confirm-n.lua`). @returns per txId, in order, outputs made free or null.
    */
   async confirmMany(txIds: readonly string[]): Promise<(number | null)[]> {
     if (txIds.length === 0) return [];
     const out = new Array<number | null>(txIds.length).fill(null);
-    const groups = groupBySlot(txIds.map((txId) => this.keys.tx(txId)));
-    const calls = groups.flatMap((group) => chunks(group, CONFIRM_BATCH));
+    const units = this.partitions.single ? txIds.map(() => this.partitions.unit(0)) : await this.index.lookup(txIds);
+    const byShard = new Map<string, number[]>();
+    units.forEach((unit, i) => {
+      if (unit === null) return;
+      const group = byShard.get(unit);
+      if (group) group.push(i);
+      else byShard.set(unit, [i]);
+    });
+    const calls = [...byShard].flatMap(([unit, group]) => chunks(group, CONFIRM_BATCH).map((c) => [unit, c] as const));
     await Promise.all(
-      calls.map(async (positions) => {
+      calls.map(async ([unit, positions]) => {
         const ids = positions.map((i) => txIds[i] as string);
-        // The pool's keys of the group's slot (its first transaction's), then one tx hash per txId.
-        const keys = [...this.settleKeys(ids[0] as string).slice(0, 6), ...ids.map((txId) => this.keys.tx(txId))];
+        const k = this.keysOf(unit);
+        // The shard's keys, then one tx hash per txId.
+        const keys = [...this.settleKeys(ids[0] as string, unit).slice(0, 6), ...ids.map((txId) => k.tx(txId))];
         const freed = await this.cmd.walletConfirm(keys.length, ...keys, ...ids);
         positions.forEach((p, j) => {
           const n = Number(freed[j]);
@@ -357,17 +455,27 @@ export class FundingPool {
    * ambiguous outcome. @returns inputs made free, or null if the pool knows no such unsettled tx.
    */
   async fail(txId: string, options: { readonly releaseInputs: boolean }): Promise<number | null> {
-    const n = Number(await this.cmd.walletFail(...this.settleKeys(txId), txId, options.releaseInputs ? '1' : '0'));
+    const unit = await this.shardOf(txId);
+    if (unit === null) return null;
+    const n = Number(
+      await this.cmd.walletFail(...this.settleKeys(txId, unit), txId, options.releaseInputs ? '1' : '0'),
+    );
     return n < 0 ? null : n;
   }
 
-  /** Balance and counts, in one round trip. */
+  /** Balance and counts summed over the shards (one HMGET and one ZCARD per shard). */
   async status(): Promise<PoolStatus> {
-    const [values, unsettled] = await Promise.all([
-      this.redis.hmget(this.keys.counters, ...COUNTER_FIELDS),
-      this.redis.zcard(this.keys.txs),
-    ]);
-    const n = (i: number) => Number(values[i] ?? 0);
+    const shards = await Promise.all(
+      this.partitions.units.map(async (unit) => {
+        const k = this.keysOf(unit);
+        const [values, unsettled] = await Promise.all([
+          this.redis.hmget(k.counters, ...COUNTER_FIELDS),
+          this.redis.zcard(k.txs),
+        ]);
+        return { values, unsettled };
+      }),
+    );
+    const n = (i: number) => shards.reduce((sum, s) => sum + Number(s.values[i] ?? 0), 0);
     const free = { count: n(0), satoshis: n(1) };
     const leased = { count: n(2), satoshis: n(3) };
     const pending = { count: n(4), satoshis: n(5) };
@@ -378,31 +486,47 @@ export class FundingPool {
       leased,
       pending,
       spentUnconfirmed: { count: n(6), satoshis: n(7) },
-      unsettledTransactions: unsettled,
+      unsettledTransactions: shards.reduce((sum, s) => sum + s.unsettled, 0),
     };
   }
 
   /**
-   * Free UTXOs of the denomination: worth at least `satoshisEach` and less than twice it. Larger
-   * ones are the splitter's reservoir and do not count towards the low-water mark.
+   * Free UTXOs of the denomination: worth at least `satoshisEach` and less than twice it, in one
+   * shard or (no partition given) in all. Larger ones are the splitter's reservoir and do not
+   * count towards the low-water mark.
    */
-  async denominatedCount(satoshisEach: number): Promise<number> {
-    return this.redis.zcount(this.keys.free, satoshisEach, `(${2 * satoshisEach}`);
+  async denominatedCount(satoshisEach: number, shard?: ShardChoice): Promise<number> {
+    const units = shard?.partition === undefined ? this.partitions.units : [shard.partition];
+    const counts = await Promise.all(
+      units.map((unit) => this.redis.zcount(this.keysOf(unit).free, satoshisEach, `(${2 * satoshisEach}`)),
+    );
+    return counts.reduce((a, b) => a + b, 0);
   }
 
-  /** The oldest unsettled transactions (committed, neither confirmed nor failed), oldest first. */
-  async unsettled(limit = 100): Promise<UnsettledTx[]> {
-    const flat = await this.redis.zrange(this.keys.txs, 0, limit - 1, 'WITHSCORES');
-    const ids: { txId: string; at: number }[] = [];
-    for (let i = 0; i < flat.length; i += 2) ids.push({ txId: flat[i] as string, at: Number(flat[i + 1]) });
+  /**
+   * The oldest unsettled transactions (committed, neither confirmed nor failed), oldest first,
+   * of one shard or (no partition given) of all.
+   */
+  async unsettled(limit = 100, shard?: ShardChoice): Promise<UnsettledTx[]> {
+    const units = shard?.partition === undefined ? this.partitions.units : [shard.partition];
+    const perShard = await Promise.all(
+      units.map(async (unit) => {
+        const flat = await this.redis.zrange(this.keysOf(unit).txs, 0, limit - 1, 'WITHSCORES');
+        const ids: { txId: string; at: number; unit: string }[] = [];
+        for (let i = 0; i < flat.length; i += 2) ids.push({ txId: flat[i] as string, at: Number(flat[i + 1]), unit });
+        return ids;
+      }),
+    );
+    const ids = perShard
+      .flat()
+      .sort((a, b) => a.at - b.at)
+      .slice(0, limit);
     if (ids.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const { txId } of ids) pipeline.hmget(this.keys.tx(txId), 'kind', 'inputs', 'outputs', 'rawHex');
-    const replies = (await pipeline.exec()) ?? [];
+    const details = await Promise.all(
+      ids.map(({ txId, unit }) => this.redis.hmget(this.keysOf(unit).tx(txId), 'kind', 'inputs', 'outputs', 'rawHex')),
+    );
     return ids.map(({ txId, at }, i) => {
-      const [err, value] = replies[i] ?? [null, []];
-      if (err) throw err;
-      const [kind, inputs, outputs, rawHex] = value as (string | null)[];
+      const [kind, inputs, outputs, rawHex] = details[i] ?? [];
       const split = (s: string | null | undefined) => (s ? s.split(',') : []);
       return {
         txId,
@@ -415,15 +539,68 @@ export class FundingPool {
     });
   }
 
-  /** Takes the splitter's lock for `ms` (SET NX PX). @returns its token, or null when another holder has it. */
-  async acquireSplitLock(ms: number): Promise<string | null> {
+  /** Takes one shard's splitter lock for `ms` (SET NX PX). @returns its token, or null when another holder has it. */
+  async acquireSplitLock(ms: number, shard?: ShardChoice): Promise<string | null> {
     const token = randomUUID();
-    return (await this.redis.set(this.keys.splitLock, token, 'PX', ms, 'NX')) === 'OK' ? token : null;
+    return (await this.redis.set(this.keysOf(shard?.partition).splitLock, token, 'PX', ms, 'NX')) === 'OK'
+      ? token
+      : null;
   }
 
-  /** Releases the splitter's lock if `token` still holds it. */
-  async releaseSplitLock(token: string): Promise<void> {
-    await this.cmd.walletUnlock(this.keys.splitLock, token);
+  /** Releases one shard's splitter lock if `token` still holds it. */
+  async releaseSplitLock(token: string, shard?: ShardChoice): Promise<void> {
+    await this.cmd.walletUnlock(this.keysOf(shard?.partition).splitLock, token);
+  }
+
+  /**
+   * Moves up to `count` free UTXOs worth [`minSatoshis`, `belowSatoshis`) from shard `from` to
+   * shard `to` (rebalancing; wallet-move-out-4.lua): out of `from` with a note, into `to`, then
+   * the note dropped. @returns how many moved.
+   */
+  async moveFree(
+    from: string,
+    to: string,
+    request: { readonly count: number; readonly minSatoshis: number; readonly belowSatoshis?: number },
+  ): Promise<number> {
+    const k = this.keysOf(from);
+    const out = await this.cmd.walletMoveOut(
+      k.free,
+      k.sats,
+      k.counters,
+      k.moving,
+      to,
+      String(request.minSatoshis),
+      request.belowSatoshis === undefined ? '+inf' : String(request.belowSatoshis),
+      String(request.count),
+    );
+    const utxos = pairs(out);
+    if (utxos.length === 0) return 0;
+    await this.add(utxos, { partition: to });
+    await this.redis.hdel(k.moving, ...utxos.map(toOutpoint));
+    return utxos.length;
+  }
+
+  /** Finishes moves a mover left half done (its notes in `moving`). @returns how many UTXOs it added. */
+  async finishMoves(): Promise<number> {
+    let finished = 0;
+    for (const unit of this.partitions.units) {
+      const k = this.keysOf(unit);
+      const notes = await this.redis.hgetall(k.moving);
+      const byDestination = new Map<string, FundingUtxo[]>();
+      for (const [op, note] of Object.entries(notes)) {
+        const bar = note.lastIndexOf('|');
+        const utxo = fromOutpoint(op, note.slice(bar + 1));
+        const to = note.slice(0, bar);
+        const batch = byDestination.get(to);
+        if (batch) batch.push(utxo);
+        else byDestination.set(to, [utxo]);
+      }
+      for (const [to, utxos] of byDestination) {
+        finished += await this.add(utxos, { partition: to });
+        await this.redis.hdel(k.moving, ...utxos.map(toOutpoint));
+      }
+    }
+    return finished;
   }
 
   /** Highest block height whose coinbase the funding scan imported (-1 before any). */
@@ -436,8 +613,14 @@ export class FundingPool {
     await this.cmd.walletAdvanceCursor(this.keys.scanHeight, String(height));
   }
 
-  private settleKeys(txId: string): string[] {
-    const k = this.keys;
+  /** The shard holding `txId`'s unsettled transaction: its partition by the index (null: unknown). */
+  private async shardOf(txId: string): Promise<string | null> {
+    if (this.partitions.single) return this.partitions.unit(0);
+    return this.index.lookupOne(txId);
+  }
+
+  private settleKeys(txId: string, unit: string): string[] {
+    const k = this.keysOf(unit);
     return [k.free, k.sats, k.spent, k.pending, k.counters, k.txs, k.tx(txId)];
   }
 }

@@ -16,7 +16,7 @@ export interface FundingWallet {
  */
 export function createFundingWallet(
   redis: RedisClient,
-  config: Pick<Config, 'redisPrefix' | 'network' | 'wallet'>,
+  config: Pick<Config, 'redisPrefix' | 'network' | 'wallet'> & Partial<Pick<Config, 'redisPartitions'>>,
   clock?: Clock,
 ): FundingWallet {
   const identity = fundingIdentity(config.wallet.seed, config.network);
@@ -25,6 +25,7 @@ export function createFundingWallet(
     pool: new FundingPool(redis, {
       prefix: config.redisPrefix,
       address: identity.address,
+      partitions: config.redisPartitions ?? 1,
       ...(clock ? { clock } : {}),
     }),
   };

@@ -1,14 +1,17 @@
-import { keyTag } from '@proofline/shared-redis';
+import { SINGLE_PARTITION_UNIT, keyTag } from '@proofline/shared-redis';
 
 /**
- * Every Redis key of the funding wallet, built from the deployment's prefix. Nowhere else
- * spells them. Outpoints are `txId:vout` (lowercase display-order txId). They live under the
- * `rec` tag (`<prefix>:{rec}`) with the records' keys: the records accept scripts commit a
+ * Every Redis key of the funding wallet's shard in one records partition (`unit`, shared-redis
+ * `Partitions`), built from the deployment's prefix. Nowhere else spells them. Outpoints are
+ * `txId:vout` (lowercase display-order txId). A shard lives under its partition's tag
+ * (`<prefix>:{<unit>}`) with the partition's records: the records accept scripts commit a
  * record's funding in the same call that stores it (commit-contract.ts), so on a Redis Cluster
- * the pool and the records must share a slot.
+ * they must share a slot. `feePolicy` and `scanHeight` are the deployment's, under `rec`
+ * whatever the unit; the default unit `rec` is the one shard of `REDIS_PARTITIONS=1`.
  */
-export function walletKeys(prefix: string) {
-  const base = `${keyTag(prefix, 'rec')}:wallet`;
+export function walletKeys(prefix: string, unit: string = SINGLE_PARTITION_UNIT) {
+  const base = `${keyTag(prefix, unit)}:wallet`;
+  const global = `${keyTag(prefix, SINGLE_PARTITION_UNIT)}:wallet`;
   return {
     /** ZSET member outpoint, score satoshis: UTXOs ready to fund a transaction. */
     free: `${base}:free`,
@@ -28,12 +31,17 @@ export function walletKeys(prefix: string) {
     txs: `${base}:txs`,
     /** HASH of one unsettled transaction: inputs, outputs, kind, owner, at, rawHex (splits only). */
     tx: (txId: string) => `${base}:tx:${txId}`,
-    /** STRING: the splitter's lock (token), so one split runs at a time across workers. */
+    /**
+     * HASH outpoint → `<destination unit>|<satoshis>`: free UTXOs taken out of this shard for
+     * another (rebalancing) until the destination has added them (wallet-move-out-4.lua).
+     */
+    moving: `${base}:moving`,
+    /** STRING: the splitter's lock of this shard (token), so one split of it runs at a time across workers. */
     splitLock: `${base}:split-lock`,
     /** STRING (JSON, expires after FEE_POLICY_MAX_AGE_MS): ARC's fee policy as last fetched by any process (fee-rate.ts). */
-    feePolicy: `${base}:fee-policy`,
+    feePolicy: `${global}:fee-policy`,
     /** STRING: highest block height whose coinbase the funding scan has imported. */
-    scanHeight: `${base}:scan-height`,
+    scanHeight: `${global}:scan-height`,
   };
 }
 

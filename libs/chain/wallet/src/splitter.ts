@@ -40,6 +40,17 @@ export interface LowWaterRequest {
   readonly satoshisEach: number;
   /** Split even above the low-water mark, up to `target` (the CLI's `wallet split`). */
   readonly force?: boolean;
+  /**
+   * The pool shard (records partition unit) to keep above the mark: its inputs, outputs, lock and
+   * counts are that shard's. Default the pool's first shard (the only one with one partition).
+   */
+  readonly partition?: string;
+  /**
+   * Count the denomination over every shard, not only `partition`'s (the marks are then the
+   * deployment's): a split in the shard that holds the reservoir, for the whole pool, whose
+   * outputs upkeep then spreads over the shards.
+   */
+  readonly wholePool?: boolean;
 }
 
 /** What one `ensureLowWater` run did. Only `error` means "look at this"; the rest are data. */
@@ -80,8 +91,9 @@ const TX_OVERHEAD_BYTES = 10 + 2 * 9;
 const FOLLOW_UP_MAX = 10;
 
 /**
- * Keeps the pool above its low-water mark by splitting large UTXOs into many `satoshisEach`
- * ones. Safe to run from several workers at once: one run at a time holds a Redis lock (SET NX
+ * Keeps one shard of the pool above its low-water mark by splitting its large UTXOs into many
+ * `satoshisEach` ones (a split's inputs and outputs are in one shard: it is committed and
+ * settled there). Safe to run from several workers at once: one run at a time holds a Redis lock (SET NX
  * PX with a token), and every pool change is itself atomic, so a run that loses its lock mid-way
  * still cannot double-spend (its inputs are leased to it alone).
  *
@@ -110,20 +122,30 @@ export class Splitter {
       throw new RangeError('need satoshisEach >= 1 and 0 <= lowWater <= target');
     }
     const { pool } = this.options;
-    const token = await pool.acquireSplitLock(this.lockMs);
+    const shard = { partition: request.partition ?? pool.partitions.unit(0) };
+    const token = await pool.acquireSplitLock(this.lockMs, shard);
     if (token === null) return { status: 'busy' };
     try {
-      const followed = this.options.status ? await this.followUp(this.options.status) : await this.resubmitStale();
+      const followed = this.options.status
+        ? await this.followUp(this.options.status, shard)
+        : await this.resubmitStale(shard);
       if (followed) return followed;
-      const usable = (await pool.denominatedCount(satoshisEach)) + (await this.pendingSplitOutputs(satoshisEach));
+      const counted = request.wholePool ? {} : shard;
+      const usable =
+        (await pool.denominatedCount(satoshisEach, counted)) + (await this.pendingSplitOutputs(satoshisEach, counted));
       if (usable >= (request.force ? target : lowWater)) return { status: 'sufficient', usable };
-      return await this.split(Math.min(target - usable, this.maxOutputs), satoshisEach, usable);
+      return await this.split(Math.min(target - usable, this.maxOutputs), satoshisEach, usable, shard);
     } finally {
-      await pool.releaseSplitLock(token);
+      await pool.releaseSplitLock(token, shard);
     }
   }
 
-  private async split(wantedCount: number, satoshisEach: number, usable: number): Promise<SplitReport> {
+  private async split(
+    wantedCount: number,
+    satoshisEach: number,
+    usable: number,
+    shard: { readonly partition: string },
+  ): Promise<SplitReport> {
     const { pool } = this.options;
     const fee = (inputs: number, outputs: number) =>
       Math.ceil(
@@ -137,6 +159,7 @@ export class Splitter {
       maxInputs: this.maxInputs,
       above: satoshisEach,
       leaseMs: this.lockMs,
+      ...shard,
     });
     if (reserved.status === 'exhausted')
       return { status: 'exhausted', usable, availableSatoshis: reserved.availableSatoshis };
@@ -155,11 +178,11 @@ export class Splitter {
         }
       }
     } catch (e) {
-      await pool.release(reserved.owner, inputs);
+      await pool.release(reserved.owner, inputs, shard);
       throw e;
     }
     if (!built) {
-      await pool.release(reserved.owner, inputs);
+      await pool.release(reserved.owner, inputs, shard);
       return { status: 'exhausted', usable, availableSatoshis: total };
     }
     const outputs: FundingUtxo[] = [...built.outputs, ...(built.change ? [built.change] : [])];
@@ -170,6 +193,7 @@ export class Splitter {
       outputs,
       kind: 'split',
       rawHex: built.efHex,
+      ...shard,
     });
     if (committed !== 'OK')
       throw new Error(`split ${built.txId} could not be committed (${committed}); nothing was broadcast`);
@@ -227,8 +251,8 @@ export class Splitter {
    * bytes again; still below SEEN (or ARC unreachable) → asked again next run. Returns a report
    * only when a re-sent split is still not accepted (no second split is built on top of it).
    */
-  private async followUp(status: StatusPort): Promise<SplitReport | null> {
-    const splits = (await this.options.pool.unsettled(1000)).filter((t) => t.kind === 'split' && t.rawHex);
+  private async followUp(status: StatusPort, shard: { readonly partition: string }): Promise<SplitReport | null> {
+    const splits = (await this.options.pool.unsettled(1000, shard)).filter((t) => t.kind === 'split' && t.rawHex);
     for (const split of splits.slice(0, FOLLOW_UP_MAX)) {
       let answer: Awaited<ReturnType<StatusPort>>;
       try {
@@ -259,9 +283,9 @@ export class Splitter {
   }
 
   /** Submits the oldest unsettled split again (same bytes) once it is older than `resubmitAfterMs`. */
-  private async resubmitStale(): Promise<SplitReport | null> {
+  private async resubmitStale(shard: { readonly partition: string }): Promise<SplitReport | null> {
     const cutoff = this.now() - this.resubmitAfterMs;
-    const stale = (await this.options.pool.unsettled(1000)).find(
+    const stale = (await this.options.pool.unsettled(1000, shard)).find(
       (t) => t.kind === 'split' && t.rawHex && t.committedAt.getTime() <= cutoff,
     );
     if (!stale?.rawHex) return null;
@@ -272,8 +296,8 @@ export class Splitter {
   }
 
   /** Denomination outputs of unsettled splits: free soon, so they count against the low-water mark. */
-  private async pendingSplitOutputs(satoshisEach: number): Promise<number> {
-    const txs = await this.options.pool.unsettled(1000);
+  private async pendingSplitOutputs(satoshisEach: number, shard: { readonly partition?: string }): Promise<number> {
+    const txs = await this.options.pool.unsettled(1000, shard);
     return txs
       .filter((t) => t.kind === 'split')
       .reduce(

@@ -77,7 +77,7 @@ describe('wallet services against the devnet node (real HTTP, real Redis)', () =
     });
     // What the publisher does on ARC's acceptance: the change becomes spendable.
     expect(await pool.confirm(tx.txId)).toBe(1);
-    expect(await redis.zscore(pool.keys.free, `${tx.txId}:${tx.change!.vout}`)).toBe(String(tx.change!.satoshis));
+    expect((await pool.freeOutpoints()).get(`${tx.txId}:${tx.change!.vout}`)).toBe(tx.change!.satoshis);
 
     const mined = await node.mineBlock();
     expect(mined.txIds).toContain(tx.txId);

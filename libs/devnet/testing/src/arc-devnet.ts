@@ -1,5 +1,6 @@
 import { LockingScript, P2PKH, Transaction } from '@bsv/sdk';
 import type { RedisClient } from '@proofline/shared-redis';
+import { DEFAULT_PARTITIONS } from '@proofline/shared-redis';
 import {
   confirmationOptions,
   createArcChain,
@@ -34,6 +35,11 @@ export interface RecordHooks {
 export interface ArcDevnetOptions {
   /** The test's command connection (never closed here). */
   readonly redis: RedisClient;
+  /**
+   * Records partitions the pool is sharded by: the service's `REDIS_PARTITIONS` (default its
+   * default, so that a service started on `env` funds its writes from this pool's shards).
+   */
+  readonly partitions?: number;
   /** The service's (test's) key prefix; the node keeps its state under `<prefix>:{devnet}` (`devnetKeys`). */
   readonly prefix: string;
   /** WALLET_SEED (default the public devnet seed, as in the default configuration). */
@@ -145,7 +151,11 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
     orphanMaxBlocks: undefined,
   };
   const chain = createArcChain({ redis: o.redis, prefix: o.prefix, config: chainConfig, seed });
-  const pool = new FundingPool(o.redis, { prefix: o.prefix, address: funding.address });
+  const pool = new FundingPool(o.redis, {
+    prefix: o.prefix,
+    address: funding.address,
+    partitions: o.partitions ?? DEFAULT_PARTITIONS,
+  });
   let nextCoinbase = 0;
   const splits = new Map<string, string>();
   const workers: RunningConfirmationWorker[] = [];

@@ -1,13 +1,16 @@
-import { keyTag } from '@proofline/shared-redis';
+import { SINGLE_PARTITION_UNIT, keyTag } from '@proofline/shared-redis';
 
 /**
- * Every Redis key of the records lib, built from the deployment's prefix. Nowhere else spells them.
- * All of them live under the `rec` tag (`<prefix>:{rec}`), with the funding pool's keys
- * (chain-wallet `walletKeys`): one accept script stores a record, its chain entry, its outbox entry
- * and its funding together, so on a Redis Cluster they must share a slot.
+ * Every Redis key of the records lib in one records partition (`unit`, shared-redis
+ * `Partitions`), built from the deployment's prefix. Nowhere else spells them. They live under
+ * the partition's tag (`<prefix>:{<unit>}`), with that partition's shard of the funding pool
+ * (chain-wallet `walletKeys`): one accept script stores a record, its chain entry, its outbox
+ * entry and its funding together, so on a Redis Cluster they must share a slot. A chain's
+ * records all live in the partition of its create. The default unit, `rec`, is the one partition
+ * of `REDIS_PARTITIONS=1` (and the layout from before partitions).
  */
-export function recordsKeys(prefix: string) {
-  const t = keyTag(prefix, 'rec');
+export function recordsKeys(prefix: string, unit: string = SINGLE_PARTITION_UNIT) {
+  const t = keyTag(prefix, unit);
   return {
     /** HASH: one record (metadata, bytes, publication state); its raw transaction is `tx(…)`. */
     record: (txId: string) => `${t}:records:rec:${txId}`,
@@ -35,8 +38,9 @@ export function recordsKeys(prefix: string) {
     /**
      * STRING (JSON `{since, httpStatus, detail}`, with a TTL): publication is paused because the
      * chain answered a problem about the request itself, not about a transaction (publication-pause.ts).
+     * One for the deployment, under `rec` whatever the partition.
      */
-    publicationPaused: `${t}:records:publication-paused`,
+    publicationPaused: `${keyTag(prefix, SINGLE_PARTITION_UNIT)}:records:publication-paused`,
   };
 }
 

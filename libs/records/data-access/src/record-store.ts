@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { RedisClient } from '@proofline/shared-redis';
 import { poolCommitLua } from '@proofline/chain-wallet';
-import { fromScriptReply, loadLuaCommands, readBySlot } from '@proofline/shared-redis';
+import { PartitionIndex, Partitions, fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
 import { extensionOf, withExtension } from '@proofline/chain-domain';
 import { encodedContentType } from '@proofline/records-domain';
 import type { PublicationState, RecordFamily, RecordKind, RecordMeta } from '@proofline/records-domain';
@@ -65,6 +65,8 @@ export type AcceptOutcome =
  * script that stores the record.
  */
 export interface PoolCommitCall {
+  /** The records partition the record goes to; the pool keys are that partition's shard. */
+  readonly unit: string;
   readonly keys: readonly string[];
   readonly args: readonly string[];
 }
@@ -74,6 +76,7 @@ export interface PoolCommitCall {
  * linked chain may hold `maxUnconfirmed` unconfirmed versions (successors only; 0 = no limit).
  */
 export interface AcceptOptions {
+  /** Deployment-wide; each partition's outbox takes `ceil(maxPending / partitions)`. */
   readonly maxPending?: number;
   readonly maxUnconfirmed?: number;
 }
@@ -87,6 +90,10 @@ export interface RecordStoreOptions {
    * composition without a proof store): no cap, whatever `maxUnconfirmed` says.
    */
   readonly confirmedIndexKeyOf?: (txId: string) => string;
+  /** Number of records partitions (`REDIS_PARTITIONS`; default 1: everything under `rec`). */
+  readonly partitions?: number;
+  /** The txId → partition index (shared with the funding pool; one is made when absent). */
+  readonly index?: PartitionIndex;
 }
 
 export type NavigateOutcome =
@@ -162,20 +169,124 @@ const META_FIELDS = [
 /**
  * Redis storage of records. Every write is one Lua script: a record, its raw transaction and
  * its outbox entry are stored together or not at all; reads are one round trip each.
+ *
+ * Records live in partitions (`Partitions` of shared-redis): a root in the partition its writer
+ * chose, every later version of a chain in its create's. Reads by txId find the partition
+ * through the txId index (cached per process; not kept at all with one partition); an unknown
+ * txId reads as absent.
  */
 export class RecordStore {
-  private readonly keys: RecordsKeys;
+  /** The records partitions (`next()`: round robin from a random start, for roots). */
+  readonly partitions: Partitions;
+  /** The txId → partition index. */
+  readonly index: PartitionIndex;
+  private readonly keySets = new Map<string, RecordsKeys>();
   private readonly cmd: Commands;
+  private readonly isCluster: boolean;
 
   constructor(
     private readonly redis: RedisClient,
-    prefix: string,
+    private readonly prefix: string,
     private readonly options: RecordStoreOptions = {},
   ) {
-    this.keys = recordsKeys(prefix);
+    this.partitions = new Partitions(prefix, options.partitions ?? 1);
+    this.index = options.index ?? new PartitionIndex(redis, prefix);
+    this.isCluster = (redis as { isCluster?: boolean }).isCluster === true;
     // The accept scripts embed the funding pool's commit contract (local Lua functions).
     loadLuaCommands(redis, path.join(__dirname, 'lua'), { prelude: poolCommitLua() });
     this.cmd = redis as unknown as Commands;
+  }
+
+  /** The keys of partition `unit`. */
+  keysOf(unit: string): RecordsKeys {
+    let keys = this.keySets.get(unit);
+    if (!keys) {
+      keys = recordsKeys(this.prefix, unit);
+      this.keySets.set(unit, keys);
+    }
+    return keys;
+  }
+
+  /** The partition holding `txId`, or null when no record has it (the index has no entry). */
+  async partitionOf(txId: string): Promise<string | null> {
+    if (this.partitions.single) return this.partitions.unit(0);
+    return this.index.lookupOne(txId);
+  }
+
+  /** The partition of each txId (null where unknown), in order: one HMGET per index bucket. */
+  async partitionsOf(txIds: readonly string[]): Promise<(string | null)[]> {
+    if (this.partitions.single) return txIds.map(() => this.partitions.unit(0));
+    return this.index.lookup(txIds);
+  }
+
+  /**
+   * Runs `accept` after the record's index entry is stored: in the same pipeline on one server
+   * (one round trip, Redis runs them in order), before it on a cluster (another slot, maybe
+   * another node). An index entry for a record that was then refused is harmless: reads find no
+   * record in that partition.
+   */
+  private async indexed<T>(txId: string, unit: string, accept: () => Promise<T>): Promise<T> {
+    if (this.partitions.single) return accept();
+    if (this.isCluster) {
+      await this.index.store(txId, unit);
+      return accept();
+    }
+    const [, reply] = await Promise.all([this.index.store(txId, unit), accept()]);
+    return reply;
+  }
+
+  /**
+   * A refused accept stored nothing: neither does the index keep its entry (best effort: a
+   * failure leaves an entry pointing at a partition without the record, which reads as absent).
+   */
+  private async unindexRefused(txId: string, outcome: AcceptOutcome): Promise<AcceptOutcome> {
+    if (outcome !== 'OK' && !this.partitions.single) await this.index.forget(txId).catch(() => undefined);
+    return outcome;
+  }
+
+  /** The keys of the partition holding `txId`, or null when it is unknown. */
+  async keysFor(txId: string): Promise<RecordsKeys | null> {
+    const unit = await this.partitionOf(txId);
+    return unit === null ? null : this.keysOf(unit);
+  }
+
+  /**
+   * Answers one value per txId, in order, from `read` called once per partition (concurrently)
+   * with that partition's keys and the positions of its txIds (one command each: a partition's
+   * keys share a slot); `absent` where the index knows no partition.
+   */
+  private async byPartition<T>(
+    txIds: readonly string[],
+    absent: T,
+    read: (keys: RecordsKeys, ids: string[]) => Promise<readonly T[]>,
+  ): Promise<T[]> {
+    const units = await this.partitionsOf(txIds);
+    const groups = new Map<string, number[]>();
+    units.forEach((unit, i) => {
+      if (unit === null) return;
+      const group = groups.get(unit);
+      if (group) group.push(i);
+      else groups.set(unit, [i]);
+    });
+    const out = txIds.map(() => absent);
+    await Promise.all(
+      [...groups].map(async ([unit, positions]) => {
+        const values = await read(
+          this.keysOf(unit),
+          positions.map((i) => txIds[i] as string),
+        );
+        if (values.length !== positions.length)
+          throw new Error(`a partition read of ${positions.length} records answered ${values.length} values`);
+        positions.forEach((p, j) => (out[p] = values[j] as T));
+      }),
+    );
+    return out;
+  }
+
+  /** Each partition's share of the deployment-wide outbox bound (0: none). */
+  private pendingShare(maxPending: number | undefined): string {
+    const max = maxPending ?? 0;
+    return String(max > 0 ? Math.ceil(max / this.partitions.count) : 0);
   }
 
   /**
@@ -188,28 +299,32 @@ export class RecordStore {
     const family: RecordFamily = record.kind === 'independent' ? 'independent' : 'linked';
     // A root's chainId is its own txId and its position 0: not stored (see fieldsOf).
     const fields = this.fieldsOf(record, family);
-    const reply = await this.cmd.acceptRoot(
-      this.keys.record(record.txId),
-      this.keys.outbox,
-      this.keys.chain(record.txId),
-      ...pool.keys,
-      this.keys.tx(record.txId),
-      this.keys.ef(record.txId),
-      record.txId,
-      String(record.acceptedAt.getTime()),
-      record.kind === 'create' ? '1' : '0',
-      String(opts.maxPending ?? 0),
-      ...pool.args,
-      asBuffer(record.rawTx),
-      record.ef ? Buffer.from(extensionOf(record.ef)) : '',
-      ...fields,
+    const keys = this.keysOf(pool.unit);
+    const reply = await this.indexed(record.txId, pool.unit, () =>
+      this.cmd.acceptRoot(
+        keys.record(record.txId),
+        keys.outbox,
+        keys.chain(record.txId),
+        ...pool.keys,
+        keys.tx(record.txId),
+        keys.ef(record.txId),
+        record.txId,
+        String(record.acceptedAt.getTime()),
+        record.kind === 'create' ? '1' : '0',
+        this.pendingShare(opts.maxPending),
+        ...pool.args,
+        asBuffer(record.rawTx),
+        record.ef ? Buffer.from(extensionOf(record.ef)) : '',
+        ...fields,
+      ),
     );
-    return fromScriptReply('accept-root-14.lua', ACCEPT_REPLIES, reply);
+    return this.unindexRefused(record.txId, fromScriptReply('accept-root-14.lua', ACCEPT_REPLIES, reply));
   }
 
   /**
    * Stores a linked update/delete, reserving the previous record's link and committing its
-   * funding (`pool`) atomically (see the script). One script call, except when the chain's cached
+   * funding (`pool`, in the chain's partition: `partitionOf(link.chainId)`) atomically (see the
+   * script). One script call, except when the chain's cached
    * confirmed position puts it at the unconfirmed cap: then the script answers `CHECK_DEPTH` with
    * the chain's last `maxUnconfirmed` txIds, the proof store is read ({@link confirmedPrefix})
    * and the script is called again with the newest confirmed position (see accept-successor-16.lua).
@@ -224,22 +339,23 @@ export class RecordStore {
     const confirmedIndex = this.options.confirmedIndexKeyOf;
     const maxUnconfirmed = confirmedIndex === undefined ? 0 : (opts.maxUnconfirmed ?? 0);
     const fields = [...this.fieldsOf(record, 'linked'), 'chainId', link.chainId, 'prevTxId', link.prevTxId];
+    const keys = this.keysOf(pool.unit);
     const call = (minedPos: string) =>
       this.cmd.acceptSuccessor(
-        this.keys.record(record.txId),
-        this.keys.outbox,
-        this.keys.record(link.prevTxId),
-        this.keys.chain(link.chainId),
+        keys.record(record.txId),
+        keys.outbox,
+        keys.record(link.prevTxId),
+        keys.chain(link.chainId),
         ...pool.keys,
-        this.keys.tx(record.txId),
-        this.keys.record(link.chainId),
-        this.keys.ef(record.txId),
+        keys.tx(record.txId),
+        keys.record(link.chainId),
+        keys.ef(record.txId),
         record.txId,
         String(record.acceptedAt.getTime()),
         link.chainId,
         link.tokenHash ?? '',
         link.callerTenant,
-        String(opts.maxPending ?? 0),
+        this.pendingShare(opts.maxPending),
         ...pool.args,
         asBuffer(record.rawTx),
         String(maxUnconfirmed),
@@ -247,7 +363,7 @@ export class RecordStore {
         minedPos,
         ...fields,
       );
-    let reply = await call('');
+    let reply = await this.indexed(record.txId, pool.unit, () => call(''));
     if (Array.isArray(reply) && reply[0] === 'CHECK_DEPTH' && confirmedIndex !== undefined) {
       const floor = Number(reply[1]);
       const window = (reply.slice(2) as unknown[]).map((txId) => String(txId));
@@ -256,12 +372,14 @@ export class RecordStore {
       if (confirmed === 0) return 'CHAIN_DEPTH';
       reply = await call(String(floor + confirmed));
     }
-    return fromScriptReply('accept-successor-16.lua', ACCEPT_REPLIES, reply);
+    return this.unindexRefused(record.txId, fromScriptReply('accept-successor-16.lua', ACCEPT_REPLIES, reply));
   }
 
   /** Metadata of a record (no bytes), or null. One round trip. */
   async meta(txId: string): Promise<RecordMeta | null> {
-    const key = this.keys.record(txId);
+    const keys = await this.keysFor(txId);
+    if (!keys) return null;
+    const key = keys.record(txId);
     const [values, length] = await Promise.all([
       this.redis.hmget(key, ...META_FIELDS),
       this.redis.hstrlen(key, 'bytes'),
@@ -271,7 +389,9 @@ export class RecordStore {
 
   /** Metadata and the bytes on chain, or null. */
   async withBytes(txId: string): Promise<{ meta: RecordMeta; bytes: Buffer } | null> {
-    const key = this.keys.record(txId);
+    const keys = await this.keysFor(txId);
+    if (!keys) return null;
+    const key = keys.record(txId);
     const [values, bytes] = await Promise.all([
       this.redis.hmget(key, ...META_FIELDS),
       this.redis.hgetBuffer(key, 'bytes'),
@@ -282,13 +402,15 @@ export class RecordStore {
 
   /** Metadata and the raw transaction of a record (receipts), or null. One round trip. */
   async receiptMaterial(txId: string): Promise<{ meta: RecordMeta; rawTx: Uint8Array } | null> {
-    const key = this.keys.record(txId);
+    const keys = await this.keysFor(txId);
+    if (!keys) return null;
+    const key = keys.record(txId);
     const [values, length, binary, legacy] = pipelineValues(
       await this.redis
         .pipeline()
         .hmget(key, ...META_FIELDS)
         .hstrlen(key, 'bytes')
-        .getBuffer(this.keys.tx(txId))
+        .getBuffer(keys.tx(txId))
         .hget(key, 'rawTx')
         .exec(),
     ) as [(string | null)[], number, Buffer | null, string | null];
@@ -303,19 +425,19 @@ export class RecordStore {
    */
   async rawTxMany(txIds: readonly string[]): Promise<(Uint8Array | null)[]> {
     if (txIds.length === 0) return [];
-    // One MGET per slot (one for all while records share one tag).
-    const out: (Uint8Array | null)[] = await readBySlot(
-      txIds.map((txId) => this.keys.tx(txId)),
-      async (keys) => (await this.redis.mgetBuffer(...keys)).map((b) => b ?? null),
+    // One MGET per partition.
+    const out = await this.byPartition<Uint8Array | null>(txIds, null, async (keys, ids) =>
+      (await this.redis.mgetBuffer(...ids.map((id) => keys.tx(id)))).map((b) => b ?? null),
     );
     // Only records stored before the tx key existed (or unknown ones) cost a second round trip.
     const missing = txIds.flatMap((txId, i) => (out[i] === null ? [i] : []));
     if (missing.length > 0) {
-      const legacy = await readBySlot(
-        missing.map((i) => this.keys.record(txIds[i] as string)),
-        async (keys) => {
+      const legacy = await this.byPartition<string | null>(
+        missing.map((i) => txIds[i] as string),
+        null,
+        async (keys, ids) => {
           const pipeline = this.redis.pipeline();
-          for (const key of keys) pipeline.hget(key, 'rawTx');
+          for (const id of ids) pipeline.hget(keys.record(id), 'rawTx');
           return pipelineValues(await pipeline.exec()) as (string | null)[];
         },
       );
@@ -332,17 +454,14 @@ export class RecordStore {
   async metaMany(txIds: readonly string[]): Promise<(RecordMeta | null)[]> {
     if (txIds.length === 0) return [];
     const width = META_FIELDS.length + 1;
-    return readBySlot(
-      txIds.map((txId) => this.keys.record(txId)),
-      async (keys, positions) => {
-        const flat = await this.cmd.metaMany(keys.length, ...keys, '1', ...META_FIELDS);
-        return positions.map((p, i) => {
-          const at = i * width;
-          const values = flat.slice(at, at + META_FIELDS.length) as (string | null)[];
-          return toMeta(txIds[p] as string, values, Number(flat[at + META_FIELDS.length] ?? 0));
-        });
-      },
-    );
+    return this.byPartition<RecordMeta | null>(txIds, null, async (keys, ids) => {
+      const flat = await this.cmd.metaMany(ids.length, ...ids.map((id) => keys.record(id)), '1', ...META_FIELDS);
+      return ids.map((id, i) => {
+        const at = i * width;
+        const values = flat.slice(at, at + META_FIELDS.length) as (string | null)[];
+        return toMeta(id, values, Number(flat[at + META_FIELDS.length] ?? 0));
+      });
+    });
   }
 
   /**
@@ -357,21 +476,18 @@ export class RecordStore {
   /** One field of many records (null where absent or empty), in order, in one command per slot. */
   private async fieldMany(txIds: readonly string[], field: string): Promise<(string | null)[]> {
     if (txIds.length === 0) return [];
-    return readBySlot(
-      txIds.map((txId) => this.keys.record(txId)),
-      async (keys) =>
-        (await this.cmd.metaMany(keys.length, ...keys, '0', field)).map((v) =>
-          typeof v === 'string' && v !== '' ? v : null,
-        ),
+    return this.byPartition<string | null>(txIds, null, async (keys, ids) =>
+      (await this.cmd.metaMany(ids.length, ...ids.map((id) => keys.record(id)), '0', field)).map((v) =>
+        typeof v === 'string' && v !== '' ? v : null,
+      ),
     );
   }
 
   /** The bytes on chain of many records (null where unknown), in order, in one command per slot (`bytes-many-n.lua`). */
   async bytesMany(txIds: readonly string[]): Promise<(Buffer | null)[]> {
     if (txIds.length === 0) return [];
-    return readBySlot(
-      txIds.map((txId) => this.keys.record(txId)),
-      (keys) => this.cmd.bytesManyBuffer(keys.length, ...keys),
+    return this.byPartition<Buffer | null>(txIds, null, (keys, ids) =>
+      this.cmd.bytesManyBuffer(ids.length, ...ids.map((id) => keys.record(id))),
     );
   }
 
@@ -380,7 +496,9 @@ export class RecordStore {
    * negative counts from the end), in one round trip.
    */
   async chainRange(chainId: string, start: number, stop: number): Promise<{ total: number; txIds: string[] }> {
-    const key = this.keys.chain(chainId);
+    const keys = await this.keysFor(chainId);
+    if (!keys) return { total: 0, txIds: [] };
+    const key = keys.chain(chainId);
     const [total, txIds] = pipelineValues(await this.redis.pipeline().llen(key).lrange(key, start, stop).exec()) as [
       number,
       string[],
@@ -394,15 +512,11 @@ export class RecordStore {
    * list it is given, see navigate-2.lua).
    */
   async navigate(txId: string, links: number): Promise<NavigateOutcome> {
+    const keys = await this.keysFor(txId);
+    if (!keys) return { status: 'TX_NOT_FOUND' };
     let chainId = txId;
     for (let round = 0; round < MAX_KEY_ROUNDS; round++) {
-      const out = await this.cmd.navigate(
-        this.keys.record(txId),
-        this.keys.chain(chainId),
-        txId,
-        chainId,
-        String(links),
-      );
+      const out = await this.cmd.navigate(keys.record(txId), keys.chain(chainId), txId, chainId, String(links));
       if (out[0] === 'CHAIN') {
         chainId = String(out[1]);
         continue;
@@ -416,17 +530,20 @@ export class RecordStore {
 
   /** The whole chain of `chainId`, in order (tests, GraphQL traversal). */
   async chain(chainId: string): Promise<string[]> {
-    return this.redis.lrange(this.keys.chain(chainId), 0, -1);
+    const keys = await this.keysFor(chainId);
+    return keys ? this.redis.lrange(keys.chain(chainId), 0, -1) : [];
   }
 
   async publication(txId: string): Promise<PublicationInfo | null> {
-    const key = this.keys.record(txId);
+    const keys = await this.keysFor(txId);
+    if (!keys) return null;
+    const key = keys.record(txId);
     const [[kind, prevTxId, chainId, state, legacy, tenant], binary, extension] = pipelineValues(
       await this.redis
         .pipeline()
         .hmget(key, 'kind', 'prevTxId', 'chainId', 'state', 'rawTx', 'tenant')
-        .getBuffer(this.keys.tx(txId))
-        .getBuffer(this.keys.ef(txId))
+        .getBuffer(keys.tx(txId))
+        .getBuffer(keys.ef(txId))
         .exec(),
     ) as [(string | null)[], Buffer | null, Buffer | null];
     const rawTx = binary ?? fromLegacyHex(legacy ?? null);
@@ -445,7 +562,8 @@ export class RecordStore {
   }
 
   async state(txId: string): Promise<PublicationState | null> {
-    return (await this.redis.hget(this.keys.record(txId), 'state')) as PublicationState | null;
+    const keys = await this.keysFor(txId);
+    return keys ? ((await this.redis.hget(keys.record(txId), 'state')) as PublicationState | null) : null;
   }
 
   /**
@@ -466,12 +584,14 @@ export class RecordStore {
     maxSuccessors = 50,
     chainId = txId,
   ): Promise<{ changed: boolean; successors: string[] }> {
+    const keys = await this.keysFor(txId);
+    if (!keys) return { changed: false, successors: [] };
     let chain = chainId;
     for (let round = 0; round < MAX_KEY_ROUNDS; round++) {
       const reply = await this.cmd.settle(
-        this.keys.record(txId),
-        this.keys.outbox,
-        this.keys.chain(chain),
+        keys.record(txId),
+        keys.outbox,
+        keys.chain(chain),
         txId,
         failure === undefined ? 'published' : 'failed',
         failure ?? '',
@@ -498,7 +618,9 @@ export class RecordStore {
    * hash stays a listpack.
    */
   async countParentWait(txId: string): Promise<number> {
-    return this.redis.hincrby(this.keys.record(txId), 'parentWaits', 1);
+    const keys = await this.keysFor(txId);
+    // An unknown record: nothing to count, and no wait to bound.
+    return keys ? this.redis.hincrby(keys.record(txId), 'parentWaits', 1) : 0;
   }
 
   /**
@@ -506,7 +628,9 @@ export class RecordStore {
    * marks it failed (`fail-published-1.lua`). True when the state changed.
    */
   async failPublished(txId: string, at: Date, failure: string): Promise<boolean> {
-    return Number(await this.cmd.failPublished(this.keys.record(txId), failure, at.toISOString())) === 1;
+    const keys = await this.keysFor(txId);
+    if (!keys) return false;
+    return Number(await this.cmd.failPublished(keys.record(txId), failure, at.toISOString())) === 1;
   }
 
   /**
@@ -519,7 +643,31 @@ export class RecordStore {
     cursor: string,
     count = 1000,
   ): Promise<{ cursor: string; entries: { txId: string; dueMs: number }[] }> {
-    const [next, flat] = await this.redis.zscan(this.keys.outbox, cursor, 'COUNT', count);
+    // The cursor walks the partitions in order: `<partition>:<ZSCAN cursor>` ('0' = the start of
+    // the first one and the end of the last).
+    const colon = cursor.indexOf(':');
+    let partition = colon < 0 ? 0 : Number(cursor.slice(0, colon));
+    const zcursor = colon < 0 ? cursor : cursor.slice(colon + 1);
+    if (!Number.isSafeInteger(partition) || partition < 0 || partition >= this.partitions.count)
+      throw new RangeError(`not an outbox cursor: ${cursor}`);
+    const page = await this.scanPartitionOutbox(partition, zcursor, count);
+    if (page.cursor !== '0') return { cursor: `${partition}:${page.cursor}`, entries: page.entries };
+    partition += 1;
+    return { cursor: partition < this.partitions.count ? `${partition}:0` : '0', entries: page.entries };
+  }
+
+  /** One ZSCAN page of partition `partition`'s outbox (its own cursor: '0' to start and at the end). */
+  async scanPartitionOutbox(
+    partition: number,
+    cursor: string,
+    count = 1000,
+  ): Promise<{ cursor: string; entries: { txId: string; dueMs: number }[] }> {
+    const [next, flat] = await this.redis.zscan(
+      this.keysOf(this.partitions.unit(partition)).outbox,
+      cursor,
+      'COUNT',
+      count,
+    );
     const entries: { txId: string; dueMs: number }[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ txId: flat[i] as string, dueMs: Number(flat[i + 1]) });
     return { cursor: next, entries };
@@ -538,14 +686,16 @@ export class RecordStore {
     failurePrefix: string,
     maxSuccessors = 1000,
   ): Promise<{ changed: boolean; successors: string[] }> {
+    const partition = await this.keysFor(txId);
+    if (!partition) return { changed: false, successors: [] };
     let chainId = txId;
     let successors: string[] = [];
     for (let round = 0; round < MAX_KEY_ROUNDS; round++) {
       const keys = [
-        this.keys.record(txId),
-        this.keys.outbox,
-        this.keys.chain(chainId),
-        ...successors.map((s) => this.keys.record(s)),
+        partition.record(txId),
+        partition.outbox,
+        partition.chain(chainId),
+        ...successors.map((s) => partition.record(s)),
       ];
       const reply = (await this.cmd.revive(
         keys.length,
@@ -570,7 +720,7 @@ export class RecordStore {
 
   /**
    * {@link revive} for the failed records among `txIds` (a callback batch, a confirmation pass):
-   * their states are read in one command per slot, and only a failed record costs a revive call.
+   * their states are read in one command per partition, and only a failed record costs a revive call.
    * @returns the records revived, each with the successors put back.
    */
   async reviveMany(
@@ -587,9 +737,17 @@ export class RecordStore {
     return revived.filter((r) => r.changed).map(({ txId, successors }) => ({ txId, successors }));
   }
 
-  /** Outbox entries accepted at or before `acceptedBefore`, oldest first. */
+  /**
+   * Outbox entries accepted at or before `acceptedBefore`, oldest first within each partition,
+   * up to `limit` per partition (one ZRANGEBYSCORE each).
+   */
   async dueOutbox(acceptedBefore: Date, limit = 500): Promise<string[]> {
-    return this.redis.zrangebyscore(this.keys.outbox, '-inf', acceptedBefore.getTime(), 'LIMIT', 0, limit);
+    const due = await Promise.all(
+      this.partitions.units.map((unit) =>
+        this.redis.zrangebyscore(this.keysOf(unit).outbox, '-inf', acceptedBefore.getTime(), 'LIMIT', 0, limit),
+      ),
+    );
+    return due.flat();
   }
 
   /**
@@ -599,11 +757,22 @@ export class RecordStore {
    */
   async deferSweep(txIds: readonly string[], until: Date): Promise<void> {
     if (txIds.length === 0) return;
-    await this.redis.zadd(this.keys.outbox, 'XX', ...txIds.flatMap((txId) => [String(until.getTime()), txId]));
+    const score = String(until.getTime());
+    await this.byPartition<number>(txIds, 0, async (keys, ids) => {
+      await this.redis.zadd(keys.outbox, 'XX', ...ids.flatMap((txId) => [score, txId]));
+      return ids.map(() => 0);
+    });
   }
 
+  /** Records waiting for publication: the outboxes summed (one ZCARD per partition; metrics, not writes). */
   async outboxSize(): Promise<number> {
-    return this.redis.zcard(this.keys.outbox);
+    const sizes = await this.outboxSizes();
+    return sizes.reduce((a, b) => a + b, 0);
+  }
+
+  /** Each partition's outbox size, in partition order. */
+  async outboxSizes(): Promise<number[]> {
+    return Promise.all(this.partitions.units.map((unit) => this.redis.zcard(this.keysOf(unit).outbox)));
   }
 
   /**

@@ -1,11 +1,10 @@
-import { FundingPool } from '@proofline/chain-wallet';
 import { recordsKeys } from '@proofline/records-data-access';
-import { InMemoryChain, fundPool } from '@proofline/records-testing';
-import { ManualClock, loadConfig } from '@proofline/shared-config';
+import { fundPool } from '@proofline/records-testing';
+import { ManualClock } from '@proofline/shared-config';
 import { keyTag, txShard, txShardTag } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
-import { keysMatching, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
-import { createRecords } from './records';
+import { keysMatching, testRedis, uniquePrefix } from '@proofline/shared-testing';
+import { memoryRecords } from './testing/memory-records';
 
 const caller = { tenant: 't1' };
 const body = (s: string) => ({ body: Buffer.from(s), encode: undefined, updateToken: undefined });
@@ -35,19 +34,11 @@ describe('chain walks with the keys known up front (settle, revive, navigate, th
   async function setup(env: Record<string, string> = {}, confirmedIndexOf?: (p: string) => (txId: string) => string) {
     const p = `${prefix}-${++n}`;
     const confirmedIndexKeyOf = confirmedIndexOf?.(p);
-    const pool = new FundingPool(redis, { prefix: p, address: 'test', clock });
-    await fundPool(pool, 20, 1000);
-    const records = createRecords({
-      config: loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: p, LOG_LEVEL: 'silent', ...env }),
-      clock,
-      redis,
-      prefix: p,
-      builder: new InMemoryChain(),
-      funding: { pool, feeRate: () => 1 },
-      reader: new InMemoryChain(),
-      queue: { enqueue: async () => undefined },
+    const records = memoryRecords(redis, p, clock, {
+      env,
       ...(confirmedIndexKeyOf === undefined ? {} : { confirmedIndexKeyOf }),
     });
+    await fundPool(records.pool, 20, 1000);
     /** A create and `updates` updates by the owning tenant: the chain's txIds in order. */
     const chain = async (updates: number): Promise<string[]> => {
       const ids = [(await records.writes.createLinked(caller, body('v0'))).txId];

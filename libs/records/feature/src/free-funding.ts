@@ -12,7 +12,7 @@ export interface TakeFromFree {
 const EMPTY_BACKOFF_MS = 250;
 
 /**
- * Candidate funding UTXOs of one process, sampled from the pool's free set without reserving
+ * Candidate funding UTXOs of one process, sampled from one shard of the pool's free set without reserving
  * them. A write takes one, builds and signs with it, and its accept script spends it only if it
  * is still free (`FROM_FREE`, else `TAKEN`): one Redis round trip per write instead of a
  * reservation and then the accept. A stale candidate costs a rebuild, never a double spend.
@@ -31,6 +31,8 @@ export class FreeFunding {
   constructor(
     private readonly pool: FundingPool,
     private readonly options: TakeFromFree = {},
+    /** The pool shard (records partition unit) sampled; default the pool's first. */
+    private readonly partition?: string,
   ) {
     this.size = options.sample ?? 64;
     if (!Number.isSafeInteger(this.size) || this.size < 1) throw new RangeError('sample must be a positive integer');
@@ -59,6 +61,7 @@ export class FreeFunding {
     // Redis call of the write): falling back to a reservation would make a write wait out a
     // second command timeout against a frozen Redis, past the operations issue's 2 s bound.
     const sample = await this.pool.sampleFree({
+      ...(this.partition === undefined ? {} : { partition: this.partition }),
       count: this.size,
       minSatoshis,
       ...(this.options.belowSatoshis === undefined ? {} : { belowSatoshis: this.options.belowSatoshis }),

@@ -10,6 +10,7 @@ import { ManualClock, loadConfig } from '@proofline/shared-config';
 import type { RedisClient } from '@proofline/shared-redis';
 import { keysMatching, testRedis, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { createRecords } from './records';
+import { memoryRecords } from './testing/memory-records';
 import { RecordWrites } from './record-writes';
 import type { RecordFunding } from './record-writes';
 import { keyTag } from '@proofline/shared-redis';
@@ -221,7 +222,9 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
   });
 
   it('the store refuses a pool step of the wrong shape (positions are fixed)', async () => {
-    await expect(store.acceptRoot({} as NewRecord, { keys: ['a'], args: [] })).rejects.toThrow(/9 keys and 7 args/);
+    await expect(store.acceptRoot({} as NewRecord, { unit: 'rec', keys: ['a'], args: [] })).rejects.toThrow(
+      /9 keys and 7 args/,
+    );
   });
 
   it('stores the raw transaction once, binary, beside a compact record hash, and what EF adds beside it; records stored with rawTx in the hash, or without EF, still read', async () => {
@@ -511,5 +514,85 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     await expect(
       a.updateLinked(caller, plain.txId, { ...body('x'), updateToken: root.updateToken }),
     ).rejects.toMatchObject({ errorCode: 'TX_INCORRECT_EVENT_TRANSACTION_TYPE' });
+  });
+
+  describe('partitioned (REDIS_PARTITIONS > 1)', () => {
+    /** A process's records scope over a pool of `partitions` shards under a fresh sub-prefix. */
+    function partitioned(partitions: number, env: Record<string, string> = {}) {
+      const p = `${prefix}-${++n}`;
+      return { p, ...memoryRecords(redis, p, clock, { partitions, env }) };
+    }
+
+    it("roots spread round robin, a chain stays in its create's partition with its funding, reads find both", async () => {
+      const { p, pool, writes, store: st } = partitioned(4);
+      await fundPool(pool, 40, 1000);
+      expect((await pool.freeSatoshisByShard()).every((sats) => sats === 10_000)).toBe(true);
+      const roots = await Promise.all(
+        [1, 2, 3, 4, 5, 6, 7, 8].map((i) => writes.writeIndependent(caller, body(`r${i}`))),
+      );
+      const units = await st.partitionsOf(roots.map((r) => r.txId));
+      expect(new Set(units).size).toBe(4);
+      for (const unit of st.partitions.units) expect(units.filter((u) => u === unit)).toHaveLength(2);
+      // Every record with its outbox entry and its funding commit in its partition's slot.
+      for (const [i, { txId }] of roots.entries()) {
+        const unit = units[i] as string;
+        expect(await redis.zscore(recordsKeys(p, unit).outbox, txId)).not.toBeNull();
+        expect(await redis.zscore(pool.keysOf(unit).txs, txId)).not.toBeNull();
+      }
+      const created = await writes.createLinked(caller, body('v1'));
+      const home = await st.partitionOf(created.txId);
+      let last = created;
+      for (const v of ['v2', 'v3', 'v4']) {
+        last = await writes.updateLinked(caller, last.txId, { ...body(v), updateToken: last.updateToken });
+        expect(await st.partitionOf(last.txId)).toBe(home);
+      }
+      expect(await st.chain(created.txId)).toHaveLength(4);
+      expect(await st.navigate(created.txId, 10)).toMatchObject({ status: 'OK', endOfLinks: true });
+      // Another process (nothing cached) reads through the index; an unknown txId reads as absent.
+      const other = new RecordStore(redis, p, { partitions: 4 });
+      expect((await other.metaMany([created.txId, last.txId, 'ab'.repeat(32)])).map((m) => m?.chainId ?? null)).toEqual(
+        [created.txId, created.txId, null],
+      );
+      expect(await other.meta('cd'.repeat(32))).toBeNull();
+      // Confirm finds each transaction's shard: the change goes back there.
+      expect(await pool.confirm(last.txId)).toBe(1);
+      expect((await pool.status()).unsettledTransactions).toBe(11);
+    });
+
+    it('a chain whose shard ran dry is funded from the others; only a pool with nothing left answers 503', async () => {
+      const { pool, writes, store: st } = partitioned(4);
+      await fundPool(pool, 4, 1000);
+      const created = await writes.createLinked(caller, body('v1'));
+      const home = (await st.partitionOf(created.txId)) as string;
+      // The chain's shard is empty now (one UTXO each): its updates take the others' UTXOs.
+      let last = created;
+      for (const v of ['v2', 'v3', 'v4']) {
+        last = await writes.updateLinked(caller, last.txId, { ...body(v), updateToken: last.updateToken });
+        expect(await st.partitionOf(last.txId)).toBe(home);
+      }
+      expect((await pool.status()).free.count).toBe(0);
+      await expect(
+        writes.updateLinked(caller, last.txId, { ...body('v5'), updateToken: last.updateToken }),
+      ).rejects.toMatchObject({ errorCode: 'FUNDING_EXHAUSTED', httpStatus: 503 });
+      await expect(writes.writeIndependent(caller, body('root'))).rejects.toMatchObject({
+        errorCode: 'FUNDING_EXHAUSTED',
+      });
+      // A refused write left no index entry behind.
+      expect(await st.chain(created.txId)).toHaveLength(4);
+    });
+
+    it('back-pressure per partition: each outbox takes ceil(MAX_PENDING_PUBLICATIONS / P)', async () => {
+      const { pool, writes, store: st } = partitioned(4, { MAX_PENDING_PUBLICATIONS: '6' });
+      await fundPool(pool, 40, 1000);
+      const results = await Promise.allSettled(
+        Array.from({ length: 12 }, (_, i) => writes.writeIndependent(caller, body(`bp${i}`))),
+      );
+      const accepted = results.filter((r) => r.status === 'fulfilled').length;
+      // 2 per partition (ceil(6 / 4)); roots fall back to other partitions only for funding.
+      expect(accepted).toBe(8);
+      expect(await st.outboxSizes()).toEqual([2, 2, 2, 2]);
+      const refused = results.find((r) => r.status === 'rejected');
+      expect(refused?.status === 'rejected' && refused.reason).toMatchObject({ errorCode: 'PUBLICATION_BACKLOG_FULL' });
+    });
   });
 });

@@ -63,6 +63,21 @@ export interface RecordWritesDeps {
 const LEASE_LOST_ATTEMPTS = 3;
 /** How many UTXOs taken from free a write tries (each `TAKEN` by a faster writer) before it reserves. */
 const FROM_FREE_ATTEMPTS = 3;
+/**
+ * How many partitions a root tries for funding (its own, then the next ones round robin) before
+ * it answers 503 FUNDING_EXHAUSTED: a few exhausted shards (upkeep refills them) do not fail
+ * roots, and an exhausted pool costs a write a bounded number of round trips.
+ */
+const ROOT_PARTITION_ATTEMPTS = 4;
+/**
+ * Free UTXOs moved into a chain's exhausted shard for its successor (the first funds it, the
+ * rest the chain's next versions): a chain stays in its partition, so its funding comes to it.
+ */
+const SUCCESSOR_TOP_UP = 4;
+/** Rounds of that top-up a successor tries while concurrent writers take what was moved. */
+const TOP_UP_ROUNDS = 4;
+/** Shards a round of the top-up asks, richest first, before it reads the shards again. */
+const TOP_UP_DONORS = 8;
 /** Retry-After of a 503 FUNDING_EXHAUSTED: about one upkeep run (a split is spendable once ARC has seen it). */
 export const FUNDING_RETRY_AFTER_SECONDS = 5;
 /**
@@ -86,6 +101,8 @@ const DATA_SCRIPT_OVERHEAD = 7;
  */
 interface LinkTarget {
   readonly chainId: string;
+  /** The chain's records partition: where its successors go. */
+  readonly unit: string;
   readonly linkVout: number;
   readonly linkSatoshis: number;
 }
@@ -112,12 +129,21 @@ export class RecordWrites {
    * here: its update makes one Redis round trip fewer. A miss reads the record (`meta`).
    */
   private readonly linkTargets = new Map<string, LinkTarget>();
-  /** Funding sampled from free for this process's writes (null: every write reserves). */
-  private readonly free: FreeFunding | null;
+  /** Funding sampled from free for this process's writes, per partition (empty: every write reserves). */
+  private readonly free = new Map<string, FreeFunding>();
 
-  constructor(private readonly deps: RecordWritesDeps) {
-    const { takeFromFree } = deps.funding;
-    this.free = takeFromFree ? new FreeFunding(deps.funding.pool, takeFromFree) : null;
+  constructor(private readonly deps: RecordWritesDeps) {}
+
+  /** The free-funding stock of partition `unit`, or null when writes reserve. */
+  private freeOf(unit: string): FreeFunding | null {
+    const { takeFromFree } = this.deps.funding;
+    if (!takeFromFree) return null;
+    let stock = this.free.get(unit);
+    if (!stock) {
+      stock = new FreeFunding(this.deps.funding.pool, takeFromFree, unit);
+      this.free.set(unit, stock);
+    }
+    return stock;
   }
 
   /** POST /records. */
@@ -154,7 +180,7 @@ export class RecordWrites {
         ),
       (record, pool) => store.acceptRoot(record, pool, this.acceptOptions),
     );
-    this.remember(tx, tx.txId);
+    this.remember(tx, tx.txId, tx.unit);
     return { txId: tx.txId, updateToken, encoding: encoded.encoding };
   }
 
@@ -192,9 +218,9 @@ export class RecordWrites {
           hashUpdateToken(updateToken),
         ),
       (record, pool) => store.acceptSuccessor(record, link, pool, this.acceptOptions),
-      prevTxId,
+      { prevTxId, unit: prev.unit },
     );
-    this.remember(tx, prev.chainId);
+    this.remember(tx, prev.chainId, prev.unit);
     return { txId: tx.txId, updateToken, encoding: encoded.encoding };
   }
 
@@ -214,9 +240,21 @@ export class RecordWrites {
       { kind: 'delete', spends: { txId: prevTxId, vout: prev.linkVout, satoshis: prev.linkSatoshis } },
       (built) => this.newRecord(caller, 'delete', built, 'application/octet-stream', [], new Uint8Array(0), null),
       (record, pool) => store.acceptSuccessor(record, link, pool, this.acceptOptions),
-      prevTxId,
+      { prevTxId, unit: prev.unit },
     );
     return { txId: tx.txId };
+  }
+
+  /**
+   * The partitions a root tries, in order: the next of the round robin, then the ones after it
+   * (the round robin advances by one a root, so that concurrent roots start apart).
+   */
+  private rootPartitions(): string[] {
+    const { partitions } = this.deps.store;
+    const start = partitions.next();
+    return Array.from({ length: Math.min(ROOT_PARTITION_ATTEMPTS, partitions.count) }, (_, i) =>
+      partitions.unit((start + i) % partitions.count),
+    );
   }
 
   /** Back-pressure: how many accepted records may wait for publication; how deep a chain's unconfirmed versions may go. */
@@ -234,17 +272,26 @@ export class RecordWrites {
   private async linkablePrevious(prevTxId: string): Promise<LinkTarget> {
     const known = this.linkTargets.get(prevTxId);
     if (known) return known;
-    const meta = requireFamily(await this.deps.store.meta(prevTxId), 'linked', prevTxId);
-    const target = { chainId: meta.chainId, linkVout: meta.linkVout ?? 0, linkSatoshis: meta.linkSatoshis ?? 0 };
+    const { store } = this.deps;
+    const meta = requireFamily(await store.meta(prevTxId), 'linked', prevTxId);
+    // Every version of a chain lives in its create's partition (cached by the meta read above).
+    const unit = await store.partitionOf(meta.chainId);
+    if (unit === null) throw new Error(`record ${prevTxId} has no partition for its chain ${meta.chainId}`);
+    const target = {
+      chainId: meta.chainId,
+      unit,
+      linkVout: meta.linkVout ?? 0,
+      linkSatoshis: meta.linkSatoshis ?? 0,
+    };
     // A delete has no link output: nothing can spend it (the accept script answers NOT_END).
     if (meta.linkVout !== null) this.keep(prevTxId, target);
     return target;
   }
 
   /** Remembers an accepted linked record that a later update or delete may spend. */
-  private remember(tx: BuiltTransaction, chainId: string): void {
+  private remember(tx: BuiltTransaction, chainId: string, unit: string): void {
     if (tx.linkOutput)
-      this.keep(tx.txId, { chainId, linkVout: tx.linkOutput.vout, linkSatoshis: tx.linkOutput.satoshis });
+      this.keep(tx.txId, { chainId, unit, linkVout: tx.linkOutput.vout, linkSatoshis: tx.linkOutput.satoshis });
   }
 
   private keep(txId: string, target: LinkTarget): void {
@@ -283,13 +330,17 @@ export class RecordWrites {
   /**
    * The funded write: funding → build and sign with it → the accept script stores the record AND
    * spends the funding UTXO (change pending) → hand it to the publication queue (not awaited).
+   * A successor (`chain`) is written in its chain's partition and funded from that partition's
+   * shard; a root goes to the next partition round robin, and to the following ones when that
+   * one's shard is exhausted (at most {@link ROOT_PARTITION_ATTEMPTS}).
    * Funding is, first, a UTXO this process sampled from the pool's free set, spent by the accept
    * script only if it is still free (one round trip for the whole write; `TAKEN` when another
    * writer was faster: build again with another, at most {@link FROM_FREE_ATTEMPTS} times); else,
    * or when `takeFromFree` is off, a reservation (one more round trip: a lease, committed by the
    * accept script).
    *
-   * - Pool empty: 503 `FUNDING_EXHAUSTED` with `Retry-After`, nothing stored, upkeep requested.
+   * - Pool empty (no shard has a UTXO for it; a successor's shard is topped up from the richest
+   *   first): 503 `FUNDING_EXHAUSTED` with `Retry-After`, nothing stored, upkeep requested.
    * - A record-level refusal (NOT_END, TOKEN_INVALID, FORBIDDEN, BACKPRESSURE, …) stored nothing:
    *   a reserved UTXO goes back to free before the error is thrown (one taken from free never left it).
    * - `LEASE_LOST` (the lease expired before the script ran; the UTXO may fund another write now)
@@ -301,16 +352,30 @@ export class RecordWrites {
     request: Omit<RecordTxRequest, 'funding' | 'satoshisPerKilobyte'>,
     toRecord: (tx: BuiltTransaction) => NewRecord,
     accept: (record: NewRecord, pool: PoolCommitCall) => Promise<AcceptOutcome>,
-    prevTxId?: string,
-  ): Promise<BuiltTransaction> {
-    const { builder, funding } = this.deps;
+    chain?: { readonly prevTxId: string; readonly unit: string },
+  ): Promise<BuiltTransaction & { readonly unit: string }> {
+    const { builder, funding, store } = this.deps;
     const { pool } = funding;
+    const prevTxId = chain?.prevTxId;
     const limits = this.policyLimits(request.data?.byteLength ?? 0);
     let leaseLost = 0;
     let taken = 0;
     for (;;) {
       const priced = { ...request, satoshisPerKilobyte: funding.feeRate() };
-      const { owner, utxos } = await this.funding(builder.fundingNeeded(priced), taken < FROM_FREE_ATTEMPTS);
+      const units = chain ? [chain.unit] : this.rootPartitions();
+      const { owner, utxos, unit } = await this.funding(
+        builder.fundingNeeded(priced),
+        taken < FROM_FREE_ATTEMPTS,
+        units,
+      ).catch(async (err: unknown) => {
+        // No funding for a successor whose previous record is not the end any more (concurrent
+        // updates of one chain, a shard emptied by them): the refusal the accept would give.
+        if (chain && err instanceof AppError && err.errorCode === 'FUNDING_EXHAUSTED') {
+          const prev = await store.meta(chain.prevTxId);
+          if (prev?.nextTxId) throw acceptRefusal('NOT_END', chain.prevTxId, chain.prevTxId);
+        }
+        throw err;
+      });
       let built: Candidate;
       try {
         const tx = builder.build({ ...priced, funding: utxos });
@@ -322,19 +387,20 @@ export class RecordWrites {
           );
         built = { tx, record: toRecord(tx) };
       } catch (err) {
-        await this.release(owner, utxos);
+        await this.release(owner, utxos, unit);
         throw err;
       }
       const { tx } = built;
       const outcome = await accept(built.record, {
-        keys: pool.commitKeys(tx.txId),
+        unit,
+        keys: pool.commitKeys(tx.txId, unit),
         args: pool.commitArgs({ txId: tx.txId, owner, inputs: utxos, outputs: tx.change ? [tx.change] : [] }),
       });
       if (outcome === 'OK') {
         // Not awaited: the record and its outbox entry are durable now, which is what the 200
         // promises; the queue only makes publication prompt (see enqueue).
         this.enqueue(tx.txId);
-        return tx;
+        return { ...tx, unit };
       }
       if (outcome === 'TAKEN') {
         taken++;
@@ -347,7 +413,7 @@ export class RecordWrites {
         );
         if (++leaseLost < LEASE_LOST_ATTEMPTS) continue;
       } else {
-        await this.release(owner, utxos);
+        await this.release(owner, utxos, unit);
       }
       throw acceptRefusal(outcome, tx.txId, prevTxId);
     }
@@ -381,38 +447,77 @@ export class RecordWrites {
   }
 
   /**
-   * One UTXO worth `minSatoshis` for a write: from the process's free sample when `fromFree` (owner
-   * `FROM_FREE`), else, or when the sample has none, reserved under a fresh owner.
-   * @throws AppError 503 `FUNDING_EXHAUSTED` (upkeep requested) when the pool has none.
+   * One UTXO worth `minSatoshis` for a write, from the first of `units` (records partitions) whose
+   * shard has one: from the process's free sample of it when `fromFree` (owner `FROM_FREE`), else,
+   * or when the sample has none, reserved under a fresh owner.
+   * @throws AppError 503 `FUNDING_EXHAUSTED` (upkeep requested) when none of them has one.
    */
-  private async funding(minSatoshis: number, fromFree: boolean): Promise<{ owner: string; utxos: FundingUtxo[] }> {
-    const candidate = this.free && fromFree ? await this.free.take(minSatoshis) : null;
-    if (candidate) return { owner: FROM_FREE, utxos: [candidate] };
+  private async funding(
+    minSatoshis: number,
+    fromFree: boolean,
+    units: readonly string[],
+    fallback = true,
+  ): Promise<{ owner: string; utxos: FundingUtxo[]; unit: string }> {
     const { pool, leaseMs } = this.deps.funding;
-    const owner = randomUUID();
-    const reserved = await pool.reserve({
-      owner,
-      count: 1,
-      minSatoshis,
-      ...(leaseMs === undefined ? {} : { leaseMs }),
-    });
-    if (reserved.status === 'exhausted') {
-      this.requestUpkeep();
-      throw unavailable(
-        'FUNDING_EXHAUSTED',
-        'The funding wallet has no spendable UTXO for this record right now; nothing was stored. Retry after the Retry-After delay.',
-        FUNDING_RETRY_AFTER_SECONDS,
-      );
+    for (const unit of units) {
+      const stock = fromFree ? this.freeOf(unit) : null;
+      const candidate = stock ? await stock.take(minSatoshis) : null;
+      if (candidate) return { owner: FROM_FREE, utxos: [candidate], unit };
+      const owner = randomUUID();
+      const reserved = await pool.reserve({
+        owner,
+        count: 1,
+        minSatoshis,
+        partition: unit,
+        ...(leaseMs === undefined ? {} : { leaseMs }),
+      });
+      if (reserved.status === 'reserved') return { owner, utxos: reserved.utxos, unit };
     }
-    return { owner, utxos: reserved.utxos };
+    // Every partition tried is exhausted (only on this path: one read per shard a round). A root
+    // takes the shard with the most free satoshis; a chain's successor, which must stay in its
+    // chain's partition, has a few free UTXOs moved into that shard from the richest one first
+    // (other writers may take them first: a few rounds). Upkeep evens the shards out meanwhile.
+    for (let round = 0; fallback && pool.partitions.count > 1 && round < TOP_UP_ROUNDS; round++) {
+      const free = await pool.freeSatoshisByShard();
+      const donors = free
+        .map((sats, i) => ({ sats, unit: pool.partitions.unit(i) }))
+        .filter((s) => s.sats >= minSatoshis && !units.includes(s.unit))
+        .sort((a, b) => b.sats - a.sats)
+        .slice(0, TOP_UP_DONORS);
+      if (donors.length === 0) break;
+      if (units.length > 1) return this.funding(minSatoshis, false, [(donors[0] as { unit: string }).unit], false);
+      const below = this.deps.funding.takeFromFree?.belowSatoshis;
+      const to = units[0] as string;
+      // The richest first; one that concurrent writers emptied meanwhile gives way to the next.
+      for (const from of donors) {
+        const moved = await pool.moveFree(from.unit, to, {
+          count: SUCCESSOR_TOP_UP,
+          minSatoshis,
+          ...(below === undefined || below <= minSatoshis ? {} : { belowSatoshis: below }),
+        });
+        if (moved === 0) continue;
+        try {
+          return await this.funding(minSatoshis, false, [to], false);
+        } catch (err) {
+          if (!(err instanceof AppError && err.errorCode === 'FUNDING_EXHAUSTED')) throw err;
+          break;
+        }
+      }
+    }
+    this.requestUpkeep();
+    throw unavailable(
+      'FUNDING_EXHAUSTED',
+      'The funding wallet has no spendable UTXO for this record right now; nothing was stored. Retry after the Retry-After delay.',
+      FUNDING_RETRY_AFTER_SECONDS,
+    );
   }
 
   /** Returns a reservation that stored nothing to the pool; a failure only delays it until the lease expires. */
-  private async release(owner: string, utxos: readonly FundingUtxo[]): Promise<void> {
+  private async release(owner: string, utxos: readonly FundingUtxo[], unit: string): Promise<void> {
     // Taken from free without a lease: nothing to give back.
     if (owner === FROM_FREE) return;
     try {
-      await this.deps.funding.pool.release(owner, utxos);
+      await this.deps.funding.pool.release(owner, utxos, { partition: unit });
     } catch (err) {
       this.deps.logger?.warn(
         { owner, err: err instanceof Error ? err.message : String(err) },

@@ -20,6 +20,8 @@ export interface RecordReadsScope {
   readonly reader: ChainReader;
   /** BEEF for receipts; default the `@bsv/sdk` codec of chain-bsv (every chain Proofline serves is BSV). */
   readonly spv?: SpvCodec;
+  /** Number of records partitions (`REDIS_PARTITIONS`; default 1). A writing scope takes its pool's. */
+  readonly partitions?: number;
 }
 
 export interface RecordsScope extends RecordReadsScope {
@@ -49,14 +51,18 @@ export interface Records {
 export function createRecordReads(scope: RecordReadsScope): RecordReads {
   return new RecordReads({
     config: scope.config,
-    store: new RecordStore(scope.redis, scope.prefix),
+    store: readStore(scope),
     reader: scope.reader,
   });
 }
 
+function readStore(scope: RecordReadsScope): RecordStore {
+  return new RecordStore(scope.redis, scope.prefix, { partitions: scope.partitions ?? 1 });
+}
+
 /** The receipt use case over the records store and the chain reader (GraphQL builds it beside its reads). */
 export function createRecordReceipts(scope: RecordReadsScope): RecordReceipts {
-  return receiptsOf(scope, new RecordStore(scope.redis, scope.prefix));
+  return receiptsOf(scope, readStore(scope));
 }
 
 function receiptsOf(scope: RecordReadsScope, store: RecordStore): RecordReceipts {
@@ -68,11 +74,13 @@ function receiptsOf(scope: RecordReadsScope, store: RecordStore): RecordReceipts
  * benchmarks and every test fixture alike. Opens nothing; closes nothing.
  */
 export function createRecords(scope: RecordsScope): Records {
-  const store = new RecordStore(
-    scope.redis,
-    scope.prefix,
-    scope.confirmedIndexKeyOf === undefined ? {} : { confirmedIndexKeyOf: scope.confirmedIndexKeyOf },
-  );
+  // Partitioned as the funding pool is (its shards are the partitions' funding), sharing its index.
+  const { pool } = scope.funding;
+  const store = new RecordStore(scope.redis, scope.prefix, {
+    partitions: pool.partitions.count,
+    index: pool.index,
+    ...(scope.confirmedIndexKeyOf === undefined ? {} : { confirmedIndexKeyOf: scope.confirmedIndexKeyOf }),
+  });
   const reads = new RecordReads({ config: scope.config, store, reader: scope.reader });
   const writes = new RecordWrites({
     config: scope.config,

@@ -12,7 +12,6 @@ import { deleteByPrefix } from '@proofline/shared-redis';
 import { eventually, testRedisClient, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { composePublicationSide } from './publication-side';
 import type { PublicationSide } from './publication-side';
-import { recordsKeys } from '@proofline/records-data-access';
 
 // ARC answering 460 ("no parent found") to a record transaction, as an ARC that looks parents up
 // does while a parent is still in flight: devnet-testing's ARC proxy in front of the devnet node
@@ -93,7 +92,9 @@ describe('ARC 460 while a parent of ours is in flight (real HTTP: publisher → 
     expect(isExtendedFormat(stored)).toBe(true);
     expect(sent[0]!.hex).toBe(Buffer.from(stored).toString('hex'));
     expect(Transaction.fromHexEF(sent[0]!.hex).id('hex')).toBe(updated.txId);
-    expect(await redis.hget(recordsKeys(prefix).record(updated.txId), 'parentWaits')).toBe('2');
+    expect(await redis.hget((await publication.store.keysFor(updated.txId))!.record(updated.txId), 'parentWaits')).toBe(
+      '2',
+    );
   });
 
   it('waits for a parent in flight are bounded: past PARENT_WAITS_MAX the 460 is the refusal, logged and counted on the record', async () => {
@@ -101,7 +102,11 @@ describe('ARC 460 while a parent of ours is in flight (real HTTP: publisher → 
     refuseNext = async (txId) => {
       proxy.refuse(txId, 5);
       // As if it had waited all but once already.
-      await redis.hset(recordsKeys(prefix).record(txId), 'parentWaits', String(PARENT_WAITS_MAX - 1));
+      await redis.hset(
+        (await publication.store.keysFor(txId))!.record(txId),
+        'parentWaits',
+        String(PARENT_WAITS_MAX - 1),
+      );
     };
     const updated = await writes.updateLinked(tenant, created.txId, {
       body: Buffer.from('b2'),

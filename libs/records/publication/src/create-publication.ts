@@ -104,7 +104,11 @@ export function createPublication(o: PublicationOptions): Publication {
   const logger = o.logger ?? createLogger({ level: 'silent', name: 'publication' });
   const confirmLogger = logger.child({ role: 'chain-confirmations' });
   const publishLogger = logger.child({ role: 'records-publish' });
-  const store = new RecordStore(o.redis, o.prefix);
+  // Partitioned as the pool is, sharing its txId index (and its cache).
+  const store = new RecordStore(o.redis, o.prefix, {
+    partitions: o.pool.partitions?.count ?? 1,
+    ...(o.pool.index ? { index: o.pool.index } : {}),
+  });
   // The proofs this composition stores (confirmation pass, ARC callbacks on the same chain scope)
   // are indexed by the record's tenant: the tenant's blocks (GraphQL `myBlocks`).
   o.chain.store.setOwnerLookup((txIds) => store.tenantsOf(txIds));

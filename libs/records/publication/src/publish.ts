@@ -103,6 +103,10 @@ export async function publishTx(deps: PublishDeps, txId: string): Promise<Publis
   const followMax = deps.followMax ?? FOLLOW_MAX;
   for (let followed = 0; run.length > 0 && followed < followMax; followed += run.length) {
     // All read and submitted in this order in one turn: the chain publisher batches them in order.
+    // Their partition (one, the chain's) is looked up first, for all of them at once: a lookup
+    // each would finish in any order (index buckets on several masters), and a successor sent
+    // before its previous record is an orphan to ARC.
+    await deps.store.partitionsOf(run);
     const results = await Promise.allSettled(run.map((successor) => publishOne(deps, successor, true)));
     results.forEach((r, i) => {
       if (r.status === 'rejected' && !(r.reason instanceof UnrecoverableError)) {

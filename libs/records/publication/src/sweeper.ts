@@ -1,6 +1,7 @@
 import type { Clock } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
 import type { RecordStore } from '@proofline/records-data-access';
+import { SWEEP_DEFER_MS } from './producer';
 import type { BullPublishQueue } from './producer';
 
 export interface Sweeper {
@@ -18,6 +19,17 @@ export interface Sweeper {
    */
   resume(): Promise<number>;
   stop(): void;
+}
+
+/**
+ * Whether an outbox entry due at `dueMs` is one no live producer may be about to carry, seen by a
+ * resume that started at `now`: due (accepted more than `afterMs` ago), or deferred by a batch job
+ * added before the resume began (due by then + SWEEP_DEFER_MS at most). An entry deferred later is
+ * its producer's: a resume that takes a while (one outbox per partition) would otherwise take every
+ * record written meanwhile for a stranded one.
+ */
+function strandedAt(dueMs: number, now: number, afterMs: number): boolean {
+  return dueMs <= now - afterMs || (dueMs > now && dueMs <= now + SWEEP_DEFER_MS);
 }
 
 /** Entries one resume step reads and enqueues (a ZSCAN page, one addBulk). */
@@ -42,18 +54,25 @@ export function startSweeper(o: {
     await o.queue.enqueueMany(due);
     return due.length;
   };
+  // Every partition's outbox at once: a resume is one scan's time, not one per partition (entries
+  // written meanwhile are the producers', which a slow resume would take for stranded ones).
   const resume = async (): Promise<number> => {
     const now = o.clock.now().getTime();
-    let cursor = '0';
-    let enqueued = 0;
-    do {
-      const page = await o.store.scanOutbox(cursor, RESUME_PAGE);
-      cursor = page.cursor;
-      const stranded = page.entries.filter((e) => e.dueMs <= now - o.afterMs || e.dueMs > now).map((e) => e.txId);
-      await o.queue.enqueueMany(stranded);
-      enqueued += stranded.length;
-    } while (cursor !== '0');
-    return enqueued;
+    const counts = await Promise.all(
+      Array.from({ length: o.store.partitions.count }, async (_, partition) => {
+        let cursor = '0';
+        let enqueued = 0;
+        do {
+          const page = await o.store.scanPartitionOutbox(partition, cursor, RESUME_PAGE);
+          cursor = page.cursor;
+          const stranded = page.entries.filter((e) => strandedAt(e.dueMs, now, o.afterMs)).map((e) => e.txId);
+          await o.queue.enqueueMany(stranded);
+          enqueued += stranded.length;
+        } while (cursor !== '0');
+        return enqueued;
+      }),
+    );
+    return counts.reduce((a, b) => a + b, 0);
   };
   let sweeping = false;
   const timer =

@@ -303,7 +303,7 @@ describe('loadConfig', () => {
 
   it('declares each variable once, with a doc line, and the schema parses what loadConfig returns', () => {
     const names = CONFIG_VARIABLES.map((v) => v.name);
-    expect(names).toHaveLength(74);
+    expect(names).toHaveLength(75);
     expect(new Set(names).size).toBe(names.length);
     expect(CONFIG_VARIABLES.filter((v) => v.doc.trim() === '')).toEqual([]);
     const env = { PORT: '3100', FEATURES: 'verify', DEVNET_REDIS_URL: 'redis://127.0.0.1:7000' };
@@ -325,6 +325,8 @@ describe('loadConfig', () => {
     [{ LOG_LEVEL: 'verbose' }, /^LOG_LEVEL: /],
     [{ REDIS_PREFIX: 'a:b' }, /^REDIS_PREFIX: must be 1-32 characters/],
     [{ REDIS_COMMAND_TIMEOUT_MS: '99' }, /^REDIS_COMMAND_TIMEOUT_MS: /],
+    [{ REDIS_PARTITIONS: '0' }, /^REDIS_PARTITIONS: /],
+    [{ REDIS_PARTITIONS: '1025' }, /^REDIS_PARTITIONS: /],
     [{ WORKERS: '65' }, /^WORKERS: /],
     [{ WORKER_CONCURRENCY: '0' }, /^WORKER_CONCURRENCY: /],
     [{ API_PROCESSES: '0' }, /^API_PROCESSES: /],

@@ -36,6 +36,11 @@ export const redis = slice({
       .regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 characters of A-Z a-z 0-9 _ -')
       .default('proofline'),
   ),
+  redisPartitions: variable(
+    'REDIS_PARTITIONS',
+    'Number of records partitions (hash tags by slot range: records, chains, outbox and a funding-pool shard each); spreads the write path over the masters of a Redis Cluster.',
+    intFrom(1, 1024).default(64),
+  ),
   redisCommandTimeoutMs: variable(
     'REDIS_COMMAND_TIMEOUT_MS',
     'Bound of every request-path Redis command (a frozen Redis answers 503 after it).',
