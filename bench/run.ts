@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { FundingPool } from '@proofline/chain-wallet';
 import { fundPool } from '@proofline/records-testing';
-import { createRedis } from '@proofline/shared-redis';
+import { DEFAULT_PARTITIONS, createRedis } from '@proofline/shared-redis';
 import { freePort } from '@proofline/shared-testing';
 import { newApiKey, pct, request as call, stopProcess, waitFor } from './stack-client';
 import type { Reply } from './stack-client';
@@ -78,7 +78,11 @@ async function startStack(): Promise<{ base: string; key: string; stop: () => Pr
   const pool = createRedis(env.REDIS_URL, { maxRetriesPerRequest: 2 });
   try {
     await fundPool(
-      new FundingPool(pool, { prefix: env.REDIS_PREFIX, address: 'bench' }),
+      new FundingPool(pool, {
+        prefix: env.REDIS_PREFIX,
+        address: 'bench',
+        partitions: Number(process.env['REDIS_PARTITIONS'] ?? DEFAULT_PARTITIONS),
+      }),
       Number(process.env['BENCH_POOL_UTXOS'] ?? CHAIN + 40_000),
       1000,
     );
