@@ -8,6 +8,7 @@ import {
   createFundingWallet,
   walletKeys,
 } from '@proofline/chain-wallet';
+import { refuseUnpartitionedPool } from '@proofline/chain-wallet';
 import type { FundingWallet } from '@proofline/chain-wallet';
 import { ClaimsService } from '@proofline/identity-claims';
 import { openIdentity, registerBootstrapKey } from '@proofline/identity-feature';
@@ -207,6 +208,8 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
     for (const step of undo.reverse()) await Promise.resolve(step()).catch(() => undefined);
   };
   try {
+    // Never beside a pool of another partition layout: its records and funding would be invisible.
+    await refuseUnpartitionedPool(redis, config.redisPrefix, config.redisPartitions);
     const claims = new ClaimsService({ config, redis, clock });
     // Identity on connections of its own: key invalidations (pub/sub; also what the key queue's
     // event reader is duplicated from: QueueEvents blocks, so it owns its copy) and redis-om reads.

@@ -3,7 +3,7 @@ import os from 'node:os';
 import { followLauncher, loadConfigOrExit, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
 import { createArcChain } from '@proofline/chain-arc';
-import { createFundingWallet } from '@proofline/chain-wallet';
+import { createFundingWallet, refuseUnpartitionedPool } from '@proofline/chain-wallet';
 import { createPublication } from '@proofline/records-publication';
 import { WebhookStore } from '@proofline/webhooks-data-access';
 import { watchPublications } from '@proofline/webhooks-feature';
@@ -39,6 +39,8 @@ async function main(): Promise<void> {
   bull.on('error', (err) => logger.warn({ err: err.message }, 'bullmq connection error'));
   const chain = createArcChain({ redis, prefix: config.redisPrefix, config: config.chain, seed: config.wallet.seed });
   const wallet = createFundingWallet(redis, config);
+  // Never beside a pool of another partition layout: its records and funding would be invisible.
+  await refuseUnpartitionedPool(redis, config.redisPrefix, config.redisPartitions);
   const prefix = config.redisPrefix;
   const publication = createPublication({
     redis,
