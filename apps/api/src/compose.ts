@@ -23,12 +23,14 @@ import {
   coalesceWrites,
   connectRedis,
   createBullRedis,
+  joinPartitionLayouts,
   redisTargetOf,
+  refuseOnePartitionOverLayouts,
   requestPathOptions,
   resolveRedis,
   throttledErrorLog,
 } from '@proofline/shared-redis';
-import type { RedisClient, RedisDeployment } from '@proofline/shared-redis';
+import type { PartitionLayoutsWatch, RedisClient, RedisDeployment } from '@proofline/shared-redis';
 import { createWebhooks } from '@proofline/webhooks-feature';
 import type { ApiDeps } from './deps';
 import { IdempotencyStore } from './idempotency';
@@ -81,6 +83,12 @@ export interface ApiRecords {
   readonly wallet: FundingWallet;
   /** ARC's policy writes are built with: fee rate and size limits (cached, refreshed in the background, shared in Redis). */
   readonly fees: FeeRateCache;
+  /**
+   * This process's membership of the layout registry: its partition count registered, every
+   * other layout's partitions followed (`ready` once first read; docs/redis-cluster.md, "Growing
+   * the partition count").
+   */
+  readonly layouts: PartitionLayoutsWatch;
   /** Closes the publication and upkeep queues (the connections stay open). */
   close(): Promise<void>;
 }
@@ -115,6 +123,16 @@ export function composeApiRecords(o: {
     ...(o.logger ? { logger: o.logger } : {}),
   });
   const { queue } = publication;
+  // Every live partition (other layouts' too) is swept, summed and funded; roots go to our own.
+  const layouts = joinPartitionLayouts(
+    o.connections.redis,
+    prefix,
+    wallet.pool.partitions.count,
+    wallet.pool.partitions.layouts,
+    {
+      onError: (err) => o.logger?.warn({ err: err.message }, 'partition layout registry unavailable; retrying'),
+    },
+  );
   const upkeep = new WalletUpkeepRequester(o.connections.bull, prefix);
   const fees = feeRateCache(o.config, o.connections.redis, prefix, o.logger);
   // Read the shared policy and fetch ARC's now, not on the first write (which would otherwise be
@@ -148,7 +166,9 @@ export function composeApiRecords(o: {
     publication,
     wallet,
     fees,
+    layouts,
     close: async () => {
+      layouts.stop();
       await publication.close().catch(() => undefined);
       await upkeep.close().catch(() => undefined);
       await chain.close();
@@ -210,6 +230,7 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
   try {
     // Never beside a pool of another partition layout: its records and funding would be invisible.
     await refuseUnpartitionedPool(redis, config.redisPrefix, config.redisPartitions);
+    await refuseOnePartitionOverLayouts(redis, config.redisPrefix, config.redisPartitions);
     const claims = new ClaimsService({ config, redis, clock });
     // Identity on connections of its own: key invalidations (pub/sub; also what the key queue's
     // event reader is duplicated from: QueueEvents blocks, so it owns its copy) and redis-om reads.
@@ -228,6 +249,7 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
     }
     const scope = composeApiRecords({ config, clock, logger, connections });
     undo.push(() => scope.close());
+    await scope.layouts.ready;
     const records = {
       reads: scope.records.reads,
       writes: scope.records.writes,

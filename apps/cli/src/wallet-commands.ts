@@ -1,22 +1,28 @@
 import { FundingPool, fundingIdentity, parseUtxoSpec, rebalance, reservoir } from '@proofline/chain-wallet';
 import type { SplitReport } from '@proofline/chain-wallet';
+import { readPartitionLayouts } from '@proofline/shared-redis';
 import type { CliContext } from './main';
 import { cliSplitter } from './wallet-ports';
 
-function poolOf(ctx: CliContext): FundingPool {
+/** The pool over every live partition: the layout registry read once (the CLI adds no layout). */
+async function poolOf(ctx: CliContext): Promise<FundingPool> {
   const { address } = fundingIdentity(ctx.config.wallet.seed, ctx.config.network);
-  return new FundingPool(ctx.redis, {
+  const pool = new FundingPool(ctx.redis, {
     prefix: ctx.config.redisPrefix,
     address,
     partitions: ctx.config.redisPartitions,
   });
+  if (!pool.partitions.single)
+    for (const count of await readPartitionLayouts(ctx.redis, ctx.config.redisPrefix))
+      if (count > 1) pool.partitions.layouts.add(count);
+  return pool;
 }
 
 const sat = (n: number) => `${n.toLocaleString('en-US')} sat`;
 
 /** `wallet status`: funding address, balance, pool size and pending spends. */
 export async function walletStatus(ctx: CliContext): Promise<void> {
-  const pool = poolOf(ctx);
+  const pool = await poolOf(ctx);
   const [s, unsettled] = await Promise.all([pool.status(), pool.unsettled(20)]);
   const lines = [
     `network         ${ctx.config.network}`,
@@ -44,7 +50,7 @@ export async function walletStatus(ctx: CliContext): Promise<void> {
 /** `wallet split`: forces a split up to POOL_TARGET through the same splitter the worker runs. */
 export async function walletSplit(ctx: CliContext): Promise<void> {
   const splitter = await cliSplitter(ctx.redis, ctx.config);
-  const pool = poolOf(ctx);
+  const pool = await poolOf(ctx);
   const w = ctx.config.wallet;
   // In the shard holding the most, for the whole pool; its outputs then spread over the shards.
   const report = await splitter.ensureLowWater({
@@ -80,6 +86,6 @@ export function splitProblem(report: SplitReport): string | null {
 export async function walletImport(ctx: CliContext): Promise<void> {
   if (ctx.args.length === 0) throw new Error('usage: wallet import TXID:VOUT:SATS [TXID:VOUT:SATS ...]');
   const utxos = ctx.args.map(parseUtxoSpec);
-  const added = await poolOf(ctx).add(utxos);
+  const added = await (await poolOf(ctx)).add(utxos);
   process.stdout.write(`${JSON.stringify({ total: utxos.length, imported: added, skipped: utxos.length - added })}\n`);
 }

@@ -14,6 +14,8 @@ import {
   connectRedis,
   createBullRedis,
   redisTargetOf,
+  joinPartitionLayouts,
+  refuseOnePartitionOverLayouts,
   requestPathOptions,
   startHeartbeat,
   waitForRedis,
@@ -41,6 +43,19 @@ async function main(): Promise<void> {
   const wallet = createFundingWallet(redis, config);
   // Never beside a pool of another partition layout: its records and funding would be invisible.
   await refuseUnpartitionedPool(redis, config.redisPrefix, config.redisPartitions);
+  await refuseOnePartitionOverLayouts(redis, config.redisPrefix, config.redisPartitions);
+  // Every live partition (other layouts' too) is swept, settled and funded (docs/redis-cluster.md,
+  // "Growing the partition count"); known before the roles start.
+  const layouts = joinPartitionLayouts(
+    redis,
+    config.redisPrefix,
+    config.redisPartitions,
+    wallet.pool.partitions.layouts,
+    {
+      onError: (err) => logger.warn({ err: err.message }, 'partition layout registry unavailable; retrying'),
+    },
+  );
+  await layouts.ready;
   const prefix = config.redisPrefix;
   const publication = createPublication({
     redis,
@@ -94,6 +109,7 @@ async function main(): Promise<void> {
     }, config.shutdownGraceMs);
     force.unref();
     await stopHeartbeat();
+    layouts.stop();
     // Workers (and their queues) first, then the chain scope, then the connections.
     await Promise.allSettled(running.map((r) => r.close()));
     await publication.close().catch(() => undefined);

@@ -4,6 +4,7 @@ import type { RedisClient } from '@proofline/shared-redis';
 import { systemClock } from '@proofline/shared-config';
 import type { Clock } from '@proofline/shared-config';
 import { PartitionIndex, Partitions, loadLuaCommands } from '@proofline/shared-redis';
+import type { PartitionLayouts } from '@proofline/shared-redis';
 import { walletKeys } from './keys';
 import type { WalletKeys } from './keys';
 import { assertUtxo, fromOutpoint, inputsArg, outputsArg, toOutpoint } from './outpoint';
@@ -23,6 +24,11 @@ export interface FundingPoolOptions {
    * its own slot.
    */
   readonly partitions?: number;
+  /**
+   * The partition counts the deployment has run with (the layout registry keeps it current): the
+   * pool counts, sums and upkeeps the shards of every one of them (`partitions.units`).
+   */
+  readonly layouts?: PartitionLayouts;
   /** The txId → partition index (shared with the records store; one is made when absent). */
   readonly index?: PartitionIndex;
 }
@@ -186,7 +192,7 @@ export class FundingPool {
     private readonly redis: RedisClient,
     private readonly options: FundingPoolOptions,
   ) {
-    this.partitions = new Partitions(options.prefix, options.partitions ?? 1, 0);
+    this.partitions = new Partitions(options.prefix, options.partitions ?? 1, 0, options.layouts);
     this.index = options.index ?? new PartitionIndex(redis, options.prefix);
     this.keys = this.keysOf(this.partitions.unit(0));
     this.clock = options.clock ?? systemClock;

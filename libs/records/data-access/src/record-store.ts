@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { RedisClient } from '@proofline/shared-redis';
 import { poolCommitLua } from '@proofline/chain-wallet';
 import { PartitionIndex, Partitions, fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
+import type { PartitionLayouts } from '@proofline/shared-redis';
 import { extensionOf, withExtension } from '@proofline/chain-domain';
 import { encodedContentType } from '@proofline/records-domain';
 import type { PublicationState, RecordFamily, RecordKind, RecordMeta } from '@proofline/records-domain';
@@ -92,6 +93,8 @@ export interface RecordStoreOptions {
   readonly confirmedIndexKeyOf?: (txId: string) => string;
   /** Number of records partitions (`REDIS_PARTITIONS`; default 1: everything under `rec`). */
   readonly partitions?: number;
+  /** The partition counts the deployment has run with (shared with the funding pool's; see `Partitions`). */
+  readonly layouts?: PartitionLayouts;
   /** The txId → partition index (shared with the funding pool; one is made when absent). */
   readonly index?: PartitionIndex;
 }
@@ -189,7 +192,7 @@ export class RecordStore {
     private readonly prefix: string,
     private readonly options: RecordStoreOptions = {},
   ) {
-    this.partitions = new Partitions(prefix, options.partitions ?? 1);
+    this.partitions = new Partitions(prefix, options.partitions ?? 1, undefined, options.layouts);
     this.index = options.index ?? new PartitionIndex(redis, prefix);
     this.isCluster = (redis as { isCluster?: boolean }).isCluster === true;
     // The accept scripts embed the funding pool's commit contract (local Lua functions).
@@ -283,10 +286,10 @@ export class RecordStore {
     return out;
   }
 
-  /** Each partition's share of the deployment-wide outbox bound (0: none). */
+  /** Each live partition's share of the deployment-wide outbox bound (0: none). */
   private pendingShare(maxPending: number | undefined): string {
     const max = maxPending ?? 0;
-    return String(max > 0 ? Math.ceil(max / this.partitions.count) : 0);
+    return String(max > 0 ? Math.ceil(max / this.partitions.units.length) : 0);
   }
 
   /**
@@ -643,20 +646,20 @@ export class RecordStore {
     cursor: string,
     count = 1000,
   ): Promise<{ cursor: string; entries: { txId: string; dueMs: number }[] }> {
-    // The cursor walks the partitions in order: `<partition>:<ZSCAN cursor>` ('0' = the start of
-    // the first one and the end of the last).
+    // The cursor walks the live partitions in order: `<partition>:<ZSCAN cursor>` ('0' = the start
+    // of the first one and the end of the last).
     const colon = cursor.indexOf(':');
     let partition = colon < 0 ? 0 : Number(cursor.slice(0, colon));
     const zcursor = colon < 0 ? cursor : cursor.slice(colon + 1);
-    if (!Number.isSafeInteger(partition) || partition < 0 || partition >= this.partitions.count)
+    if (!Number.isSafeInteger(partition) || partition < 0 || partition >= this.partitions.units.length)
       throw new RangeError(`not an outbox cursor: ${cursor}`);
     const page = await this.scanPartitionOutbox(partition, zcursor, count);
     if (page.cursor !== '0') return { cursor: `${partition}:${page.cursor}`, entries: page.entries };
     partition += 1;
-    return { cursor: partition < this.partitions.count ? `${partition}:0` : '0', entries: page.entries };
+    return { cursor: partition < this.partitions.units.length ? `${partition}:0` : '0', entries: page.entries };
   }
 
-  /** One ZSCAN page of partition `partition`'s outbox (its own cursor: '0' to start and at the end). */
+  /** One ZSCAN page of live partition `partition`'s outbox (its own cursor: '0' to start and at the end). */
   async scanPartitionOutbox(
     partition: number,
     cursor: string,
@@ -770,7 +773,7 @@ export class RecordStore {
     return sizes.reduce((a, b) => a + b, 0);
   }
 
-  /** Each partition's outbox size, in partition order. */
+  /** Each live partition's outbox size, in partition order (`partitions.units`). */
   async outboxSizes(): Promise<number[]> {
     return Promise.all(this.partitions.units.map((unit) => this.redis.zcard(this.keysOf(unit).outbox)));
   }

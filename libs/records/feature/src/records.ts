@@ -78,6 +78,7 @@ export function createRecords(scope: RecordsScope): Records {
   const { pool } = scope.funding;
   const store = new RecordStore(scope.redis, scope.prefix, {
     partitions: pool.partitions.count,
+    layouts: pool.partitions.layouts,
     index: pool.index,
     ...(scope.confirmedIndexKeyOf === undefined ? {} : { confirmedIndexKeyOf: scope.confirmedIndexKeyOf }),
   });

@@ -107,6 +107,7 @@ export function createPublication(o: PublicationOptions): Publication {
   // Partitioned as the pool is, sharing its txId index (and its cache).
   const store = new RecordStore(o.redis, o.prefix, {
     partitions: o.pool.partitions?.count ?? 1,
+    ...(o.pool.partitions?.layouts ? { layouts: o.pool.partitions.layouts } : {}),
     ...(o.pool.index ? { index: o.pool.index } : {}),
   });
   // The proofs this composition stores (confirmation pass, ARC callbacks on the same chain scope)

@@ -1,7 +1,7 @@
 import type { Refusal } from '@proofline/chain-domain';
 import type { Clock } from '@proofline/shared-config';
 import type { RecordStore } from '@proofline/records-data-access';
-import type { PartitionIndex } from '@proofline/shared-redis';
+import type { PartitionIndex, PartitionLayouts } from '@proofline/shared-redis';
 import type { Logger } from '@proofline/shared-logger';
 import type { PublicationSettlement } from './publish';
 
@@ -22,7 +22,7 @@ export interface FundingSettle {
    * The records partitions the pool is sharded by and its txId index: the records store of a
    * composition uses the same (absent: one partition).
    */
-  readonly partitions?: { readonly count: number };
+  readonly partitions?: { readonly count: number; readonly layouts?: PartitionLayouts };
   readonly index?: PartitionIndex;
   /** The oldest transactions committed but not settled (the confirmation pass checks them for a stored proof). */
   unsettled?(limit: number): Promise<readonly { readonly txId: string; readonly kind: string }[]>;

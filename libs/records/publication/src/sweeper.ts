@@ -54,12 +54,13 @@ export function startSweeper(o: {
     await o.queue.enqueueMany(due);
     return due.length;
   };
-  // Every partition's outbox at once: a resume is one scan's time, not one per partition (entries
-  // written meanwhile are the producers', which a slow resume would take for stranded ones).
+  // Every live partition's outbox at once (other layouts' too): a resume is one scan's time, not
+  // one per partition (entries written meanwhile are the producers', which a slow resume would
+  // take for stranded ones).
   const resume = async (): Promise<number> => {
     const now = o.clock.now().getTime();
     const counts = await Promise.all(
-      Array.from({ length: o.store.partitions.count }, async (_, partition) => {
+      Array.from({ length: o.store.partitions.units.length }, async (_, partition) => {
         let cursor = '0';
         let enqueued = 0;
         do {

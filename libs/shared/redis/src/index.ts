@@ -7,4 +7,5 @@ export * from './script-replies';
 export * from './slots';
 export * from './partitions';
 export * from './partition-index';
+export * from './partition-layouts';
 export * from './tx-shards';

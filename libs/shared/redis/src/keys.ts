@@ -19,5 +19,7 @@ export function sharedKeys(prefix: string) {
     workerHeartbeats: `${p}:workers:heartbeats`,
     /** Development JWT secret generated on first use when AUTH_JWT_SECRET is not set. */
     devJwtSecret: `${p}:auth:dev-jwt-secret`,
+    /** SET of the records partition counts (`REDIS_PARTITIONS` > 1) processes have run with: the live layouts. */
+    partitionLayouts: `${p}:partitions:layouts`,
   };
 }

@@ -96,32 +96,98 @@ export function txIndexBucket(txId: string): number {
 }
 
 /**
- * The records partitions of a deployment: `count` hash-tag units, one per equal slot range.
- * A partition holds its records, their transactions and chains, its outbox and its shard of the
- * funding pool (docs/redis-cluster.md, "Partitions"); its keys start with `tag(i)`.
+ * The partition counts a deployment has run with (docs/redis-cluster.md, "Growing the partition
+ * count"), as a process knows them: its own, and every other one the layout registry
+ * ({@link joinPartitionLayouts}) showed it. Counts are only ever added: a partition, once used,
+ * holds records (and chains that keep growing there) for good. Shared by the `Partitions` of one
+ * composition (the funding pool's, the records store's), so one registry read updates them all.
+ */
+export class PartitionLayouts {
+  private readonly counts = new Set<number>();
+  private revisionNo = 0;
+
+  /** Adds `count` (validated); true when it was new. */
+  add(count: number): boolean {
+    slotRange(0, count);
+    if (this.counts.has(count)) return false;
+    this.counts.add(count);
+    this.revisionNo += 1;
+    return true;
+  }
+
+  /** Every count known, ascending. */
+  get all(): number[] {
+    return [...this.counts].sort((a, b) => a - b);
+  }
+
+  /** Bumped by every count added. */
+  get revision(): number {
+    return this.revisionNo;
+  }
+}
+
+/**
+ * The records partitions of a deployment. A partition holds its records, their transactions and
+ * chains, its outbox and its shard of the funding pool (docs/redis-cluster.md, "Partitions"); its
+ * keys start with `tag(i)`.
  *
- * `next()` hands roots (independent records, linked creates) out round robin, starting at a
- * random partition so that processes started together do not march in step.
+ * `count` is this process's own layout (`REDIS_PARTITIONS`): `next()` hands roots (independent
+ * records, linked creates) out round robin over its partitions, starting at a random one so that
+ * processes started together do not march in step. `units` is every *live* partition: the own
+ * layout's first (indices `0..count-1`), then those of every other layout in `layouts` (a
+ * deployment that grew P online: their chains, outboxes and funding shards stay where they are).
+ * Whatever iterates partitions (sweeper, sums, upkeep) iterates `units`; the list only grows, so
+ * an index read off it stays valid. With one partition (`rec`, no txId index) other layouts are
+ * ignored: 1 → P is the offline `redis migrate-keys`.
  */
 export class Partitions {
-  /** Every partition's unit, by index. */
-  readonly units: readonly string[];
+  /** The partition counts this instance follows (shared with the other instances of its composition). */
+  readonly layouts: PartitionLayouts;
+  private readonly ownUnits: readonly string[];
+  private live: string[];
+  private liveOf = -1;
   private cursor: number;
 
   constructor(
     readonly prefix: string,
     readonly count: number = DEFAULT_PARTITIONS,
     start: number = Math.floor(Math.random() * count),
+    layouts: PartitionLayouts = new PartitionLayouts(),
   ) {
     slotRange(0, count); // validates count
-    this.units = Array.from({ length: count }, (_, i) => partitionUnit(i, count));
+    this.ownUnits = Array.from({ length: count }, (_, i) => partitionUnit(i, count));
+    this.live = [...this.ownUnits];
+    this.layouts = layouts;
+    if (count > 1) layouts.add(count);
     this.cursor = ((start % count) + count) % count;
   }
 
-  /** The unit of partition `index`. */
+  /** Every live partition's unit, by index: the own layout's first, then the other layouts' (append only). */
+  get units(): readonly string[] {
+    if (this.single || this.liveOf === this.layouts.revision) return this.live;
+    const known = new Set(this.live);
+    for (const count of this.layouts.all) {
+      if (count === 1) continue;
+      for (let i = 0; i < count; i++) {
+        const unit = partitionUnit(i, count);
+        if (known.has(unit)) continue;
+        known.add(unit);
+        this.live.push(unit);
+      }
+    }
+    this.liveOf = this.layouts.revision;
+    return this.live;
+  }
+
+  /** The own layout's units (where roots go). */
+  get own(): readonly string[] {
+    return this.ownUnits;
+  }
+
+  /** The unit of live partition `index` (`0..count-1`: the own layout's). */
   unit(index: number): string {
-    const unit = this.units[index];
-    if (unit === undefined) throw new RangeError(`no partition ${index} of ${this.count}`);
+    const unit = (index < this.count ? this.ownUnits : this.units)[index];
+    if (unit === undefined) throw new RangeError(`no partition ${index} of ${this.units.length}`);
     return unit;
   }
 
@@ -130,7 +196,7 @@ export class Partitions {
     return keyTag(this.prefix, this.unit(index));
   }
 
-  /** The next partition for a root, round robin. */
+  /** The next partition of the own layout for a root, round robin. */
   next(): number {
     const index = this.cursor;
     this.cursor = (this.cursor + 1) % this.count;
@@ -142,7 +208,7 @@ export class Partitions {
     return this.count === 1;
   }
 
-  /** The index of a unit of this deployment, or -1 (a unit of another partition count). */
+  /** The index of a live unit, or -1 (a unit of no layout this process knows). */
   indexOf(unit: string): number {
     return this.units.indexOf(unit);
   }
