@@ -64,12 +64,16 @@ interface Master {
   readonly id: string;
 }
 
-/** `INFO errorstats` of every master, summed: how often the servers answered TRYAGAIN, ASK, MOVED. */
+/**
+ * `INFO errorstats` of every master, summed: how often the servers answered TRYAGAIN, ASK and
+ * MOVED. (Its ERR count is left out: every new ioredis connection, e.g. each slot map refresh
+ * after a MOVED, sends CLIENT SETINFO, which Redis 7.0 does not know.)
+ */
 async function redirections(all: readonly Master[]): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
+  const out: Record<string, number> = { TRYAGAIN: 0, ASK: 0, MOVED: 0 };
   for (const m of all)
     for (const [, name, count] of (await m.redis.info('errorstats')).matchAll(/errorstat_(\w+):count=(\d+)/g))
-      out[name!] = (out[name!] ?? 0) + Number(count);
+      if (name! in out) out[name!] = (out[name!] ?? 0) + Number(count);
   return out;
 }
 
