@@ -81,10 +81,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The master that serves `slot` (CLUSTER SLOTS as `node` sees it). */
 async function ownerOf(node: Redis, slot: number): Promise<string> {
-  const ranges = (await node.cluster('SLOTS')) as [number, number, [string, number, string]][];
-  const range = ranges.find(([from, to]) => slot >= from && slot <= to);
-  if (!range) throw new Error(`slot ${slot} is not served`);
-  return range[2][2];
+  const range = (await node.cluster('SLOTS')).find(([from, to]) => slot >= from && slot <= to);
+  const owner = range?.[2]?.[2];
+  if (!owner) throw new Error(`slot ${slot} is not served`);
+  return owner;
 }
 
 /**
@@ -310,7 +310,6 @@ async function migrateSlot(slot: number, source: Master, target: Master, all: re
     const errors = await redirections(masters);
     const by = (s: number) => answers.filter((a) => a.answer.status === s);
     const unavailable = by(503);
-    // eslint-disable-next-line no-console
     console.info(
       `resharding: ${moved} keys of {${moving}} (slot ${slot}) and ${bucketMoved} of the index bucket moved in ` +
         `${migratedIn} ms under ${answers.length} writes: ${by(200).length} 200, ${by(409).length} 409, ` +
