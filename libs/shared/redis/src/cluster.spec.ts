@@ -23,7 +23,9 @@ import {
   scanKeys,
 } from './connection';
 import type { RedisClient } from './connection';
+import { slotOf } from './slots';
 import { clusterDeployment, clusterEnabledAt, resolveRedis } from './topology';
+import type { RedisDeployment } from './topology';
 import { testClient, testDeployment } from './testing/test-redis';
 
 jest.setTimeout(60_000);
@@ -133,6 +135,14 @@ async function threeNodeCluster(): Promise<Server[]> {
     }
   }
   return nodes;
+}
+
+/** The deployment of private cluster nodes, as `resolveRedis` would give it. */
+function testDeploymentOf(nodes: readonly Server[]): RedisDeployment {
+  return clusterDeployment(
+    nodes[0]!.url,
+    nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
+  );
 }
 
 describe('resolveRedis: one server or a cluster', () => {
@@ -274,6 +284,75 @@ describe('request-path bound on a cluster that is down (ioredis#1604)', () => {
     } finally {
       raw.disconnect();
       await node.start();
+    }
+  });
+});
+
+describe('a slot being migrated (resharding): TRYAGAIN and ASK followed within the request bound', () => {
+  let nodes: Server[] = [];
+  let admin: Redis[] = [];
+  const slot = slotOf('{mig}');
+  const a = 'factory:{mig}:a';
+  const b = 'factory:{mig}:b';
+  beforeAll(async () => {
+    nodes = await threeNodeCluster();
+    admin = nodes.map((n) => new Redis(n.url));
+  });
+  afterAll(async () => {
+    for (const r of admin) r.disconnect();
+    for (const n of nodes) await n.dispose();
+  });
+
+  /** The slot's owner and another master, their ids, with `a` moved: `MSET a b` gets TRYAGAIN until the slot is done. */
+  async function halfMoved(redis: RedisClient): Promise<() => Promise<void>> {
+    const ids = await Promise.all(admin.map(async (r) => String(await r.cluster('MYID'))));
+    const range = (await admin[0]!.cluster('SLOTS')).find(([first, last]) => slot >= first && slot <= last);
+    const ownerId = range?.[2]?.[2] ?? '';
+    const from = ids.indexOf(ownerId);
+    const to = (from + 1) % ids.length;
+    await redis.del(a, b);
+    expect(await redis.set(a, '0')).toBe('OK');
+    await admin[to]!.cluster('SETSLOT', slot, 'IMPORTING', ids[from]!);
+    await admin[from]!.cluster('SETSLOT', slot, 'MIGRATING', ids[to]!);
+    await admin[from]!.migrate('127.0.0.1', nodes[to]!.port, '', 0, 5000, 'KEYS', a);
+    return async () => {
+      for (const i of [to, from, 3 - to - from]) await admin[i]!.cluster('SETSLOT', slot, 'NODE', ids[to]!);
+    };
+  }
+
+  it('a multi-key command retries TRYAGAIN until the slot has moved, within the timeout', async () => {
+    const redis = connectRedis(testDeploymentOf(nodes), requestPathOptions());
+    try {
+      const finish = await halfMoved(redis);
+      const t0 = Date.now();
+      const written = redis.mset(a, '1', b, '1');
+      // ioredis' default (16 redirections, 100 ms apart, about three a round) gave up after ~0.5 s.
+      await new Promise((r) => setTimeout(r, 700));
+      await finish();
+      // Answered within the request bound (REQUEST_COMMAND_TIMEOUT_MS), else it would be "Command timed out".
+      expect(await written).toBe('OK');
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(700);
+      expect(await redis.mget(a, b)).toEqual(['1', '1']);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('a command refused after its timeout is not sent again once the slot has moved', async () => {
+    const redis = connectRedis(testDeploymentOf(nodes), requestPathOptions({ commandTimeout: 300 }));
+    try {
+      const finish = await halfMoved(redis);
+      const answer = await redis.mset(a, '2', b, '2').then(
+        () => 'answered',
+        (e: Error) => e.message,
+      );
+      expect(answer).toBe('Command timed out');
+      await finish();
+      // ioredis would keep following TRYAGAIN for its redirections and write once the slot is stable.
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(await redis.mget(a, b)).toEqual(['0', null]);
+    } finally {
+      redis.disconnect();
     }
   });
 });

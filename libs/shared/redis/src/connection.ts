@@ -55,6 +55,12 @@ export async function openRedis(target: RedisTarget, options: RedisOptions = {})
   return connectRedis(await resolveRedis(target), options);
 }
 
+/** Delay before a command answered TRYAGAIN (a slot half migrated) is sent again (ms). */
+export const TRYAGAIN_RETRY_DELAY_MS = 50;
+
+/** MOVED, ASK and TRYAGAIN answers a cluster client follows for one command before it fails it. */
+export const MAX_REDIRECTIONS = 100;
+
 /** Options that belong to the cluster client itself rather than to each node connection. */
 function clusterOptions(d: ClusterDeployment, options: RedisOptions): ClusterOptions {
   const { retryStrategy, enableOfflineQueue, enableAutoPipelining, lazyConnect, enableReadyCheck, ...node } = options;
@@ -66,6 +72,14 @@ function clusterOptions(d: ClusterDeployment, options: RedisOptions): ClusterOpt
     // out fails every command queued behind it ("None of startup nodes is available"). Commands
     // keep their own bound (boundQueuedCommands), so a longer refresh never makes a request wait longer.
     slotsRefreshTimeout: 5000,
+    // While a slot is being migrated (resharding), a script whose keys are not all on one side
+    // is answered TRYAGAIN until the last key has moved, and ioredis retries it on a random node
+    // (MOVED, ASK, TRYAGAIN again: about three redirections a round). A short delay and a high
+    // redirection count let a request-path command retry for its whole timeout (about 60
+    // redirections in 1 s) instead of failing after ioredis' 16; a client without a timeout
+    // gives up after about 2 s of TRYAGAIN (docs/redis-cluster.md, "Resharding a live cluster").
+    retryDelayOnTryAgain: TRYAGAIN_RETRY_DELAY_MS,
+    maxRedirections: MAX_REDIRECTIONS,
     ...(d.natMap ? { natMap: { ...d.natMap } } : {}),
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     ...(enableAutoPipelining === undefined ? {} : { enableAutoPipelining }),
@@ -91,20 +105,34 @@ const issuedAt = new WeakMap<Command, number>();
 /**
  * Gives every command of `cluster` its timeout when it is ISSUED (ioredis starts it only when a
  * node gets the command, so one queued while the cluster is down or refreshing would wait
- * forever), and drops a plain command whose timeout passed while it waited in the cluster's
- * offline queue instead of sending it when the cluster is back (it was answered "Command timed
- * out" already; a pipeline's commands are sent together, so they are left to their own timers).
+ * forever), and drops a plain command whose timeout passed instead of sending it late: one that
+ * waited in the cluster's offline queue until the cluster was back, and one that ioredis would
+ * send again to follow a TRYAGAIN, ASK or MOVED answer (it keeps following them after the
+ * timeout, so a write answered "Command timed out" during a slot migration would otherwise be
+ * applied once the slot has moved, seconds after its caller was told it failed). A pipeline's
+ * commands are sent together, so they are left to their own timers.
  */
 function boundQueuedCommands(cluster: Cluster, ms: number): void {
+  const late = (command: Command, stream: unknown): boolean => {
+    const first = issuedAt.get(command);
+    return first !== undefined && !stream && Date.now() - first >= ms;
+  };
   const send = cluster.sendCommand.bind(cluster);
   cluster.sendCommand = (command: Command, stream?: Parameters<Cluster['sendCommand']>[1], node?: unknown) => {
-    const first = issuedAt.get(command);
-    if (first === undefined) {
+    if (!issuedAt.has(command)) {
       issuedAt.set(command, Date.now());
       command.setTimeout(ms);
-    } else if (!stream && Date.now() - first >= ms) return command.promise;
+    } else if (late(command, stream)) return command.promise;
     return send(command, stream, node);
   };
+  // Redirections are sent straight to a node's connection, not through the cluster client.
+  const guard = (node: Redis): void => {
+    const toNode = node.sendCommand.bind(node);
+    node.sendCommand = (command: Command, stream?: Parameters<Redis['sendCommand']>[1]) =>
+      late(command, stream) ? command.promise : toNode(command, stream);
+  };
+  for (const node of cluster.nodes('all')) guard(node);
+  cluster.on('+node', guard);
 }
 
 /** `cluster.keys(pattern)`: the union of every master's KEYS (for tests and operator tools; never on a request path). */
