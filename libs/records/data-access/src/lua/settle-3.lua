@@ -41,15 +41,9 @@ local chainId = current[3] or ARGV[1]
 if walks and chainId ~= ARGV[6] then
   return { 'CHAIN', chainId }
 end
-redis.call('ZREM', KEYS[2], ARGV[1])
-if not settles then
-  return { 0 }
-end
-if ARGV[3] == '' then
-  redis.call('HSET', KEYS[1], 'state', ARGV[2], 'settledAt', ARGV[4])
-else
-  redis.call('HSET', KEYS[1], 'state', ARGV[2], 'failure', ARGV[3], 'settledAt', ARGV[4])
-end
+-- Every read before the first write: on the source of a slot being migrated, Redis aborts a
+-- script that touches a key it finds missing (one the ZREM below may have emptied) and keeps the
+-- writes made before the abort; read first, and an abort leaves nothing half done.
 local out = { 1 }
 if walks then
   local pos = tonumber(current[4] or '0')
@@ -60,5 +54,14 @@ if walks then
     end
     out[#out + 1] = successors[i]
   end
+end
+redis.call('ZREM', KEYS[2], ARGV[1])
+if not settles then
+  return { 0 }
+end
+if ARGV[3] == '' then
+  redis.call('HSET', KEYS[1], 'state', ARGV[2], 'settledAt', ARGV[4])
+else
+  redis.call('HSET', KEYS[1], 'state', ARGV[2], 'failure', ARGV[3], 'settledAt', ARGV[4])
 end
 return out
