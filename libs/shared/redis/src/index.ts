@@ -3,8 +3,5 @@ export * from './topology';
 export * from './scripts';
 export * from './keys';
 export * from './heartbeat';
-export * from './script-replies';
-export * from './slots';
 export * from './partitions';
 export * from './partition-index';
-export * from './tx-shards';

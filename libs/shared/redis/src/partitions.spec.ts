@@ -11,7 +11,7 @@ import {
   txIndexBucket,
   txIndexUnit,
 } from './partitions';
-import { slotOf } from './slots';
+import { slotOf } from './keys';
 import { testClient } from './testing/test-redis';
 
 /** The master owning `slot` when `masters` equal masters split the slots as `redis-cli --cluster create` does. */
