@@ -2,6 +2,5 @@ export * from './connection';
 export * from './topology';
 export * from './scripts';
 export * from './keys';
-export * from './heartbeat';
 export * from './partitions';
 export * from './partition-index';
