@@ -5,7 +5,8 @@ import { unitInRange } from './partitions';
  * Where keys live: the hash tag that puts the keys of one unit of atomicity in one slot, the keys
  * the shared layer owns, the slot of a key and the grouping of keys by slot for multi-key
  * commands, and the txId shards of per-transaction data. The records partitions (a record's unit)
- * are in partitions.ts.
+ * are in partitions.ts; it and this module import each other's functions, so neither may call
+ * the other while it loads.
  */
 
 /**
