@@ -1,10 +1,10 @@
-import { FundingPool, walletKeys } from '@proofline/chain-wallet';
+import { walletKeys } from '@proofline/chain-wallet';
 import { RecordStore, recordsKeys } from '@proofline/records-data-access';
-import { createRecords } from '@proofline/records-feature';
-import { InMemoryChain, fundPool } from '@proofline/records-testing';
-import { ManualClock, loadConfig } from '@proofline/shared-config';
+import { memoryRecords } from '@proofline/records-feature/testing';
+import { fundPool } from '@proofline/records-testing';
+import { ManualClock } from '@proofline/shared-config';
 import { keyTag, slotOf } from '@proofline/shared-redis';
-import { keysMatching, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { keysMatching, testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { migrateToPartitions } from './partition-migration';
 
 const caller = { tenant: 't1' };
@@ -20,24 +20,10 @@ const PARTITIONS = 8;
 describe('migrateToPartitions', () => {
   const prefix = uniquePrefix('partmig');
   const { redis, cleanup } = testRedis(prefix);
-  const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
   const clock = new ManualClock('2026-01-01T00:00:00Z');
   afterAll(cleanup);
 
-  function service(partitions: number) {
-    const pool = new FundingPool(redis, { prefix, address: 'test', clock, partitions });
-    const records = createRecords({
-      config,
-      clock,
-      redis,
-      prefix,
-      builder: new InMemoryChain(),
-      funding: { pool, feeRate: () => 1 },
-      reader: new InMemoryChain(),
-      queue: { enqueue: async () => undefined },
-    });
-    return { pool, ...records };
-  }
+  const service = (partitions: number) => memoryRecords(redis, prefix, clock, { partitions });
 
   it('moves records, chains, outbox and pool into partitions; idempotent; the service writes on', async () => {
     // The one-partition deployment: records in the outbox, a chain of three, unsettled funding,

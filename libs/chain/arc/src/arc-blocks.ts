@@ -9,7 +9,7 @@ import type {
   OwnerBlocksPage,
   OwnerBlocksWindow,
 } from '@proofline/chain-domain';
-import { arcKeys } from './keys';
+import { arcKeys } from './proof-store';
 import type { ArcProofStore, StoredBlock } from './proof-store';
 
 /**

@@ -2,8 +2,7 @@ import { eventually, testBullRedis, testRedis, uniquePrefix } from '@proofline/s
 import type { ArcStatusResult } from './arc-client';
 import { CONFIRM_LOCK_MS, startConfirmationWorker } from './confirmation-worker';
 import type { RunningConfirmationWorker } from './confirmation-worker';
-import { arcKeys } from './keys';
-import { ArcProofStore } from './proof-store';
+import { ArcProofStore, arcKeys } from './proof-store';
 
 /**
  * The confirmation run lock (real Redis, real BullMQ): short-lived so that a worker that dies

@@ -4,7 +4,7 @@ import type { RedisClient } from '@proofline/shared-redis';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import { runConfirmationPass } from './confirmation-pass';
 import type { ConfirmationPassDeps, ConfirmationPassOptions, ConfirmationPassReport } from './confirmation-pass';
-import { arcKeys } from './keys';
+import { arcKeys } from './proof-store';
 
 /** The confirmation scheduler's id on the chain-confirmations queue (one per deployment). */
 export const ARC_CONFIRM_SCHEDULER_ID = 'arc-confirmations';

@@ -3,7 +3,6 @@ export * from './arc-client';
 export * from './arc-publisher';
 export * from './bump';
 export * from './headers-client';
-export * from './keys';
 export * from './proof-store';
 export * from './arc-callbacks';
 export * from './arc-services';

@@ -5,9 +5,8 @@ import { TX_SHARDS, txShard } from '@proofline/shared-redis';
 import { testRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import type { VerifiedProof } from './bump';
 import { createArcServices } from './arc-services';
-import { arcKeys } from './keys';
 import { ArcBlocks } from './arc-blocks';
-import { ArcProofStore, DROP_MARK_MS } from './proof-store';
+import { ArcProofStore, DROP_MARK_MS, arcKeys } from './proof-store';
 import { syntheticBlock } from './testing/synthetic-block';
 
 describe('ArcProofStore', () => {

@@ -1,8 +1,8 @@
 import { forEachTxShard } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import type { Refusal } from '@proofline/chain-domain';
-import { arcKeys } from './keys';
-import type { ArcKeys, ArcShardKeys } from './keys';
+import { arcKeys } from './proof-store';
+import type { ArcKeys, ArcShardKeys } from './proof-store';
 
 /**
  * REJECTED reasons that may clear without the transaction changing: ARC relays a peer's REJECT

@@ -12,9 +12,9 @@ import {
   headerScriptBytes,
   lockingScriptOf,
   p2pkhScriptBytes,
+  signTransaction,
 } from './scripts';
-import { signTransaction } from './sign';
-import type { SpentOutput } from './sign';
+import type { SpentOutput } from './scripts';
 
 export interface BsvTransactionBuilderOptions {
   /** Key seed (default {@link DEV_CHAIN_SEED}); every process of a deployment MUST use the same one. */

@@ -4,9 +4,15 @@ import type { TransactionInput, TransactionOutput, UnlockingScript } from '@bsv/
 import { sha256d } from '@proofline/chain-domain';
 import { deriveChainKeys } from './keys';
 import type { SigningKey } from './keys';
-import { dataScriptBytes, lockingScriptOf, p2pkhScriptBytes } from './scripts';
-import { SIGHASH_ALL_FORKID, sighashPreimage, signP2pkhInputs } from './sign';
-import type { SpentOutput } from './sign';
+import {
+  SIGHASH_ALL_FORKID,
+  dataScriptBytes,
+  lockingScriptOf,
+  p2pkhScriptBytes,
+  sighashPreimage,
+  signP2pkhInputs,
+} from './scripts';
+import type { SpentOutput } from './scripts';
 
 const HALF_N = new BigNumber('7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0', 16);
 

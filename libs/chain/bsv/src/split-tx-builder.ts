@@ -3,9 +3,8 @@ import { InsufficientFundingError } from '@proofline/chain-domain';
 import type { Outpoint } from '@proofline/chain-domain';
 import { deriveChainKeys } from './keys';
 import type { ChainKeys } from './keys';
-import { lockingScriptOf, p2pkhScriptBytes } from './scripts';
-import { signTransaction } from './sign';
-import type { SpentOutput } from './sign';
+import { lockingScriptOf, p2pkhScriptBytes, signTransaction } from './scripts';
+import type { SpentOutput } from './scripts';
 
 /** What the funding wallet's splitter asks for (the shape of chain-wallet's `SplitRequest`). */
 export interface SplitTxRequest {

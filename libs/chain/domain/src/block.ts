@@ -4,7 +4,7 @@ import type { TscMerkleProof } from './ports';
 /*
  * A block as the chain adapters check it: the hashes that name blocks and transactions (display
  * hex), the 80-byte header and its proof of work, the Merkle tree of its txIds and the TSC proofs
- * of inclusion checked against a header.
+ * of inclusion checked against a header, and a block's depth below the tip.
  */
 
 /**
@@ -409,4 +409,16 @@ export function checkInclusion(claim: InclusionClaim): InclusionVerdict {
       `${verdict.reason}${verdict.root ? ` (computed ${verdict.root}, header has ${header.merkleRoot})` : ''}`,
     );
   return { valid: true };
+}
+
+/**
+ * Depth of a block: tip height − block height + 1, never below 1.
+ *
+ * The stored tip only moves up to a block after that block's proofs are stored (a callback or a
+ * confirmation pass stores them, then raises the tip), so a reader in between sees a proof above
+ * the tip. A proof verified against the headers source shows the best chain reaches at least its
+ * block, so such a block counts as the tip (1), never as 0 or a negative depth.
+ */
+export function confirmedBlocks(tipHeight: number, blockHeight: number): number {
+  return Math.max(1, tipHeight - blockHeight + 1);
 }

@@ -1,4 +1,4 @@
-import { confirmedBlocks } from './confirmed-blocks';
+import { confirmedBlocks } from './block';
 
 describe('confirmedBlocks', () => {
   it('is tip height − block height + 1', () => {

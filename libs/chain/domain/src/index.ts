@@ -1,6 +1,5 @@
 export * from './ports';
 export * from './block';
-export * from './confirmed-blocks';
 export * from './arc-ports';
 export * from './spv-ports';
 export * from './broadcast-verdict';

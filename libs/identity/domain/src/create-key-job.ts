@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TENANT_PATTERN } from './ids';
-import { PERMISSIONS } from './permissions';
+import { PERMISSIONS } from './api-key';
 
 /**
  * The identity scope's job contract on `QUEUES.identityKeys` (queue name and prefix stay in

@@ -1,4 +1,3 @@
-export * from './permissions';
 export * from './ids';
 export * from './api-key';
 export * from './schemas';

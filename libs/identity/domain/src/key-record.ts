@@ -1,7 +1,5 @@
-import { generateRawKey, hashKey } from './api-key';
-import type { ApiKeyRecord, KeyOrigin } from './api-key';
-import type { Permission } from './permissions';
-import { sortPermissions } from './permissions';
+import { generateRawKey, hashKey, sortPermissions } from './api-key';
+import type { ApiKeyRecord, KeyOrigin, Permission } from './api-key';
 
 /**
  * What a key is made from: its raw value (hashed and masked here; the raw value itself is never

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { ISSUER_PERMISSIONS, PERMISSIONS, VERIFIER_PERMISSIONS } from './permissions';
-import { LEGACY_KEY_PATTERN } from './api-key';
+import { ISSUER_PERMISSIONS, LEGACY_KEY_PATTERN, PERMISSIONS, VERIFIER_PERMISSIONS } from './api-key';
 
 const oneOf = (allowed: readonly string[]) => `must be one of ${allowed.join(', ')} (case-sensitive)`;
 

@@ -1,4 +1,3 @@
-export * from './middleware';
 export * from './validate';
 export * from './edge';
 export * from './pages';

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import express from 'express';
 import { createLogger, logScope } from '@proofline/shared-logger';
 import { unavailable } from '@proofline/shared-errors';
-import { problemHandler, requestContext } from './middleware';
+import { problemHandler, requestContext } from './edge';
 
 /** A real Express app on a real socket with `requestContext` and one route logging at warn. */
 async function serve(

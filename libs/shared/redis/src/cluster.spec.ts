@@ -7,7 +7,6 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -23,10 +22,10 @@ import {
   scanKeys,
 } from './connection';
 import type { RedisClient } from './connection';
-import { slotOf } from './slots';
+import { slotOf } from './keys';
 import { clusterDeployment, clusterEnabledAt, resolveRedis } from './topology';
 import type { RedisDeployment } from './topology';
-import { testClient, testDeployment } from './testing/test-redis';
+import { testDeployment, testScope } from './testing/test-redis';
 
 jest.setTimeout(60_000);
 
@@ -184,15 +183,8 @@ describe('resolveRedis: one server or a cluster', () => {
 });
 
 describe('a client of the test Redis through the factory (standalone, one node or three masters)', () => {
-  const prefix = `factory-${randomBytes(4).toString('hex')}`;
-  let redis: RedisClient;
-  beforeAll(() => {
-    redis = testClient();
-  });
-  afterAll(async () => {
-    await deleteByPrefix(redis, prefix);
-    await redis.quit();
-  });
+  const { prefix, redis, cleanup } = testScope('factory');
+  afterAll(cleanup);
 
   it('is the client the topology needs, and KEYS, scanKeys and deleteByPrefix see every master', async () => {
     const cluster = testDeployment().kind === 'cluster';

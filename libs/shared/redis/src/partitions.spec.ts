@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { deleteByPrefix } from './connection';
-import type { RedisClient } from './connection';
 import { PartitionIndex, txIndexKey } from './partition-index';
 import {
   CLUSTER_SLOTS,
@@ -11,8 +9,8 @@ import {
   txIndexBucket,
   txIndexUnit,
 } from './partitions';
-import { slotOf } from './slots';
-import { testClient } from './testing/test-redis';
+import { slotOf } from './keys';
+import { testScope } from './testing/test-redis';
 
 /** The master owning `slot` when `masters` equal masters split the slots as `redis-cli --cluster create` does. */
 function masterOf(slot: number, masters: number): number {
@@ -91,17 +89,8 @@ describe('partitions', () => {
 });
 
 describe('PartitionIndex', () => {
-  const prefix = `pix-${randomBytes(5).toString('hex')}`;
-  let redis: RedisClient;
-
-  beforeAll(() => {
-    redis = testClient();
-  });
-
-  afterAll(async () => {
-    await deleteByPrefix(redis, prefix);
-    await redis.quit();
-  });
+  const { prefix, redis, cleanup } = testScope('pix');
+  afterAll(cleanup);
 
   it('stores txId → unit in its bucket and answers batches in order, grouped by bucket, cached', async () => {
     const writer = new PartitionIndex(redis, prefix);

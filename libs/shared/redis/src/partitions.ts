@@ -1,5 +1,5 @@
 import { keyTag } from './keys';
-import { slotOf } from './slots';
+import { slotOf } from './keys';
 
 /** Redis Cluster's number of hash slots. */
 export const CLUSTER_SLOTS = 16384;

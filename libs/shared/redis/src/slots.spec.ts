@@ -1,5 +1,4 @@
-import { groupBySlot, readBySlot, slotOf } from './slots';
-import { keyTag } from './keys';
+import { groupBySlot, keyTag, readBySlot, slotOf } from './keys';
 
 describe('slots', () => {
   it('slotOf hashes only the {tag}: every key of one keyTag shares its slot', () => {

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { CLUSTER_SLOTS, slotRange } from './partitions';
-import { slotOf } from './slots';
-import { ALL_TX_SHARDS, TX_SHARDS, groupByTxShard, txShard, txShardTag } from './tx-shards';
+import { ALL_TX_SHARDS, TX_SHARDS, groupByTxShard, slotOf, txShard, txShardTag } from './keys';
 
 describe('txId shards', () => {
   it('a txId falls in the shard of its leading 6 bits; shard s of a family hashes into slots [s·256, (s+1)·256)', () => {

@@ -10,7 +10,9 @@ import type { Records } from '../records';
 /**
  * The records scope these specs write through: real Redis under `prefix`, the in-memory chain as
  * builder and reader, a funding pool of `partitions` shards (default 1), a queue that drops what
- * it is given. Not exported by the lib.
+ * it is given. Not in the lib's index: specs outside the lib import it as
+ * `@proofline/records-feature/testing` (a path of its own, so the testing libs it uses stay out of
+ * production imports, and no testing lib has to import records-feature, which imports them).
  */
 export function memoryRecords(
   redis: RedisClient,

@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import type { RedisOptions } from 'ioredis';
-import { connectRedis } from '../connection';
+import { connectRedis, deleteByPrefix } from '../connection';
 import type { RedisClient } from '../connection';
 import { clusterDeployment } from '../topology';
 import type { RedisDeployment } from '../topology';
@@ -25,4 +26,25 @@ export function testDeployment(): RedisDeployment {
 
 export function testClient(options: RedisOptions = {}): RedisClient {
   return connectRedis(testDeployment(), options);
+}
+
+/**
+ * A client of the test Redis for keys under a fresh `<name>-<random>` prefix, and its cleanup (the
+ * prefix's keys deleted on every master, then the client quit): shared-testing's `testRedis`,
+ * which this lib's specs cannot import.
+ */
+export function testScope(
+  name: string,
+  options: RedisOptions = {},
+): { prefix: string; redis: RedisClient; cleanup: () => Promise<void> } {
+  const prefix = `${name}-${randomBytes(5).toString('hex')}`;
+  const redis = testClient(options);
+  return {
+    prefix,
+    redis,
+    cleanup: async () => {
+      await deleteByPrefix(redis, prefix);
+      await redis.quit();
+    },
+  };
 }
