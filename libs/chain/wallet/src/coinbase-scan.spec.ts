@@ -8,8 +8,9 @@ import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { CoinbaseScanner, fundingOutputsOf, httpCoinbaseSource } from './coinbase-scan';
 import { fundingIdentity } from './funding-address';
 import { FundingPool } from './funding-pool';
-import { createFundingWallet, effectiveFeeRate } from './funding-wallet';
-import { parseUtxoSpec } from './outpoint';
+import { effectiveFeeRate } from './fee-rate';
+import { createFundingWallet } from './funding-wallet';
+import { parseUtxoSpec } from './funding-pool';
 import { inputsReleasable } from './release-rules';
 
 const keys = deriveChainKeys(DEVNET_WALLET_SEED);

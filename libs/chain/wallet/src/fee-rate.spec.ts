@@ -1,7 +1,7 @@
 import { eventually, testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { FeeRateCache } from './fee-rate';
 import type { FeePolicy } from './fee-rate';
-import type { MiningFee } from './funding-wallet';
+import type { MiningFee } from './fee-rate';
 import { walletKeys } from './keys';
 
 describe('FeeRateCache', () => {

@@ -1,6 +1,22 @@
 import type { RedisClient } from '@proofline/shared-redis';
-import { effectiveFeeRate } from './funding-wallet';
-import type { MiningFee } from './funding-wallet';
+
+/** ARC's `policy.miningFee` from `GET /v1/policy`. */
+export interface MiningFee {
+  readonly satoshis: number;
+  readonly bytes: number;
+}
+
+/**
+ * The fee rate (satoshis per 1000 bytes) a transaction is built with: twice ARC's mining fee,
+ * never below `FEE_FLOOR_SATS_PER_KB`. The margin exists because a record's transaction can
+ * never be rebuilt (its txId is returned at write time), so it must clear a policy that rises a
+ * little before it is broadcast. Without a policy (ARC unreachable) the floor alone applies.
+ */
+export function effectiveFeeRate(policy: MiningFee | null, floorSatsPerKb: number): number {
+  const fromPolicy =
+    policy && policy.bytes > 0 && policy.satoshis >= 0 ? Math.ceil((2 * policy.satoshis * 1000) / policy.bytes) : 0;
+  return Math.max(floorSatsPerKb, fromPolicy);
+}
 
 /** ARC's `GET /v1/policy` as writes use it: the mining fee and the size limits (null: not given). */
 export interface FeePolicy extends MiningFee {

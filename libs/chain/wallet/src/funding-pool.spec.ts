@@ -8,7 +8,7 @@ import type { RedisClient } from '@proofline/shared-redis';
 import { keysMatching, testRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { poolCommitLua } from './commit-contract';
 import { FROM_FREE, FundingPool } from './funding-pool';
-import { toOutpoint } from './outpoint';
+import { toOutpoint } from './funding-pool';
 import type { FundingUtxo } from './ports';
 
 const txId = () => randomBytes(32).toString('hex');

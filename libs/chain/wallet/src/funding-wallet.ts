@@ -49,21 +49,3 @@ export async function refuseUnpartitionedPool(redis: RedisClient, prefix: string
       `REDIS_PARTITIONS=${partitions}, but this Redis holds the one-partition layout (${legacy}): move it into the partitions with \`npm run cli -- redis migrate-keys\` (docs/redis-cluster.md, "Migrating a standalone deployment"), or run with REDIS_PARTITIONS=1`,
     );
 }
-
-/** ARC's `policy.miningFee` from `GET /v1/policy`. */
-export interface MiningFee {
-  readonly satoshis: number;
-  readonly bytes: number;
-}
-
-/**
- * The fee rate (satoshis per 1000 bytes) a transaction is built with: twice ARC's mining fee,
- * never below `FEE_FLOOR_SATS_PER_KB`. The margin exists because a record's transaction can
- * never be rebuilt (its txId is returned at write time), so it must clear a policy that rises a
- * little before it is broadcast. Without a policy (ARC unreachable) the floor alone applies.
- */
-export function effectiveFeeRate(policy: MiningFee | null, floorSatsPerKb: number): number {
-  const fromPolicy =
-    policy && policy.bytes > 0 && policy.satoshis >= 0 ? Math.ceil((2 * policy.satoshis * 1000) / policy.bytes) : 0;
-  return Math.max(floorSatsPerKb, fromPolicy);
-}

@@ -1,6 +1,5 @@
 export * from './keys';
 export * from './ports';
-export * from './outpoint';
 export * from './funding-pool';
 export * from './commit-contract';
 export * from './release-rules';

@@ -13,7 +13,7 @@ import { DEVNET_WALLET_SEED, ManualClock } from '@proofline/shared-config';
 import { testRedis, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { fundingIdentity } from './funding-address';
 import { FundingPool } from './funding-pool';
-import { toOutpoint } from './outpoint';
+import { toOutpoint } from './funding-pool';
 import { CoinbaseScanner } from './coinbase-scan';
 import type { BuiltSplit, CoinbaseSource, FundingUtxo, SplitBuilder, SplitRequest, SubmitPort } from './ports';
 import { Splitter } from './splitter';

@@ -6,7 +6,7 @@
 import { FundingPool } from '@proofline/chain-wallet';
 import { fundPool } from '@proofline/records-testing';
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
-import { FreeFunding } from './free-funding';
+import { FreeFunding } from './record-writes';
 
 describe('FreeFunding (real Redis)', () => {
   const prefix = uniquePrefix('freefunding');

@@ -4,4 +4,3 @@ export * from './record-writes';
 export * from './records';
 export * from './record-receipts';
 export * from './receipt-verify';
-export * from './free-funding';
