@@ -267,6 +267,14 @@ export class FundingPool {
     return values.map((v) => Number(v ?? 0));
   }
 
+  /** Free UTXOs and satoshis of each shard, in partition order (one HMGET per shard). */
+  async freeByShard(): Promise<PoolCounters[]> {
+    const values = await Promise.all(
+      this.partitions.units.map((u) => this.redis.hmget(this.keysOf(u).counters, 'freeCount', 'freeSats')),
+    );
+    return values.map(([count, satoshis]) => ({ count: Number(count ?? 0), satoshis: Number(satoshis ?? 0) }));
+  }
+
   /**
    * Reserves `count` free UTXOs (the smallest worth at least `minSatoshis`) of one shard for one
    * writer, or answers `exhausted` having reserved nothing. Two callers never get the same UTXO.
