@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { RedisClient } from '@proofline/shared-redis';
 import { systemClock } from '@proofline/shared-config';
@@ -84,6 +85,12 @@ export interface PoolCommit extends ShardChoice {
   readonly kind?: string;
   /** Raw hex to keep for re-broadcast; omit when the caller stores the transaction itself. */
   readonly rawHex?: string;
+  /**
+   * Standalone commits only: the shard (records partition unit) each of `outputs` goes to when
+   * the transaction is confirmed, in order (absent, or this shard's own unit: it stays here). A
+   * split's outputs go straight to the shards that need them, with no later move.
+   */
+  readonly destinations?: readonly (string | undefined)[];
 }
 
 /** `EXISTS`: already committed; `LEASE_LOST`: an input's lease expired (MUST NOT broadcast). */
@@ -192,7 +199,7 @@ export class FundingPool {
     this.clock = options.clock ?? systemClock;
     this.sweepOnReserve = options.sweepOnReserve ?? 100;
     this.address = options.address;
-    loadLuaCommands(redis, WALLET_LUA_DIR);
+    loadLuaCommands(redis, WALLET_LUA_DIR, { prelude: walletPrelude() });
     this.cmd = redis as unknown as Commands;
   }
 
@@ -408,15 +415,19 @@ export class FundingPool {
   async commit(commit: PoolCommit): Promise<CommitOutcome> {
     const unit = commit.partition ?? this.partitions.unit(0);
     if (!this.partitions.single) await this.index.store(commit.txId, unit);
+    const to = commit.destinations?.map((d) => (d === undefined || d === unit ? '-' : d)) ?? [];
+    if (to.length > commit.outputs.length) throw new RangeError('more destinations than outputs');
     return (await this.cmd.walletCommit(
       ...this.commitKeys(commit.txId, unit),
       ...this.commitArgs(commit),
+      to.some((d) => d !== '-') ? to.join(',') : '',
     )) as CommitOutcome;
   }
 
   /**
    * ARC accepted `txId` (SEEN_ON_NETWORK or MINED): its pending outputs become free in its shard
-   * (change returns to its partition) and its inputs are forgotten. @returns outputs made free,
+   * (change returns to its partition), or in the shard its commit destined each for (a split's),
+   * and its inputs are forgotten. @returns outputs made free,
    * or null if the pool knows no such unsettled tx.
    */
   async confirm(txId: string): Promise<number | null> {
@@ -446,12 +457,19 @@ export class FundingPool {
         const ids = positions.map((i) => txIds[i] as string);
         const k = this.keysOf(unit);
         // The shard's keys, then one tx hash per txId.
-        const keys = [...this.settleKeys(ids[0] as string, unit).slice(0, 6), ...ids.map((txId) => k.tx(txId))];
+        const keys = [
+          ...this.settleKeys(ids[0] as string, unit).slice(0, 6),
+          k.moving,
+          ...ids.map((txId) => k.tx(txId)),
+        ];
         const freed = await this.cmd.walletConfirm(keys.length, ...keys, ...ids);
         positions.forEach((p, j) => {
           const n = Number(freed[j]);
           out[p] = n < 0 ? null : n;
         });
+        // Outputs destined for other shards left with a note: add them there now (a confirmer
+        // that dies first leaves the notes to the next upkeep's finishMoves).
+        if (Number(freed[ids.length]) > 0) await this.finishMovesOf(unit);
       }),
     );
     return out;
@@ -588,25 +606,33 @@ export class FundingPool {
     return utxos.length;
   }
 
-  /** Finishes moves a mover left half done (its notes in `moving`). @returns how many UTXOs it added. */
+  /**
+   * Finishes the moves out of every shard that a mover left half done, and the outputs a confirm
+   * destined for other shards (their notes in `moving`). @returns how many UTXOs it added.
+   */
   async finishMoves(): Promise<number> {
     let finished = 0;
-    for (const unit of this.partitions.units) {
-      const k = this.keysOf(unit);
-      const notes = await this.redis.hgetall(k.moving);
-      const byDestination = new Map<string, FundingUtxo[]>();
-      for (const [op, note] of Object.entries(notes)) {
-        const bar = note.lastIndexOf('|');
-        const utxo = fromOutpoint(op, note.slice(bar + 1));
-        const to = note.slice(0, bar);
-        const batch = byDestination.get(to);
-        if (batch) batch.push(utxo);
-        else byDestination.set(to, [utxo]);
-      }
-      for (const [to, utxos] of byDestination) {
-        finished += await this.add(utxos, { partition: to });
-        await this.redis.hdel(k.moving, ...utxos.map(toOutpoint));
-      }
+    for (const unit of this.partitions.units) finished += await this.finishMovesOf(unit);
+    return finished;
+  }
+
+  /** {@link finishMoves} for the notes of shard `unit` alone. */
+  async finishMovesOf(unit: string): Promise<number> {
+    const k = this.keysOf(unit);
+    const notes = await this.redis.hgetall(k.moving);
+    const byDestination = new Map<string, FundingUtxo[]>();
+    for (const [op, note] of Object.entries(notes)) {
+      const bar = note.lastIndexOf('|');
+      const utxo = fromOutpoint(op, note.slice(bar + 1));
+      const to = note.slice(0, bar);
+      const batch = byDestination.get(to);
+      if (batch) batch.push(utxo);
+      else byDestination.set(to, [utxo]);
+    }
+    let finished = 0;
+    for (const [to, utxos] of byDestination) {
+      finished += await this.add(utxos, { partition: to });
+      await this.redis.hdel(k.moving, ...utxos.map(toOutpoint));
     }
     return finished;
   }
@@ -631,6 +657,14 @@ export class FundingPool {
     const k = this.keysOf(unit);
     return [k.free, k.sats, k.spent, k.pending, k.counters, k.txs, k.tx(txId)];
   }
+}
+
+let prelude: string | undefined;
+
+/** `wallet-prelude.lua`: the state moves the wallet scripts share, put in front of each. */
+function walletPrelude(): string {
+  prelude ??= fs.readFileSync(path.join(WALLET_LUA_DIR, 'wallet-prelude.lua'), 'utf8');
+  return prelude;
 }
 
 /** `positions` cut into runs of at most `size`, in order. */
