@@ -133,14 +133,23 @@ interface Commands {
   walletCommit(...args: string[]): Promise<string>;
   walletSample(free: string, min: string, max: string, count: string, fraction: string): Promise<string[]>;
   /** `wallet-confirm-n.lua`: the number of keys first. */
-  walletConfirm(numKeys: number, ...keysThenArgv: string[]): Promise<number[]>;
+  walletConfirm(numKeys: number, ...keysThenArgv: string[]): Promise<(number | string)[]>;
   walletFail(...args: string[]): Promise<number>;
   walletUnlock(key: string, token: string): Promise<number>;
   walletMoveOut(...args: string[]): Promise<string[]>;
+  walletArrive(free: string, sats: string, counters: string, arrived: string, ...argv: string[]): Promise<number>;
   walletAdvanceCursor(key: string, height: string): Promise<number>;
 }
 
 const DEFAULT_LEASE_MS = 30_000;
+/**
+ * A note in `moving` younger than this belongs to a mover or confirmer still finishing it (it
+ * adds what it noted right away); only older ones are left-overs that {@link
+ * FundingPool.finishMoves} finishes.
+ */
+const MOVE_GRACE_MS = 60_000;
+/** How long one finisher of a shard's left-over notes holds that shard's move lock. */
+const MOVE_LOCK_MS = 60_000;
 /** Most transactions one `wallet-confirm-n.lua` call settles (its ZMSCORE unpacks them all on Lua's stack). */
 const CONFIRM_BATCH = 500;
 const COUNTER_FIELDS = [
@@ -462,14 +471,16 @@ export class FundingPool {
           k.moving,
           ...ids.map((txId) => k.tx(txId)),
         ];
-        const freed = await this.cmd.walletConfirm(keys.length, ...keys, ...ids);
+        const now = String(this.clock.now().getTime());
+        const freed = await this.cmd.walletConfirm(keys.length, ...keys, now, ...ids);
         positions.forEach((p, j) => {
           const n = Number(freed[j]);
           out[p] = n < 0 ? null : n;
         });
         // Outputs destined for other shards left with a note: add them there now (a confirmer
-        // that dies first leaves the notes to the next upkeep's finishMoves).
-        if (Number(freed[ids.length]) > 0) await this.finishMovesOf(unit);
+        // that dies first leaves the notes to a later upkeep's finishMoves).
+        const notes = freed.slice(ids.length).map(String);
+        if (notes.length > 0) await this.finishNotes(unit, notes);
       }),
     );
     return out;
@@ -598,17 +609,21 @@ export class FundingPool {
       String(request.minSatoshis),
       request.belowSatoshis === undefined ? '+inf' : String(request.belowSatoshis),
       String(request.count),
+      String(this.clock.now().getTime()),
     );
     const utxos = pairs(out);
     if (utxos.length === 0) return 0;
-    await this.add(utxos, { partition: to });
-    await this.redis.hdel(k.moving, ...utxos.map(toOutpoint));
+    await this.finishNotes(
+      from,
+      utxos.flatMap((u) => [toOutpoint(u), `${to}|${u.satoshis}`]),
+    );
     return utxos.length;
   }
 
   /**
-   * Finishes the moves out of every shard that a mover left half done, and the outputs a confirm
-   * destined for other shards (their notes in `moving`). @returns how many UTXOs it added.
+   * Finishes the moves a mover or a confirmer left half done, in every shard: notes in `moving`
+   * older than a minute (a younger one is still being finished by whoever wrote it), by one
+   * finisher per shard at a time. @returns how many UTXOs it added.
    */
   async finishMoves(): Promise<number> {
     let finished = 0;
@@ -616,25 +631,54 @@ export class FundingPool {
     return finished;
   }
 
-  /** {@link finishMoves} for the notes of shard `unit` alone. */
+  /** {@link finishMoves} for the notes of shard `unit` alone (0 while another finisher holds it). */
   async finishMovesOf(unit: string): Promise<number> {
     const k = this.keysOf(unit);
-    const notes = await this.redis.hgetall(k.moving);
+    const token = randomUUID();
+    if ((await this.redis.set(k.moveLock, token, 'PX', MOVE_LOCK_MS, 'NX')) !== 'OK') return 0;
+    try {
+      const cutoff = this.clock.now().getTime() - MOVE_GRACE_MS;
+      const left = Object.entries(await this.redis.hgetall(k.moving)).filter(
+        ([, note]) => Number(note.split('|')[2] ?? 0) <= cutoff,
+      );
+      return left.length === 0 ? 0 : await this.finishNotes(unit, left.flat());
+    } finally {
+      await this.cmd.walletUnlock(k.moveLock, token);
+    }
+  }
+
+  /**
+   * Adds the UTXOs of notes (`outpoint, destination|satoshis[|at]`, flat) that shard `from`
+   * wrote to their destinations, then drops the notes, then the destinations' arrival markers.
+   * Each destination adds a UTXO once (wallet-arrive-4.lua): a finisher killed after adding and
+   * before dropping a note leaves the marker, so whoever finishes the note later adds nothing.
+   */
+  private async finishNotes(from: string, notes: readonly string[]): Promise<number> {
     const byDestination = new Map<string, FundingUtxo[]>();
-    for (const [op, note] of Object.entries(notes)) {
-      const bar = note.lastIndexOf('|');
-      const utxo = fromOutpoint(op, note.slice(bar + 1));
-      const to = note.slice(0, bar);
+    for (let i = 0; i + 1 < notes.length; i += 2) {
+      const [to, sats] = (notes[i + 1] as string).split('|') as [string, string];
+      const utxo = fromOutpoint(notes[i] as string, sats);
       const batch = byDestination.get(to);
       if (batch) batch.push(utxo);
       else byDestination.set(to, [utxo]);
     }
-    let finished = 0;
+    let added = 0;
     for (const [to, utxos] of byDestination) {
-      finished += await this.add(utxos, { partition: to });
-      await this.redis.hdel(k.moving, ...utxos.map(toOutpoint));
+      const k = this.keysOf(to);
+      const ops = utxos.map(toOutpoint);
+      added += Number(
+        await this.cmd.walletArrive(
+          k.free,
+          k.sats,
+          k.counters,
+          k.arrived,
+          ...utxos.flatMap((u) => [toOutpoint(u), String(u.satoshis)]),
+        ),
+      );
+      await this.redis.hdel(this.keysOf(from).moving, ...ops);
+      await this.redis.hdel(k.arrived, ...ops);
     }
-    return finished;
+    return added;
   }
 
   /** Highest block height whose coinbase the funding scan imported (-1 before any). */

@@ -15,11 +15,12 @@
   KEYS[7]    moving hash      (wallet:moving)
   KEYS[8..]  tx hashes        (wallet:tx:<txId>), one per ARGV, in the same order
 
-  ARGV[1..]  txIds
+  ARGV[1]    now (ms), for the notes
+  ARGV[2..]  txIds
 
   Returns, per txId in order, the number of outputs made free (or moved to their shard), or -1
   when the pool knows no unsettled transaction with this txId (never committed, or already
-  settled); then one more element: the outputs noted in `moving` by this call.
+  settled); then the notes this call wrote in `moving`: outpoint, note, outpoint, note, ...
 
   A transaction is unsettled exactly while it is a member of KEYS[6] (commit adds it with its tx
   hash, confirm and fail remove both), so for a batch one ZMSCORE tells which txIds need any work:
@@ -28,21 +29,23 @@
 ]]
 local K = {
   free = KEYS[1], sats = KEYS[2], spent = KEYS[3], pending = KEYS[4],
-  counters = KEYS[5], txs = KEYS[6], moving = KEYS[7],
+  counters = KEYS[5], txs = KEYS[6], moving = KEYS[7], now = ARGV[1],
 }
+local ids = { unpack(ARGV, 2) }
 local unsettled = false
-if #ARGV > 1 then
-  unsettled = redis.call('ZMSCORE', KEYS[6], unpack(ARGV))
+if #ids > 1 then
+  unsettled = redis.call('ZMSCORE', KEYS[6], unpack(ids))
 end
-local out, moved = {}, 0
-for i = 1, #ARGV do
+local out, notes = {}, {}
+for i = 1, #ids do
   if unsettled and not unsettled[i] then
     out[i] = -1
   else
-    local released, freed, m = settle(K, KEYS[7 + i], ARGV[i], false, true)
+    local released, freed = settle(K, KEYS[7 + i], ids[i], false, true, notes)
     out[i] = released < 0 and -1 or freed
-    moved = moved + m
   end
 end
-out[#ARGV + 1] = moved
+for _, v in ipairs(notes) do
+  out[#out + 1] = v
+end
 return out

@@ -29,19 +29,21 @@ end
 
 --[[
   Settles unsettled transaction `txId` of this shard, whose tx hash is `txKey`; K holds the
-  shard's keys (free, sats, spent, pending, counters, txs, and moving when outputs are freed).
+  shard's keys (free, sats, spent, pending, counters, txs, and moving when outputs are freed)
+  and, for the notes, now (ms).
   Each input it still spends is forgotten (spent for good), or made free again when
   `release_inputs`. Each output still pending for it is dropped when not `free_outputs`; else it
   becomes free here or, when the commit named another shard for it (the tx hash's `to`: a shard
   unit or '-' per output, in order), leaves this shard with a note in `moving`
-  (outpoint → shard|satoshis) that the caller, or the next upkeep, turns into a free UTXO there.
-  The tx hash and the txs entry go. Returns inputs made free, outputs made free or moved, and
-  outputs moved; or -1 when the shard holds no unsettled transaction `txId`.
+  (outpoint → shard|satoshis|now) that the caller, or a later upkeep, turns into a free UTXO
+  there, appended to `notes` (outpoint, note, ...). The tx hash and the txs entry go. Returns
+  inputs made free and outputs made free or moved; or -1 when the shard holds no unsettled
+  transaction `txId`.
 ]]
-local function settle(K, txKey, txId, release_inputs, free_outputs)
+local function settle(K, txKey, txId, release_inputs, free_outputs, notes)
   local tx = redis.call('HMGET', txKey, 'inputs', 'outputs', 'to')
   if not tx[1] then
-    return -1, 0, 0
+    return -1, 0
   end
   local released = 0
   for op in string.gmatch(tx[1], '[^,]+') do
@@ -63,7 +65,7 @@ local function settle(K, txKey, txId, release_inputs, free_outputs)
       to[#to + 1] = unit
     end
   end
-  local freed, moved, i = 0, 0, 0
+  local freed, i = 0, 0
   for pair in string.gmatch(tx[2] or '', '[^,]+') do
     i = i + 1
     local op = string.sub(pair, 1, string.find(pair, '=', 1, true) - 1)
@@ -76,8 +78,11 @@ local function settle(K, txKey, txId, release_inputs, free_outputs)
       elseif to[i] and to[i] ~= '-' then
         redis.call('HDEL', K.sats, op)
         uncount(K.counters, 'pending', sats)
-        redis.call('HSET', K.moving, op, to[i] .. '|' .. sats)
-        freed, moved = freed + 1, moved + 1
+        local note = to[i] .. '|' .. sats .. '|' .. K.now
+        redis.call('HSET', K.moving, op, note)
+        notes[#notes + 1] = op
+        notes[#notes + 1] = note
+        freed = freed + 1
       else
         to_free(K.free, K.counters, op, sats, 'pending')
         freed = freed + 1
@@ -86,5 +91,5 @@ local function settle(K, txKey, txId, release_inputs, free_outputs)
   end
   redis.call('DEL', txKey)
   redis.call('ZREM', K.txs, txId)
-  return released, freed, moved
+  return released, freed
 end
