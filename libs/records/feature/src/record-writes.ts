@@ -523,7 +523,7 @@ export class RecordWrites {
       // The first round skips the partitions just tried; later ones may find them refilled.
       const donors = await this.donors(minSatoshis, round === 0 ? tried : []);
       if (donors.length === 0) return null;
-      const found = await this.fundingFrom(minSatoshis, false, donors.slice(0, FALLBACK_DONORS));
+      const found = await this.fundingFrom(minSatoshis, false, donors);
       if (found) return found;
     }
     return null;
@@ -543,8 +543,8 @@ export class RecordWrites {
     for (let round = 0; round < TOP_UP_ROUNDS; round++) {
       const donors = await this.donors(minSatoshis, [to]);
       if (donors.length === 0) return null;
-      // The richest first; one that concurrent writers emptied meanwhile gives way to the next.
-      for (const from of donors.slice(0, FALLBACK_DONORS)) {
+      // One that concurrent writers emptied meanwhile gives way to the next.
+      for (const from of donors) {
         const moved = await pool.moveFree(from, to, {
           count: SUCCESSOR_TOP_UP,
           minSatoshis,
@@ -560,17 +560,22 @@ export class RecordWrites {
   }
 
   /**
-   * The partitions whose shard holds a free UTXO that may fund `minSatoshis` (by its counters:
-   * one HMGET per shard), most free UTXOs first, `except` left out.
+   * Up to {@link FALLBACK_DONORS} partitions whose shard holds a free UTXO that may fund
+   * `minSatoshis` (by its counters: one HMGET per shard), `except` left out: those with the most
+   * free UTXOs, from a random one of them on (so that concurrent writers start on different
+   * shards).
    */
   private async donors(minSatoshis: number, except: readonly string[]): Promise<string[]> {
     const { pool } = this.deps.funding;
     const free = await pool.freeByShard();
-    return free
+    const top = free
       .map((f, i) => ({ ...f, unit: pool.partitions.unit(i) }))
       .filter((f) => f.count > 0 && f.satoshis >= minSatoshis && !except.includes(f.unit))
       .sort((a, b) => b.count - a.count)
+      .slice(0, FALLBACK_DONORS)
       .map((f) => f.unit);
+    const start = Math.floor(Math.random() * top.length);
+    return [...top.slice(start), ...top.slice(0, start)];
   }
 
   /** Returns a reservation that stored nothing to the pool; a failure only delays it until the lease expires. */
