@@ -142,14 +142,11 @@ interface Commands {
 }
 
 const DEFAULT_LEASE_MS = 30_000;
-/**
- * A note in `moving` younger than this belongs to a mover or confirmer still finishing it (it
- * adds what it noted right away); only older ones are left-overs that {@link
- * FundingPool.finishMoves} finishes.
- */
-const MOVE_GRACE_MS = 60_000;
-/** How long one finisher of a shard's left-over notes holds that shard's move lock. */
-const MOVE_LOCK_MS = 60_000;
+/** How long one finisher of a shard's notes in `moving` holds that shard's move lock (at most). */
+const MOVE_LOCK_MS = 30_000;
+/** How often, and how long apart, a finisher asks again for a move lock another finisher holds. */
+const MOVE_LOCK_TRIES = 40;
+const MOVE_LOCK_WAIT_MS = 25;
 /** Most transactions one `wallet-confirm-n.lua` call settles (its ZMSCORE unpacks them all on Lua's stack). */
 const CONFIRM_BATCH = 500;
 const COUNTER_FIELDS = [
@@ -479,8 +476,8 @@ export class FundingPool {
         });
         // Outputs destined for other shards left with a note: add them there now (a confirmer
         // that dies first leaves the notes to a later upkeep's finishMoves).
-        const notes = freed.slice(ids.length).map(String);
-        if (notes.length > 0) await this.finishNotes(unit, notes);
+        const noted = freed.slice(ids.length).filter((_, i) => i % 2 === 0);
+        if (noted.length > 0) await this.finishMovesOf(unit, noted.map(String));
       }),
     );
     return out;
@@ -613,72 +610,66 @@ export class FundingPool {
     );
     const utxos = pairs(out);
     if (utxos.length === 0) return 0;
-    await this.finishNotes(
-      from,
-      utxos.flatMap((u) => [toOutpoint(u), `${to}|${u.satoshis}`]),
-    );
+    await this.finishMovesOf(from, utxos.map(toOutpoint));
     return utxos.length;
   }
 
   /**
-   * Finishes the moves a mover or a confirmer left half done, in every shard: notes in `moving`
-   * older than a minute (a younger one is still being finished by whoever wrote it), by one
-   * finisher per shard at a time. @returns how many UTXOs it added.
+   * Finishes the moves a mover or a confirmer left half done (its notes in `moving`), in every
+   * shard. @returns how many UTXOs it added.
    */
   async finishMoves(): Promise<number> {
-    let finished = 0;
-    for (const unit of this.partitions.units) finished += await this.finishMovesOf(unit);
-    return finished;
-  }
-
-  /** {@link finishMoves} for the notes of shard `unit` alone (0 while another finisher holds it). */
-  async finishMovesOf(unit: string): Promise<number> {
-    const k = this.keysOf(unit);
-    const token = randomUUID();
-    if ((await this.redis.set(k.moveLock, token, 'PX', MOVE_LOCK_MS, 'NX')) !== 'OK') return 0;
-    try {
-      const cutoff = this.clock.now().getTime() - MOVE_GRACE_MS;
-      const left = Object.entries(await this.redis.hgetall(k.moving)).filter(
-        ([, note]) => Number(note.split('|')[2] ?? 0) <= cutoff,
-      );
-      return left.length === 0 ? 0 : await this.finishNotes(unit, left.flat());
-    } finally {
-      await this.cmd.walletUnlock(k.moveLock, token);
-    }
+    const added = await Promise.all(this.partitions.units.map((unit) => this.finishMovesOf(unit)));
+    return added.reduce((a, b) => a + b, 0);
   }
 
   /**
-   * Adds the UTXOs of notes (`outpoint, destination|satoshis[|at]`, flat) that shard `from`
-   * wrote to their destinations, then drops the notes, then the destinations' arrival markers.
-   * Each destination adds a UTXO once (wallet-arrive-4.lua): a finisher killed after adding and
-   * before dropping a note leaves the marker, so whoever finishes the note later adds nothing.
+   * Adds the UTXOs noted in shard `unit`'s `moving` (all, or those of `outpoints` still noted)
+   * to their destinations, then drops the notes, then the destinations' arrival markers. One
+   * finisher per shard at a time (its move lock, asked for again for about a second; 0 if it
+   * stays taken: the notes wait for the next upkeep), and it reads the notes under the lock, so
+   * two finishers never add one note's UTXO; a destination adds a UTXO once
+   * (wallet-arrive-4.lua), so the finisher after one killed between adding and dropping the note
+   * adds nothing. @returns how many UTXOs it added.
    */
-  private async finishNotes(from: string, notes: readonly string[]): Promise<number> {
-    const byDestination = new Map<string, FundingUtxo[]>();
-    for (let i = 0; i + 1 < notes.length; i += 2) {
-      const [to, sats] = (notes[i + 1] as string).split('|') as [string, string];
-      const utxo = fromOutpoint(notes[i] as string, sats);
-      const batch = byDestination.get(to);
-      if (batch) batch.push(utxo);
-      else byDestination.set(to, [utxo]);
+  async finishMovesOf(unit: string, outpoints?: readonly string[]): Promise<number> {
+    const k = this.keysOf(unit);
+    const token = randomUUID();
+    for (let tries = 1; (await this.redis.set(k.moveLock, token, 'PX', MOVE_LOCK_MS, 'NX')) !== 'OK'; tries++) {
+      if (tries >= MOVE_LOCK_TRIES) return 0;
+      await new Promise((resolve) => setTimeout(resolve, MOVE_LOCK_WAIT_MS));
     }
-    let added = 0;
-    for (const [to, utxos] of byDestination) {
-      const k = this.keysOf(to);
-      const ops = utxos.map(toOutpoint);
-      added += Number(
-        await this.cmd.walletArrive(
-          k.free,
-          k.sats,
-          k.counters,
-          k.arrived,
-          ...utxos.flatMap((u) => [toOutpoint(u), String(u.satoshis)]),
-        ),
+    try {
+      let notes: [string, string][];
+      if (outpoints === undefined) notes = Object.entries(await this.redis.hgetall(k.moving));
+      else {
+        const values = outpoints.length === 0 ? [] : await this.redis.hmget(k.moving, ...outpoints);
+        notes = outpoints.flatMap((op, i) => (values[i] ? [[op, values[i]] as [string, string]] : []));
+      }
+      if (notes.length === 0) return 0;
+      const byDestination = new Map<string, FundingUtxo[]>();
+      for (const [op, note] of notes) {
+        const [to, sats] = note.split('|') as [string, string];
+        const batch = byDestination.get(to);
+        if (batch) batch.push(fromOutpoint(op, sats));
+        else byDestination.set(to, [fromOutpoint(op, sats)]);
+      }
+      const destinations = [...byDestination];
+      const added = await Promise.all(
+        destinations.map(([to, utxos]) => {
+          const d = this.keysOf(to);
+          const argv = utxos.flatMap((u) => [toOutpoint(u), String(u.satoshis)]);
+          return this.cmd.walletArrive(d.free, d.sats, d.counters, d.arrived, ...argv);
+        }),
       );
-      await this.redis.hdel(this.keysOf(from).moving, ...ops);
-      await this.redis.hdel(k.arrived, ...ops);
+      await this.redis.hdel(k.moving, ...notes.map(([op]) => op));
+      await Promise.all(
+        destinations.map(([to, utxos]) => this.redis.hdel(this.keysOf(to).arrived, ...utxos.map(toOutpoint))),
+      );
+      return added.reduce((a, n) => a + Number(n), 0);
+    } finally {
+      await this.cmd.walletUnlock(k.moveLock, token);
     }
-    return added;
   }
 
   /** Highest block height whose coinbase the funding scan imported (-1 before any). */
