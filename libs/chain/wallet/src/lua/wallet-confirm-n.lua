@@ -6,14 +6,8 @@
   `moving` instead, for the caller to add there (wallet-prelude.lua, settle). Idempotent: a
   transaction the pool does not hold unsettled is left alone.
 
-  KEYS[1]    free zset        (wallet:free)
-  KEYS[2]    sats hash        (wallet:sats)
-  KEYS[3]    spent hash       (wallet:spent)
-  KEYS[4]    pending hash     (wallet:pending)
-  KEYS[5]    counters hash    (wallet:counters)
-  KEYS[6]    txs zset         (wallet:txs)
-  KEYS[7]    moving hash      (wallet:moving)
-  KEYS[8..]  tx hashes        (wallet:tx:<txId>), one per ARGV, in the same order
+  KEYS[1..7] the shard's wallet:free, sats, spent, pending, counters, txs and moving
+  KEYS[8..]  tx hashes (wallet:tx:<txId>), one per txId, in the same order
 
   ARGV[1]    now (ms), for the notes
   ARGV[2..]  txIds

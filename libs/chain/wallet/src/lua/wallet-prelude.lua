@@ -4,6 +4,18 @@
   counters hash holds <state>Count and <state>Sats for each: a move updates them with the UTXO.
 ]]
 
+-- UTXO `op` worth `sats` becomes free unless this shard tracks it already (in any state).
+-- Returns 1 when added, else 0.
+local function add_free(free, sats_hash, counters, op, sats)
+  if redis.call('HSETNX', sats_hash, op, sats) == 0 then
+    return 0
+  end
+  redis.call('ZADD', free, sats, op)
+  redis.call('HINCRBY', counters, 'freeCount', 1)
+  redis.call('HINCRBY', counters, 'freeSats', sats)
+  return 1
+end
+
 -- A UTXO worth `sats` leaves `state` in the counters.
 local function uncount(counters, state, sats)
   redis.call('HINCRBY', counters, state .. 'Count', -1)
