@@ -418,32 +418,68 @@ describe('FundingPool sharded by records partition (real Redis)', () => {
     expect(await pool.denominatedCount(1000)).toBe(11);
   });
 
-  it('moveFree takes free UTXOs out of one shard into another; a move cut short is finished by finishMoves', async () => {
-    const pool = newPool(2);
+  it('moveFree takes free UTXOs out of one shard into another; a move cut short is finished by finishMoves (one finisher a shard), once, even after the UTXO was spent there', async () => {
+    const clock = new ManualClock('2026-11-01T00:00:00Z');
+    const pool = new FundingPool(redis, { prefix: `${prefix}:${++n}`, address: 'mtest', clock, partitions: 2 });
     const [a, b] = pool.partitions.units as [string, string];
     await pool.add(utxos(4, 1000), { partition: a });
     expect(await pool.moveFree(a, b, { count: 3, minSatoshis: 1000, belowSatoshis: 2000 })).toBe(3);
     expect(await pool.freeSatoshisByShard()).toEqual([1000, 3000]);
+    expect([await redis.exists(pool.keysOf(a).moving), await redis.exists(pool.keysOf(b).arrived)]).toEqual([0, 0]);
     // A mover that died after taking UTXOs out: noted in `moving`, in no shard's free set.
-    const moveOut = (redis as unknown as { walletMoveOut(...args: string[]): Promise<string[]> }).walletMoveOut.bind(
-      redis,
-    );
-    const [cut] = (await moveOut(
-      pool.keysOf(b).free,
-      pool.keysOf(b).sats,
-      pool.keysOf(b).counters,
-      pool.keysOf(b).moving,
+    const raw = redis as unknown as {
+      walletMoveOut(...args: string[]): Promise<string[]>;
+      walletArrive(...args: string[]): Promise<number>;
+    };
+    const kb = pool.keysOf(b);
+    const cut = await raw.walletMoveOut(
+      kb.free,
+      kb.sats,
+      kb.counters,
+      kb.moving,
       a,
       '1000',
       '+inf',
       '2',
-    )) as string[];
-    expect(cut).toBeDefined();
+      String(clock.now().getTime()),
+    );
+    expect(cut).toHaveLength(4);
     expect((await pool.status()).free.count).toBe(2);
+    // While another finisher holds the shard's move lock, the notes wait for it.
+    await redis.set(kb.moveLock, 'other', 'PX', 60_000);
+    expect(await pool.finishMoves()).toBe(0);
+    await redis.del(kb.moveLock);
     expect(await pool.finishMoves()).toBe(2);
-    expect(await redis.exists(pool.keysOf(b).moving)).toBe(0);
+    expect([await redis.exists(kb.moving), await redis.exists(pool.keysOf(a).arrived)]).toEqual([0, 0]);
     expect(await pool.freeSatoshisByShard()).toEqual([3000, 1000]);
     expect((await pool.status()).free).toEqual({ count: 4, satoshis: 4000 });
+
+    // A finisher killed after adding a UTXO to its destination, before dropping the note: the UTXO
+    // is spent and settled there meanwhile; the next finisher must not add it again.
+    const ka = pool.keysOf(a);
+    const [op, sats] = (await raw.walletMoveOut(
+      ka.free,
+      ka.sats,
+      ka.counters,
+      ka.moving,
+      b,
+      '1000',
+      '+inf',
+      '1',
+      String(clock.now().getTime()),
+    )) as [string, string];
+    expect(await raw.walletArrive(kb.free, kb.sats, kb.counters, kb.arrived, op, sats)).toBe(1);
+    const spender = txId();
+    const [, vout] = op.split(':');
+    const spent = { txId: op.split(':')[0] as string, vout: Number(vout), satoshis: Number(sats) };
+    expect(await pool.commit({ txId: spender, owner: FROM_FREE, inputs: [spent], outputs: [], partition: b })).toBe(
+      'OK',
+    );
+    expect(await pool.confirm(spender)).toBe(0);
+    expect(await pool.finishMoves()).toBe(0);
+    expect([await redis.exists(ka.moving), await redis.exists(kb.arrived)]).toEqual([0, 0]);
+    expect(await redis.zscore(kb.free, op)).toBeNull();
+    expect((await pool.status()).free).toEqual({ count: 3, satoshis: 3000 });
   });
 
   it('a commit in a shard is confirmed there by another process, which finds the shard through the txId index', async () => {

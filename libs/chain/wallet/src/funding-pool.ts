@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { RedisClient } from '@proofline/shared-redis';
 import { systemClock } from '@proofline/shared-config';
@@ -89,6 +90,12 @@ export interface PoolCommit extends ShardChoice {
   readonly kind?: string;
   /** Raw hex to keep for re-broadcast; omit when the caller stores the transaction itself. */
   readonly rawHex?: string;
+  /**
+   * Standalone commits only: the shard (records partition unit) each of `outputs` goes to when
+   * the transaction is confirmed, in order (absent, or this shard's own unit: it stays here). A
+   * split's outputs go straight to the shards that need them, with no later move.
+   */
+  readonly destinations?: readonly (string | undefined)[];
 }
 
 /** `EXISTS`: already committed; `LEASE_LOST`: an input's lease expired (MUST NOT broadcast). */
@@ -131,14 +138,20 @@ interface Commands {
   walletCommit(...args: string[]): Promise<string>;
   walletSample(free: string, min: string, max: string, count: string, fraction: string): Promise<string[]>;
   /** `wallet-confirm-n.lua`: the number of keys first. */
-  walletConfirm(numKeys: number, ...keysThenArgv: string[]): Promise<number[]>;
+  walletConfirm(numKeys: number, ...keysThenArgv: string[]): Promise<(number | string)[]>;
   walletFail(...args: string[]): Promise<number>;
   walletUnlock(key: string, token: string): Promise<number>;
   walletMoveOut(...args: string[]): Promise<string[]>;
+  walletArrive(free: string, sats: string, counters: string, arrived: string, ...argv: string[]): Promise<number>;
   walletAdvanceCursor(key: string, height: string): Promise<number>;
 }
 
 const DEFAULT_LEASE_MS = 30_000;
+/** How long one finisher of a shard's notes in `moving` holds that shard's move lock (at most). */
+const MOVE_LOCK_MS = 30_000;
+/** How often, and how long apart, a finisher asks again for a move lock another finisher holds. */
+const MOVE_LOCK_TRIES = 40;
+const MOVE_LOCK_WAIT_MS = 25;
 /** Most transactions one `wallet-confirm-n.lua` call settles (its ZMSCORE unpacks them all on Lua's stack). */
 const CONFIRM_BATCH = 500;
 const COUNTER_FIELDS = [
@@ -197,7 +210,7 @@ export class FundingPool {
     this.clock = options.clock ?? systemClock;
     this.sweepOnReserve = options.sweepOnReserve ?? 100;
     this.address = options.address;
-    loadLuaCommands(redis, WALLET_LUA_DIR);
+    loadLuaCommands(redis, WALLET_LUA_DIR, { prelude: walletPrelude() });
     this.cmd = redis as unknown as Commands;
   }
 
@@ -270,6 +283,14 @@ export class FundingPool {
       this.partitions.units.map((u) => this.redis.hget(this.keysOf(u).counters, 'freeSats')),
     );
     return values.map((v) => Number(v ?? 0));
+  }
+
+  /** Free UTXOs and satoshis of each shard, in partition order (one HMGET per shard). */
+  async freeByShard(): Promise<PoolCounters[]> {
+    const values = await Promise.all(
+      this.partitions.units.map((u) => this.redis.hmget(this.keysOf(u).counters, 'freeCount', 'freeSats')),
+    );
+    return values.map(([count, satoshis]) => ({ count: Number(count ?? 0), satoshis: Number(satoshis ?? 0) }));
   }
 
   /**
@@ -405,15 +426,19 @@ export class FundingPool {
   async commit(commit: PoolCommit): Promise<CommitOutcome> {
     const unit = commit.partition ?? this.partitions.unit(0);
     if (!this.partitions.single) await this.index.store(commit.txId, unit);
+    const to = commit.destinations?.map((d) => (d === undefined || d === unit ? '-' : d)) ?? [];
+    if (to.length > commit.outputs.length) throw new RangeError('more destinations than outputs');
     return (await this.cmd.walletCommit(
       ...this.commitKeys(commit.txId, unit),
       ...this.commitArgs(commit),
+      to.some((d) => d !== '-') ? to.join(',') : '',
     )) as CommitOutcome;
   }
 
   /**
    * ARC accepted `txId` (SEEN_ON_NETWORK or MINED): its pending outputs become free in its shard
-   * (change returns to its partition) and its inputs are forgotten. @returns outputs made free,
+   * (change returns to its partition), or in the shard its commit destined each for (a split's),
+   * and its inputs are forgotten. @returns outputs made free,
    * or null if the pool knows no such unsettled tx.
    */
   async confirm(txId: string): Promise<number | null> {
@@ -443,12 +468,21 @@ export class FundingPool {
         const ids = positions.map((i) => txIds[i] as string);
         const k = this.keysOf(unit);
         // The shard's keys, then one tx hash per txId.
-        const keys = [...this.settleKeys(ids[0] as string, unit).slice(0, 6), ...ids.map((txId) => k.tx(txId))];
-        const freed = await this.cmd.walletConfirm(keys.length, ...keys, ...ids);
+        const keys = [
+          ...this.settleKeys(ids[0] as string, unit).slice(0, 6),
+          k.moving,
+          ...ids.map((txId) => k.tx(txId)),
+        ];
+        const now = String(this.clock.now().getTime());
+        const freed = await this.cmd.walletConfirm(keys.length, ...keys, now, ...ids);
         positions.forEach((p, j) => {
           const n = Number(freed[j]);
           out[p] = n < 0 ? null : n;
         });
+        // Outputs destined for other shards left with a note: add them there now (a confirmer
+        // that dies first leaves the notes to a later upkeep's finishMoves).
+        const noted = freed.slice(ids.length).filter((_, i) => i % 2 === 0);
+        if (noted.length > 0) await this.finishMovesOf(unit, noted.map(String));
       }),
     );
     return out;
@@ -577,35 +611,70 @@ export class FundingPool {
       String(request.minSatoshis),
       request.belowSatoshis === undefined ? '+inf' : String(request.belowSatoshis),
       String(request.count),
+      String(this.clock.now().getTime()),
     );
     const utxos = pairs(out);
     if (utxos.length === 0) return 0;
-    await this.add(utxos, { partition: to });
-    await this.redis.hdel(k.moving, ...utxos.map(toOutpoint));
+    await this.finishMovesOf(from, utxos.map(toOutpoint));
     return utxos.length;
   }
 
-  /** Finishes moves a mover left half done (its notes in `moving`). @returns how many UTXOs it added. */
+  /**
+   * Finishes the moves a mover or a confirmer left half done (its notes in `moving`), in every
+   * shard. @returns how many UTXOs it added.
+   */
   async finishMoves(): Promise<number> {
-    let finished = 0;
-    for (const unit of this.partitions.units) {
-      const k = this.keysOf(unit);
-      const notes = await this.redis.hgetall(k.moving);
-      const byDestination = new Map<string, FundingUtxo[]>();
-      for (const [op, note] of Object.entries(notes)) {
-        const bar = note.lastIndexOf('|');
-        const utxo = fromOutpoint(op, note.slice(bar + 1));
-        const to = note.slice(0, bar);
-        const batch = byDestination.get(to);
-        if (batch) batch.push(utxo);
-        else byDestination.set(to, [utxo]);
-      }
-      for (const [to, utxos] of byDestination) {
-        finished += await this.add(utxos, { partition: to });
-        await this.redis.hdel(k.moving, ...utxos.map(toOutpoint));
-      }
+    const added = await Promise.all(this.partitions.units.map((unit) => this.finishMovesOf(unit)));
+    return added.reduce((a, b) => a + b, 0);
+  }
+
+  /**
+   * Adds the UTXOs noted in shard `unit`'s `moving` (all, or those of `outpoints` still noted)
+   * to their destinations, then drops the notes, then the destinations' arrival markers. One
+   * finisher per shard at a time (its move lock, asked for again for about a second; 0 if it
+   * stays taken: the notes wait for the next upkeep), and it reads the notes under the lock, so
+   * two finishers never add one note's UTXO; a destination adds a UTXO once
+   * (wallet-arrive-4.lua), so the finisher after one killed between adding and dropping the note
+   * adds nothing. @returns how many UTXOs it added.
+   */
+  async finishMovesOf(unit: string, outpoints?: readonly string[]): Promise<number> {
+    const k = this.keysOf(unit);
+    const token = randomUUID();
+    for (let tries = 1; (await this.redis.set(k.moveLock, token, 'PX', MOVE_LOCK_MS, 'NX')) !== 'OK'; tries++) {
+      if (tries >= MOVE_LOCK_TRIES) return 0;
+      await new Promise((resolve) => setTimeout(resolve, MOVE_LOCK_WAIT_MS));
     }
-    return finished;
+    try {
+      let notes: [string, string][];
+      if (outpoints === undefined) notes = Object.entries(await this.redis.hgetall(k.moving));
+      else {
+        const values = outpoints.length === 0 ? [] : await this.redis.hmget(k.moving, ...outpoints);
+        notes = outpoints.flatMap((op, i) => (values[i] ? [[op, values[i]] as [string, string]] : []));
+      }
+      if (notes.length === 0) return 0;
+      const byDestination = new Map<string, FundingUtxo[]>();
+      for (const [op, note] of notes) {
+        const [to, sats] = note.split('|') as [string, string];
+        const batch = byDestination.get(to);
+        if (batch) batch.push(fromOutpoint(op, sats));
+        else byDestination.set(to, [fromOutpoint(op, sats)]);
+      }
+      const destinations = [...byDestination];
+      const added = await Promise.all(
+        destinations.map(([to, utxos]) => {
+          const d = this.keysOf(to);
+          const argv = utxos.flatMap((u) => [toOutpoint(u), String(u.satoshis)]);
+          return this.cmd.walletArrive(d.free, d.sats, d.counters, d.arrived, ...argv);
+        }),
+      );
+      await this.redis.hdel(k.moving, ...notes.map(([op]) => op));
+      await Promise.all(
+        destinations.map(([to, utxos]) => this.redis.hdel(this.keysOf(to).arrived, ...utxos.map(toOutpoint))),
+      );
+      return added.reduce((a, n) => a + Number(n), 0);
+    } finally {
+      await this.cmd.walletUnlock(k.moveLock, token);
+    }
   }
 
   /** Highest block height whose coinbase the funding scan imported (-1 before any). */
@@ -628,6 +697,14 @@ export class FundingPool {
     const k = this.keysOf(unit);
     return [k.free, k.sats, k.spent, k.pending, k.counters, k.txs, k.tx(txId)];
   }
+}
+
+let prelude: string | undefined;
+
+/** `wallet-prelude.lua`: the state moves the wallet scripts share, put in front of each. */
+function walletPrelude(): string {
+  prelude ??= fs.readFileSync(path.join(WALLET_LUA_DIR, 'wallet-prelude.lua'), 'utf8');
+  return prelude;
 }
 
 /** `positions` cut into runs of at most `size`, in order. */

@@ -32,10 +32,18 @@ export function walletKeys(prefix: string, unit: string = SINGLE_PARTITION_UNIT)
     /** HASH of one unsettled transaction: inputs, outputs, kind, owner, at, rawHex (splits only). */
     tx: (txId: string) => `${base}:tx:${txId}`,
     /**
-     * HASH outpoint → `<destination unit>|<satoshis>`: free UTXOs taken out of this shard for
-     * another (rebalancing) until the destination has added them (wallet-move-out-4.lua).
+     * HASH outpoint → `<destination unit>|<satoshis>|<noted at, ms>`: UTXOs taken out of this
+     * shard for another (rebalancing, a split's outputs destined elsewhere) until the
+     * destination has added them (wallet-move-out-4.lua, wallet-confirm-n.lua).
      */
     moving: `${base}:moving`,
+    /**
+     * HASH outpoint → '1': UTXOs another shard's note sent here, added once (wallet-arrive-4.lua),
+     * until that note is dropped: a finisher that comes again does not add them twice.
+     */
+    arrived: `${base}:arrived`,
+    /** STRING: the lock (token) of whoever finishes this shard's left-over notes in `moving`. */
+    moveLock: `${base}:move-lock`,
     /** STRING: the splitter's lock of this shard (token), so one split of it runs at a time across workers. */
     splitLock: `${base}:split-lock`,
     /** STRING (JSON, expires after FEE_POLICY_MAX_AGE_MS): ARC's fee policy as last fetched by any process (fee-rate.ts). */

@@ -17,7 +17,7 @@ import { toOutpoint } from './funding-pool';
 import { CoinbaseScanner } from './coinbase-scan';
 import type { BuiltSplit, CoinbaseSource, FundingUtxo, SplitBuilder, SplitRequest, SubmitPort } from './ports';
 import { Splitter } from './splitter';
-import { walletUpkeep } from './wallet-upkeep';
+import { rebalance, reservoir, walletUpkeep } from './wallet-upkeep';
 
 const keys = deriveChainKeys(DEVNET_WALLET_SEED);
 const identity = fundingIdentity(keys, 'devnet');
@@ -179,9 +179,15 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
   let n = 0;
   afterAll(cleanup);
 
-  const setup = (options: { rate?: number } = {}) => {
+  const setup = (options: { rate?: number; partitions?: number } = {}) => {
     const clock = new ManualClock('2026-11-01T00:00:00Z');
-    const pool = new FundingPool(redis, { prefix: `${prefix}:${++n}`, address: identity.address, clock });
+    const poolPrefix = `${prefix}:${++n}`;
+    const pool = new FundingPool(redis, {
+      prefix: poolPrefix,
+      address: identity.address,
+      clock,
+      partitions: options.partitions ?? 1,
+    });
     const arc = new LedgerArc();
     const splitter = new Splitter({
       pool,
@@ -191,7 +197,7 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
       now: () => clock.now().getTime(),
     });
     const big = (satoshis: number): FundingUtxo => ({ txId: randomBytes(32).toString('hex'), vout: 0, satoshis });
-    return { clock, pool, arc, splitter, big };
+    return { clock, pool, arc, splitter, big, poolPrefix };
   };
 
   it('splits a large UTXO into the target number of denomination UTXOs, which ARC accepts and the pool frees', async () => {
@@ -426,5 +432,80 @@ describe('Splitter (real Redis, real sdk transactions)', () => {
     const forced = await splitter.ensureLowWater({ lowWater: 1, target: 20, satoshisEach: 1000, force: true });
     expect(forced).toMatchObject({ status: 'split', outcome: 'accepted' });
     expect(await pool.denominatedCount(1000)).toBe(20);
+  });
+
+  it('several shards: a split for the whole pool sends each output straight to the shard with the fewest; a confirmer killed before dropping its notes leaves them to the next upkeep, nothing lost or registered twice', async () => {
+    const { clock, pool, arc, splitter, big, poolPrefix } = setup({ partitions: 8 });
+    const units = pool.partitions.units;
+    const coin = big(5_000_000);
+    arc.fund(coin);
+    await pool.add([coin]);
+    const home = (await reservoir(pool)).partition;
+    // Five denomination UTXOs already in another shard: the split levels the others up to it.
+    const other = units.find((u) => u !== home) as string;
+    const held = Array.from({ length: 5 }, () => big(1000));
+    held.forEach((u) => arc.fund(u));
+    await pool.add(held, { partition: other });
+    const levels = () => Promise.all(units.map((partition) => pool.denominatedCount(1000, { partition })));
+    const report = await splitter.ensureLowWater({
+      lowWater: 85,
+      target: 85,
+      satoshisEach: 1000,
+      partition: home,
+      wholePool: true,
+    });
+    expect(report).toMatchObject({ status: 'split', outputs: 80, outcome: 'accepted' });
+    // 85 over 8 shards: 10 or 11 each, with nothing left to move and no note left behind.
+    expect((await levels()).every((c) => c === 10 || c === 11)).toBe(true);
+    expect(await pool.denominatedCount(1000)).toBe(85);
+    expect(await rebalance(pool, 1000)).toBe(0);
+    for (const unit of units) expect(await redis.exists(pool.keysOf(unit).moving)).toBe(0);
+
+    // A confirmer killed after the confirm script and after adding the outputs to their shards,
+    // before it dropped a note: its connection dies at its first HDEL.
+    const dying = new Proxy(redis, {
+      get(target, prop) {
+        if (prop === 'hdel') return () => Promise.reject(new Error('killed'));
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const killed = new Splitter({
+      pool: new FundingPool(dying, { prefix: poolPrefix, address: identity.address, clock, partitions: 8 }),
+      builder: new SdkSplitBuilder(1),
+      submit: arc.submit,
+      satoshisPerKilobyte: 1,
+    });
+    await expect(
+      killed.ensureLowWater({
+        lowWater: 1,
+        target: 165,
+        satoshisEach: 1000,
+        partition: home,
+        wholePool: true,
+        force: true,
+      }),
+    ).rejects.toThrow('killed');
+    const notes = await redis.hlen(pool.keysOf(home).moving);
+    expect(notes).toBeGreaterThan(60);
+    // Settled (no longer pending anywhere), every output free in its shard, the notes still there.
+    expect(await pool.status()).toMatchObject({ pending: { count: 0 }, unsettledTransactions: 0 });
+    expect(await pool.denominatedCount(1000)).toBe(165);
+    // The next upkeep finishes them, each once; a second pass adds nothing.
+    const upkeep = await walletUpkeep(
+      { pool, splitter, scanner: null },
+      { lowWater: 100, target: 165, satoshisEach: 1000 },
+    );
+    expect(upkeep).toMatchObject({ split: { status: 'sufficient', usable: 165 }, moved: 0 });
+    expect(await pool.finishMoves()).toBe(0);
+    for (const unit of units) expect(await redis.exists(pool.keysOf(unit).moving, pool.keysOf(unit).arrived)).toBe(0);
+    expect((await levels()).every((c) => c === 20 || c === 21)).toBe(true);
+    // Every free UTXO once, in one shard, unspent on the ledger and ours; the counters agree.
+    const free = await pool.freeOutpoints();
+    const status = await pool.status();
+    expect(free.size).toBe(status.free.count);
+    expect(status.free.count).toBe(166);
+    for (const op of free.keys()) expect(arc.ledger.get(op)).toMatchObject({ scriptHex: identity.lockingScriptHex });
+    for (const op of free.keys()) expect(arc.ledger.get(op)?.spentBy).toBeUndefined();
   });
 });

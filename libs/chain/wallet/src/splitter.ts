@@ -48,7 +48,8 @@ export interface LowWaterRequest {
   /**
    * Count the denomination over every shard, not only `partition`'s (the marks are then the
    * deployment's): a split in the shard that holds the reservoir, for the whole pool, whose
-   * outputs upkeep then spreads over the shards.
+   * outputs go, when ARC accepts it, each to the shard with the fewest (the split's commit names
+   * them; the confirm adds them there).
    */
   readonly wholePool?: boolean;
 }
@@ -134,7 +135,13 @@ export class Splitter {
       const usable =
         (await pool.denominatedCount(satoshisEach, counted)) + (await this.pendingSplitOutputs(satoshisEach, counted));
       if (usable >= (request.force ? target : lowWater)) return { status: 'sufficient', usable };
-      return await this.split(Math.min(target - usable, this.maxOutputs), satoshisEach, usable, shard);
+      return await this.split(
+        Math.min(target - usable, this.maxOutputs),
+        satoshisEach,
+        usable,
+        shard,
+        request.wholePool === true && !pool.partitions.single,
+      );
     } finally {
       await pool.releaseSplitLock(token, shard);
     }
@@ -145,6 +152,7 @@ export class Splitter {
     satoshisEach: number,
     usable: number,
     shard: { readonly partition: string },
+    spread: boolean,
   ): Promise<SplitReport> {
     const { pool } = this.options;
     const fee = (inputs: number, outputs: number) =>
@@ -186,6 +194,13 @@ export class Splitter {
       return { status: 'exhausted', usable, availableSatoshis: total };
     }
     const outputs: FundingUtxo[] = [...built.outputs, ...(built.change ? [built.change] : [])];
+    let destinations: string[] | undefined;
+    try {
+      destinations = spread ? await this.destinations(built.outputs.length, satoshisEach) : undefined;
+    } catch (e) {
+      await pool.release(reserved.owner, inputs, shard);
+      throw e;
+    }
     const committed = await pool.commit({
       txId: built.txId,
       owner: reserved.owner,
@@ -193,6 +208,7 @@ export class Splitter {
       outputs,
       kind: 'split',
       rawHex: built.efHex,
+      ...(destinations ? { destinations } : {}),
       ...shard,
     });
     if (committed !== 'OK')
@@ -293,6 +309,25 @@ export class Splitter {
     const report = await this.submitCommitted(stale.txId, tx.toHex(), stale.rawHex, stale.outputs.length, 0);
     // Still not accepted: let the next run try again rather than building a second split on top.
     return report.status === 'split' && report.outcome === 'accepted' ? null : report;
+  }
+
+  /**
+   * Where each of a split's `count` denomination outputs goes when it is confirmed (for the whole
+   * pool): one at a time to the shard holding the fewest free denomination UTXOs, so that the
+   * shards end level and no output has to move again (one ZCOUNT per shard).
+   */
+  private async destinations(count: number, satoshisEach: number): Promise<string[]> {
+    const { pool } = this.options;
+    const units = pool.partitions.units;
+    const level = await Promise.all(units.map((partition) => pool.denominatedCount(satoshisEach, { partition })));
+    const out: string[] = [];
+    for (let j = 0; j < count; j++) {
+      let lowest = 0;
+      for (let i = 1; i < level.length; i++) if ((level[i] ?? 0) < (level[lowest] ?? 0)) lowest = i;
+      level[lowest] = (level[lowest] ?? 0) + 1;
+      out.push(units[lowest] as string);
+    }
+    return out;
   }
 
   /** Denomination outputs of unsettled splits: free soon, so they count against the low-water mark. */

@@ -28,7 +28,8 @@ export interface UpkeepReport {
  * One round of wallet upkeep, for a scheduled worker job (safe from several workers at once):
  * return expired leases, import matured coinbases, then refill the pool to the low-water mark.
  * With several shards (records partitions) the split runs in the shard holding the most (the
- * marks count the whole pool) and its outputs are then spread so that each shard holds its share.
+ * marks count the whole pool) and its outputs go, when ARC accepts it, straight to the shards
+ * with the fewest; a rebalance then evens out what writes left uneven.
  * Throws what the pool throws (Redis down), so the job's next run retries; a failed coinbase scan
  * (the devnet unreachable) is `scanError` and the split still runs on what the pool holds; ARC
  * being unreachable is a `split` report, not an error.
@@ -47,9 +48,9 @@ export async function walletUpkeep(deps: UpkeepDeps, lowWater: LowWaterRequest, 
     const { split, splits } = splitter ? await splitShard(splitter, lowWater, maxSplits) : { split: null, splits: 0 };
     return { swept, scan, ...(scanError === undefined ? {} : { scanError }), split, splits, moved: 0 };
   }
-  // Several shards: finish moves a crashed run left, split for the whole pool in the shard that
-  // holds the most (the reservoir: deposits and coinbases), then spread the denomination so that
-  // every shard holds its share.
+  // Several shards: finish moves a crashed run (or confirm) left, split for the whole pool in the
+  // shard that holds the most (the reservoir: deposits and coinbases; its outputs are destined
+  // to the shards with the fewest), then even out what is still uneven.
   await pool.finishMoves();
   let split: SplitReport | null = null;
   let splits = 0;

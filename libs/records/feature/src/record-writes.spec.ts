@@ -581,6 +581,65 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       expect(await st.chain(created.txId)).toHaveLength(4);
     });
 
+    it('many concurrent roots over a thin pool spread over 64 shards all succeed while it holds a UTXO per writer', async () => {
+      const { p, pool } = partitioned(64);
+      // 72 UTXOs in every eighth shard (nine each; a pool upkeep has not evened out yet): the
+      // four partitions a root tries first hold funding for about half of the roots, and the
+      // others race each other for what is left.
+      for (let shard = 0; shard < 64; shard += 8)
+        await pool.add(
+          Array.from({ length: 9 }, (_, i) => ({
+            txId: sha256d(Buffer.from(`${p}-${shard}-${i}`)).toString('hex'),
+            vout: 0,
+            satoshis: 1000,
+          })),
+          { partition: pool.partitions.unit(shard) },
+        );
+      expect((await pool.status()).free.count).toBe(72);
+      const conns = [testRedisClient(), testRedisClient()];
+      try {
+        // Two processes on their own connections: one reserves, one takes funding from free.
+        const procs = conns.map((c, i) => {
+          const own = new FundingPool(c, { prefix: p, address: 'test', clock, partitions: 64 });
+          return createRecords({
+            config,
+            clock,
+            redis: c,
+            prefix: p,
+            builder: new InMemoryChain(),
+            funding: {
+              pool: own,
+              feeRate: () => 1,
+              ...(i === 1 ? { takeFromFree: { sample: 4, belowSatoshis: 2000 } } : {}),
+            },
+            reader: new InMemoryChain(),
+            queue: { enqueue: async () => undefined },
+          }).writes;
+        });
+        const results = await Promise.allSettled(
+          Array.from({ length: 72 }, (_, i) =>
+            i % 4 === 3
+              ? procs[i % 2]!.createLinked(caller, body(`c${i}`))
+              : procs[i % 2]!.writeIndependent(caller, body(`w${i}`)),
+          ),
+        );
+        expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason)).toEqual(
+          [],
+        );
+        const unsettled = await pool.unsettled(200);
+        expect(unsettled).toHaveLength(72);
+        expect(new Set(unsettled.flatMap((t) => t.inputs)).size).toBe(72);
+        expect(counts(await pool.status())).toEqual({ free: 0, leased: 0, spent: 72, pending: 72 });
+        // The 73rd finds no shard with a UTXO: 503, having read the counters.
+        await expect(procs[0]!.writeIndependent(caller, body('one too many'))).rejects.toMatchObject({
+          errorCode: 'FUNDING_EXHAUSTED',
+          httpStatus: 503,
+        });
+      } finally {
+        conns.forEach((c) => c.disconnect());
+      }
+    });
+
     it('back-pressure per partition: each outbox takes ceil(MAX_PENDING_PUBLICATIONS / P)', async () => {
       const { pool, writes, store: st } = partitioned(4, { MAX_PENDING_PUBLICATIONS: '6' });
       await fundPool(pool, 40, 1000);

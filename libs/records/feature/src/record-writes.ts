@@ -63,8 +63,7 @@ const LEASE_LOST_ATTEMPTS = 3;
 const FROM_FREE_ATTEMPTS = 3;
 /**
  * How many partitions a root tries for funding (its own, then the next ones round robin) before
- * it answers 503 FUNDING_EXHAUSTED: a few exhausted shards (upkeep refills them) do not fail
- * roots, and an exhausted pool costs a write a bounded number of round trips.
+ * it reads the shards' counters to find one with funding (a few exhausted shards cost no read).
  */
 const ROOT_PARTITION_ATTEMPTS = 4;
 /**
@@ -74,8 +73,14 @@ const ROOT_PARTITION_ATTEMPTS = 4;
 const SUCCESSOR_TOP_UP = 4;
 /** Rounds of that top-up a successor tries while concurrent writers take what was moved. */
 const TOP_UP_ROUNDS = 4;
-/** Shards a round of the top-up asks, richest first, before it reads the shards again. */
-const TOP_UP_DONORS = 8;
+/**
+ * Rounds of a root's fallback over every shard (each reads the shards' counters again) while
+ * concurrent writers take the UTXOs it found: a round fails only when others emptied every shard
+ * it asked, so a pool with a UTXO per writer funds every writer within a few rounds.
+ */
+const ROOT_FALLBACK_ROUNDS = 8;
+/** Shards a round of a fallback (root or top-up) asks, most free UTXOs first, before it reads the shards again. */
+const FALLBACK_DONORS = 8;
 /** Retry-After of a 503 FUNDING_EXHAUSTED: about one upkeep run (a split is spendable once ARC has seen it). */
 export const FUNDING_RETRY_AFTER_SECONDS = 5;
 /**
@@ -329,8 +334,9 @@ export class RecordWrites {
    * The funded write: funding → build and sign with it → the accept script stores the record AND
    * spends the funding UTXO (change pending) → hand it to the publication queue (not awaited).
    * A successor (`chain`) is written in its chain's partition and funded from that partition's
-   * shard; a root goes to the next partition round robin, and to the following ones when that
-   * one's shard is exhausted (at most {@link ROOT_PARTITION_ATTEMPTS}).
+   * shard; a root goes to the next partition round robin, to the following ones when that
+   * one's shard is exhausted (at most {@link ROOT_PARTITION_ATTEMPTS}), then to any whose shard
+   * has a free UTXO.
    * Funding is, first, a UTXO this process sampled from the pool's free set, spent by the accept
    * script only if it is still free (one round trip for the whole write; `TAKEN` when another
    * writer was faster: build again with another, at most {@link FROM_FREE_ATTEMPTS} times); else,
@@ -365,6 +371,7 @@ export class RecordWrites {
         builder.fundingNeeded(priced),
         taken < FROM_FREE_ATTEMPTS,
         units,
+        chain !== undefined,
       ).catch(async (err: unknown) => {
         // No funding for a successor whose previous record is not the end any more (concurrent
         // updates of one chain, a shard emptied by them): the refusal the accept would give.
@@ -447,15 +454,40 @@ export class RecordWrites {
   /**
    * One UTXO worth `minSatoshis` for a write, from the first of `units` (records partitions) whose
    * shard has one: from the process's free sample of it when `fromFree` (owner `FROM_FREE`), else,
-   * or when the sample has none, reserved under a fresh owner.
-   * @throws AppError 503 `FUNDING_EXHAUSTED` (upkeep requested) when none of them has one.
+   * or when the sample has none, reserved under a fresh owner. When none of them has one (only
+   * then: the counters are read on this path alone), a root takes one from any shard that has
+   * one ({@link rootFallback}) and a chain's successor has some moved into its chain's shard
+   * ({@link topUp}).
+   * @throws AppError 503 `FUNDING_EXHAUSTED` (upkeep requested) when no shard has one.
    */
   private async funding(
     minSatoshis: number,
     fromFree: boolean,
     units: readonly string[],
-    fallback = true,
+    chain: boolean,
   ): Promise<{ owner: string; utxos: FundingUtxo[]; unit: string }> {
+    const found =
+      (await this.fundingFrom(minSatoshis, fromFree, units)) ??
+      (this.deps.funding.pool.partitions.count === 1
+        ? null
+        : chain
+          ? await this.topUp(minSatoshis, units[0] as string)
+          : await this.rootFallback(minSatoshis, units));
+    if (found) return found;
+    this.requestUpkeep();
+    throw unavailable(
+      'FUNDING_EXHAUSTED',
+      'The funding wallet has no spendable UTXO for this record right now; nothing was stored. Retry after the Retry-After delay.',
+      FUNDING_RETRY_AFTER_SECONDS,
+    );
+  }
+
+  /** {@link funding} from `units` alone, in order: null when none of their shards has a UTXO for it. */
+  private async fundingFrom(
+    minSatoshis: number,
+    fromFree: boolean,
+    units: readonly string[],
+  ): Promise<{ owner: string; utxos: FundingUtxo[]; unit: string } | null> {
     const { pool, leaseMs } = this.deps.funding;
     for (const unit of units) {
       const stock = fromFree ? this.freeOf(unit) : null;
@@ -471,43 +503,77 @@ export class RecordWrites {
       });
       if (reserved.status === 'reserved') return { owner, utxos: reserved.utxos, unit };
     }
-    // Every partition tried is exhausted (only on this path: one read per shard a round). A root
-    // takes the shard with the most free satoshis; a chain's successor, which must stay in its
-    // chain's partition, has a few free UTXOs moved into that shard from the richest one first
-    // (other writers may take them first: a few rounds). Upkeep evens the shards out meanwhile.
-    for (let round = 0; fallback && pool.partitions.count > 1 && round < TOP_UP_ROUNDS; round++) {
-      const free = await pool.freeSatoshisByShard();
-      const donors = free
-        .map((sats, i) => ({ sats, unit: pool.partitions.unit(i) }))
-        .filter((s) => s.sats >= minSatoshis && !units.includes(s.unit))
-        .sort((a, b) => b.sats - a.sats)
-        .slice(0, TOP_UP_DONORS);
-      if (donors.length === 0) break;
-      if (units.length > 1) return this.funding(minSatoshis, false, [(donors[0] as { unit: string }).unit], false);
-      const below = this.deps.funding.takeFromFree?.belowSatoshis;
-      const to = units[0] as string;
-      // The richest first; one that concurrent writers emptied meanwhile gives way to the next.
+    return null;
+  }
+
+  /**
+   * A root whose partitions were all exhausted goes to any partition whose shard has a free UTXO:
+   * the shards with the most free UTXOs first (not the most satoshis: the splitter's large inputs
+   * are not where writes should go), read again each round while concurrent writers take what was
+   * there, until a round finds no shard with a free UTXO. A root has no partition of its own to
+   * keep, so no UTXO needs to move for it.
+   */
+  private async rootFallback(
+    minSatoshis: number,
+    tried: readonly string[],
+  ): Promise<{ owner: string; utxos: FundingUtxo[]; unit: string } | null> {
+    for (let round = 0; round < ROOT_FALLBACK_ROUNDS; round++) {
+      // The first round skips the partitions just tried; later ones may find them refilled.
+      const donors = await this.donors(minSatoshis, round === 0 ? tried : []);
+      if (donors.length === 0) return null;
+      const found = await this.fundingFrom(minSatoshis, false, donors);
+      if (found) return found;
+    }
+    return null;
+  }
+
+  /**
+   * A chain's successor must stay in its chain's partition (`to`): it has a few free UTXOs moved
+   * into that shard from the shards with the most (other writers may take them first: a few
+   * rounds). Upkeep evens the shards out meanwhile.
+   */
+  private async topUp(
+    minSatoshis: number,
+    to: string,
+  ): Promise<{ owner: string; utxos: FundingUtxo[]; unit: string } | null> {
+    const { pool } = this.deps.funding;
+    const below = this.deps.funding.takeFromFree?.belowSatoshis;
+    for (let round = 0; round < TOP_UP_ROUNDS; round++) {
+      const donors = await this.donors(minSatoshis, [to]);
+      if (donors.length === 0) return null;
+      // One that concurrent writers emptied meanwhile gives way to the next.
       for (const from of donors) {
-        const moved = await pool.moveFree(from.unit, to, {
+        const moved = await pool.moveFree(from, to, {
           count: SUCCESSOR_TOP_UP,
           minSatoshis,
           ...(below === undefined || below <= minSatoshis ? {} : { belowSatoshis: below }),
         });
         if (moved === 0) continue;
-        try {
-          return await this.funding(minSatoshis, false, [to], false);
-        } catch (err) {
-          if (!(err instanceof AppError && err.errorCode === 'FUNDING_EXHAUSTED')) throw err;
-          break;
-        }
+        const found = await this.fundingFrom(minSatoshis, false, [to]);
+        if (found) return found;
+        break;
       }
     }
-    this.requestUpkeep();
-    throw unavailable(
-      'FUNDING_EXHAUSTED',
-      'The funding wallet has no spendable UTXO for this record right now; nothing was stored. Retry after the Retry-After delay.',
-      FUNDING_RETRY_AFTER_SECONDS,
-    );
+    return null;
+  }
+
+  /**
+   * Up to {@link FALLBACK_DONORS} partitions whose shard holds a free UTXO that may fund
+   * `minSatoshis` (by its counters: one HMGET per shard), `except` left out: those with the most
+   * free UTXOs, from a random one of them on (so that concurrent writers start on different
+   * shards).
+   */
+  private async donors(minSatoshis: number, except: readonly string[]): Promise<string[]> {
+    const { pool } = this.deps.funding;
+    const free = await pool.freeByShard();
+    const top = free
+      .map((f, i) => ({ ...f, unit: pool.partitions.unit(i) }))
+      .filter((f) => f.count > 0 && f.satoshis >= minSatoshis && !except.includes(f.unit))
+      .sort((a, b) => b.count - a.count)
+      .slice(0, FALLBACK_DONORS)
+      .map((f) => f.unit);
+    const start = Math.floor(Math.random() * top.length);
+    return [...top.slice(start), ...top.slice(0, start)];
   }
 
   /** Returns a reservation that stored nothing to the pool; a failure only delays it until the lease expires. */

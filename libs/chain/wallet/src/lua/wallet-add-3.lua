@@ -14,12 +14,6 @@
 ]]
 local added = 0
 for i = 1, #ARGV, 2 do
-  local op, sats = ARGV[i], ARGV[i + 1]
-  if redis.call('HSETNX', KEYS[2], op, sats) == 1 then
-    redis.call('ZADD', KEYS[1], sats, op)
-    redis.call('HINCRBY', KEYS[3], 'freeCount', 1)
-    redis.call('HINCRBY', KEYS[3], 'freeSats', sats)
-    added = added + 1
-  end
+  added = added + add_free(KEYS[1], KEYS[2], KEYS[3], ARGV[i], ARGV[i + 1])
 end
 return added

@@ -29,6 +29,9 @@
   ARGV[5] outputs to the funding key: 'outpoint=satoshis' joined by ',' ('' for none)
   ARGV[6] kind ('record', 'split', ...)
   ARGV[7] raw transaction hex to keep for re-broadcast ('' when the caller stores it)
+  ARGV[8] (this script only, optional) the shard each output goes to when the transaction is
+          confirmed: a records partition unit, or '-' to stay in this one, per output in order,
+          joined by ',' (a split's outputs go straight to the shards that need them)
 
   Returns 'OK', 'EXISTS' (this txId is already committed; nothing changed), 'LEASE_LOST' (an
   input is not leased by this owner any more: it expired and may fund another write) or 'TAKEN'
@@ -93,4 +96,7 @@ if refused then
   return refused
 end
 pool_apply(KEYS, 1, ARGV, 1)
+if ARGV[8] and ARGV[8] ~= '' then
+  redis.call('HSET', KEYS[8], 'to', ARGV[8])
+end
 return 'OK'

@@ -2,9 +2,9 @@
 --[[
   Takes free UTXOs out of one shard of the pool so that another shard can add them (upkeep's
   rebalancing: a records partition funds its writes from its own shard). Each UTXO taken leaves
-  free, sats and the counters here and is noted in `moving` (outpoint → destination|satoshis)
-  until the destination has added it (wallet-add-3.lua there) and the caller deletes the note; a
-  mover that dies in between leaves the note, and the next upkeep finishes the move. A writer
+  free, sats and the counters here and is noted in `moving` (outpoint → destination|satoshis|now)
+  until the destination has added it (wallet-arrive-4.lua there) and the caller deletes the note;
+  a mover that dies in between leaves the note, and a later upkeep finishes the move. A writer
   that sampled one of them commits `TAKEN` (it is not free any more).
 
   KEYS[1] free zset        (wallet:free)
@@ -16,6 +16,7 @@
   ARGV[2] minimum satoshis (inclusive)
   ARGV[3] maximum satoshis (exclusive), or '+inf'
   ARGV[4] how many at most
+  ARGV[5] now (ms)
 
   Returns {outpoint1, sats1, outpoint2, sats2, ...} of the UTXOs taken.
 ]]
@@ -27,6 +28,6 @@ for i = 1, #found, 2 do
   redis.call('HDEL', KEYS[2], op)
   redis.call('HINCRBY', KEYS[3], 'freeCount', -1)
   redis.call('HINCRBY', KEYS[3], 'freeSats', -tonumber(sats))
-  redis.call('HSET', KEYS[4], op, ARGV[1] .. '|' .. sats)
+  redis.call('HSET', KEYS[4], op, ARGV[1] .. '|' .. sats .. '|' .. ARGV[5])
 end
 return found

@@ -19,14 +19,7 @@ local released = 0
 for i = 2, #ARGV do
   local op = ARGV[i]
   if redis.call('HGET', KEYS[3], op) == ARGV[1] and redis.call('ZSCORE', KEYS[2], op) then
-    local sats = redis.call('HGET', KEYS[4], op)
-    redis.call('ZREM', KEYS[2], op)
-    redis.call('HDEL', KEYS[3], op)
-    redis.call('ZADD', KEYS[1], sats, op)
-    redis.call('HINCRBY', KEYS[5], 'leasedCount', -1)
-    redis.call('HINCRBY', KEYS[5], 'leasedSats', '-' .. sats)
-    redis.call('HINCRBY', KEYS[5], 'freeCount', 1)
-    redis.call('HINCRBY', KEYS[5], 'freeSats', sats)
+    unlease(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], op)
     released = released + 1
   end
 end

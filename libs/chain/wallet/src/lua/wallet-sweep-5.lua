@@ -17,13 +17,6 @@
 ]]
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 for _, op in ipairs(expired) do
-  local sats = redis.call('HGET', KEYS[4], op)
-  redis.call('ZREM', KEYS[2], op)
-  redis.call('HDEL', KEYS[3], op)
-  redis.call('ZADD', KEYS[1], sats, op)
-  redis.call('HINCRBY', KEYS[5], 'leasedCount', -1)
-  redis.call('HINCRBY', KEYS[5], 'leasedSats', '-' .. sats)
-  redis.call('HINCRBY', KEYS[5], 'freeCount', 1)
-  redis.call('HINCRBY', KEYS[5], 'freeSats', sats)
+  unlease(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], op)
 end
 return #expired
