@@ -2,7 +2,7 @@ import { eventually, testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { FeeRateCache } from './fee-rate';
 import type { FeePolicy } from './fee-rate';
 import type { MiningFee } from './fee-rate';
-import { walletKeys } from './keys';
+import { walletKeys } from './funding-pool';
 
 describe('FeeRateCache', () => {
   it('answers the floor at once, 2x the policy once fetched, the last known rate while ARC fails, and refreshes when due', async () => {

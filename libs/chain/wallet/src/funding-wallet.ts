@@ -1,7 +1,7 @@
 import type { RedisClient } from '@proofline/shared-redis';
 import type { Clock, Config } from '@proofline/shared-config';
 import { fundingIdentity } from './funding-address';
-import { walletKeys } from './keys';
+import { walletKeys } from './funding-pool';
 import type { FundingIdentity } from './funding-address';
 import { FundingPool } from './funding-pool';
 

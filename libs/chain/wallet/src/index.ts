@@ -1,4 +1,3 @@
-export * from './keys';
 export * from './ports';
 export * from './funding-pool';
 export * from './commit-contract';

@@ -5,7 +5,7 @@ import type { Clock, Config } from '@proofline/shared-config';
 import { arcFeePolicy, arcSubmitPort } from './arc-ports';
 import { CoinbaseScanner, httpCoinbaseSource } from './coinbase-scan';
 import { FeeRateCache } from './fee-rate';
-import { walletKeys } from './keys';
+import { walletKeys } from './funding-pool';
 import { createFundingWallet } from './funding-wallet';
 import type { FundingWallet } from './funding-wallet';
 import type { SubmitPort } from './ports';
