@@ -314,8 +314,7 @@ export class RecordStore {
         this.pendingShare(opts.maxPending),
         ...pool.args,
         asBuffer(record.rawTx),
-        record.ef ? Buffer.from(extensionOf(record.ef)) : '',
-        ...fields,
+        ...efPlacement(record, fields),
       ),
     );
     return this.unindexRefused(record.txId, fromScriptReply('accept-root-14.lua', ACCEPT_REPLIES, reply));
@@ -338,7 +337,13 @@ export class RecordStore {
     checkPoolCall(pool);
     const confirmedIndex = this.options.confirmedIndexKeyOf;
     const maxUnconfirmed = confirmedIndex === undefined ? 0 : (opts.maxUnconfirmed ?? 0);
-    const fields = [...this.fieldsOf(record, 'linked'), 'chainId', link.chainId, 'prevTxId', link.prevTxId];
+    const [efArg, ...fields] = efPlacement(record, [
+      ...this.fieldsOf(record, 'linked'),
+      'chainId',
+      link.chainId,
+      'prevTxId',
+      link.prevTxId,
+    ]);
     const keys = this.keysOf(pool.unit);
     const call = (minedPos: string) =>
       this.cmd.acceptSuccessor(
@@ -359,7 +364,7 @@ export class RecordStore {
         ...pool.args,
         asBuffer(record.rawTx),
         String(maxUnconfirmed),
-        record.ef ? Buffer.from(extensionOf(record.ef)) : '',
+        efArg,
         minedPos,
         ...fields,
       );
@@ -538,14 +543,16 @@ export class RecordStore {
     const keys = await this.keysFor(txId);
     if (!keys) return null;
     const key = keys.record(txId);
-    const [[kind, prevTxId, chainId, state, legacy, tenant], binary, extension] = pipelineValues(
+    const [[kind, prevTxId, chainId, state, legacy, tenant], binary, inHash, inKey] = pipelineValues(
       await this.redis
         .pipeline()
         .hmget(key, 'kind', 'prevTxId', 'chainId', 'state', 'rawTx', 'tenant')
         .getBuffer(keys.tx(txId))
+        .hgetBuffer(key, 'ef')
         .getBuffer(keys.ef(txId))
         .exec(),
-    ) as [(string | null)[], Buffer | null, Buffer | null];
+    ) as [(string | null)[], Buffer | null, Buffer | null, Buffer | null];
+    const extension = inHash ?? inKey;
     const rawTx = binary ?? fromLegacyHex(legacy ?? null);
     if (!kind || !state || !rawTx) return null;
     const broadcastTx = extension ? withExtension(rawTx, extension) : rawTx;
@@ -804,6 +811,24 @@ export class RecordStore {
     if (record.tokenHash) fields.push('tokenHash', record.tokenHash);
     return fields;
   }
+}
+
+/**
+ * The longest EF extension kept in the record hash (field `ef`): Redis's default
+ * `hash-max-listpack-value`, so the hash stays a listpack. An independent record or a linked
+ * create spends one input (34 B); a linked update spends two (68 B) and keeps its own `ef` key.
+ */
+const EF_IN_HASH_MAX = 64;
+
+/**
+ * The accept script's EF argument (what it stores under the `ef` key; '' for none) and the hash
+ * fields with the extension added when it fits the hash ({@link EF_IN_HASH_MAX}).
+ */
+function efPlacement(record: NewRecord, fields: (string | Buffer)[]): [Buffer | '', ...(string | Buffer)[]] {
+  if (!record.ef) return ['', ...fields];
+  const extension = Buffer.from(extensionOf(record.ef));
+  if (extension.length <= EF_IN_HASH_MAX) return ['', ...fields, 'ef', extension];
+  return [extension, ...fields];
 }
 
 /** The script's key and argument positions are fixed: a pool step of another shape would shift every field. */
