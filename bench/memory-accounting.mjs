@@ -55,7 +55,13 @@ async function snapshot(nodes) {
         const [, ttl] = replies[3 * i + 2];
         if (e1 || typeof bytes !== 'number') return; // deleted since SCAN
         const f = family(key.toString('latin1'));
-        const entry = (families[f] ??= { keys: 0, bytes: 0, encodings: {}, withTtl: 0 });
+        const entry = (families[f] ??= {
+          keys: 0,
+          bytes: 0,
+          encodings: {},
+          withTtl: 0,
+          sample: key.toString('latin1'),
+        });
         entry.keys += 1;
         entry.bytes += bytes;
         entry.encodings[encoding] = (entry.encodings[encoding] ?? 0) + 1;
@@ -63,6 +69,21 @@ async function snapshot(nodes) {
         keys += 1;
       });
     } while (cursor !== '0');
+    // one key of each family described: a string's length, a small hash's field → value lengths
+    for (const entry of Object.values(families)) {
+      if (entry.node !== undefined) continue;
+      const type = await redis.type(entry.sample);
+      if (type === 'none') continue;
+      entry.node = node;
+      if (type === 'string') entry.shape = `${await redis.strlen(entry.sample)} B`;
+      else if (type === 'hash' && (await redis.hlen(entry.sample)) <= 32) {
+        const flat = await redis.hgetallBuffer(entry.sample);
+        entry.shape = Object.entries(flat)
+          .map(([f, v]) => `${f.length}+${v.length}`)
+          .join(' ');
+        entry.fields = Object.keys(flat).join(',');
+      } else entry.shape = type;
+    }
     redis.disconnect();
   }
   return { nodes, usedMemory, keys, families };
@@ -98,6 +119,11 @@ function table(records, before, after) {
     );
   const delta = after.usedMemory - before.usedMemory;
   const keysAdded = after.keys - before.keys;
+  console.log('a sample of each of the largest families (string: value length; hash: field+value lengths):');
+  for (const r of rows.slice(0, 8)) {
+    const b = after.families[r.name];
+    if (b?.shape) console.log(`  ${r.name}: ${b.shape}${b.fields ? ` (${b.fields})` : ''}`);
+  }
   console.log(`${per(sum)}  sum of MEMORY USAGE`);
   console.log(`${per(delta)}  used_memory delta (every node)`);
   console.log(
