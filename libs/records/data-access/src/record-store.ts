@@ -790,9 +790,9 @@ export class RecordStore {
    * (accept-successor, navigate) apply the same defaults.
    */
   private fieldsOf(record: NewRecord, family: RecordFamily): (string | Buffer)[] {
+    // An independent record stores no family: its kind says it (toMeta, navigate-2.lua).
     const fields: (string | Buffer)[] = [
-      'family',
-      family,
+      ...(family === 'independent' ? [] : ['family', family]),
       'kind',
       record.kind,
       'tenant',
@@ -872,11 +872,17 @@ function toMeta(txId: string, v: (string | null)[], byteLength: number): RecordM
     linkVout,
     linkSats,
   ] = v;
-  if (!family || !kind) return null;
+  if (!kind) return null;
+  const recordFamily: RecordFamily | null = family
+    ? (family as RecordFamily)
+    : kind === 'independent'
+      ? 'independent'
+      : null;
+  if (!recordFamily) return null;
   const encoders = encodersJson ? (JSON.parse(encodersJson) as EncoderName[]) : [];
   return {
     txId,
-    family: family as RecordFamily,
+    family: recordFamily,
     kind: kind as RecordKind,
     tenant: tenant ?? '',
     chainId: chainId ?? txId,

@@ -302,6 +302,12 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
         contentType: 'application/octet-stream',
       });
     }
+    // An independent record's family is its kind; a linked record's is stored.
+    expect(await fields(independent.txId)).not.toContain('family');
+    expect(await st.meta(independent.txId)).toMatchObject({ family: 'independent', kind: 'independent' });
+    expect(await fields(created.txId)).toContain('family');
+    expect(await st.navigate(independent.txId, 1)).toMatchObject({ status: 'WRONG_FAMILY' });
+    expect(await st.navigate('ee'.repeat(32), 1)).toMatchObject({ status: 'TX_NOT_FOUND' });
     expect(await fields(typed.txId)).not.toContain('contentType');
     expect(await st.meta(typed.txId)).toMatchObject({
       encoders: ['Base64', 'SHA256'],
