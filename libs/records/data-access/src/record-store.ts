@@ -602,7 +602,7 @@ export class RecordStore {
         txId,
         failure === undefined ? 'published' : 'failed',
         failure ?? '',
-        at.toISOString(),
+        String(at.getTime()),
         String(maxSuccessors),
         chain,
       );
@@ -637,7 +637,7 @@ export class RecordStore {
   async failPublished(txId: string, at: Date, failure: string): Promise<boolean> {
     const keys = await this.keysFor(txId);
     if (!keys) return false;
-    return Number(await this.cmd.failPublished(keys.record(txId), failure, at.toISOString())) === 1;
+    return Number(await this.cmd.failPublished(keys.record(txId), failure, String(at.getTime()))) === 1;
   }
 
   /**
@@ -708,7 +708,7 @@ export class RecordStore {
         keys.length,
         ...keys,
         txId,
-        at.toISOString(),
+        String(at.getTime()),
         String(at.getTime()),
         failurePrefix,
         String(maxSuccessors),
@@ -802,7 +802,7 @@ export class RecordStore {
       'bytes',
       Buffer.from(record.bytes.buffer, record.bytes.byteOffset, record.bytes.byteLength),
       'acceptedAt',
-      record.acceptedAt.toISOString(),
+      String(record.acceptedAt.getTime()),
       'state',
       'pending',
     ];
@@ -829,6 +829,16 @@ function efPlacement(record: NewRecord, fields: (string | Buffer)[]): [Buffer | 
   const extension = Buffer.from(extensionOf(record.ef));
   if (extension.length <= EF_IN_HASH_MAX) return ['', ...fields, 'ef', extension];
   return [extension, ...fields];
+}
+
+/**
+ * A stored time as ISO 8601: record hashes keep times (`acceptedAt`, `settledAt`) as milliseconds
+ * since the epoch, which a listpack stores as an 8-byte integer rather than 24 characters; hashes
+ * written before keep the ISO string, returned as it is.
+ */
+function isoTime(stored: string | null | undefined): string {
+  if (!stored) return '';
+  return /^[0-9]+$/.test(stored) ? new Date(Number(stored)).toISOString() : stored;
 }
 
 /** The script's key and argument positions are fixed: a pool step of another shape would shift every field. */
@@ -891,7 +901,7 @@ function toMeta(txId: string, v: (string | null)[], byteLength: number): RecordM
     nextTxId: nextTxId || null,
     contentType: contentType ?? encodedContentType(encoders),
     encoders,
-    acceptedAt: acceptedAt ?? '',
+    acceptedAt: isoTime(acceptedAt),
     state: (state ?? 'pending') as PublicationState,
     failure: failure || null,
     linkVout: linkVout ? Number(linkVout) : null,

@@ -306,6 +306,13 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     expect(await fields(independent.txId)).not.toContain('family');
     expect(await st.meta(independent.txId)).toMatchObject({ family: 'independent', kind: 'independent' });
     expect(await fields(created.txId)).toContain('family');
+    // Times are stored as epoch milliseconds (an integer in the listpack) and read as ISO 8601;
+    // an ISO string written before reads as it is.
+    const at = await redis.hget(recordsKeys(p).record(independent.txId), 'acceptedAt');
+    expect(at).toMatch(/^[0-9]{13}$/);
+    expect((await st.meta(independent.txId))?.acceptedAt).toBe(new Date(Number(at)).toISOString());
+    await redis.hset(recordsKeys(p).record(typed.txId), 'acceptedAt', '2025-05-05T05:05:05.005Z');
+    expect((await st.meta(typed.txId))?.acceptedAt).toBe('2025-05-05T05:05:05.005Z');
     expect(await st.navigate(independent.txId, 1)).toMatchObject({ status: 'WRONG_FAMILY' });
     expect(await st.navigate('ee'.repeat(32), 1)).toMatchObject({ status: 'TX_NOT_FOUND' });
     expect(await fields(typed.txId)).not.toContain('contentType');
@@ -333,7 +340,8 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     expect(await st.navigate(created.txId, 5)).toEqual({ status: 'OK', txIds: [updated.txId], endOfLinks: true });
     expect(await st.navigate(updated.txId, -5)).toEqual({ status: 'OK', txIds: [created.txId], endOfLinks: true });
     // Published: no empty failure written; failed: the failure is there.
-    await st.settle(independent.txId, new Date());
+    await st.settle(independent.txId, new Date(1_700_000_000_123));
+    expect(await redis.hget(recordsKeys(p).record(independent.txId), 'settledAt')).toBe('1700000000123');
     expect(await fields(independent.txId)).not.toContain('failure');
     expect((await st.meta(independent.txId))?.failure).toBeNull();
     await st.settle(typed.txId, new Date(), 'REJECTED: 461');
