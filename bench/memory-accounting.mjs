@@ -28,7 +28,7 @@ export function family(key) {
     .replace(/:[0-9]+(?=:|$)/g, ':<n>');
 }
 
-async function snapshot(nodes) {
+export async function snapshot(nodes) {
   const families = {};
   let usedMemory = 0;
   let keys = 0;
@@ -76,12 +76,13 @@ async function snapshot(nodes) {
       if (type === 'none') continue;
       entry.node = node;
       if (type === 'string') entry.shape = `${await redis.strlen(entry.sample)} B`;
-      else if (type === 'hash' && (await redis.hlen(entry.sample)) <= 32) {
+      else if (type === 'hash' && (await redis.hlen(entry.sample)) <= 12) {
         const flat = await redis.hgetallBuffer(entry.sample);
         entry.shape = Object.entries(flat)
           .map(([f, v]) => `${f.length}+${v.length}`)
           .join(' ');
-        entry.fields = Object.keys(flat).join(',');
+        const names = Object.keys(flat);
+        if (names.every((f) => /^[\x20-\x7e]*$/.test(f))) entry.fields = names.join(','); // binary fields: lengths only
       } else entry.shape = type;
     }
     redis.disconnect();
@@ -89,7 +90,7 @@ async function snapshot(nodes) {
   return { nodes, usedMemory, keys, families };
 }
 
-function table(records, before, after) {
+export function table(records, before, after) {
   const rows = [];
   const names = new Set([...Object.keys(before.families), ...Object.keys(after.families)]);
   let sum = 0;
@@ -131,12 +132,16 @@ function table(records, before, after) {
   );
 }
 
-const [cmd, ...args] = process.argv.slice(2);
-if (cmd === 'snapshot') process.stdout.write(JSON.stringify(await snapshot(args)) + '\n');
-else if (cmd === 'table') {
-  const [records, a, b] = args;
-  table(Number(records), JSON.parse(readFileSync(a, 'utf8')), JSON.parse(readFileSync(b, 'utf8')));
-} else {
-  console.error('usage: memory-accounting.mjs snapshot host:port … | table <records> before.json after.json');
-  process.exit(2);
+const main = process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+if (main) {
+  // not when imported (bench/record-memory.ts)
+  const [cmd, ...args] = process.argv.slice(2);
+  if (cmd === 'snapshot') snapshot(args).then((s) => process.stdout.write(JSON.stringify(s) + '\n'));
+  else if (cmd === 'table') {
+    const [records, a, b] = args;
+    table(Number(records), JSON.parse(readFileSync(a, 'utf8')), JSON.parse(readFileSync(b, 'utf8')));
+  } else {
+    console.error('usage: memory-accounting.mjs snapshot host:port … | table <records> before.json after.json');
+    process.exit(2);
+  }
 }
