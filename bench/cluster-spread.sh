@@ -58,7 +58,9 @@
 # Environment: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), WORKERS (2), MASTERS (3),
 # POOL_LOW_WATER (10000), POOL_TARGET (20000), LFU_LOG_FACTOR (10), AUTH_JWT_SECRET (random when
 # unset), SERVICE_LOG (a file to keep the service's log in), KEEP_TMP (a directory to copy the raw
-# snapshots to: INFO deltas, OBJECT FREQ before and after).
+# snapshots to: INFO deltas, OBJECT FREQ before and after), MEMORY_ACCOUNTING (set: print the
+# memory per record by key family, bench/memory-accounting.mjs; its snapshots are taken outside
+# the figures' snapshots).
 set -u
 bench=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$bench/.." && pwd)
@@ -143,6 +145,7 @@ stats >"$tmp/stats-idle1"; i1=$(date +%s.%N)
 # the load low and their counters do not saturate within it; from here each access counts at
 # LFU_LOG_FACTOR
 for port in "${ports[@]}"; do redis-cli -p "$port" config set lfu-log-factor "$lfu_factor" >/dev/null; done
+[ -n "${MEMORY_ACCOUNTING:-}" ] && node "$bench/memory-accounting.mjs" snapshot "${nodes[@]}" >"$tmp/memory-a.json"
 node "$bench/cluster-keys.mjs" "${nodes[@]}" >"$tmp/keys-a" || { echo "cluster-spread: reading OBJECT FREQ failed" >&2; exit 1; }
 for port in "${ports[@]}"; do commandstats "$port" >"$tmp/cmds-a-$port"; done
 stats >"$tmp/stats-a"
@@ -167,6 +170,7 @@ node "$bench/cluster-keys.mjs" "${nodes[@]}" >"$tmp/keys-b" || { echo "cluster-s
 [ -n "${KEEP_TMP:-}" ] && cp -r "$tmp" "$KEEP_TMP"
 sleep 3 # the last block's proofs are committed before memory is read
 stats >"$tmp/stats-c"
+[ -n "${MEMORY_ACCOUNTING:-}" ] && node "$bench/memory-accounting.mjs" snapshot "${nodes[@]}" >"$tmp/memory-c.json"
 window=$(awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
 proven="$left unproven left"; [ -n "$left" ] || proven="the watch set is not on this version's /metrics: not waited for"
 echo "window: the load's start until published and proven, $window s ($proven); $n records accepted; $masters masters"
@@ -222,6 +226,9 @@ awk -F'\t' '
   awk -v tc="$tc" -F'\t' 'NR <= 5 { printf "    %5.1f %%  %s  %s\n", 100 * $1 / tc, $3, $2 }'
 echo "  the busiest keys (estimated accesses over the window, % of all commands):"
 awk -v tc="$tc" -F'\t' 'NR <= 5 { printf "    %5.1f %%  %s  %s%s\n", 100 * $2 / tc, $1, $3, ($4 ? " (counter saturated)" : "") }' "$tmp/hot"
+
+# MEMORY_ACCOUNTING=1: the memory per record by key family (bench/memory-accounting.mjs)
+[ -n "${MEMORY_ACCOUNTING:-}" ] && node "$bench/memory-accounting.mjs" table "$n" "$tmp/memory-a.json" "$tmp/memory-c.json"
 
 # a run whose service logged warnings or errors (LOG_LEVEL=warn) from the load's start says so:
 # its figures may carry retries or restarts (SERVICE_LOG=<file> keeps the log). BullMQ's warning

@@ -6,7 +6,7 @@ import { RecordStore } from '@proofline/records-data-access';
 import type { Clock } from '@proofline/shared-config';
 import { Cluster } from '@proofline/shared-redis';
 import { migrateKeys, refuseWhileRunning, renameFromUntagged } from './key-migration';
-import { migrateToPartitions } from './partition-migration';
+import { convertLegacyTxIndex, migrateToPartitions } from './partition-migration';
 import { migrateToTxShards } from './shard-migration';
 import type { CliContext } from './main';
 import { walletImport, walletSplit, walletStatus } from './wallet-commands';
@@ -108,9 +108,11 @@ export const COMMANDS: Command[] = [
       const partitioned = renamed
         ? await migrateToPartitions(ctx.redis, prefix, ctx.config.redisPartitions, { dryRun })
         : null;
+      // The txId → partition index's entries from before sub-buckets into today's form.
+      const txIndex = renamed ? await convertLegacyTxIndex(ctx.redis, prefix, { dryRun }) : null;
       // Then the per-transaction keys of ARC and the webhooks watch set into the txId shards.
       const txShards = renamed ? await migrateToTxShards(ctx.redis, prefix, { dryRun }) : null;
-      process.stdout.write(`${JSON.stringify({ dryRun, ...report, partitioned, txShards })}\n`);
+      process.stdout.write(`${JSON.stringify({ dryRun, ...report, partitioned, txIndex, txShards })}\n`);
       if (report && (report.unknown.length > 0 || report.conflicts.length > 0))
         throw new Error(
           `${report.unknown.length} unknown and ${report.conflicts.length} conflicting keys left in place (listed above); records not partitioned`,

@@ -1,7 +1,14 @@
 import { walletKeys } from '@proofline/chain-wallet';
 import { recordsKeys } from '@proofline/records-data-access';
 import type { RecordsKeys } from '@proofline/records-data-access';
-import { PartitionIndex, Partitions, SINGLE_PARTITION_UNIT, scanKeys } from '@proofline/shared-redis';
+import {
+  PartitionIndex,
+  Partitions,
+  SINGLE_PARTITION_UNIT,
+  TX_INDEX_BUCKETS,
+  legacyTxIndexKey,
+  scanKeys,
+} from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 
 /**
@@ -90,7 +97,7 @@ export async function migrateToPartitions(
         report.records += 1;
         if (due !== null) report.outboxEntries += 1;
         if (dry) return;
-        await redis.hset(index.key(txId), txId, unit);
+        await redis.hset(...index.entry(txId, unit));
         await copy(redis, key, to.record(txId));
         await copy(redis, old.tx(txId), to.tx(txId));
         await copy(redis, old.ef(txId), to.ef(txId));
@@ -120,10 +127,10 @@ export async function migrateToPartitions(
     report.unsettledTransactions += 1;
     if (dry) continue;
     // A record's transaction goes to its record's shard; a split (no record) to the first.
-    let unit = await redis.hget(index.key(txId), txId);
+    let unit = await index.lookupOne(txId);
     if (unit === null) {
       unit = partitions.unit(0);
-      await redis.hset(index.key(txId), txId, unit);
+      await redis.hset(...index.entry(txId, unit));
     }
     const to = walletKeys(prefix, unit);
     const [inputs, outputs] = await redis.hmget(pool.tx(txId), 'inputs', 'outputs');
@@ -214,4 +221,43 @@ async function recount(redis: RedisClient, k: ReturnType<typeof walletKeys>): Pr
     spentCount: spent.length,
     spentSats: await sum(spent),
   });
+}
+
+export interface TxIndexConversionReport {
+  /** Entries of the index's form before sub-buckets rewritten in today's form. */
+  entries: number;
+}
+
+/**
+ * Rewrites the txId → partition index from its form before sub-buckets (a HASH per bucket, the
+ * txId in hex → the unit) into today's (`PartitionIndex`: small HASHes, raw txId bytes → the
+ * encoded unit) and deletes the old fields. Readers find either form, so it may run while the
+ * service runs; each entry is written in its new form before its old field is deleted, so a reader
+ * never misses it. Idempotent and resumable.
+ */
+export async function convertLegacyTxIndex(
+  redis: RedisClient,
+  prefix: string,
+  options: { readonly dryRun?: boolean } = {},
+): Promise<TxIndexConversionReport> {
+  const report: TxIndexConversionReport = { entries: 0 };
+  const index = new PartitionIndex(redis, prefix);
+  for (let bucket = 0; bucket < TX_INDEX_BUCKETS; bucket++) {
+    const key = legacyTxIndexKey(prefix, bucket.toString(16).padStart(2, '0'));
+    let cursor = '0';
+    do {
+      const [next, flat] = await redis.hscan(key, cursor, 'COUNT', 500);
+      cursor = next;
+      const fields: string[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const txId = flat[i] as string;
+        report.entries += 1;
+        if (options.dryRun) continue;
+        await redis.hset(...index.entry(txId, flat[i + 1] as string));
+        fields.push(txId);
+      }
+      if (fields.length > 0) await redis.hdel(key, ...fields);
+    } while (cursor !== '0');
+  }
+  return report;
 }

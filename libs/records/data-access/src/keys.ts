@@ -24,7 +24,9 @@ export function recordsKeys(prefix: string, unit: string = SINGLE_PARTITION_UNIT
     /**
      * STRING: what Extended Format adds to `tx(…)` (per input, the satoshis and locking script it
      * spends; chain-domain `extensionOf`), binary: publication sends `withExtension(tx, ef)`.
-     * Absent for records accepted before records were sent in EF: they are sent raw.
+     * Only when it is over 64 B (a linked update's two inputs): a shorter one is the record hash's
+     * field `ef`, which keeps the hash a listpack. Absent for records accepted before records
+     * were sent in EF: they are sent raw.
      */
     ef: (txId: string) => `${t}:records:ef:${txId}`,
     /** LIST: txIds of a linked chain in order (index = position); chainId = the create's txId. */

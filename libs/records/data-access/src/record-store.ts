@@ -317,8 +317,7 @@ export class RecordStore {
         this.pendingShare(opts.maxPending),
         ...pool.args,
         asBuffer(record.rawTx),
-        record.ef ? Buffer.from(extensionOf(record.ef)) : '',
-        ...fields,
+        ...efPlacement(record, fields),
       ),
     );
     return this.unindexRefused(record.txId, fromScriptReply('accept-root-14.lua', ACCEPT_REPLIES, reply));
@@ -341,7 +340,13 @@ export class RecordStore {
     checkPoolCall(pool);
     const confirmedIndex = this.options.confirmedIndexKeyOf;
     const maxUnconfirmed = confirmedIndex === undefined ? 0 : (opts.maxUnconfirmed ?? 0);
-    const fields = [...this.fieldsOf(record, 'linked'), 'chainId', link.chainId, 'prevTxId', link.prevTxId];
+    const [efArg, ...fields] = efPlacement(record, [
+      ...this.fieldsOf(record, 'linked'),
+      'chainId',
+      link.chainId,
+      'prevTxId',
+      link.prevTxId,
+    ]);
     const keys = this.keysOf(pool.unit);
     const call = (minedPos: string) =>
       this.cmd.acceptSuccessor(
@@ -362,7 +367,7 @@ export class RecordStore {
         ...pool.args,
         asBuffer(record.rawTx),
         String(maxUnconfirmed),
-        record.ef ? Buffer.from(extensionOf(record.ef)) : '',
+        efArg,
         minedPos,
         ...fields,
       );
@@ -541,14 +546,16 @@ export class RecordStore {
     const keys = await this.keysFor(txId);
     if (!keys) return null;
     const key = keys.record(txId);
-    const [[kind, prevTxId, chainId, state, legacy, tenant], binary, extension] = pipelineValues(
+    const [[kind, prevTxId, chainId, state, legacy, tenant], binary, inHash, inKey] = pipelineValues(
       await this.redis
         .pipeline()
         .hmget(key, 'kind', 'prevTxId', 'chainId', 'state', 'rawTx', 'tenant')
         .getBuffer(keys.tx(txId))
+        .hgetBuffer(key, 'ef')
         .getBuffer(keys.ef(txId))
         .exec(),
-    ) as [(string | null)[], Buffer | null, Buffer | null];
+    ) as [(string | null)[], Buffer | null, Buffer | null, Buffer | null];
+    const extension = inHash ?? inKey;
     const rawTx = binary ?? fromLegacyHex(legacy ?? null);
     if (!kind || !state || !rawTx) return null;
     const broadcastTx = extension ? withExtension(rawTx, extension) : rawTx;
@@ -598,7 +605,7 @@ export class RecordStore {
         txId,
         failure === undefined ? 'published' : 'failed',
         failure ?? '',
-        at.toISOString(),
+        String(at.getTime()),
         String(maxSuccessors),
         chain,
       );
@@ -633,7 +640,7 @@ export class RecordStore {
   async failPublished(txId: string, at: Date, failure: string): Promise<boolean> {
     const keys = await this.keysFor(txId);
     if (!keys) return false;
-    return Number(await this.cmd.failPublished(keys.record(txId), failure, at.toISOString())) === 1;
+    return Number(await this.cmd.failPublished(keys.record(txId), failure, String(at.getTime()))) === 1;
   }
 
   /**
@@ -704,7 +711,7 @@ export class RecordStore {
         keys.length,
         ...keys,
         txId,
-        at.toISOString(),
+        String(at.getTime()),
         String(at.getTime()),
         failurePrefix,
         String(maxSuccessors),
@@ -786,9 +793,9 @@ export class RecordStore {
    * (accept-successor, navigate) apply the same defaults.
    */
   private fieldsOf(record: NewRecord, family: RecordFamily): (string | Buffer)[] {
+    // An independent record stores no family: its kind says it (toMeta, navigate-2.lua).
     const fields: (string | Buffer)[] = [
-      'family',
-      family,
+      ...(family === 'independent' ? [] : ['family', family]),
       'kind',
       record.kind,
       'tenant',
@@ -798,7 +805,7 @@ export class RecordStore {
       'bytes',
       Buffer.from(record.bytes.buffer, record.bytes.byteOffset, record.bytes.byteLength),
       'acceptedAt',
-      record.acceptedAt.toISOString(),
+      String(record.acceptedAt.getTime()),
       'state',
       'pending',
     ];
@@ -807,6 +814,34 @@ export class RecordStore {
     if (record.tokenHash) fields.push('tokenHash', record.tokenHash);
     return fields;
   }
+}
+
+/**
+ * The longest EF extension kept in the record hash (field `ef`): Redis's default
+ * `hash-max-listpack-value`, so the hash stays a listpack. An independent record or a linked
+ * create spends one input (34 B); a linked update spends two (68 B) and keeps its own `ef` key.
+ */
+const EF_IN_HASH_MAX = 64;
+
+/**
+ * The accept script's EF argument (what it stores under the `ef` key; '' for none) and the hash
+ * fields with the extension added when it fits the hash ({@link EF_IN_HASH_MAX}).
+ */
+function efPlacement(record: NewRecord, fields: (string | Buffer)[]): [Buffer | '', ...(string | Buffer)[]] {
+  if (!record.ef) return ['', ...fields];
+  const extension = Buffer.from(extensionOf(record.ef));
+  if (extension.length <= EF_IN_HASH_MAX) return ['', ...fields, 'ef', extension];
+  return [extension, ...fields];
+}
+
+/**
+ * A stored time as ISO 8601: record hashes keep times (`acceptedAt`, `settledAt`) as milliseconds
+ * since the epoch, which a listpack stores as an 8-byte integer rather than 24 characters; hashes
+ * written before keep the ISO string, returned as it is.
+ */
+function isoTime(stored: string | null | undefined): string {
+  if (!stored) return '';
+  return /^[0-9]+$/.test(stored) ? new Date(Number(stored)).toISOString() : stored;
 }
 
 /** The script's key and argument positions are fixed: a pool step of another shape would shift every field. */
@@ -850,11 +885,17 @@ function toMeta(txId: string, v: (string | null)[], byteLength: number): RecordM
     linkVout,
     linkSats,
   ] = v;
-  if (!family || !kind) return null;
+  if (!kind) return null;
+  const recordFamily: RecordFamily | null = family
+    ? (family as RecordFamily)
+    : kind === 'independent'
+      ? 'independent'
+      : null;
+  if (!recordFamily) return null;
   const encoders = encodersJson ? (JSON.parse(encodersJson) as EncoderName[]) : [];
   return {
     txId,
-    family: family as RecordFamily,
+    family: recordFamily,
     kind: kind as RecordKind,
     tenant: tenant ?? '',
     chainId: chainId ?? txId,
@@ -863,7 +904,7 @@ function toMeta(txId: string, v: (string | null)[], byteLength: number): RecordM
     nextTxId: nextTxId || null,
     contentType: contentType ?? encodedContentType(encoders),
     encoders,
-    acceptedAt: acceptedAt ?? '',
+    acceptedAt: isoTime(acceptedAt),
     state: (state ?? 'pending') as PublicationState,
     failure: failure || null,
     linkVout: linkVout ? Number(linkVout) : null,

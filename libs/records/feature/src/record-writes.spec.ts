@@ -247,9 +247,15 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       expect(['listpack', 'ziplist']).toContain(await redis.object('ENCODING', recordsKeys(p).record(txId)));
       expect(await st.rawTxMany([txId])).toEqual([raw]);
       expect((await st.receiptMaterial(txId))?.rawTx).toEqual(raw);
-      // Publication sends the EF: the raw transaction with its stored extension, 34 bytes an input.
-      const extension = (await redis.getBuffer(recordsKeys(p).ef(txId))) as Buffer;
+      // Publication sends the EF: the raw transaction with its stored extension, 34 bytes an input:
+      // one input's in the record hash (still a listpack, checked above), two inputs' in the ef key.
       const inputs = spentTxIds(raw).length;
+      const inHash = await redis.hgetBuffer(recordsKeys(p).record(txId), 'ef');
+      const inKey = await redis.getBuffer(recordsKeys(p).ef(txId));
+      expect(inputs === 1 ? [inHash !== null, inKey] : [inHash, inKey !== null]).toEqual(
+        inputs === 1 ? [true, null] : [null, true],
+      );
+      const extension = (inHash ?? inKey) as Buffer;
       expect(extension).toHaveLength(34 * inputs);
       expect((await st.publication(txId))?.rawTx).toEqual(raw);
       const ef = (await st.publication(txId))!.broadcastTx;
@@ -258,7 +264,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       expect(Buffer.from(standardFromExtended(ef))).toEqual(raw);
     }
     // A record stored before EF (no extension): sent raw.
-    await redis.del(recordsKeys(p).ef(created.txId));
+    await redis.hdel(recordsKeys(p).record(created.txId), 'ef');
     expect((await st.publication(created.txId))?.broadcastTx).toEqual(
       await redis.getBuffer(recordsKeys(p).tx(created.txId)),
     );
@@ -271,7 +277,7 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       expect.any(Uint8Array),
       null,
     ]);
-    await redis.del(recordsKeys(p).ef(legacy));
+    await redis.hdel(recordsKeys(p).record(legacy), 'ef');
     expect((await st.publication(legacy))?.rawTx).toEqual(Buffer.from(hex, 'hex'));
     expect((await st.receiptMaterial(legacy))?.rawTx).toEqual(Buffer.from(hex, 'hex'));
   });
@@ -296,6 +302,19 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
         contentType: 'application/octet-stream',
       });
     }
+    // An independent record's family is its kind; a linked record's is stored.
+    expect(await fields(independent.txId)).not.toContain('family');
+    expect(await st.meta(independent.txId)).toMatchObject({ family: 'independent', kind: 'independent' });
+    expect(await fields(created.txId)).toContain('family');
+    // Times are stored as epoch milliseconds (an integer in the listpack) and read as ISO 8601;
+    // an ISO string written before reads as it is.
+    const at = await redis.hget(recordsKeys(p).record(independent.txId), 'acceptedAt');
+    expect(at).toMatch(/^[0-9]{13}$/);
+    expect((await st.meta(independent.txId))?.acceptedAt).toBe(new Date(Number(at)).toISOString());
+    await redis.hset(recordsKeys(p).record(typed.txId), 'acceptedAt', '2025-05-05T05:05:05.005Z');
+    expect((await st.meta(typed.txId))?.acceptedAt).toBe('2025-05-05T05:05:05.005Z');
+    expect(await st.navigate(independent.txId, 1)).toMatchObject({ status: 'WRONG_FAMILY' });
+    expect(await st.navigate('ee'.repeat(32), 1)).toMatchObject({ status: 'TX_NOT_FOUND' });
     expect(await fields(typed.txId)).not.toContain('contentType');
     expect(await st.meta(typed.txId)).toMatchObject({
       encoders: ['Base64', 'SHA256'],
@@ -321,7 +340,8 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
     expect(await st.navigate(created.txId, 5)).toEqual({ status: 'OK', txIds: [updated.txId], endOfLinks: true });
     expect(await st.navigate(updated.txId, -5)).toEqual({ status: 'OK', txIds: [created.txId], endOfLinks: true });
     // Published: no empty failure written; failed: the failure is there.
-    await st.settle(independent.txId, new Date());
+    await st.settle(independent.txId, new Date(1_700_000_000_123));
+    expect(await redis.hget(recordsKeys(p).record(independent.txId), 'settledAt')).toBe('1700000000123');
     expect(await fields(independent.txId)).not.toContain('failure');
     expect((await st.meta(independent.txId))?.failure).toBeNull();
     await st.settle(typed.txId, new Date(), 'REJECTED: 461');

@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { PartitionIndex, txIndexKey } from './partition-index';
+import {
+  PartitionIndex,
+  TX_INDEX_SUB_BUCKETS,
+  decodeIndexUnit,
+  encodeIndexUnit,
+  legacyTxIndexKey,
+  txIndexField,
+  txIndexKey,
+} from './partition-index';
 import {
   CLUSTER_SLOTS,
   Partitions,
@@ -98,7 +106,9 @@ describe('PartitionIndex', () => {
     await Promise.all(ids.map((id, i) => writer.store(id, `r${i % 4}.0`)));
     // Stored where a reader in another process finds it.
     const first = ids[0] as string;
-    expect(await redis.hget(txIndexKey(prefix, first), first)).toBe('r0.0');
+    // Raw txId bytes after the first → the unit as an integer (n · 1024 + index).
+    expect(await redis.hget(txIndexKey(prefix, first), txIndexField(first))).toBe('0');
+    expect(await redis.hget(txIndexKey(prefix, ids[1] as string), txIndexField(ids[1] as string))).toBe('1');
 
     const reader = new PartitionIndex(redis, prefix);
     const unknown = randomBytes(32).toString('hex');
@@ -110,15 +120,48 @@ describe('PartitionIndex', () => {
     };
     try {
       expect(await reader.lookup([...ids, unknown])).toEqual([...ids.map((_, i) => `r${i % 4}.0`), null]);
-      expect(calls.length).toBe(new Set([...ids, unknown].map((id) => txIndexKey(prefix, id))).size);
+      // One HMGET per index key, then the miss in the form from before sub-buckets.
+      expect(calls.length).toBe(new Set([...ids, unknown].map((id) => txIndexKey(prefix, id))).size + 1);
+      expect(calls.at(-1)).toBe(legacyTxIndexKey(prefix, unknown));
       calls.length = 0;
       // Found entries are cached; a miss is asked again (the record may be written later).
       expect(await reader.lookup([first, unknown])).toEqual(['r0.0', null]);
-      expect(calls).toEqual([txIndexKey(prefix, unknown)]);
+      expect(calls).toEqual([txIndexKey(prefix, unknown), legacyTxIndexKey(prefix, unknown)]);
     } finally {
       (redis as unknown as { hmget: typeof hmget }).hmget = hmget;
     }
     await writer.store(unknown, 'r9.1');
     expect(await reader.lookupOne(unknown)).toBe('r9.1');
+  });
+
+  it('encodes partition units as integers, independent of the partition count, and other units as they are', () => {
+    for (const unit of ['r0.0', 'r12.5', 'r1023.77', 'rec', 'r1024.0', 'r01.2', 'x3.1'])
+      expect(decodeIndexUnit(encodeIndexUnit(unit))).toBe(unit);
+    expect(encodeIndexUnit('r12.5')).toBe(String(5 * 1024 + 12));
+    expect(encodeIndexUnit('rec')).toBe('rec');
+  });
+
+  it('reads entries of the index written before sub-buckets (txId hex → unit, one hash a bucket)', async () => {
+    const old = randomBytes(32).toString('hex');
+    await redis.hset(legacyTxIndexKey(prefix, old), old, 'r7.3');
+    const reader = new PartitionIndex(redis, prefix);
+    expect(await reader.lookup([old, randomBytes(32).toString('hex')])).toEqual(['r7.3', null]);
+    expect(reader.cached(old)).toBe('r7.3');
+  });
+
+  it('keeps each index key a listpack of ~36 B an entry at 100 entries a key', async () => {
+    // 100 txIds in one sub-bucket: same first byte and third hex digit.
+    const p = `${prefix}-lp`;
+    const index = new PartitionIndex(redis, p);
+    const ids = Array.from({ length: 100 }, () => 'ab5' + randomBytes(32).toString('hex').slice(3));
+    await Promise.all(ids.map((id, i) => index.store(id, `r${i % 64}.${i % 3}`)));
+    const key = txIndexKey(p, ids[0] as string);
+    expect(new Set(ids.map((id) => txIndexKey(p, id))).size).toBe(1);
+    expect(key.endsWith(`:pix:${5 % TX_INDEX_SUB_BUCKETS}`)).toBe(true);
+    expect(await redis.hlen(key)).toBe(100);
+    expect(await redis.object('ENCODING', key)).toBe('listpack');
+    const bytes = Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
+    expect(bytes / 100).toBeLessThan(45);
+    await redis.del(key);
   });
 });

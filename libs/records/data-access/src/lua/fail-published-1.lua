@@ -7,7 +7,7 @@
   KEYS[1] record hash
 
   ARGV[1] failure description
-  ARGV[2] time (ISO 8601)
+  ARGV[2] time (milliseconds since the epoch; hashes written before hold ISO 8601)
 
   Returns 1 when the state changed, 0 otherwise (unknown, pending or already failed).
 ]]

@@ -14,8 +14,9 @@
   another chain than ARGV[2]: the caller learns it and calls again with that chain's list (a
   script may touch only the keys it was given, so it cannot follow the start's chainId itself).
 ]]
-local start = redis.call('HMGET', KEYS[1], 'family', 'chainId', 'position')
-if not start[1] then
+local start = redis.call('HMGET', KEYS[1], 'family', 'chainId', 'position', 'kind')
+-- An independent record stores no family, only its kind.
+if not start[1] and not start[4] then
   return { 'TX_NOT_FOUND' }
 end
 if start[1] ~= 'linked' then

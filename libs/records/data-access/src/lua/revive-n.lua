@@ -12,7 +12,7 @@
   KEYS[4..]  the record hashes of the successors the caller expects, in chain order
 
   ARGV[1]    txId
-  ARGV[2]    time (ISO 8601)
+  ARGV[2]    time (milliseconds since the epoch; hashes written before hold ISO 8601)
   ARGV[3]    outbox score of the successors put back (ms)
   ARGV[4]    failure prefix of a successor failed because of its previous record
   ARGV[5]    at most this many successors put back

@@ -12,7 +12,7 @@
   ARGV[1] txId
   ARGV[2] state: 'published' or 'failed'
   ARGV[3] failure description ('' when published)
-  ARGV[4] time (ISO 8601)
+  ARGV[4] time (milliseconds since the epoch; hashes written before hold ISO 8601)
   ARGV[5] at most this many successors returned
   ARGV[6] chainId of KEYS[3]
 
