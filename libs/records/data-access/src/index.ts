@@ -1,3 +1,1 @@
-export * from './keys';
 export * from './record-store';
-export * from './script-replies';

@@ -1,15 +1,100 @@
 import path from 'node:path';
 import type { RedisClient } from '@proofline/shared-redis';
 import { poolCommitLua } from '@proofline/chain-wallet';
-import { PartitionIndex, Partitions, fromScriptReply, loadLuaCommands } from '@proofline/shared-redis';
-import type { PartitionLayouts } from '@proofline/shared-redis';
+import {
+  PartitionIndex,
+  Partitions,
+  SINGLE_PARTITION_UNIT,
+  fromScriptReply,
+  keyTag,
+  loadLuaCommands,
+} from '@proofline/shared-redis';
+import type { PartitionLayouts, ReplyTable } from '@proofline/shared-redis';
 import { extensionOf, withExtension } from '@proofline/chain-domain';
 import { encodedContentType } from '@proofline/records-domain';
 import type { PublicationState, RecordFamily, RecordKind, RecordMeta } from '@proofline/records-domain';
 import type { EncoderName } from '@proofline/shared-config';
-import { recordsKeys } from './keys';
-import { ACCEPT_REPLIES, NAVIGATE_REPLIES, SETTLE_REPLIES } from './script-replies';
-import type { RecordsKeys } from './keys';
+
+/**
+ * Every Redis key of the records lib in one records partition (`unit`, shared-redis
+ * `Partitions`), built from the deployment's prefix. Nowhere else spells them. They live under
+ * the partition's tag (`<prefix>:{<unit>}`), with that partition's shard of the funding pool
+ * (chain-wallet `walletKeys`): one accept script stores a record, its chain entry, its outbox
+ * entry and its funding together, so on a Redis Cluster they must share a slot. A chain's
+ * records all live in the partition of its create. The default unit, `rec`, is the one partition
+ * of `REDIS_PARTITIONS=1` (and the layout from before partitions).
+ */
+export function recordsKeys(prefix: string, unit: string = SINGLE_PARTITION_UNIT) {
+  const t = keyTag(prefix, unit);
+  return {
+    /** HASH: one record (metadata, bytes, publication state); its raw transaction is `tx(…)`. */
+    record: (txId: string) => `${t}:records:rec:${txId}`,
+    /**
+     * STRING: the record's raw transaction, binary. Kept beside the hash, not in it: one value over
+     * 64 bytes turns a small hash from a listpack into a hashtable (~1.9 KB instead of ~0.4 KB a
+     * record). Records accepted before this key existed keep `rawTx` (hex) in their hash; readers
+     * fall back to it.
+     */
+    tx: (txId: string) => `${t}:records:tx:${txId}`,
+    /**
+     * STRING: what Extended Format adds to `tx(…)` (per input, the satoshis and locking script it
+     * spends; chain-domain `extensionOf`), binary: publication sends `withExtension(tx, ef)`.
+     * Only when it is over 64 B (a linked update's two inputs): a shorter one is the record hash's
+     * field `ef`, which keeps the hash a listpack. Absent for records accepted before records
+     * were sent in EF: they are sent raw.
+     */
+    ef: (txId: string) => `${t}:records:ef:${txId}`,
+    /** LIST: txIds of a linked chain in order (index = position); chainId = the create's txId. */
+    chain: (chainId: string) => `${t}:records:chain:${chainId}`,
+    /**
+     * ZSET (transactional outbox): member txId, score acceptance time (ms); removed once published
+     * or rejected. A record is in it exactly while its state is `pending` (accept adds both, settle
+     * removes both, revive puts both back): settle-3.lua reads a successor's state from it.
+     */
+    outbox: `${t}:records:outbox`,
+    /**
+     * STRING (JSON `{since, httpStatus, detail}`, with a TTL): publication is paused because the
+     * chain answered a problem about the request itself, not about a transaction (publication-pause.ts).
+     * One for the deployment, under `rec` whatever the partition.
+     */
+    publicationPaused: `${keyTag(prefix, SINGLE_PARTITION_UNIT)}:records:publication-paused`,
+  };
+}
+
+export type RecordsKeys = ReturnType<typeof recordsKeys>;
+
+/** The records scripts' reply tables (mapped with `fromScriptReply` from shared-redis). */
+
+/** `accept-root-14.lua` and `accept-successor-16.lua`. */
+export const ACCEPT_REPLIES: { readonly [K in AcceptOutcome]: K } = {
+  OK: 'OK',
+  /** The txId is already stored (nothing changed). */
+  EXISTS: 'EXISTS',
+  TX_NOT_FOUND: 'TX_NOT_FOUND',
+  WRONG_FAMILY: 'WRONG_FAMILY',
+  TOKEN_INVALID: 'TOKEN_INVALID',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_END: 'NOT_END',
+  /** The chain already holds MAX_UNCONFIRMED_LINKS unconfirmed versions. */
+  CHAIN_DEPTH: 'CHAIN_DEPTH',
+  /** The previous record's chainId is not the one read before the script ran. */
+  CHAIN_MISMATCH: 'CHAIN_MISMATCH',
+  BACKPRESSURE: 'BACKPRESSURE',
+  /** A funding input's lease expired before the script ran (the pool's commit contract): build again. */
+  LEASE_LOST: 'LEASE_LOST',
+  /** A funding input taken straight from free is not free any more (another writer has it): build again. */
+  TAKEN: 'TAKEN',
+};
+
+/** `navigate-2.lua`: its first reply element. */
+export const NAVIGATE_REPLIES: ReplyTable<'OK' | 'TX_NOT_FOUND' | 'WRONG_FAMILY'> = {
+  OK: 'OK',
+  TX_NOT_FOUND: 'TX_NOT_FOUND',
+  WRONG_FAMILY: 'WRONG_FAMILY',
+};
+
+/** `settle-3.lua`'s first reply element: 1 when the state changed, 0 when already settled or unknown. */
+export const SETTLE_REPLIES: ReplyTable<boolean> = { '1': true, '0': false };
 
 /** A record about to be accepted, with its signed transaction. */
 export interface NewRecord {

@@ -1,5 +1,5 @@
 import { UnknownScriptReply, fromScriptReply } from '@proofline/shared-redis';
-import { ACCEPT_REPLIES, NAVIGATE_REPLIES, SETTLE_REPLIES } from './script-replies';
+import { ACCEPT_REPLIES, NAVIGATE_REPLIES, SETTLE_REPLIES } from './record-store';
 
 describe('Lua reply tables', () => {
   it('map every listed reply to its typed outcome', () => {
