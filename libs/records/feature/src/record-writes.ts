@@ -399,7 +399,8 @@ export class RecordWrites {
       if (outcome === 'OK') {
         // Not awaited: the record and its outbox entry are durable now, which is what the 200
         // promises; the queue only makes publication prompt (see enqueue).
-        this.enqueue(tx.txId);
+        // The partition rides with the job (none with one partition: the publisher needs no index).
+        this.enqueue(tx.txId, pool.partitions.single ? undefined : unit);
         return { ...tx, unit };
       }
       if (outcome === 'TAKEN') {
@@ -539,8 +540,8 @@ export class RecordWrites {
    * (outbox) before this runs, so the response does not wait for the job's round trip. A failure
    * is logged, not returned: the publisher's outbox sweeper enqueues the record shortly.
    */
-  private enqueue(txId: string): void {
-    this.deps.queue.enqueue(txId).catch((err: unknown) => {
+  private enqueue(txId: string, unit: string | undefined): void {
+    this.deps.queue.enqueue(txId, unit).catch((err: unknown) => {
       this.deps.logger?.warn(
         { txId, err: err instanceof Error ? err.message : String(err) },
         'enqueue failed; the outbox sweeper will publish it',
