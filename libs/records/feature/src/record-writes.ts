@@ -78,6 +78,8 @@ const SUCCESSOR_TOP_UP = 4;
 const TOP_UP_ROUNDS = 4;
 /** Shards a round of the top-up asks, richest first, before it reads the shards again. */
 const TOP_UP_DONORS = 8;
+/** How long a read of the shards' free satoshis serves other exhausted writes of the process. */
+const SHARD_LEVELS_FRESH_MS = 25;
 /** Retry-After of a 503 FUNDING_EXHAUSTED: about one upkeep run (a split is spendable once ARC has seen it). */
 export const FUNDING_RETRY_AFTER_SECONDS = 5;
 /**
@@ -131,6 +133,8 @@ export class RecordWrites {
   private readonly linkTargets = new Map<string, LinkTarget>();
   /** Funding sampled from free for this process's writes, per partition (empty: every write reserves). */
   private readonly free = new Map<string, FreeFunding>();
+  /** The shards' free satoshis as last read (or being read), shared by exhausted writes: {@link shardLevels}. */
+  private levels: { readonly at: number; readonly value: Promise<number[]> } | null = null;
 
   constructor(private readonly deps: RecordWritesDeps) {}
 
@@ -479,7 +483,7 @@ export class RecordWrites {
     // chain's partition, has a few free UTXOs moved into that shard from the richest one first
     // (other writers may take them first: a few rounds). Upkeep evens the shards out meanwhile.
     for (let round = 0; fallback && pool.partitions.count > 1 && round < TOP_UP_ROUNDS; round++) {
-      const free = await pool.freeSatoshisByShard();
+      const free = await this.shardLevels();
       const donors = free
         .map((sats, i) => ({ sats, unit: pool.partitions.unit(i) }))
         .filter((s) => s.sats >= minSatoshis && !units.includes(s.unit))
@@ -511,6 +515,30 @@ export class RecordWrites {
       'The funding wallet has no spendable UTXO for this record right now; nothing was stored. Retry after the Retry-After delay.',
       FUNDING_RETRY_AFTER_SECONDS,
     );
+  }
+
+  /**
+   * Every shard's free satoshis (`freeSatoshisByShard`, one HGET per shard), one read for the
+   * writes of this process that ask while it is in flight or within SHARD_LEVELS_FRESH_MS of its
+   * answer: when the shards run dry, concurrent writes all reach the top-up, and each reading
+   * every shard multiplied the commands per write. Advisory figures (which shard to take from);
+   * a donor emptied meanwhile gives way to the next, as it would after a read of its own.
+   */
+  private shardLevels(): Promise<number[]> {
+    const now = performance.now();
+    if (this.levels && now - this.levels.at < SHARD_LEVELS_FRESH_MS) return this.levels.value;
+    const entry = { at: now, value: this.deps.funding.pool.freeSatoshisByShard() };
+    this.levels = entry;
+    entry.value.then(
+      () => {
+        // Fresh from the answer on, not from the ask.
+        if (this.levels === entry) this.levels = { at: performance.now(), value: entry.value };
+      },
+      () => {
+        if (this.levels === entry) this.levels = null;
+      },
+    );
+    return entry.value;
   }
 
   /** Returns a reservation that stored nothing to the pool; a failure only delays it until the lease expires. */
