@@ -21,7 +21,7 @@
 # counts the proving a version leaves until after the ten seconds; it includes the stack's idle
 # CPU over the seconds it waited (LOAD=idle measures that rate), printed beside it.
 # LOAD=sequential measures one client updating one linked record instead
-# (bench/wrk/linked-updates.lua, one connection); LOAD=idle what the stack burns with no load. COMMANDS=1 also prints, per accepted record, the Redis commands each redis-server (the service's, the devnet node's) ran during the load. Environment: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), WORKERS (2),
+# (bench/wrk/linked-updates.lua, one connection); LOAD=idle what the stack burns with no load. COMMANDS=1 also prints, per accepted record, the Redis commands each redis-server (the service's, the devnet node's) ran during the load (with LOAD=idle, per second). Environment: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), WORKERS (2),
 # POOL_LOW_WATER (10000), POOL_TARGET (20000), AUTH_JWT_SECRET (random when unset).
 #
 # Under the write load it first measures bare Express 5 (bench/servers/bare-express.mjs) the same
@@ -125,6 +125,7 @@ for _ in $(seq 1 150); do [ "$(pending)" = "0" ] && break; sleep 0.2; done
 sleep 2
 if [ "${LOAD:-writes}" = idle ]; then
   snapshot >"$tmp/a"; load_start=$(cut -d' ' -f1 /proc/uptime)
+  reset_commandstats
   sleep "$seconds"
   line="(no load: $seconds s idle)"
 elif [ "${LOAD:-writes}" = sequential ]; then
@@ -162,16 +163,19 @@ if [ "${LOAD:-writes}" = writes ]; then
       printf "60%% of bare Express on %d cores allows %.3f ms of CPU per record; a bare Express request with its wrk share (%.3f) plus one libsecp256k1 signature (%.3f) and its check (%.3f) take %.3f, leaving %.3f ms for everything else (here: %.3f)\n", cores, budget, xs + xw, sg, vf, floor, budget - floor, all - floor
     }' "$tmp/a" "$tmp/b"
 fi
-if [ -n "${COMMANDS:-}" ] && [ "${LOAD:-writes}" != idle ]; then
-  # Redis commands per accepted record during the load, by command (calls, and the server's µs per record)
-  n=$(echo "$line" | sed -n 's/.*requests=\([0-9]*\).*/\1/p')
+if [ -n "${COMMANDS:-}" ]; then
+  # Redis commands per accepted record during the load, by command (calls, and the server's µs per
+  # record); with LOAD=idle per second instead: what the stack's timers cost with no load (the part
+  # of a loaded run's figure per record that depends on its throughput: this rate / records per s)
+  per=record; n=$(echo "$line" | sed -n 's/.*requests=\([0-9]*\).*/\1/p')
+  [ "${LOAD:-writes}" = idle ] && { per=second; n=$seconds; }
   for rport in "$redis_port" $devnet_redis_port; do
     label=service; [ "$rport" = "$redis_port" ] || label=devnet
-    redis-cli -p "$rport" info commandstats | tr -d '\r' | awk -F'[:=,]' -v n="${n:-1}" -v label="$label" '
+    redis-cli -p "$rport" info commandstats | tr -d '\r' | awk -F'[:=,]' -v n="${n:-1}" -v label="$label" -v per="$per" '
       /^cmdstat_/ { sub(/^cmdstat_/, "", $1); calls[$1] = $3; usec[$1] = $5; tc += $3; tu += $5 }
       END {
-        printf "%s redis: %.2f commands and %.1f µs of command time per record\n", label, tc / n, tu / n
-        for (c in calls) if (calls[c] / n >= 0.01) printf "  %-22s %7.3f calls  %6.1f µs per record\n", c, calls[c] / n, usec[c] / n
+        printf "%s redis: %.2f commands and %.1f µs of command time per %s\n", label, tc / n, tu / n, per
+        for (c in calls) if (calls[c] / n >= 0.01) printf "  %-22s %7.3f calls  %6.1f µs per %s\n", c, calls[c] / n, usec[c] / n, per
       }' | sort -k2 -rn
   done
 fi

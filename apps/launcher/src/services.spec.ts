@@ -115,6 +115,13 @@ describe('profileArgs: PROFILE_APPS runs named processes under --cpu-prof', () =
       `--cpu-prof-dir=${path.join('.data', 'profiles')}`,
     ]);
     expect(profileArgs('worker-1', { PROFILE_APPS: 'api' })).toEqual([]);
+    // An app's name selects each of its copies; a copy's name only that one.
+    expect(profileArgs('api-2', { PROFILE_APPS: 'api,worker', PROFILE_DIR: '/tmp/p' })).toEqual([
+      '--cpu-prof',
+      '--cpu-prof-dir=/tmp/p',
+    ]);
+    expect(profileArgs('worker-1', { PROFILE_APPS: 'api,worker', PROFILE_DIR: '/tmp/p' })).toHaveLength(2);
+    expect(profileArgs('worker-2', { PROFILE_APPS: 'worker-1' })).toEqual([]);
     expect(profileArgs('worker-2', { PROFILE_APPS: 'all', PROFILE_DIR: '/tmp/p' })).toEqual([
       '--cpu-prof',
       '--cpu-prof-dir=/tmp/p',

@@ -110,17 +110,20 @@ function hasBundle(distDir: string, app: string): boolean {
 
 /**
  * Profiling the stack as users run it (a development aid, docs/performance.md): with
- * `PROFILE_APPS` (comma-separated process names: `api`, `devnet`, `worker-1`, … or `all`) those
- * processes run under `node --cpu-prof`, writing a .cpuprofile into `PROFILE_DIR` (default
- * `.data/profiles`) when they exit cleanly. Node before 23 refuses `--cpu-prof` in NODE_OPTIONS, hence the argument. The
- * API's processes are `api-1`, `api-2`, … (`api` when there is one).
+ * `PROFILE_APPS` (comma-separated process or app names: `api`, `devnet`, `worker`, `worker-1`, …
+ * or `all`) those processes run under `node --cpu-prof`, writing a .cpuprofile into `PROFILE_DIR`
+ * (default `.data/profiles`) when they exit cleanly. Node before 23 refuses `--cpu-prof` in
+ * NODE_OPTIONS, hence the argument. An app run in several copies names its processes `api-1`,
+ * `api-2`, … (`api` when there is one): its app name (`api`, `worker`) selects every copy, a
+ * process name only that one.
  */
 export function profileArgs(name: string, env: Record<string, string | undefined>): string[] {
   const wanted = (env['PROFILE_APPS'] ?? '')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  if (!wanted.includes('all') && !wanted.includes(name)) return [];
+  const app = name.replace(/-\d+$/, '');
+  if (!wanted.includes('all') && !wanted.includes(name) && !wanted.includes(app)) return [];
   return ['--cpu-prof', `--cpu-prof-dir=${env['PROFILE_DIR'] || path.join('.data', 'profiles')}`];
 }
 

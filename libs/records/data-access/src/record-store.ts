@@ -340,27 +340,31 @@ export class RecordStore {
 
   /**
    * Answers one value per txId, in order, from `read` called once per partition (concurrently)
-   * with that partition's keys and the positions of its txIds (one command each: a partition's
-   * keys share a slot); `absent` where the index knows no partition.
+   * with its txIds and each one's partition keys (one command each: a partition's keys share a
+   * slot); `absent` where the index knows no partition. `acrossSlots`: `read` sends one command
+   * over any keys (MGET, a script over record keys), so on one Redis (no cluster: any keys go
+   * together) it is called once for every txId found, whatever their partitions.
    */
   private async byPartition<T>(
     txIds: readonly string[],
     absent: T,
-    read: (keys: RecordsKeys, ids: string[]) => Promise<readonly T[]>,
+    read: (keys: readonly RecordsKeys[], ids: string[]) => Promise<readonly T[]>,
+    acrossSlots = false,
   ): Promise<T[]> {
     const units = await this.partitionsOf(txIds);
+    const together = acrossSlots && !this.isCluster;
     const groups = new Map<string, number[]>();
     units.forEach((unit, i) => {
       if (unit === null) return;
-      const group = groups.get(unit);
+      const group = groups.get(together ? '' : unit);
       if (group) group.push(i);
-      else groups.set(unit, [i]);
+      else groups.set(together ? '' : unit, [i]);
     });
     const out = txIds.map(() => absent);
     await Promise.all(
-      [...groups].map(async ([unit, positions]) => {
+      [...groups.values()].map(async (positions) => {
         const values = await read(
-          this.keysOf(unit),
+          positions.map((i) => this.keysOf(units[i] as string)),
           positions.map((i) => txIds[i] as string),
         );
         if (values.length !== positions.length)
@@ -519,8 +523,11 @@ export class RecordStore {
   async rawTxMany(txIds: readonly string[]): Promise<(Uint8Array | null)[]> {
     if (txIds.length === 0) return [];
     // One MGET per partition.
-    const out = await this.byPartition<Uint8Array | null>(txIds, null, async (keys, ids) =>
-      (await this.redis.mgetBuffer(...ids.map((id) => keys.tx(id)))).map((b) => b ?? null),
+    const out = await this.byPartition<Uint8Array | null>(
+      txIds,
+      null,
+      async (keys, ids) => (await this.redis.mgetBuffer(...ids.map((id, j) => keys[j]!.tx(id)))).map((b) => b ?? null),
+      true,
     );
     // Only records stored before the tx key existed (or unknown ones) cost a second round trip.
     const missing = txIds.flatMap((txId, i) => (out[i] === null ? [i] : []));
@@ -530,7 +537,7 @@ export class RecordStore {
         null,
         async (keys, ids) => {
           const pipeline = this.redis.pipeline();
-          for (const id of ids) pipeline.hget(keys.record(id), 'rawTx');
+          ids.forEach((id, j) => pipeline.hget(keys[j]!.record(id), 'rawTx'));
           return pipelineValues(await pipeline.exec()) as (string | null)[];
         },
       );
@@ -541,20 +548,30 @@ export class RecordStore {
 
   /**
    * Metadata of many records (null where unknown), in order, in one command per slot (`meta-many-n.lua`;
-   * one for all while records share one tag): one reply for the whole batch costs the client a
+   * one for all on one Redis, where keys of any slots go together): one reply for the whole batch costs the client a
    * quarter of the CPU a pipeline of two commands per record does (GraphQL's 1,000-record pages).
    */
   async metaMany(txIds: readonly string[]): Promise<(RecordMeta | null)[]> {
     if (txIds.length === 0) return [];
     const width = META_FIELDS.length + 1;
-    return this.byPartition<RecordMeta | null>(txIds, null, async (keys, ids) => {
-      const flat = await this.cmd.metaMany(ids.length, ...ids.map((id) => keys.record(id)), '1', ...META_FIELDS);
-      return ids.map((id, i) => {
-        const at = i * width;
-        const values = flat.slice(at, at + META_FIELDS.length) as (string | null)[];
-        return toMeta(id, values, Number(flat[at + META_FIELDS.length] ?? 0));
-      });
-    });
+    return this.byPartition<RecordMeta | null>(
+      txIds,
+      null,
+      async (keys, ids) => {
+        const flat = await this.cmd.metaMany(
+          ids.length,
+          ...ids.map((id, j) => keys[j]!.record(id)),
+          '1',
+          ...META_FIELDS,
+        );
+        return ids.map((id, i) => {
+          const at = i * width;
+          const values = flat.slice(at, at + META_FIELDS.length) as (string | null)[];
+          return toMeta(id, values, Number(flat[at + META_FIELDS.length] ?? 0));
+        });
+      },
+      true,
+    );
   }
 
   /**
@@ -569,18 +586,25 @@ export class RecordStore {
   /** One field of many records (null where absent or empty), in order, in one command per slot. */
   private async fieldMany(txIds: readonly string[], field: string): Promise<(string | null)[]> {
     if (txIds.length === 0) return [];
-    return this.byPartition<string | null>(txIds, null, async (keys, ids) =>
-      (await this.cmd.metaMany(ids.length, ...ids.map((id) => keys.record(id)), '0', field)).map((v) =>
-        typeof v === 'string' && v !== '' ? v : null,
-      ),
+    return this.byPartition<string | null>(
+      txIds,
+      null,
+      async (keys, ids) =>
+        (await this.cmd.metaMany(ids.length, ...ids.map((id, j) => keys[j]!.record(id)), '0', field)).map((v) =>
+          typeof v === 'string' && v !== '' ? v : null,
+        ),
+      true,
     );
   }
 
   /** The bytes on chain of many records (null where unknown), in order, in one command per slot (`bytes-many-n.lua`). */
   async bytesMany(txIds: readonly string[]): Promise<(Buffer | null)[]> {
     if (txIds.length === 0) return [];
-    return this.byPartition<Buffer | null>(txIds, null, (keys, ids) =>
-      this.cmd.bytesManyBuffer(ids.length, ...ids.map((id) => keys.record(id))),
+    return this.byPartition<Buffer | null>(
+      txIds,
+      null,
+      (keys, ids) => this.cmd.bytesManyBuffer(ids.length, ...ids.map((id, j) => keys[j]!.record(id))),
+      true,
     );
   }
 
@@ -853,8 +877,9 @@ export class RecordStore {
   async deferSweep(txIds: readonly string[], until: Date): Promise<void> {
     if (txIds.length === 0) return;
     const score = String(until.getTime());
+    // One ZADD per partition's outbox (the keys of one partition: the same outbox).
     await this.byPartition<number>(txIds, 0, async (keys, ids) => {
-      await this.redis.zadd(keys.outbox, 'XX', ...ids.flatMap((txId) => [score, txId]));
+      await this.redis.zadd(keys[0]!.outbox, 'XX', ...ids.flatMap((txId) => [score, txId]));
       return ids.map(() => 0);
     });
   }

@@ -1,7 +1,7 @@
 import { FundingPool } from '@proofline/chain-wallet';
 import { InMemoryChain, fundPool } from '@proofline/records-testing';
 import { ManualClock, loadConfig } from '@proofline/shared-config';
-import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { testRedis, testRedisIsCluster, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { createRecords } from './records';
 import type { ChainReader } from '@proofline/chain-domain';
 import type { RecordReads } from './record-reads';
@@ -145,5 +145,71 @@ describe('records: batched reads and chain pages', () => {
     // Once the tip catches up the depth counts from it again.
     const [direct] = await make({}, lagging).reads.confirmationMany([txId]);
     expect(direct).toMatchObject({ confirmedBlocks: 3 });
+  });
+});
+
+// With partitions, a batched read takes one command per partition on a cluster (a command's keys
+// share a slot) and one for the whole batch on one Redis (keys of any slots go together).
+describe('records: batched reads over partitions', () => {
+  const prefix = uniquePrefix('recparts');
+  const { redis, cleanup } = testRedis(prefix);
+  const chain = new InMemoryChain();
+  const partitions = 4;
+  const funding = { pool: new FundingPool(redis, { prefix, address: 'test', partitions }), feeRate: () => 1 };
+  const { writes, store } = createRecords({
+    config: loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' }),
+    clock: new ManualClock('2026-01-01T00:00:00Z'),
+    redis,
+    prefix,
+    builder: chain,
+    funding,
+    reader: chain,
+    queue: { enqueue: async () => undefined },
+  });
+  const ids: string[] = [];
+
+  beforeAll(async () => {
+    await fundPool(funding.pool, 40, 1000);
+    // Roots go round robin: eight of them fill every partition.
+    for (let i = 0; i < 8; i++)
+      ids.push(
+        (await writes.writeIndependent({ tenant: `t${i}` }, { body: Buffer.from(`b${i}`), encode: undefined })).txId,
+      );
+  });
+  afterAll(() => cleanup());
+
+  it('metaMany, tenants, bytes and raw transactions answer in order in one command per partition, or one on one Redis', async () => {
+    const units = await store.partitionsOf(ids);
+    expect(new Set(units).size).toBe(partitions);
+    const unknown = 'e'.repeat(64);
+    const asked = [...ids.slice(0, 5), unknown, ...ids.slice(5)];
+    const commands = redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const calls = { metaMany: 0, bytesManyBuffer: 0, mgetBuffer: 0 };
+    const spies = (Object.keys(calls) as (keyof typeof calls)[]).map((name) => {
+      const real = commands[name]!.bind(redis);
+      return jest.spyOn(commands, name).mockImplementation((...args: unknown[]) => {
+        calls[name]++;
+        return real(...args);
+      });
+    });
+    try {
+      const metas = await store.metaMany(asked);
+      const tenants = await store.tenantsOf(asked);
+      const bytes = await store.bytesMany(asked);
+      const raw = await store.rawTxMany(asked);
+      expect(metas.map((m) => m?.txId ?? null)).toEqual(asked.map((t) => (t === unknown ? null : t)));
+      expect(tenants).toEqual(asked.map((t) => (t === unknown ? null : `t${ids.indexOf(t)}`)));
+      expect(bytes.map((b) => b?.toString() ?? null)).toEqual(
+        asked.map((t) => (t === unknown ? null : `b${ids.indexOf(t)}`)),
+      );
+      for (const [i, txId] of asked.entries())
+        expect(raw[i] === null ? null : Buffer.from(raw[i]!).toString('hex')).toEqual(
+          txId === unknown ? null : Buffer.from((await store.publication(txId))!.rawTx).toString('hex'),
+        );
+      const perRead = testRedisIsCluster() ? partitions : 1;
+      expect(calls).toEqual({ metaMany: 2 * perRead, bytesManyBuffer: perRead, mgetBuffer: perRead });
+    } finally {
+      spies.forEach((s) => s.mockRestore());
+    }
   });
 });

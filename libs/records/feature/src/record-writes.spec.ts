@@ -660,6 +660,34 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       }
     });
 
+    it('roots whose shards ran dry share one read of every shard to find the richest, and are all funded', async () => {
+      const { pool, writes, store: st } = partitioned(8);
+      // Funding in one shard only: a root tries its partition and the next three, so half of the
+      // round robin's starting points miss it and go to the top-up.
+      const rich = st.partitions.unit(0);
+      await pool.add(
+        Array.from({ length: 16 }, (_, i) => ({
+          txId: `${i.toString(16).padStart(2, '0')}${'ab'.repeat(31)}`,
+          vout: 0,
+          satoshis: 1000,
+        })),
+        { partition: rich },
+      );
+      const read = jest.spyOn(pool, 'freeByShard');
+      try {
+        const roots = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => writes.writeIndependent(caller, body(`dry${i}`))),
+        );
+        expect(await st.partitionsOf(roots.map((r) => r.txId))).toEqual(roots.map(() => rich));
+        // Four of the eight roots reached the top-up at once: one read served them.
+        expect(read.mock.calls.length).toBeGreaterThanOrEqual(1);
+        expect(read.mock.calls.length).toBeLessThan(4);
+      } finally {
+        read.mockRestore();
+      }
+      expect((await pool.status()).free.count).toBe(8);
+    });
+
     it('back-pressure per partition: each outbox takes ceil(MAX_PENDING_PUBLICATIONS / P)', async () => {
       const { pool, writes, store: st } = partitioned(4, { MAX_PENDING_PUBLICATIONS: '6' });
       await fundPool(pool, 40, 1000);

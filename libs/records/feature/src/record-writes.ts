@@ -4,7 +4,7 @@ import { AppError, forbidden, unavailable } from '@proofline/shared-errors';
 import type { Logger } from '@proofline/shared-logger';
 import type { BuiltTransaction, RecordTxRequest, TransactionBuilder } from '@proofline/chain-domain';
 import { FROM_FREE } from '@proofline/chain-wallet';
-import type { FundingPool, FundingUtxo, WritePolicy } from '@proofline/chain-wallet';
+import type { FundingPool, FundingUtxo, PoolCounters, WritePolicy } from '@proofline/chain-wallet';
 import {
   applyEncoding,
   generateUpdateToken,
@@ -81,6 +81,8 @@ const TOP_UP_ROUNDS = 4;
 const ROOT_FALLBACK_ROUNDS = 8;
 /** Shards a round of a fallback (root or top-up) asks, most free UTXOs first, before it reads the shards again. */
 const FALLBACK_DONORS = 8;
+/** How long a read of the shards' free UTXOs serves other exhausted writes of the process. */
+const SHARD_LEVELS_FRESH_MS = 25;
 /** Retry-After of a 503 FUNDING_EXHAUSTED: about one upkeep run (a split is spendable once ARC has seen it). */
 export const FUNDING_RETRY_AFTER_SECONDS = 5;
 /**
@@ -134,6 +136,8 @@ export class RecordWrites {
   private readonly linkTargets = new Map<string, LinkTarget>();
   /** Funding sampled from free for this process's writes, per partition (empty: every write reserves). */
   private readonly free = new Map<string, FreeFunding>();
+  /** The shards' free UTXOs as last read (or being read), shared by exhausted writes: {@link shardLevels}. */
+  private levels: { readonly at: number; readonly value: Promise<PoolCounters[]> } | null = null;
 
   constructor(private readonly deps: RecordWritesDeps) {}
 
@@ -404,7 +408,8 @@ export class RecordWrites {
       if (outcome === 'OK') {
         // Not awaited: the record and its outbox entry are durable now, which is what the 200
         // promises; the queue only makes publication prompt (see enqueue).
-        this.enqueue(tx.txId);
+        // The partition rides with the job (none with one partition: the publisher needs no index).
+        this.enqueue(tx.txId, pool.partitions.single ? undefined : unit);
         return { ...tx, unit };
       }
       if (outcome === 'TAKEN') {
@@ -559,13 +564,14 @@ export class RecordWrites {
 
   /**
    * Up to {@link FALLBACK_DONORS} partitions whose shard holds a free UTXO that may fund
-   * `minSatoshis` (by its counters: one HMGET per shard), `except` left out: those with the most
+   * `minSatoshis` (by its counters: one HMGET per shard, shared by this process's exhausted writes
+   * for a moment: {@link shardLevels}), `except` left out: those with the most
    * free UTXOs, from a random one of them on (so that concurrent writers start on different
    * shards).
    */
   private async donors(minSatoshis: number, except: readonly string[]): Promise<string[]> {
     const { pool } = this.deps.funding;
-    const free = await pool.freeByShard();
+    const free = await this.shardLevels();
     const top = free
       .map((f, i) => ({ ...f, unit: pool.partitions.unit(i) }))
       .filter((f) => f.count > 0 && f.satoshis >= minSatoshis && !except.includes(f.unit))
@@ -574,6 +580,30 @@ export class RecordWrites {
       .map((f) => f.unit);
     const start = Math.floor(Math.random() * top.length);
     return [...top.slice(start), ...top.slice(0, start)];
+  }
+
+  /**
+   * Every shard's free UTXOs (`freeByShard`, one HMGET per shard), one read for the
+   * writes of this process that ask while it is in flight or within SHARD_LEVELS_FRESH_MS of its
+   * answer: when the shards run dry, concurrent writes all reach the top-up, and each reading
+   * every shard multiplied the commands per write. Advisory figures (which shard to take from);
+   * a donor emptied meanwhile gives way to the next, as it would after a read of its own.
+   */
+  private shardLevels(): Promise<PoolCounters[]> {
+    const now = performance.now();
+    if (this.levels && now - this.levels.at < SHARD_LEVELS_FRESH_MS) return this.levels.value;
+    const entry = { at: now, value: this.deps.funding.pool.freeByShard() };
+    this.levels = entry;
+    entry.value.then(
+      () => {
+        // Fresh from the answer on, not from the ask.
+        if (this.levels === entry) this.levels = { at: performance.now(), value: entry.value };
+      },
+      () => {
+        if (this.levels === entry) this.levels = null;
+      },
+    );
+    return entry.value;
   }
 
   /** Returns a reservation that stored nothing to the pool; a failure only delays it until the lease expires. */
@@ -603,8 +633,8 @@ export class RecordWrites {
    * (outbox) before this runs, so the response does not wait for the job's round trip. A failure
    * is logged, not returned: the publisher's outbox sweeper enqueues the record shortly.
    */
-  private enqueue(txId: string): void {
-    this.deps.queue.enqueue(txId).catch((err: unknown) => {
+  private enqueue(txId: string, unit: string | undefined): void {
+    this.deps.queue.enqueue(txId, unit).catch((err: unknown) => {
       this.deps.logger?.warn(
         { txId, err: err instanceof Error ? err.message : String(err) },
         'enqueue failed; the outbox sweeper will publish it',

@@ -7,7 +7,8 @@ export interface Caller {
 
 /** Enqueues the publication of an accepted record (BullMQ in the apps, jobId = txId). */
 export interface PublishQueue {
-  enqueue(txId: string): Promise<void>;
+  /** `unit`: the records partition the record was stored in (saves its publisher an index read). */
+  enqueue(txId: string, unit?: string): Promise<void>;
 }
 
 /**

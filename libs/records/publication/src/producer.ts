@@ -36,7 +36,7 @@ export const SWEEP_DEFER_MS = 60_000;
  */
 export class BullPublishQueue implements PublishQueue {
   readonly queue: Queue;
-  private pending: { txId: string; done: (err?: unknown) => void }[] = [];
+  private pending: { txId: string; unit: string | undefined; done: (err?: unknown) => void }[] = [];
   private flushing: Promise<void> | null = null;
 
   /**
@@ -59,20 +59,25 @@ export class BullPublishQueue implements PublishQueue {
     });
   }
 
-  enqueue(txId: string): Promise<void> {
+  /**
+   * `unit`: the records partition the writer stored the record in (its txId index entry); a batch
+   * whose records all have one carries them, and its publisher reads no index.
+   */
+  enqueue(txId: string, unit?: string): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.pending.push({ txId, done: (err) => (err === undefined ? resolve() : reject(err as Error)) });
+      this.pending.push({ txId, unit, done: (err) => (err === undefined ? resolve() : reject(err as Error)) });
       if (!this.flushing) this.flushing = this.flush();
     });
   }
 
   /**
    * One `{ txIds }` job that carries on a chain follow (jobId `follow-<first txId>`: handing the
-   * same records on twice while the first job waits is a no-op).
+   * same records on twice while the first job waits is a no-op). `units`: each record's partition
+   * where the caller knows it (carried when it knows all of them).
    */
-  async handOff(txIds: readonly string[]): Promise<void> {
+  async handOff(txIds: readonly string[], units?: readonly (string | undefined)[]): Promise<void> {
     if (txIds.length === 0) return;
-    await this.addBatch('follow', txIds);
+    await this.addBatch('follow', txIds, units);
     await this.options.onAdded?.(txIds).catch(() => undefined);
   }
 
@@ -106,7 +111,11 @@ export class BullPublishQueue implements PublishQueue {
       const batch = this.pending.splice(0, MAX_PUBLISH_BATCH);
       const txIds = batch.map((b) => b.txId);
       try {
-        await this.addBatch('batch', txIds);
+        await this.addBatch(
+          'batch',
+          txIds,
+          batch.map((b) => b.unit),
+        );
         for (const b of batch) b.done();
         await this.options.onAdded?.(txIds).catch(() => undefined);
       } catch (err) {
@@ -116,9 +125,15 @@ export class BullPublishQueue implements PublishQueue {
     this.flushing = null;
   }
 
-  /** One `{ txIds }` job, jobId `<kind>-<first txId>`. */
-  private async addBatch(kind: 'batch' | 'follow', txIds: readonly string[]): Promise<void> {
-    await this.queue.add(RECORDS_PUBLISH_JOB, { txIds: [...txIds] } satisfies RecordsPublishJob, {
+  /** One `{ txIds }` job, jobId `<kind>-<first txId>`, with `units` when every record has one. */
+  private async addBatch(
+    kind: 'batch' | 'follow',
+    txIds: readonly string[],
+    units: readonly (string | undefined)[] = [],
+  ): Promise<void> {
+    const known = units.length === txIds.length && units.every((u) => u !== undefined);
+    const data: RecordsPublishJob = known ? { txIds: [...txIds], units: units as string[] } : { txIds: [...txIds] };
+    await this.queue.add(RECORDS_PUBLISH_JOB, data, {
       ...RECORDS_PUBLISH_OPTIONS,
       jobId: `${kind}-${txIds[0] ?? ''}`,
     });

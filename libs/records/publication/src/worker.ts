@@ -5,7 +5,7 @@ import type { Logger } from '@proofline/shared-logger';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { RedisClient } from '@proofline/shared-redis';
 import type { ChainPublisher } from '@proofline/chain-domain';
-import { RecordsPublishJob } from '@proofline/records-domain';
+import { RecordsPublishJob, publishJobUnits } from '@proofline/records-domain';
 import type { RecordStore } from '@proofline/records-data-access';
 import { deferringQueue } from './producer';
 import type { BullPublishQueue } from './producer';
@@ -150,7 +150,12 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
     logger: opts.logger,
     ...(opts.settlement ? { settlement: opts.settlement } : {}),
     ...(opts.pause ? { pause: opts.pause } : {}),
-    handOff: (txIds) => queue.handOff(txIds),
+    // The records followed are in this process's index cache (read to publish their predecessors).
+    handOff: (txIds) =>
+      queue.handOff(
+        txIds,
+        txIds.map((txId) => store.index.cached(txId)),
+      ),
     ...(opts.followMax ? { followMax: opts.followMax } : {}),
     ...(opts.proven ? { proven: opts.proven } : {}),
   };
@@ -166,7 +171,9 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
     async (job, token) => {
       const parsed = RecordsPublishJob.safeParse(job.data);
       if (!parsed.success) throw new UnrecoverableError('invalid records-publish payload');
-      return 'txIds' in parsed.data ? publishBatch(deps, parsed.data.txIds, waitFor) : publishRecord(deps, job, token);
+      if (!('txIds' in parsed.data)) return publishRecord(deps, job, token);
+      rememberUnits(store, parsed.data.txIds, publishJobUnits(parsed.data));
+      return publishBatch(deps, parsed.data.txIds, waitFor);
     },
     {
       connection: opts.connection,
@@ -207,6 +214,17 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
       if (!opts.queue) await queue.close();
     },
   };
+}
+
+/**
+ * The partitions a batch job carries go into the txId index's cache, as if read from the index:
+ * the writer stored exactly these entries before the records, and an entry never changes. Every
+ * read of the batch's records (publication, settle, the funding confirm, the outbox deferral) then
+ * skips the index; without `units` (an older job, a hand-off of records not cached) they read it.
+ */
+function rememberUnits(store: RecordStore, txIds: readonly string[], units: readonly string[] | null): void {
+  if (units === null || store.partitions.single) return;
+  txIds.forEach((txId, i) => store.index.remember(txId, units[i] as string));
 }
 
 /**

@@ -37,7 +37,8 @@ export function slotRange(index: number, count: number): SlotRange {
   };
 }
 
-const units = new Map<string, string>();
+/** unitInRange's answers: family → count → unit by index (every key of a record is built through it). */
+const units = new Map<string, Map<number, (string | undefined)[]>>();
 
 /**
  * The hash-tag unit of part `index` of `count` whose slot lies near the middle of that part's
@@ -50,20 +51,52 @@ const units = new Map<string, string>();
  * holds most of it.
  */
 export function unitInRange(family: string, index: number, count: number): string {
-  const cacheKey = `${family}/${index}/${count}`;
-  const cached = units.get(cacheKey);
+  let byCount = units.get(family);
+  if (byCount === undefined) {
+    byCount = new Map();
+    units.set(family, byCount);
+  }
+  let byIndex = byCount.get(count);
+  if (byIndex === undefined) {
+    byIndex = [];
+    byCount.set(count, byIndex);
+  }
+  const cached = Number.isInteger(index) ? byIndex[index] : undefined;
   if (cached !== undefined) return cached;
   const { from, to } = slotRange(index, count);
   const middle = from + (to - from) / 2;
   const reach = Math.max(0.5, (to - from) / 8);
+  // A unit's slot is the CRC16 of the unit itself (the hash tag's content), so the CRC of the
+  // common `<family><index>.` is computed once and each candidate only adds its digits: the
+  // search tries ~1,000 candidates for a narrow range (the index's 256 buckets), which a process
+  // would otherwise pay in its first seconds of writes, once per bucket.
+  const head = `${family}${index}.`;
+  const headCrc = crc16(head, 0);
   for (let n = 0; ; n++) {
-    const unit = `${family}${index}.${n}`;
-    const slot = slotOf(`{${unit}}`);
+    const slot = crc16(String(n), headCrc) & (CLUSTER_SLOTS - 1);
     if (Math.abs(slot + 0.5 - middle) <= reach) {
-      units.set(cacheKey, unit);
+      const unit = `${head}${n}`;
+      // The hash tag's slot, as Redis and ioredis compute it: the same by construction.
+      if (slotOf(`{${unit}}`) !== slot) throw new Error(`unitInRange: slot mismatch for ${unit}`);
+      byIndex[index] = unit;
       return unit;
     }
   }
+}
+
+/** CRC16-CCITT (XMODEM), Redis Cluster's key hash, by table. */
+const CRC16_TABLE = Uint16Array.from({ length: 256 }, (_, i) => {
+  let crc = i << 8;
+  for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  return crc;
+});
+
+/** The CRC16 of ASCII `text`, continuing from `crc` (0 to start). */
+function crc16(text: string, crc: number): number {
+  let c = crc;
+  for (let i = 0; i < text.length; i++)
+    c = ((c << 8) & 0xffff) ^ (CRC16_TABLE[((c >> 8) ^ text.charCodeAt(i)) & 0xff] ?? 0);
+  return c;
 }
 
 /**
@@ -89,10 +122,19 @@ export function txIndexUnit(txId: string): string {
 
 /** The index bucket of a txId (hex): its first two hex digits, so buckets fill evenly. */
 export function txIndexBucket(txId: string): number {
-  const bucket = Number.parseInt(txId.slice(0, 2), 16);
-  if (!/^[0-9a-fA-F]{2}/.test(txId) || Number.isNaN(bucket))
-    throw new RangeError(`not a hex txId: ${JSON.stringify(txId.slice(0, 16))}`);
-  return bucket % TX_INDEX_BUCKETS;
+  // Read digit by digit: this runs for every index read and write.
+  const hi = hexDigit(txId.charCodeAt(0));
+  const lo = hexDigit(txId.charCodeAt(1));
+  if (hi < 0 || lo < 0) throw new RangeError(`not a hex txId: ${JSON.stringify(txId.slice(0, 16))}`);
+  return (hi * 16 + lo) % TX_INDEX_BUCKETS;
+}
+
+/** The value of a hex digit's character code, or -1. */
+function hexDigit(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48; // 0-9
+  if (code >= 97 && code <= 102) return code - 87; // a-f
+  if (code >= 65 && code <= 70) return code - 55; // A-F
+  return -1;
 }
 
 /**
