@@ -16,7 +16,7 @@ import { createRecords } from '@proofline/records-feature';
 import type { Records } from '@proofline/records-feature';
 import { createPublication } from '@proofline/records-publication';
 import type { BullPublishQueue, Publication } from '@proofline/records-publication';
-import type { Clock, Config } from '@proofline/shared-config';
+import type { Clock, Config, ResolvedConfig } from '@proofline/shared-config';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
 import {
@@ -99,7 +99,7 @@ export interface ApiRecords {
  * of the write and read use cases (`composeApi`), reused by every records spec with its prefix.
  */
 export function composeApiRecords(o: {
-  config: Config;
+  config: ResolvedConfig;
   clock: Clock;
   logger?: Logger;
   connections: ApiConnections;

@@ -11,7 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, systemClock } from '@proofline/shared-config';
-import type { Config } from '@proofline/shared-config';
+import type { Config, ResolvedConfig } from '@proofline/shared-config';
 import { openRedis, redisTargetOf, withResolvedPartitions } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import { COMMANDS } from './commands';
@@ -33,7 +33,7 @@ const USAGE = `usage: npm run cli -- <command>
 
 export interface CliContext {
   /** The configuration with the records partition count resolved (`resolvePartitions`). */
-  config: Config & { readonly redisPartitions: number };
+  config: ResolvedConfig;
   redis: RedisClient;
   args: string[];
   options: Record<string, string | undefined>;

@@ -40,7 +40,17 @@ export async function resolvePartitions(
   const layouts = await readPartitionLayouts(redis, prefix);
   if (layouts.length > 0) return { count: Math.max(...layouts), source: 'layouts' };
   if ((await redis.exists(onePartitionPoolKey(prefix))) === 1) return { count: 1, source: 'one-partition-pool' };
-  return isClusterClient(redis) ? { count: DEFAULT_PARTITIONS, source: 'cluster' } : { count: 1, source: 'standalone' };
+  const count = newDeploymentPartitions(redis);
+  return { count, source: count > 1 ? 'cluster' : 'standalone' };
+}
+
+/**
+ * The count a deployment starts with on `redis` when nothing is there yet (rule 3 of
+ * `resolvePartitions`): {@link DEFAULT_PARTITIONS} on a cluster, 1 on one Redis. Test harnesses
+ * that shard a fresh prefix's pool or read its records before the service under test starts use it.
+ */
+export function newDeploymentPartitions(redis: RedisClient): number {
+  return isClusterClient(redis) ? DEFAULT_PARTITIONS : 1;
 }
 
 /** Whether `redis` is a Redis Cluster client (ioredis' `Cluster` sets `isCluster`; wrappers keep it). */
