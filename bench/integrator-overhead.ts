@@ -23,7 +23,7 @@ import { createBootstrapKey } from '@proofline/identity-feature';
 import { fundPool } from '@proofline/records-testing';
 import { loadConfig, systemClock } from '@proofline/shared-config';
 import { createLogger } from '@proofline/shared-logger';
-import { createRedis } from '@proofline/shared-redis';
+import { createRedis, withResolvedPartitions } from '@proofline/shared-redis';
 import { freePort } from '@proofline/shared-testing';
 import { createApp } from '../apps/api/src/app';
 import { composeApi } from '../apps/api/src/compose';
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
       composeApi(limitedCfg, logger, systemClock),
     ]);
     const [plain, limited] = apps as [Awaited<ReturnType<typeof composeApi>>, Awaited<ReturnType<typeof composeApi>>];
-    const { pool } = createFundingWallet(plain.deps.redis, plainCfg);
+    const { pool } = createFundingWallet(plain.deps.redis, await withResolvedPartitions(plain.deps.redis, plainCfg));
     await fundPool(pool, 6 * N * ROUNDS + 1000, 1000);
     const key = await createBootstrapKey({ redis: plain.deps.redis, config: plainCfg, clock: systemClock }, 'bench');
     const servers = await Promise.all(

@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { FundingPool } from '@proofline/chain-wallet';
 import { fundPool } from '@proofline/records-testing';
-import { DEFAULT_PARTITIONS, createRedis } from '@proofline/shared-redis';
+import { createRedis, resolvePartitions } from '@proofline/shared-redis';
 import { freePort } from '@proofline/shared-testing';
 import { newApiKey, pct, request as call, stopProcess, waitFor } from './stack-client';
 import type { Reply } from './stack-client';
@@ -81,7 +81,14 @@ async function startStack(): Promise<{ base: string; key: string; stop: () => Pr
       new FundingPool(pool, {
         prefix: env.REDIS_PREFIX,
         address: 'bench',
-        partitions: Number(process.env['REDIS_PARTITIONS'] ?? DEFAULT_PARTITIONS),
+        // The service's count: REDIS_PARTITIONS, or what it resolves when unset.
+        partitions: (
+          await resolvePartitions(
+            pool,
+            env.REDIS_PREFIX,
+            process.env['REDIS_PARTITIONS'] ? Number(process.env['REDIS_PARTITIONS']) : undefined,
+          )
+        ).count,
       }),
       Number(process.env['BENCH_POOL_UTXOS'] ?? CHAIN + 40_000),
       1000,

@@ -15,7 +15,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { FundingPool } from '@proofline/chain-wallet';
 import { fundPool } from '@proofline/records-testing';
-import { DEFAULT_PARTITIONS, openRedis } from '@proofline/shared-redis';
+import { openRedis, resolvePartitions } from '@proofline/shared-redis';
 import { freePort, rawExchange } from '@proofline/shared-testing';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -633,8 +633,10 @@ export async function startStack(
   // One server or a cluster node (asked); `redisEnv` adds what the processes need (REDIS_CLUSTER_NODES).
   const redis = await openRedis({ url: redisUrl }, { maxRetriesPerRequest: 2 });
   try {
-    // Into the shards of the partitions the service runs with (REDIS_PARTITIONS unset: the default).
-    await fundPool(new FundingPool(redis, { prefix, address: 'fuzz', partitions: DEFAULT_PARTITIONS }), fund, 1000);
+    // Into the shards of the partitions the service runs with (resolved as it does when unset).
+    const configured = redisEnv['REDIS_PARTITIONS'];
+    const { count: partitions } = await resolvePartitions(redis, prefix, configured ? Number(configured) : undefined);
+    await fundPool(new FundingPool(redis, { prefix, address: 'fuzz', partitions }), fund, 1000);
   } finally {
     await redis.quit();
   }

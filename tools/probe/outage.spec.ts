@@ -19,7 +19,7 @@ import { SignJWT } from 'jose';
 import { FundingPool } from '@proofline/chain-wallet';
 import { generateRawKey } from '@proofline/identity-domain';
 import { fundPool } from '@proofline/records-testing';
-import { DEFAULT_PARTITIONS, openRedis } from '@proofline/shared-redis';
+import { openRedis, resolvePartitions } from '@proofline/shared-redis';
 import { freePort, listeners } from '@proofline/shared-testing';
 import {
   ROOT,
@@ -47,8 +47,9 @@ const DIST = path.join(ROOT, '.jest-cache', 'ops-outage', 'dist');
 async function fund(url: string, prefix: string, count: number): Promise<void> {
   const redis = await openRedis({ url }, { maxRetriesPerRequest: 2 });
   try {
-    // Into the shards of the partitions the service runs with (REDIS_PARTITIONS unset: the default).
-    await fundPool(new FundingPool(redis, { prefix, address: 'outage', partitions: DEFAULT_PARTITIONS }), count, 1000);
+    // Into the shards of the partitions the service runs with (REDIS_PARTITIONS unset: resolved as it does).
+    const { count: partitions } = await resolvePartitions(redis, prefix, undefined);
+    await fundPool(new FundingPool(redis, { prefix, address: 'outage', partitions }), count, 1000);
   } finally {
     await redis.quit();
   }

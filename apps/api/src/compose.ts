@@ -16,7 +16,7 @@ import { createRecords } from '@proofline/records-feature';
 import type { Records } from '@proofline/records-feature';
 import { createPublication } from '@proofline/records-publication';
 import type { BullPublishQueue, Publication } from '@proofline/records-publication';
-import type { Clock, Config } from '@proofline/shared-config';
+import type { Clock, Config, ResolvedConfig } from '@proofline/shared-config';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { Logger } from '@proofline/shared-logger';
 import {
@@ -30,6 +30,7 @@ import {
   resolveRedis,
   throttledErrorLog,
 } from '@proofline/shared-redis';
+import { withResolvedPartitions } from '@proofline/shared-redis';
 import type { PartitionLayoutsWatch, RedisClient, RedisDeployment } from '@proofline/shared-redis';
 import { createWebhooks } from '@proofline/webhooks-feature';
 import type { ApiDeps } from './deps';
@@ -98,7 +99,7 @@ export interface ApiRecords {
  * of the write and read use cases (`composeApi`), reused by every records spec with its prefix.
  */
 export function composeApiRecords(o: {
-  config: Config;
+  config: ResolvedConfig;
   clock: Clock;
   logger?: Logger;
   connections: ApiConnections;
@@ -218,8 +219,8 @@ export interface ComposedApi {
  * service. `main.ts` runs it with the process configuration; tests run the very same wiring with a
  * test configuration.
  */
-export async function composeApi(config: Config, logger: Logger, clock: Clock): Promise<ComposedApi> {
-  const connections = await openApiConnections(config, logger);
+export async function composeApi(configured: Config, logger: Logger, clock: Clock): Promise<ComposedApi> {
+  const connections = await openApiConnections(configured, logger);
   const { deployment, redis, bull } = connections;
   // Everything opened so far, closed in reverse if the composition fails half-way (Redis went away
   // during start): main.ts retries, and a failed attempt must leave no connection reconnecting.
@@ -228,6 +229,8 @@ export async function composeApi(config: Config, logger: Logger, clock: Clock): 
     for (const step of undo.reverse()) await Promise.resolve(step()).catch(() => undefined);
   };
   try {
+    // REDIS_PARTITIONS unset: the count this Redis implies (every process resolves the same).
+    const config = await withResolvedPartitions(redis, configured);
     // Never beside a pool of another partition layout: its records and funding would be invisible.
     await refuseUnpartitionedPool(redis, config.redisPrefix, config.redisPartitions);
     await refuseOnePartitionOverLayouts(redis, config.redisPrefix, config.redisPartitions);

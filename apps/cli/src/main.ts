@@ -11,8 +11,8 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, systemClock } from '@proofline/shared-config';
-import type { Config } from '@proofline/shared-config';
-import { openRedis, redisTargetOf } from '@proofline/shared-redis';
+import type { Config, ResolvedConfig } from '@proofline/shared-config';
+import { openRedis, redisTargetOf, withResolvedPartitions } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 import { COMMANDS } from './commands';
 import { receiptVerify } from './receipt-command';
@@ -32,7 +32,8 @@ const USAGE = `usage: npm run cli -- <command>
                                                   pool into REDIS_PARTITIONS partitions (idempotent; docs/redis-cluster.md)`;
 
 export interface CliContext {
-  config: Config;
+  /** The configuration with the records partition count resolved (`resolvePartitions`). */
+  config: ResolvedConfig;
   redis: RedisClient;
   args: string[];
   options: Record<string, string | undefined>;
@@ -107,7 +108,9 @@ async function main(argv: string[]): Promise<number> {
       'dry-run': values['dry-run'] ? 'true' : undefined,
       force: values.force ? 'true' : undefined,
     };
-    await command.run({ config, redis, args: rest, options }, systemClock);
+    // REDIS_PARTITIONS unset: the count this Redis implies, as the service's processes resolve it.
+    const resolved = await withResolvedPartitions(redis, config);
+    await command.run({ config: resolved, redis, args: rest, options }, systemClock);
     return 0;
   } catch (e) {
     console.error(`proofline cli: ${e instanceof Error ? e.message : String(e)}`);

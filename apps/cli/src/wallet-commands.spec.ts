@@ -16,7 +16,15 @@ jest.setTimeout(120_000);
 describe('wallet CLI (run as a real process)', () => {
   const prefix = uniquePrefix('cliw');
   const { redis, cleanup } = testRedis(prefix);
-  const env = { ...process.env, ...testRedisEnv(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' };
+  // Sharded on every topology (an unset REDIS_PARTITIONS would be 1 on one Redis): the deposits
+  // and the split are checked against several shards.
+  const env = {
+    ...process.env,
+    ...testRedisEnv(),
+    REDIS_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+    REDIS_PARTITIONS: String(DEFAULT_PARTITIONS),
+  };
   const cli = (args: string[], extraEnv: Record<string, string> = {}) =>
     spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/cli/src/main.ts'), ...args], {
       cwd: ROOT,
@@ -49,7 +57,7 @@ describe('wallet CLI (run as a real process)', () => {
     expect(JSON.parse(cli(['wallet', 'import', a]).stdout)).toEqual({ total: 1, imported: 0, skipped: 1 });
 
     // A write in flight: one UTXO spent by an unsettled transaction with pending change.
-    // Sharded as the CLI's (REDIS_PARTITIONS' default): the deposits went to the emptiest shards.
+    // Sharded as the CLI's (REDIS_PARTITIONS above): the deposits went to the emptiest shards.
     const pool = new FundingPool(redis, { prefix, address, partitions: DEFAULT_PARTITIONS });
     const shards = await pool.freeSatoshisByShard();
     // The shard of the smaller deposit (the larger one is left for the split below).

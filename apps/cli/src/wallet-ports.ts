@@ -1,4 +1,4 @@
-import type { Config } from '@proofline/shared-config';
+import type { ResolvedConfig } from '@proofline/shared-config';
 import type { RedisClient } from '@proofline/shared-redis';
 import { createWalletServices } from '@proofline/chain-wallet';
 import type { Splitter } from '@proofline/chain-wallet';
@@ -8,6 +8,6 @@ import type { Splitter } from '@proofline/chain-wallet';
  * signing with WALLET_SEED's funding key, ARC client on ARC_URL / ARC_API_KEY, fee rate from
  * ARC's policy or FEE_FLOOR_SATS_PER_KB while ARC is unreachable).
  */
-export function cliSplitter(redis: RedisClient, config: Config): Promise<Splitter> {
+export function cliSplitter(redis: RedisClient, config: ResolvedConfig): Promise<Splitter> {
   return createWalletServices(redis, config).splitter();
 }

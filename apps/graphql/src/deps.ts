@@ -12,6 +12,7 @@ import {
   requestPathOptions,
   resolveRedis,
   throttledErrorLog,
+  withResolvedPartitions,
 } from '@proofline/shared-redis';
 import type { RedisClient } from '@proofline/shared-redis';
 
@@ -49,17 +50,19 @@ export interface OwnedGraphQLDeps extends GraphQLDeps {
  * one server or a cluster node, and rejects, having closed what it opened, when Redis does not
  * answer (main.ts retries while the process listens not-ready).
  */
-export async function createGraphQLDeps(config: Config, logger: Logger, clock: Clock): Promise<OwnedGraphQLDeps> {
-  const deployment = await resolveRedis(redisTargetOf(config));
+export async function createGraphQLDeps(configured: Config, logger: Logger, clock: Clock): Promise<OwnedGraphQLDeps> {
+  const deployment = await resolveRedis(redisTargetOf(configured));
   const undo: (() => Promise<unknown> | void)[] = [];
   try {
     // Bounded (requestPathOptions): a Redis outage is REDIS_UNAVAILABLE within about a second, never a hang.
-    const redis = connectRedis(deployment, requestPathOptions({ commandTimeout: config.redisCommandTimeoutMs }));
+    const redis = connectRedis(deployment, requestPathOptions({ commandTimeout: configured.redisCommandTimeoutMs }));
     redis.on(
       'error',
       throttledErrorLog((f, m) => logger.warn(f, m), 'redis connection error'),
     );
     undo.push(() => redis.disconnect());
+    // REDIS_PARTITIONS unset: the count this Redis implies (every process resolves the same).
+    const config = await withResolvedPartitions(redis, configured);
     // Identity: the one place the GraphQL app creates the identity scope. Its subscriber (key
     // invalidations, and block events below) retries forever; redis-om calls are bounded.
     const identity = await openIdentity(deployment, { config, logger, clock, redis });

@@ -1,4 +1,4 @@
-import type { Clock, Config } from '@proofline/shared-config';
+import type { Clock, ResolvedConfig } from '@proofline/shared-config';
 import type { Logger } from '@proofline/shared-logger';
 import type { ArcChain } from '@proofline/chain-arc';
 import type { FundingWallet } from '@proofline/chain-wallet';
@@ -7,7 +7,7 @@ import type { RedisClient } from '@proofline/shared-redis';
 
 /** What every worker role is started with. */
 export interface WorkerContext {
-  readonly config: Config;
+  readonly config: ResolvedConfig;
   readonly logger: Logger;
   /** Shared command connection (not for blocking BullMQ calls). */
   readonly redis: RedisClient;

@@ -19,18 +19,19 @@ import {
   requestPathOptions,
   startHeartbeat,
   waitForRedis,
+  withResolvedPartitions,
 } from '@proofline/shared-redis';
 import type { RunningRole, WorkerContext } from './context';
 import { createWorkerMetrics } from './metrics';
 import { ROLES } from './roles';
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit('worker');
+  const configured = loadConfigOrExit('worker');
   followLauncher();
   const instanceId = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const logger = createLogger({ level: config.logLevel, name: 'worker' }).child({ instanceId });
+  const logger = createLogger({ level: configured.logLevel, name: 'worker' }).child({ instanceId });
   // One server or a cluster: REDIS_URL is asked once (waiting while Redis does not answer).
-  const deployment = await waitForRedis(redisTargetOf(config), (err, attempt) => {
+  const deployment = await waitForRedis(redisTargetOf(configured), (err, attempt) => {
     if (attempt === 1 || attempt % 40 === 0)
       logger.warn({ err: err.message, attempt }, 'Redis does not answer; retrying before starting');
   });
@@ -39,6 +40,12 @@ async function main(): Promise<void> {
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const bull = coalesceWrites(createBullRedis(deployment));
   bull.on('error', (err) => logger.warn({ err: err.message }, 'bullmq connection error'));
+  // REDIS_PARTITIONS unset: the count this Redis implies (every process resolves the same).
+  const config = await withResolvedPartitions(redis, configured);
+  logger.info(
+    { partitions: config.redisPartitions, configured: configured.redisPartitions !== undefined },
+    'records partitions',
+  );
   const chain = createArcChain({ redis, prefix: config.redisPrefix, config: config.chain, seed: config.wallet.seed });
   const wallet = createFundingWallet(redis, config);
   // Never beside a pool of another partition layout: its records and funding would be invisible.

@@ -20,7 +20,7 @@ import type { ArcDevnet } from '@proofline/devnet-testing';
 import { generateRawKey } from '@proofline/identity-domain';
 import { eventually, freePort, testRedis, testRedisEnv, uniquePrefix } from '@proofline/shared-testing';
 import { RecordStore } from '@proofline/records-data-access';
-import { DEFAULT_PARTITIONS } from '@proofline/shared-redis';
+import { newDeploymentPartitions } from '@proofline/shared-redis';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 
@@ -28,7 +28,7 @@ describe('races, crashes and shutdown across real processes', () => {
   const prefix = uniquePrefix('mp');
   const { redis, cleanup } = testRedis(prefix);
   // The API processes' records, read wherever their partition put them.
-  const records = new RecordStore(redis, prefix, { partitions: DEFAULT_PARTITIONS });
+  const records = new RecordStore(redis, prefix, { partitions: newDeploymentPartitions(redis) });
   const bootstrap = generateRawKey();
   const children: ChildProcess[] = [];
   const bases: string[] = [];

@@ -9,7 +9,7 @@ import type { Publication } from '@proofline/records-publication';
 import { composePublicationSide } from '@proofline/records-publication-testing';
 import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
-import { DEFAULT_PARTITIONS } from '@proofline/shared-redis';
+import { newDeploymentPartitions } from '@proofline/shared-redis';
 import { eventually, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { call, closeDevnetSpec, seedKey, startApi } from '../testing/harness';
 import type { RunningApi } from '../testing/harness';
@@ -69,7 +69,7 @@ describe('ARC answers read as ARC means them (the devnet node behind an ARC-answ
   const lines: string[] = [];
   const logger = createLogger({ level: 'info', name: 'test', destination: { write: (l: string) => lines.push(l) } });
   const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
-  const store = new RecordStore(nodeRedis, prefix, { partitions: DEFAULT_PARTITIONS });
+  const store = new RecordStore(nodeRedis, prefix, { partitions: newDeploymentPartitions(nodeRedis) });
   let dev: ArcDevnet;
   let proxy: ArcRuleProxy;
   let api: RunningApi;

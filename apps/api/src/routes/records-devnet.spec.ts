@@ -9,7 +9,7 @@ import type { Publication } from '@proofline/records-publication';
 import { composePublicationSide } from '@proofline/records-publication-testing';
 import type { PublicationSide } from '@proofline/records-publication-testing';
 import { createLogger } from '@proofline/shared-logger';
-import { DEFAULT_PARTITIONS } from '@proofline/shared-redis';
+import { newDeploymentPartitions } from '@proofline/shared-redis';
 import type { Confirmation, StatusResult } from '@proofline/records-domain';
 import { eventually, freePort, testRedisClient, uniquePrefix } from '@proofline/shared-testing';
 import { call, closeDevnetSpec, seedKey, startApi } from '../testing/harness';
@@ -50,7 +50,7 @@ describe('records over ARC on the devnet node (real HTTP between workers, API an
   const prefix = uniquePrefix('recarc');
   const logger = createLogger({ level: 'silent', name: 'test' });
   const nodeRedis = testRedisClient({ maxRetriesPerRequest: null });
-  const store = new RecordStore(nodeRedis, prefix, { partitions: DEFAULT_PARTITIONS });
+  const store = new RecordStore(nodeRedis, prefix, { partitions: newDeploymentPartitions(nodeRedis) });
   let dev: ArcDevnet;
   let api: RunningApi;
   let worker: PublicationSide;

@@ -93,7 +93,7 @@ export async function startRecordsFixture(
   // beforeAll threw never calls close(), and a client left open keeps jest from exiting.
   const opened: (() => Promise<unknown>)[] = [() => nodeRedis.quit()];
   try {
-    // The pool sharded as the service under test is (REDIS_PARTITIONS, default the service's default).
+    // The pool sharded as the service under test is (REDIS_PARTITIONS, or what it resolves when unset).
     const dev = await startArcDevnet({
       redis: nodeRedis,
       prefix,

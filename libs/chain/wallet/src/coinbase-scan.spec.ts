@@ -48,6 +48,7 @@ describe('funding identity and import', () => {
     const conn = new Redis({ lazyConnect: true });
     const { identity, pool } = createFundingWallet(conn, {
       redisPrefix: 'x',
+      redisPartitions: 1,
       network: 'devnet',
       wallet: {
         seed: DEVNET_WALLET_SEED,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { resolvePartitions } from '@proofline/shared-redis';
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
 import { FundingPool } from './funding-pool';
 import { refuseUnpartitionedPool } from './funding-wallet';
@@ -17,6 +18,8 @@ describe('refuseUnpartitionedPool: several partitions never start beside the one
     await fund(new FundingPool(redis, { prefix: one, address: 'layout', partitions: 1 }), 3);
     await expect(refuseUnpartitionedPool(redis, one, 64)).rejects.toThrow(/REDIS_PARTITIONS=64.*redis migrate-keys/);
     await expect(refuseUnpartitionedPool(redis, one, 1)).resolves.toBeUndefined();
+    // What an unset REDIS_PARTITIONS resolves over it: 1 (shared-redis spells the pool's key).
+    await expect(resolvePartitions(redis, one, undefined)).resolves.toEqual({ count: 1, source: 'one-partition-pool' });
 
     const many = `${prefix}:many`;
     await fund(new FundingPool(redis, { prefix: many, address: 'layout', partitions: 8 }), 16);

@@ -13,11 +13,13 @@ export interface FundingWallet {
 
 /**
  * Builds the funding wallet a composition root needs from the configuration and an injected
- * connection (request paths: a finite `maxRetriesPerRequest`, so Redis down is a fast 503).
+ * connection (request paths: a finite `maxRetriesPerRequest`, so Redis down is a fast 503). The
+ * partition count is the resolved one (`withResolvedPartitions`): an unset `REDIS_PARTITIONS`
+ * depends on the Redis.
  */
 export function createFundingWallet(
   redis: RedisClient,
-  config: Pick<Config, 'redisPrefix' | 'network' | 'wallet'> & Partial<Pick<Config, 'redisPartitions'>>,
+  config: Pick<Config, 'redisPrefix' | 'network' | 'wallet'> & { readonly redisPartitions: number },
   clock?: Clock,
 ): FundingWallet {
   const identity = fundingIdentity(config.wallet.seed, config.network);
@@ -26,7 +28,7 @@ export function createFundingWallet(
     pool: new FundingPool(redis, {
       prefix: config.redisPrefix,
       address: identity.address,
-      partitions: config.redisPartitions ?? 1,
+      partitions: config.redisPartitions,
       ...(clock ? { clock } : {}),
     }),
   };

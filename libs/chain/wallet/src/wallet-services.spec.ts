@@ -10,6 +10,7 @@ import { BsvTransactionBuilder, deriveChainKeys } from '@proofline/chain-bsv';
 import { COINBASE_MATURITY, startDevnetNode } from '@proofline/devnet';
 import type { DevnetNode } from '@proofline/devnet';
 import { loadConfig } from '@proofline/shared-config';
+import { withResolvedPartitions } from '@proofline/shared-redis';
 import { testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
 import { DEVNET_COINBASE_MATURITY, createWalletServices } from './wallet-services';
 import { walletUpkeep } from './wallet-upkeep';
@@ -26,7 +27,11 @@ describe('wallet services against the devnet node (real HTTP, real Redis)', () =
 
   it('scan → split through ARC → a record funded by a pool UTXO is accepted and mined; change goes back to the pool', async () => {
     expect(DEVNET_COINBASE_MATURITY).toBeGreaterThanOrEqual(COINBASE_MATURITY);
-    const base = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
+    // Sharded as a service on this Redis would be (REDIS_PARTITIONS unset).
+    const base = await withResolvedPartitions(
+      redis,
+      loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' }),
+    );
     const probe = createWalletServices(redis, base);
     node = await startDevnetNode({
       redis,
@@ -36,16 +41,19 @@ describe('wallet services against the devnet node (real HTTP, real Redis)', () =
       blockIntervalMs: 0,
       feeSatoshisPerKb: 1,
     });
-    const config = loadConfig({
-      REDIS_URL: testRedisUrl(),
-      REDIS_PREFIX: prefix,
-      LOG_LEVEL: 'silent',
-      ARC_URL: node.url,
-      HEADERS_URL: node.url,
-      POOL_UTXO_SATS: '1000',
-      POOL_LOW_WATER: '10',
-      POOL_TARGET: '25',
-    });
+    const config = await withResolvedPartitions(
+      redis,
+      loadConfig({
+        REDIS_URL: testRedisUrl(),
+        REDIS_PREFIX: prefix,
+        LOG_LEVEL: 'silent',
+        ARC_URL: node.url,
+        HEADERS_URL: node.url,
+        POOL_UTXO_SATS: '1000',
+        POOL_LOW_WATER: '10',
+        POOL_TARGET: '25',
+      }),
+    );
     const services = createWalletServices(redis, config);
     const { pool } = services.wallet;
 

@@ -1,7 +1,7 @@
 import type { RedisClient } from '@proofline/shared-redis';
 import { ArcClient } from '@proofline/chain-arc';
 import { BsvSplitBuilder, deriveChainKeys } from '@proofline/chain-bsv';
-import type { Clock, Config } from '@proofline/shared-config';
+import type { Clock, ResolvedConfig } from '@proofline/shared-config';
 import { arcFeePolicy, arcSubmitPort } from './arc-ports';
 import { CoinbaseScanner, httpCoinbaseSource } from './coinbase-scan';
 import { FeeRateCache } from './fee-rate';
@@ -42,7 +42,7 @@ export interface WalletServices {
  * the funding key, and on `NETWORK=devnet` the coinbase scanner reading the devnet node at
  * `HEADERS_URL`. Opens no connection; the ARC client is plain `fetch`.
  */
-export function createWalletServices(redis: RedisClient, config: Config, clock?: Clock): WalletServices {
+export function createWalletServices(redis: RedisClient, config: ResolvedConfig, clock?: Clock): WalletServices {
   const wallet = createFundingWallet(redis, config, clock);
   const chain = config.chain;
   const arc = new ArcClient({

@@ -1,6 +1,6 @@
 import { LockingScript, P2PKH, Transaction } from '@bsv/sdk';
 import type { RedisClient } from '@proofline/shared-redis';
-import { DEFAULT_PARTITIONS } from '@proofline/shared-redis';
+import { resolvePartitions } from '@proofline/shared-redis';
 import {
   confirmationOptions,
   createArcChain,
@@ -36,8 +36,9 @@ export interface ArcDevnetOptions {
   /** The test's command connection (never closed here). */
   readonly redis: RedisClient;
   /**
-   * Records partitions the pool is sharded by: the service's `REDIS_PARTITIONS` (default its
-   * default, so that a service started on `env` funds its writes from this pool's shards).
+   * Records partitions the pool is sharded by: the service's `REDIS_PARTITIONS` (default what an
+   * unset one resolves to on `redis`, so that a service started on `env` funds its writes from
+   * this pool's shards).
    */
   readonly partitions?: number;
   /** The service's (test's) key prefix; the node keeps its state under `<prefix>:{devnet}` (`devnetKeys`). */
@@ -154,7 +155,7 @@ export async function startArcDevnet(o: ArcDevnetOptions): Promise<ArcDevnet> {
   const pool = new FundingPool(o.redis, {
     prefix: o.prefix,
     address: funding.address,
-    partitions: o.partitions ?? DEFAULT_PARTITIONS,
+    partitions: (await resolvePartitions(o.redis, o.prefix, o.partitions)).count,
   });
   let nextCoinbase = 0;
   const splits = new Map<string, string>();

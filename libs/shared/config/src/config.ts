@@ -28,6 +28,12 @@ export const configSchema = composed.schema;
 /** The validated, frozen configuration every app is built from. */
 export type Config = z.output<typeof configSchema>;
 
+/**
+ * A configuration whose records partition count is resolved (shared-redis `withResolvedPartitions`:
+ * an unset `REDIS_PARTITIONS` depends on the Redis): what composition roots pass on.
+ */
+export type ResolvedConfig = Config & { readonly redisPartitions: number };
+
 /** Every variable the configuration reads, with its one-line doc, in check order. */
 export const CONFIG_VARIABLES: readonly { readonly name: string; readonly doc: string }[] = composed.variables.map(
   (v) => ({ name: v.env, doc: v.doc }),

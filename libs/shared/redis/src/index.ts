@@ -5,3 +5,4 @@ export * from './keys';
 export * from './partitions';
 export * from './partition-index';
 export * from './partition-layouts';
+export * from './partition-count';

@@ -4,7 +4,7 @@ import { slotOf } from './keys';
 /** Redis Cluster's number of hash slots. */
 export const CLUSTER_SLOTS = 16384;
 
-/** The default number of records partitions (`REDIS_PARTITIONS`). */
+/** The number of records partitions on a Redis Cluster when `REDIS_PARTITIONS` is unset (`resolvePartitions`). */
 export const DEFAULT_PARTITIONS = 64;
 
 /** The most partitions a deployment may have: each needs a slot range of its own. */

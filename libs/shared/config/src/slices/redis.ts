@@ -38,8 +38,8 @@ export const redis = slice({
   ),
   redisPartitions: variable(
     'REDIS_PARTITIONS',
-    'Number of records partitions (hash tags by slot range: records, chains, outbox and a funding-pool shard each); spreads the write path over the masters of a Redis Cluster.',
-    intFrom(1, 1024).default(64),
+    'Number of records partitions (hash tags by slot range: records, chains, outbox and a funding-pool shard each); spreads the write path over the masters of a Redis Cluster. Unset: automatic (the layout the Redis already holds, else 64 on a cluster and 1 on one Redis).',
+    intFrom(1, 1024).optional(),
   ),
   redisCommandTimeoutMs: variable(
     'REDIS_COMMAND_TIMEOUT_MS',
