@@ -380,13 +380,17 @@ async function migrateSlot(slot: number, source: Master, target: Master, all: re
         );
         return states.every((c) => c !== null);
       },
-      30_000,
+      // The moved partition's chains publish one link after another, and a publish job that met
+      // the half-moved slot in a pipeline may leave its records to the outbox sweeper, which
+      // takes them up SWEEP_DEFER_MS (60 s) after their batch: nothing is lost, but a loaded
+      // machine can need that long.
+      75_000,
       250,
     );
     // The outboxes drained (no record left in one, so none was there twice) and no funding is left leased.
     await eventually(async () => (await records.outboxSizes()).every((n) => n === 0), 10_000, 100);
     expect((await dev.pool.status()).leased.count).toBe(0);
-  }, 90_000);
+  }, 150_000);
 });
 
 if (!onThreeMasters)
