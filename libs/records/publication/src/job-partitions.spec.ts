@@ -1,43 +1,26 @@
 import { FundingPool } from '@proofline/chain-wallet';
 import { RecordStore } from '@proofline/records-data-access';
-import { createRecords } from '@proofline/records-feature';
-import { InMemoryChain, fundPool } from '@proofline/records-testing';
-import { ManualClock, loadConfig } from '@proofline/shared-config';
-import { createLogger } from '@proofline/shared-logger';
+import { InMemoryChain } from '@proofline/records-testing';
 import { PartitionIndex } from '@proofline/shared-redis';
-import { eventually, testBullRedis, testRedis, testRedisUrl, uniquePrefix } from '@proofline/shared-testing';
+import { eventually } from '@proofline/shared-testing';
 import { BullPublishQueue } from './producer';
-import { startRecordsPublisher } from './worker';
-import type { RunningPublisher } from './worker';
+import { publisherTestbed } from './testing/publisher-testbed';
 
 /**
  * A batch job carries each record's partition (the API's txId index entry): the publisher, in
  * another process with a cold index cache, publishes the batch without reading the index.
  */
 describe('publish jobs carry the records partitions (real Redis, real BullMQ)', () => {
-  const prefix = uniquePrefix('jobunits');
   const partitions = 4;
-  const logger = createLogger({ level: 'silent', name: 'test' });
-  const { redis, cleanup } = testRedis(prefix);
-  const connection = testBullRedis();
-  const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
-  const clock = new ManualClock('2026-01-01T00:00:00Z');
-  // The API process: its pool and records share one index (and its cache).
-  const apiPool = new FundingPool(redis, { prefix, address: 'test', partitions });
-  const producer = new BullPublishQueue(connection, prefix);
+  // The API process: the testbed's pool and records share one index (and its cache).
+  const bed = publisherTestbed('jobunits', {
+    fund: 40,
+    partitions,
+    producer: (connection, prefix) => new BullPublishQueue(connection, prefix),
+  });
+  const { redis, prefix, producer } = bed;
   const chain = new InMemoryChain();
-  const writes = createRecords({
-    config,
-    clock,
-    redis,
-    prefix,
-    builder: chain,
-    funding: { pool: apiPool, feeRate: () => 1 },
-    reader: chain,
-    queue: producer,
-    logger,
-  }).writes;
-  const running: RunningPublisher[] = [];
+  const writes = bed.records(chain, producer).writes;
   /** The worker process: a store and pool of its own over a fresh index (nothing cached). */
   const workerSide = () => {
     const index = new PartitionIndex(redis, prefix);
@@ -45,17 +28,6 @@ describe('publish jobs carry the records partitions (real Redis, real BullMQ)', 
     const store = new RecordStore(redis, prefix, { partitions, index });
     return { index, pool, store };
   };
-
-  beforeAll(() => fundPool(apiPool, 40, 1000));
-  afterEach(async () => {
-    for (const p of running.splice(0)) await p.close(true);
-    await producer.queue.obliterate({ force: true });
-  });
-  afterAll(async () => {
-    await producer.close();
-    await connection.quit();
-    await cleanup();
-  });
 
   /** Writes `n` independent records at once (one group commit) and waits for their batch job. */
   const writeBatch = async (n: number) => {
@@ -89,17 +61,7 @@ describe('publish jobs carry the records partitions (real Redis, real BullMQ)', 
     // Without the job's partitions the worker could not find these records any more.
     for (const txId of txIds) await worker.index.forget(txId);
     expect(await worker.store.partitionsOf(txIds)).toEqual(txIds.map(() => null));
-    const publisher = startRecordsPublisher({
-      connection,
-      store: worker.store,
-      prefix,
-      chain,
-      clock,
-      logger,
-      concurrency: 2,
-      sweepEveryMs: 0,
-    });
-    running.push(publisher);
+    bed.start(chain, { store: worker.store, sweepEveryMs: 0 });
     await eventually(
       async () => (await Promise.all(txIds.map((t) => worker.store.state(t)))).every((s) => s === 'published'),
       10_000,
@@ -111,17 +73,7 @@ describe('publish jobs carry the records partitions (real Redis, real BullMQ)', 
   it('a job whose partitions do not match its records is refused as a whole', async () => {
     const bad = await producer.queue.add('publish', { txIds: ['ab'.repeat(32)], units: ['r1.0', 'r2.0'] });
     const worker = workerSide();
-    const publisher = startRecordsPublisher({
-      connection,
-      store: worker.store,
-      prefix,
-      chain,
-      clock,
-      logger,
-      concurrency: 1,
-      sweepEveryMs: 0,
-    });
-    running.push(publisher);
+    bed.start(chain, { store: worker.store, concurrency: 1, sweepEveryMs: 0 });
     await eventually(async () => (await bad.getState()) === 'failed', 10_000);
     expect((await producer.queue.getJob(bad.id ?? ''))?.failedReason).toBe('invalid records-publish payload');
     expect(worker.index.cached('ab'.repeat(32))).toBeUndefined();

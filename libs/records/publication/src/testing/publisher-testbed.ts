@@ -60,7 +60,7 @@ export interface PublisherTestbed {
 
 /**
  * Real Redis and BullMQ under a fresh prefix, a manual clock, a pool of `fund` fake UTXOs (1000
- * sat) and a producer built by `producer`. Call it in a `describe`: it registers the hooks that
+ * sat) in `partitions` shards and a producer built by `producer`. Call it in a `describe`: it registers the hooks that
  * fund the pool, close each case's publishers and empty the queue, and clean up after all cases.
  */
 export function publisherTestbed(
@@ -68,6 +68,8 @@ export function publisherTestbed(
   o: {
     fund: number;
     producer: (connection: RedisClient, prefix: string, store: RecordStore, clock: ManualClock) => BullPublishQueue;
+    /** Records partitions of the store and the pool (default 1). */
+    partitions?: number;
   },
 ): PublisherTestbed {
   const prefix = uniquePrefix(label);
@@ -75,9 +77,10 @@ export function publisherTestbed(
   const { redis, cleanup } = testRedis(prefix);
   const config = loadConfig({ REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
   const connection = testBullRedis();
-  const store = new RecordStore(redis, prefix);
+  const partitions = o.partitions ?? 1;
+  const store = new RecordStore(redis, prefix, { partitions });
   const clock = new ManualClock('2026-01-01T00:00:00Z');
-  const funding = { pool: new FundingPool(redis, { prefix, address: 'test' }), feeRate: () => 1 };
+  const funding = { pool: new FundingPool(redis, { prefix, address: 'test', partitions }), feeRate: () => 1 };
   const producer = o.producer(connection, prefix, store, clock);
   const running: RunningPublisher[] = [];
 
