@@ -9,10 +9,8 @@
  *  - 50 concurrent writes over both APIs never share a funding UTXO, and every input of every
  *    transaction passes the sdk's interpreter against the output it spends.
  */
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { LockingScript, Spend, Transaction } from '@bsv/sdk';
 import { devnetKeys } from '@proofline/devnet';
 import { startArcDevnet } from '@proofline/devnet-testing';
@@ -20,9 +18,8 @@ import type { ArcDevnet } from '@proofline/devnet-testing';
 import { generateRawKey } from '@proofline/identity-domain';
 import { eventually, freePort, testRedis, testRedisEnv, uniquePrefix } from '@proofline/shared-testing';
 import { RecordStore } from '@proofline/records-data-access';
+import { SpawnedApps } from '../testing/spawned-apps';
 import { newDeploymentPartitions } from '@proofline/shared-redis';
-
-const ROOT = path.resolve(__dirname, '../../../..');
 
 describe('races, crashes and shutdown across real processes', () => {
   const prefix = uniquePrefix('mp');
@@ -30,7 +27,6 @@ describe('races, crashes and shutdown across real processes', () => {
   // The API processes' records, read wherever their partition put them.
   const records = new RecordStore(redis, prefix, { partitions: newDeploymentPartitions(redis) });
   const bootstrap = generateRawKey();
-  const children: ChildProcess[] = [];
   const bases: string[] = [];
   const apis: ChildProcess[] = [];
 
@@ -41,32 +37,18 @@ describe('races, crashes and shutdown across real processes', () => {
   // into the pool meanwhile (POOL_LOW_WATER=0): a UTXO of such a split was the cause of a CI
   // failure ("spends …, which the pool never held").
   let dev: ArcDevnet;
-  const start = (entry: string, env: Record<string, string>) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        ...testRedisEnv(),
-        REDIS_PREFIX: prefix,
-        LOG_LEVEL: 'silent',
-        BOOTSTRAP_API_KEY: bootstrap,
-        KEY_LIMIT: '2',
-        API_PROCESSES: '1',
-        POOL_LOW_WATER: '0',
-        POOL_TARGET: '1',
-        ...dev.env,
-        ...env,
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    // A process that refuses its configuration exits at once: keep its stderr for the failure message.
-    child.stderr?.on('data', (chunk: Buffer) => {
-      if (stderr.length < 4000) stderr += chunk.toString();
-    });
-    children.push(child);
-    return child;
-  };
-  let stderr = '';
+  const apps = new SpawnedApps(() => ({
+    ...testRedisEnv(),
+    REDIS_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+    BOOTSTRAP_API_KEY: bootstrap,
+    KEY_LIMIT: '2',
+    API_PROCESSES: '1',
+    POOL_LOW_WATER: '0',
+    POOL_TARGET: '1',
+    ...dev.env,
+  }));
+  const start = (entry: string, env: Record<string, string>) => apps.start(entry, env);
   const workers: ChildProcess[] = [];
   /** outpoint -> satoshis of every UTXO the test put in the pool. */
   const funded = new Map<string, number>();
@@ -93,30 +75,11 @@ describe('races, crashes and shutdown across real processes', () => {
       bases.push(`http://127.0.0.1:${port}`);
     }
     workers.push(start('apps/worker/src/main.ts', {}), start('apps/worker/src/main.ts', {}));
-    for (const base of bases) {
-      const state = await eventually(
-        async () =>
-          children.some((c) => c.exitCode !== null)
-            ? 'exited'
-            : (await fetch(`${base}/readiness`)).status === 200 && 'ready',
-        60_000,
-        200,
-      );
-      if (state === 'exited') throw new Error(`a process exited while starting: ${stderr}`);
-    }
+    await apps.ready(bases);
   }, 90_000);
 
   afterAll(async () => {
-    await Promise.all(
-      children.map(
-        (c) =>
-          new Promise<void>((resolve) => {
-            if (c.exitCode !== null || c.signalCode !== null) return resolve();
-            c.once('exit', () => resolve());
-            c.kill('SIGTERM');
-          }),
-      ),
-    );
+    await apps.stop();
     await dev.close();
     await cleanup();
   }, 30_000);

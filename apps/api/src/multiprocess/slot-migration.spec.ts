@@ -14,8 +14,6 @@
  * serves other spec files at the same time (their keys share the partitions' slots, the tags
  * carry no prefix), and they must not meet a migration.
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { startArcDevnet } from '@proofline/devnet-testing';
@@ -23,6 +21,7 @@ import type { ArcDevnet } from '@proofline/devnet-testing';
 import { generateRawKey } from '@proofline/identity-domain';
 import { eventually, freePort, uniquePrefix } from '@proofline/shared-testing';
 import { RecordStore } from '@proofline/records-data-access';
+import { SpawnedApps } from '../testing/spawned-apps';
 import {
   clusterDeployment,
   connectRedis,
@@ -123,9 +122,7 @@ async function migrateSlot(slot: number, source: Master, target: Master, all: re
 (onThreeMasters ? describe : describe.skip)('a busy partition resharded during writes (three masters)', () => {
   const prefix = uniquePrefix('reshard');
   const bootstrap = generateRawKey();
-  const children: ChildProcess[] = [];
   const bases: string[] = [];
-  let stderr = '';
   let stopCluster = async (): Promise<void> => undefined;
   let redis: RedisClient;
   let records: RecordStore;
@@ -133,31 +130,20 @@ async function migrateSlot(slot: number, source: Master, target: Master, all: re
   let dev: ArcDevnet;
   const octet = { 'x-api-key': bootstrap, 'content-type': 'application/octet-stream' };
 
-  const start = (entry: string, env: Record<string, string>, redisEnv: Record<string, string>) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        ...redisEnv,
-        REDIS_PREFIX: prefix,
-        REDIS_PARTITIONS: String(PARTITIONS),
-        LOG_LEVEL: 'silent',
-        BOOTSTRAP_API_KEY: bootstrap,
-        API_PROCESSES: '1',
-        // The spec funds the pool itself: no upkeep splits meanwhile.
-        POOL_LOW_WATER: '0',
-        POOL_TARGET: '1',
-        ...dev.env,
-        ...env,
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      if (stderr.length < 4000) stderr += chunk.toString();
-    });
-    children.push(child);
-    return child;
-  };
+  let redisEnv: Record<string, string> = {};
+  const apps = new SpawnedApps(() => ({
+    ...redisEnv,
+    REDIS_PREFIX: prefix,
+    REDIS_PARTITIONS: String(PARTITIONS),
+    LOG_LEVEL: 'silent',
+    BOOTSTRAP_API_KEY: bootstrap,
+    API_PROCESSES: '1',
+    // The spec funds the pool itself: no upkeep splits meanwhile.
+    POOL_LOW_WATER: '0',
+    POOL_TARGET: '1',
+    ...dev.env,
+  }));
+  const start = (entry: string, env: Record<string, string>) => apps.start(entry, env);
 
   const post = async (url: string, body: string): Promise<Answer> => {
     const r = await fetch(url, { method: 'POST', headers: octet, body });
@@ -185,37 +171,18 @@ async function migrateSlot(slot: number, source: Master, target: Master, all: re
     );
     dev = await startArcDevnet({ redis, prefix, blockIntervalMs: 500, partitions: PARTITIONS });
     await dev.fund(640, 1000);
-    const redisEnv = { REDIS_URL: cluster.url, REDIS_CLUSTER_NODES: cluster.nodes.join(',') };
+    redisEnv = { REDIS_URL: cluster.url, REDIS_CLUSTER_NODES: cluster.nodes.join(',') };
     for (let i = 0; i < 2; i += 1) {
       const port = await freePort();
-      start('apps/api/src/main.ts', { PORT: String(port), HOST: '127.0.0.1' }, redisEnv);
+      start('apps/api/src/main.ts', { PORT: String(port), HOST: '127.0.0.1' });
       bases.push(`http://127.0.0.1:${port}`);
     }
-    start('apps/worker/src/main.ts', {}, redisEnv);
-    for (const base of bases) {
-      const state = await eventually(
-        async () =>
-          children.some((c) => c.exitCode !== null)
-            ? 'exited'
-            : (await fetch(`${base}/readiness`)).status === 200 && 'ready',
-        60_000,
-        200,
-      );
-      if (state === 'exited') throw new Error(`a process exited while starting: ${stderr}`);
-    }
+    start('apps/worker/src/main.ts', {});
+    await apps.ready(bases);
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all(
-      children.map(
-        (c) =>
-          new Promise<void>((resolve) => {
-            if (c.exitCode !== null || c.signalCode !== null) return resolve();
-            c.once('exit', () => resolve());
-            c.kill('SIGTERM');
-          }),
-      ),
-    );
+    await apps.stop();
     await dev?.close();
     if (redis) {
       await deleteByPrefix(redis, prefix);
