@@ -688,6 +688,21 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       expect((await pool.status()).free.count).toBe(8);
     });
 
+    it('a UTXO added right after a root found every shard empty funds the next root (the shared read is not trusted for "none")', async () => {
+      const { pool, writes, store: st } = partitioned(16);
+      // Every shard empty: 503, and the process now holds a fresh read of 16 empty shards.
+      await expect(writes.writeIndependent(caller, body('dry'))).rejects.toMatchObject({
+        errorCode: 'FUNDING_EXHAUSTED',
+      });
+      // A deposit lands in one shard at once (well within the shared read's 25 ms)...
+      const rich = st.partitions.unit(7);
+      await pool.add([{ txId: 'cd'.repeat(32), vout: 0, satoshis: 1000 }], { partition: rich });
+      // ...and the next root, whose four partitions are not that one, is funded from it.
+      const root = await writes.writeIndependent(caller, body('funded'));
+      expect(await st.partitionsOf([root.txId])).toEqual([rich]);
+      expect((await pool.status()).free.count).toBe(0);
+    });
+
     it('back-pressure per partition: each outbox takes ceil(MAX_PENDING_PUBLICATIONS / P)', async () => {
       const { pool, writes, store: st } = partitioned(4, { MAX_PENDING_PUBLICATIONS: '6' });
       await fundPool(pool, 40, 1000);

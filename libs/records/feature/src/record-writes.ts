@@ -524,7 +524,7 @@ export class RecordWrites {
   ): Promise<{ owner: string; utxos: FundingUtxo[]; unit: string } | null> {
     for (let round = 0; round < ROOT_FALLBACK_ROUNDS; round++) {
       // The first round skips the partitions just tried; later ones may find them refilled.
-      const donors = await this.donors(minSatoshis, round === 0 ? tried : []);
+      const donors = await this.donors(minSatoshis, round === 0 ? tried : [], round > 0);
       if (donors.length === 0) return null;
       const found = await this.fundingFrom(minSatoshis, false, donors);
       if (found) return found;
@@ -544,7 +544,7 @@ export class RecordWrites {
     const { pool } = this.deps.funding;
     const below = this.deps.funding.takeFromFree?.belowSatoshis;
     for (let round = 0; round < TOP_UP_ROUNDS; round++) {
-      const donors = await this.donors(minSatoshis, [to]);
+      const donors = await this.donors(minSatoshis, [to], round > 0);
       if (donors.length === 0) return null;
       // One that concurrent writers emptied meanwhile gives way to the next.
       for (const from of donors) {
@@ -569,15 +569,20 @@ export class RecordWrites {
    * free UTXOs, from a random one of them on (so that concurrent writers start on different
    * shards).
    */
-  private async donors(minSatoshis: number, except: readonly string[]): Promise<string[]> {
+  private async donors(minSatoshis: number, except: readonly string[], fresh: boolean): Promise<string[]> {
     const { pool } = this.deps.funding;
-    const free = await this.shardLevels();
-    const top = free
-      .map((f, i) => ({ ...f, unit: pool.partitions.unit(i) }))
-      .filter((f) => f.count > 0 && f.satoshis >= minSatoshis && !except.includes(f.unit))
-      .sort((a, b) => b.count - a.count)
-      .slice(0, FALLBACK_DONORS)
-      .map((f) => f.unit);
+    const pick = (free: readonly PoolCounters[]) =>
+      free
+        .map((f, i) => ({ ...f, unit: pool.partitions.unit(i) }))
+        .filter((f) => f.count > 0 && f.satoshis >= minSatoshis && !except.includes(f.unit))
+        .sort((a, b) => b.count - a.count)
+        .slice(0, FALLBACK_DONORS)
+        .map((f) => f.unit);
+    // A shared read may predate a deposit or a split made since, or the takes of concurrent
+    // writers: a round after the first reads afresh, and only a fresh read may say that no shard
+    // has a UTXO (the answer that becomes 503 FUNDING_EXHAUSTED).
+    let top = pick(await this.shardLevels(fresh));
+    if (top.length === 0 && !fresh) top = pick(await this.shardLevels(true));
     const start = Math.floor(Math.random() * top.length);
     return [...top.slice(start), ...top.slice(0, start)];
   }
@@ -588,10 +593,11 @@ export class RecordWrites {
    * answer: when the shards run dry, concurrent writes all reach the top-up, and each reading
    * every shard multiplied the commands per write. Advisory figures (which shard to take from);
    * a donor emptied meanwhile gives way to the next, as it would after a read of its own.
+   * `fresh`: a new read whatever the last one's age (which the next writes then share).
    */
-  private shardLevels(): Promise<PoolCounters[]> {
+  private shardLevels(fresh = false): Promise<PoolCounters[]> {
     const now = performance.now();
-    if (this.levels && now - this.levels.at < SHARD_LEVELS_FRESH_MS) return this.levels.value;
+    if (!fresh && this.levels && now - this.levels.at < SHARD_LEVELS_FRESH_MS) return this.levels.value;
     const entry = { at: now, value: this.deps.funding.pool.freeByShard() };
     this.levels = entry;
     entry.value.then(
