@@ -57,11 +57,16 @@
 #
 # Environment: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), WORKERS (2), MASTERS (3),
 # POOL_LOW_WATER (10000), POOL_TARGET (20000), LFU_LOG_FACTOR (10), AUTH_JWT_SECRET (random when
-# unset), SERVICE_LOG (a file to keep the service's log in), KEEP_TMP (a directory to copy the raw
+# unset), SERVICE_LOG (a file to keep the service's log in), KEEP_TMP (an absolute path to copy the raw
 # snapshots to: INFO deltas, OBJECT FREQ before and after), MEMORY_ACCOUNTING (set: print the
 # memory per record by key family, bench/memory-accounting.mjs; its snapshots are taken outside
 # the figures' snapshots).
 set -u
+# KEEP_TMP is a path: a relative one (KEEP_TMP=1) would copy hundreds of MB of AOF into the checkout.
+case "${KEEP_TMP:-}" in
+"" | /*) ;;
+*) echo "cluster-spread: KEEP_TMP must be an absolute path (got '$KEEP_TMP')" >&2; exit 2 ;;
+esac
 bench=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$bench/.." && pwd)
 seconds=${BENCH_SECONDS:-10}
