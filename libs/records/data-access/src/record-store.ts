@@ -6,6 +6,7 @@ import {
   Partitions,
   SINGLE_PARTITION_UNIT,
   fromScriptReply,
+  isClusterClient,
   keyTag,
   loadLuaCommands,
 } from '@proofline/shared-redis';
@@ -279,7 +280,7 @@ export class RecordStore {
   ) {
     this.partitions = new Partitions(prefix, options.partitions ?? 1, undefined, options.layouts);
     this.index = options.index ?? new PartitionIndex(redis, prefix);
-    this.isCluster = (redis as { isCluster?: boolean }).isCluster === true;
+    this.isCluster = isClusterClient(redis);
     // The accept scripts embed the funding pool's commit contract (local Lua functions).
     loadLuaCommands(redis, path.join(__dirname, 'lua'), { prelude: poolCommitLua() });
     this.cmd = redis as unknown as Commands;

@@ -436,3 +436,8 @@ export function startHeartbeat(redis: RedisClient, prefix: string, instanceId: s
 export async function liveWorkers(redis: RedisClient, prefix: string, now = Date.now()): Promise<number> {
   return redis.zcount(sharedKeys(prefix).workerHeartbeats, now - HEARTBEAT_FRESH_MS, '+inf');
 }
+
+/** Whether `redis` is a Redis Cluster client (ioredis' `Cluster` sets `isCluster`; wrappers keep it). */
+export function isClusterClient(redis: RedisClient): boolean {
+  return (redis as { readonly isCluster?: unknown }).isCluster === true;
+}

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { deleteByPrefix } from './connection';
+import { deleteByPrefix, isClusterClient } from './connection';
 import type { RedisClient } from './connection';
 import { sharedKeys } from './keys';
-import { isClusterClient, onePartitionPoolKey, resolvePartitions, withResolvedPartitions } from './partition-count';
+import { onePartitionPoolKey, resolvePartitions, withResolvedPartitions } from './partition-count';
 import { DEFAULT_PARTITIONS } from './partitions';
 import { testClient } from './testing/test-redis';
 

@@ -1,3 +1,4 @@
+import { isClusterClient } from './connection';
 import type { RedisClient } from './connection';
 import { keyTag } from './keys';
 import { DEFAULT_PARTITIONS, SINGLE_PARTITION_UNIT } from './partitions';
@@ -51,11 +52,6 @@ export async function resolvePartitions(
  */
 export function newDeploymentPartitions(redis: RedisClient): number {
   return isClusterClient(redis) ? DEFAULT_PARTITIONS : 1;
-}
-
-/** Whether `redis` is a Redis Cluster client (ioredis' `Cluster` sets `isCluster`; wrappers keep it). */
-export function isClusterClient(redis: RedisClient): boolean {
-  return (redis as { readonly isCluster?: unknown }).isCluster === true;
 }
 
 /**

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { isClusterClient } from './connection';
 import type { RedisClient } from './connection';
 
 /**
@@ -69,8 +70,8 @@ function shareWithOpenAutoPipelines(redis: RedisClient, name: string): void {
  * pipelining them.
  */
 function keepOutOfClusterAutoPipelines(redis: RedisClient, name: string): void {
-  const client = redis as unknown as { isCluster?: boolean; options: { autoPipeliningIgnoredCommands?: string[] } };
-  if (!client.isCluster) return;
+  if (!isClusterClient(redis)) return;
+  const client = redis as unknown as { options: { autoPipeliningIgnoredCommands?: string[] } };
   const ignored = client.options.autoPipeliningIgnoredCommands ?? [];
   // A new array: ioredis may share its default one between clients.
   if (!ignored.includes(name)) client.options.autoPipeliningIgnoredCommands = [...ignored, name];
