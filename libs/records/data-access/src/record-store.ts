@@ -66,7 +66,7 @@ export type RecordsKeys = ReturnType<typeof recordsKeys>;
 
 /** The records scripts' reply tables (mapped with `fromScriptReply` from shared-redis). */
 
-/** `accept-root-14.lua` and `accept-successor-16.lua`. */
+/** `accept-root-15.lua` and `accept-successor-17.lua`. */
 export const ACCEPT_REPLIES: { readonly [K in AcceptOutcome]: K } = {
   OK: 'OK',
   /** The txId is already stored (nothing changed). */
@@ -129,7 +129,7 @@ export interface SuccessorLink {
 }
 
 /**
- * What the accept scripts (`accept-root-14.lua`, `accept-successor-16.lua`) answer; see
+ * What the accept scripts (`accept-root-15.lua`, `accept-successor-17.lua`) answer; see
  * {@link ACCEPT_REPLIES} and the scripts' headers for what each means.
  */
 export type AcceptOutcome =
@@ -309,27 +309,38 @@ export class RecordStore {
   }
 
   /**
-   * Runs `accept` after the record's index entry is stored: in the same pipeline on one server
-   * (one round trip, Redis runs them in order), before it on a cluster (another slot, maybe
-   * another node). An index entry for a record that was then refused is harmless: reads find no
-   * record in that partition.
+   * Where a new record's txId index entry is written, as the accept script's index key, field and
+   * value (`''` field: the script writes none):
+   * - one partition: nowhere (no index is kept);
+   * - one Redis with several partitions: by the accept script itself, with the record and only
+   *   if it is accepted (a script there may touch any key): one command per write, and no entry
+   *   is ever left behind by a refusal;
+   * - a Redis Cluster: the bucket is in another slot (maybe on another node), so
+   *   {@link storeIndexFirst} stores the entry before the script runs (readers MUST find the
+   *   entry no later than the record) and {@link unindexRefused} drops it when the accept is
+   *   refused; the script gets its record key again as a placeholder it never writes.
    */
-  private async indexed<T>(txId: string, unit: string, accept: () => Promise<T>): Promise<T> {
-    if (this.partitions.single) return accept();
-    if (this.isCluster) {
-      await this.index.store(txId, unit);
-      return accept();
-    }
-    const [, reply] = await Promise.all([this.index.store(txId, unit), accept()]);
-    return reply;
+  private indexArgs(txId: string, unit: string, recordKey: string): [key: string, field: Buffer | '', value: string] {
+    if (this.partitions.single || this.isCluster) return [recordKey, '', ''];
+    const [key, field, value] = this.index.entry(txId, unit);
+    return [key, field, value];
+  }
+
+  /** On a Redis Cluster with several partitions: the index entry, stored before the accept script (see {@link indexArgs}). */
+  private async storeIndexFirst(txId: string, unit: string): Promise<void> {
+    if (!this.partitions.single && this.isCluster) await this.index.store(txId, unit);
   }
 
   /**
-   * A refused accept stored nothing: neither does the index keep its entry (best effort: a
-   * failure leaves an entry pointing at a partition without the record, which reads as absent).
+   * After an accept: an accepted record's partition is cached (the script or
+   * {@link storeIndexFirst} stored its entry); a refused record's entry stored first is dropped
+   * (best effort: a failure leaves an entry pointing at a partition without the record, which
+   * reads as absent). A refusal stored nothing else either.
    */
-  private async unindexRefused(txId: string, outcome: AcceptOutcome): Promise<AcceptOutcome> {
-    if (outcome !== 'OK' && !this.partitions.single) await this.index.forget(txId).catch(() => undefined);
+  private async afterAccept(txId: string, unit: string, outcome: AcceptOutcome): Promise<AcceptOutcome> {
+    if (this.partitions.single) return outcome;
+    if (outcome === 'OK') this.index.remember(txId, unit);
+    else if (this.isCluster) await this.index.forget(txId).catch(() => undefined);
     return outcome;
   }
 
@@ -393,24 +404,30 @@ export class RecordStore {
     // A root's chainId is its own txId and its position 0: not stored (see fieldsOf).
     const fields = this.fieldsOf(record, family);
     const keys = this.keysOf(pool.unit);
-    const reply = await this.indexed(record.txId, pool.unit, () =>
-      this.cmd.acceptRoot(
-        keys.record(record.txId),
-        keys.outbox,
-        keys.chain(record.txId),
-        ...pool.keys,
-        keys.tx(record.txId),
-        keys.ef(record.txId),
-        record.txId,
-        String(record.acceptedAt.getTime()),
-        record.kind === 'create' ? '1' : '0',
-        this.pendingShare(opts.maxPending),
-        ...pool.args,
-        asBuffer(record.rawTx),
-        ...efPlacement(record, fields),
-      ),
+    const recordKey = keys.record(record.txId);
+    const [indexKey, indexField, indexValue] = this.indexArgs(record.txId, pool.unit, recordKey);
+    const [efArg, ...recordFields] = efPlacement(record, fields);
+    await this.storeIndexFirst(record.txId, pool.unit);
+    const reply = await this.cmd.acceptRoot(
+      recordKey,
+      keys.outbox,
+      keys.chain(record.txId),
+      ...pool.keys,
+      keys.tx(record.txId),
+      keys.ef(record.txId),
+      indexKey,
+      record.txId,
+      String(record.acceptedAt.getTime()),
+      record.kind === 'create' ? '1' : '0',
+      this.pendingShare(opts.maxPending),
+      ...pool.args,
+      asBuffer(record.rawTx),
+      efArg,
+      indexField,
+      indexValue,
+      ...recordFields,
     );
-    return this.unindexRefused(record.txId, fromScriptReply('accept-root-14.lua', ACCEPT_REPLIES, reply));
+    return this.afterAccept(record.txId, pool.unit, fromScriptReply('accept-root-15.lua', ACCEPT_REPLIES, reply));
   }
 
   /**
@@ -419,7 +436,7 @@ export class RecordStore {
    * script). One script call, except when the chain's cached
    * confirmed position puts it at the unconfirmed cap: then the script answers `CHECK_DEPTH` with
    * the chain's last `maxUnconfirmed` txIds, the proof store is read ({@link confirmedPrefix})
-   * and the script is called again with the newest confirmed position (see accept-successor-16.lua).
+   * and the script is called again with the newest confirmed position (see accept-successor-17.lua).
    */
   async acceptSuccessor(
     record: NewRecord,
@@ -438,9 +455,11 @@ export class RecordStore {
       link.prevTxId,
     ]);
     const keys = this.keysOf(pool.unit);
+    const recordKey = keys.record(record.txId);
+    const [indexKey, indexField, indexValue] = this.indexArgs(record.txId, pool.unit, recordKey);
     const call = (minedPos: string) =>
       this.cmd.acceptSuccessor(
-        keys.record(record.txId),
+        recordKey,
         keys.outbox,
         keys.record(link.prevTxId),
         keys.chain(link.chainId),
@@ -448,6 +467,7 @@ export class RecordStore {
         keys.tx(record.txId),
         keys.record(link.chainId),
         keys.ef(record.txId),
+        indexKey,
         record.txId,
         String(record.acceptedAt.getTime()),
         link.chainId,
@@ -459,18 +479,21 @@ export class RecordStore {
         String(maxUnconfirmed),
         efArg,
         minedPos,
+        indexField,
+        indexValue,
         ...fields,
       );
-    let reply = await this.indexed(record.txId, pool.unit, () => call(''));
+    await this.storeIndexFirst(record.txId, pool.unit);
+    let reply = await call('');
     if (Array.isArray(reply) && reply[0] === 'CHECK_DEPTH' && confirmedIndex !== undefined) {
       const floor = Number(reply[1]);
       const window = (reply.slice(2) as unknown[]).map((txId) => String(txId));
       const confirmed = await confirmedPrefix(this.redis, confirmedIndex, window);
       // None of the last maxUnconfirmed versions is confirmed: what the second call would answer.
-      if (confirmed === 0) return 'CHAIN_DEPTH';
+      if (confirmed === 0) return this.afterAccept(record.txId, pool.unit, 'CHAIN_DEPTH');
       reply = await call(String(floor + confirmed));
     }
-    return this.unindexRefused(record.txId, fromScriptReply('accept-successor-16.lua', ACCEPT_REPLIES, reply));
+    return this.afterAccept(record.txId, pool.unit, fromScriptReply('accept-successor-17.lua', ACCEPT_REPLIES, reply));
   }
 
   /** Metadata of a record (no bytes), or null. One round trip. */

@@ -579,6 +579,34 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       expect((await pool.status()).unsettledTransactions).toBe(11);
     });
 
+    it('the txId index holds an entry for each accepted record and none for a refused one', async () => {
+      const { p, pool, writes, store: st } = partitioned(4);
+      await fundPool(pool, 40, 1000);
+      const created = await writes.createLinked(caller, body('v1'));
+      const root = await writes.writeIndependent(caller, body('r1'));
+      // Eight racing updates of one record: one is accepted, seven are refused NOT_END by the
+      // script (after their index entry was stored first, on a cluster).
+      const race = await Promise.allSettled(
+        [1, 2, 3, 4, 5, 6, 7, 8].map((i) =>
+          writes.updateLinked(caller, created.txId, { ...body(`u${i}`), updateToken: created.updateToken }),
+        ),
+      );
+      const won = race.filter((r) => r.status === 'fulfilled');
+      expect(won).toHaveLength(1);
+      await expect(
+        writes.updateLinked(caller, created.txId, { ...body('bad'), updateToken: 'not-the-token' }),
+      ).rejects.toMatchObject({ errorCode: expect.any(String) });
+      const accepted = [created.txId, root.txId, (won[0] as PromiseFulfilledResult<{ txId: string }>).value.txId];
+      // The index (every bucket's sub-buckets) holds exactly the three accepted records...
+      const indexKeys = await keysMatching(redis, `${p}:{*}:pix:*`);
+      const entries = (await Promise.all(indexKeys.map((key) => redis.hlen(key)))).reduce((a, b) => a + b, 0);
+      expect(entries).toBe(3);
+      // ...and another process, with nothing cached, finds each one's partition through it.
+      const other = new RecordStore(redis, p, { partitions: 4 });
+      expect(await other.partitionsOf(accepted)).toEqual(await st.partitionsOf(accepted));
+      expect((await other.partitionsOf(accepted)).every((unit) => unit !== null)).toBe(true);
+    });
+
     it('a chain whose shard ran dry is funded from the others; only a pool with nothing left answers 503', async () => {
       const { pool, writes, store: st } = partitioned(4);
       await fundPool(pool, 4, 1000);

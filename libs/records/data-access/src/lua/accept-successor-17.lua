@@ -5,8 +5,9 @@
   chain's index list, adds it to the publication outbox and commits its funding in the wallet's
   pool (leased or free inputs -> spent by txId, change -> pending), all atomically. Of concurrent
   successors of one record exactly one gets 'OK'. The pool's commit contract (`pool_check`,
-  `pool_apply`) is the prelude of this script (chain-wallet `poolCommitLua()`). Every key is under
-  the `rec` tag (`<prefix>:{rec}:…`), one slot on a Redis Cluster.
+  `pool_apply`) is the prelude of this script (chain-wallet `poolCommitLua()`). Every key is in the
+  chain's partition (`<prefix>:{<unit>}:…`), one slot on a Redis Cluster, except KEYS[17] on one
+  Redis with several partitions (the txId index bucket, as in accept-root-15.lua).
 
   KEYS[1] new record hash       (records:rec:<txId>)
   KEYS[2] outbox zset           (records:outbox)
@@ -16,6 +17,8 @@
   KEYS[14] raw transaction      (records:tx:<txId>; STRING, binary, beside the hash as in accept-root)
   KEYS[15] the chain's create record hash (records:rec:<chainId>; holds `minedPos`, see below)
   KEYS[16] EF extension         (records:ef:<txId>; STRING, binary; written only when ARGV[16] is not empty)
+  KEYS[17] the txId index bucket written with the record (one Redis, several partitions), else
+           KEYS[1] again (never written: ARGV[18] is ''); as in accept-root-15.lua
 
   ARGV[1] txId of the new record
   ARGV[2] outbox score (acceptance time, ms)
@@ -29,7 +32,9 @@
   ARGV[16] what Extended Format adds to the raw transaction (per input: satoshis and script spent), or ''
   ARGV[17] the newest confirmed position the caller found among the last ARGV[15] positions after
            a 'CHECK_DEPTH' answer (-1 for none), or '' on a first call
-  ARGV[18..] field, value pairs of the new record (position is set here)
+  ARGV[18] the record's txId index field, or '' when this script writes no index entry
+  ARGV[19] the index value (the partition's encoded unit)
+  ARGV[20..] field, value pairs of the new record (position is set here)
 
   Returns 'OK' or one of: 'TX_NOT_FOUND' (no previous record), 'WRONG_FAMILY' (previous is not
   linked), 'TOKEN_INVALID', 'FORBIDDEN' (no token, other tenant), 'NOT_END' (previous is a
@@ -118,7 +123,7 @@ if refused then
   return refused
 end
 local fields = {}
-for i = 18, #ARGV do
+for i = 20, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
 fields[#fields + 1] = 'position'
@@ -135,4 +140,7 @@ end
 redis.call('RPUSH', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 pool_apply(KEYS, 5, ARGV, 7)
+if ARGV[18] ~= '' then
+  redis.call('HSET', KEYS[17], ARGV[18], ARGV[19])
+end
 return 'OK'

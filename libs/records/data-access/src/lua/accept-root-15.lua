@@ -5,8 +5,9 @@
   bytes would turn the record's compact listpack hash into a hashtable at ~3x the memory), adds it to the publication outbox and commits its
   funding in the wallet's pool (leased or free inputs -> spent by txId, change -> pending), atomically.
   The pool's commit contract (`pool_check`, `pool_apply`) is the prelude of this script
-  (chain-wallet `poolCommitLua()`, from wallet-commit-9.lua). Every key is under the `rec` tag
-  (`<prefix>:{rec}:…`), one slot on a Redis Cluster.
+  (chain-wallet `poolCommitLua()`, from wallet-commit-9.lua). Every key is in the record's
+  partition (`<prefix>:{<unit>}:…`), one slot on a Redis Cluster, except KEYS[15] on one Redis
+  with several partitions: the txId index bucket, written here with the record.
 
   KEYS[1] record hash      (records:rec:<txId>)
   KEYS[2] outbox zset      (records:outbox)
@@ -14,6 +15,8 @@
   KEYS[4..12] the pool's commit keys (FundingPool.commitKeys(txId))
   KEYS[13] raw transaction   (records:tx:<txId>; STRING, binary)
   KEYS[14] EF extension      (records:ef:<txId>; STRING, binary; written only when ARGV[13] is not empty)
+  KEYS[15] the txId index bucket written with the record (one Redis, several partitions: any key
+           goes into a script there), else KEYS[1] again (never written: ARGV[14] is '')
 
   ARGV[1] txId
   ARGV[2] outbox score (acceptance time, ms)
@@ -22,7 +25,11 @@
   ARGV[5..11] the pool's commit args (FundingPool.commitArgs(...))
   ARGV[12] the raw transaction (bytes)
   ARGV[13] what Extended Format adds to it (per input: satoshis and script spent), or ''
-  ARGV[14..] field, value pairs of the record hash
+  ARGV[14] the record's txId index field, or '' when this script writes no index entry (one
+           partition keeps no index; on a Redis Cluster the bucket is in another slot, written
+           by the caller before this script)
+  ARGV[15] the index value (the partition's encoded unit)
+  ARGV[16..] field, value pairs of the record hash
 
   Returns 'OK', 'EXISTS' when a record (or a pool commit) with this txId is already stored,
   'BACKPRESSURE' when the outbox is full (publication lags too far behind), 'LEASE_LOST' when
@@ -42,7 +49,7 @@ if refused then
   return refused
 end
 local fields = {}
-for i = 14, #ARGV do
+for i = 16, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
 redis.call('HSET', KEYS[1], unpack(fields))
@@ -55,4 +62,7 @@ if ARGV[3] == '1' then
 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 pool_apply(KEYS, 4, ARGV, 5)
+if ARGV[14] ~= '' then
+  redis.call('HSET', KEYS[15], ARGV[14], ARGV[15])
+end
 return 'OK'
