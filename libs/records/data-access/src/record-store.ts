@@ -231,6 +231,7 @@ interface Commands {
    * byte length) or '0', then the field names.
    */
   metaMany(numKeys: number, ...keysThenArgv: string[]): Promise<(string | number | null)[]>;
+  defer(numKeys: number, ...keysThenArgv: string[]): Promise<number>;
   /** `bytes-many-n.lua`: the number of keys first, then the record keys. */
   bytesManyBuffer(numKeys: number, ...keys: string[]): Promise<(Buffer | null)[]>;
 }
@@ -901,11 +902,20 @@ export class RecordStore {
   async deferSweep(txIds: readonly string[], until: Date): Promise<void> {
     if (txIds.length === 0) return;
     const score = String(until.getTime());
-    // One ZADD per partition's outbox (the keys of one partition: the same outbox).
-    await this.byPartition<number>(txIds, 0, async (keys, ids) => {
-      await this.redis.zadd(keys[0]!.outbox, 'XX', ...ids.flatMap((txId) => [score, txId]));
-      return ids.map(() => 0);
-    });
+    // One ZADD when every txId is in one outbox (one partition, or one slot on a cluster); on one
+    // Redis, one defer-n.lua call for several partitions' outboxes.
+    await this.byPartition<number>(
+      txIds,
+      0,
+      async (keys, ids) => {
+        const outbox = keys[0]!.outbox;
+        if (keys.every((k) => k.outbox === outbox))
+          await this.redis.zadd(outbox, 'XX', ...ids.flatMap((txId) => [score, txId]));
+        else await this.cmd.defer(ids.length, ...keys.map((k) => k.outbox), score, ...ids);
+        return ids.map(() => 0);
+      },
+      true,
+    );
   }
 
   /** Records waiting for publication: the outboxes summed (one ZCARD per partition; metrics, not writes). */

@@ -607,6 +607,21 @@ describe('records writes funded from the wallet pool (real Redis)', () => {
       expect((await other.partitionsOf(accepted)).every((unit) => unit !== null)).toBe(true);
     });
 
+    it("deferring a batch's outbox entries moves them in every partition, and only entries still there", async () => {
+      const { p, pool, writes, store: st } = partitioned(4);
+      await fundPool(pool, 40, 1000);
+      const roots = await Promise.all([1, 2, 3, 4, 5, 6].map((i) => writes.writeIndependent(caller, body(`d${i}`))));
+      const ids = roots.map((r) => r.txId);
+      const units = (await st.partitionsOf(ids)) as string[];
+      expect(new Set(units).size).toBe(4);
+      // The first one was settled meanwhile (out of its outbox).
+      await redis.zrem(recordsKeys(p, units[0] as string).outbox, ids[0] as string);
+      const until = new Date(clock.now().getTime() + 60_000);
+      await st.deferSweep([...ids, 'ef'.repeat(32)], until);
+      const scores = await Promise.all(ids.map((id, i) => redis.zscore(recordsKeys(p, units[i] as string).outbox, id)));
+      expect(scores).toEqual([null, ...ids.slice(1).map(() => String(until.getTime()))]);
+    });
+
     it('a chain whose shard ran dry is funded from the others; only a pool with nothing left answers 503', async () => {
       const { pool, writes, store: st } = partitioned(4);
       await fundPool(pool, 4, 1000);

@@ -1,4 +1,7 @@
+import path from 'node:path';
+import { isClusterClient } from './connection';
 import type { RedisClient } from './connection';
+import { loadLuaCommands } from './scripts';
 import { keyTag } from './keys';
 import { MAX_PARTITIONS, txIndexUnit } from './partitions';
 
@@ -71,12 +74,16 @@ export function decodeIndexUnit(value: string): string {
  */
 export class PartitionIndex {
   private readonly cache = new Map<string, string>();
+  /** On one Redis, a lookup's keys go into one `hget-many-n.lua` call (null: one HMGET per key). */
+  private readonly many: HGetMany | null;
 
   constructor(
     private readonly redis: RedisClient,
     readonly prefix: string,
     private readonly cacheSize = 200_000,
-  ) {}
+  ) {
+    this.many = isClusterClient(redis) ? null : hgetManyOf(redis);
+  }
 
   /** The index key of `txId` (for a writer that sends its HSET in its own pipeline). */
   key(txId: string): string {
@@ -151,6 +158,12 @@ export class PartitionIndex {
     fieldOf: (txId: string) => string | Buffer,
     decode: (value: string) => string,
   ): Promise<void> {
+    if (this.many && positions.length > 1) {
+      const ids = positions.map((i) => txIds[i] as string);
+      const values = await this.many(ids.length, ...ids.map(keyOf), ...ids.map(fieldOf));
+      positions.forEach((p, j) => this.found(ids[j] as string, values[j], p, out, decode));
+      return;
+    }
     const byKey = new Map<string, number[]>();
     for (const i of positions) {
       const key = keyOf(txIds[i] as string);
@@ -162,14 +175,30 @@ export class PartitionIndex {
       [...byKey].map(async ([key, group]) => {
         const ids = group.map((i) => txIds[i] as string);
         const values = await this.redis.hmget(key, ...ids.map(fieldOf));
-        group.forEach((p, j) => {
-          const value = values[j];
-          if (value === null || value === undefined) return;
-          const unit = decode(value);
-          out[p] = unit;
-          this.remember(ids[j] as string, unit);
-        });
+        group.forEach((p, j) => this.found(ids[j] as string, values[j], p, out, decode));
       }),
     );
   }
+
+  private found(
+    txId: string,
+    value: string | null | undefined,
+    position: number,
+    out: (string | null)[],
+    decode: (value: string) => string,
+  ): void {
+    if (value === null || value === undefined) return;
+    const unit = decode(value);
+    out[position] = unit;
+    this.remember(txId, unit);
+  }
+}
+
+type HGetMany = (numKeys: number, ...keysThenFields: (string | Buffer)[]) => Promise<(string | null)[]>;
+
+/** `hget-many-n.lua` as a command of `redis` (defined once per client). */
+function hgetManyOf(redis: RedisClient): HGetMany {
+  loadLuaCommands(redis, path.join(__dirname, 'lua'));
+  const client = redis as unknown as { hgetMany: HGetMany };
+  return (...args) => client.hgetMany(...args);
 }

@@ -18,8 +18,9 @@ import {
   txIndexUnit,
   unitInRange,
 } from './partitions';
+import { isClusterClient } from './connection';
 import { slotOf } from './keys';
-import { testScope } from './testing/test-redis';
+import { testClient, testScope } from './testing/test-redis';
 
 /** The master owning `slot` when `masters` equal masters split the slots as `redis-cli --cluster create` does. */
 function masterOf(slot: number, masters: number): number {
@@ -111,28 +112,37 @@ describe('PartitionIndex', () => {
     expect(await redis.hget(txIndexKey(prefix, first), txIndexField(first))).toBe('0');
     expect(await redis.hget(txIndexKey(prefix, ids[1] as string), txIndexField(ids[1] as string))).toBe('1');
 
-    const reader = new PartitionIndex(redis, prefix);
+    // A reader on a client of its own without auto-pipelining (an auto-pipeline copies a client's
+    // script commands, so it would call the spies below again), and the commands it sends: an
+    // HMGET by its key, a hget-many-n.lua call by its key count.
+    const own = testClient({ enableAutoPipelining: false });
+    const reader = new PartitionIndex(own, prefix);
     const unknown = randomBytes(32).toString('hex');
     const calls: string[] = [];
-    const hmget = redis.hmget.bind(redis);
-    (redis as unknown as { hmget: (...a: string[]) => unknown }).hmget = (key: string, ...fields: string[]) => {
-      calls.push(key);
-      return hmget(key, ...fields);
-    };
+    const client = own as unknown as Record<'hmget' | 'hgetMany', (...a: unknown[]) => unknown>;
+    const { hmget, hgetMany } = client;
+    client.hmget = (...a: unknown[]) => (calls.push(String(a[0])), hmget.apply(own, a));
+    if (hgetMany) client.hgetMany = (...a: unknown[]) => (calls.push(`many:${String(a[0])}`), hgetMany.apply(own, a));
     try {
       expect(await reader.lookup([...ids, unknown])).toEqual([...ids.map((_, i) => `r${i % 4}.0`), null]);
-      // One HMGET per index key, then the miss in the form from before sub-buckets.
-      expect(calls.length).toBe(new Set([...ids, unknown].map((id) => txIndexKey(prefix, id))).size + 1);
-      expect(calls.at(-1)).toBe(legacyTxIndexKey(prefix, unknown));
+      // On a cluster one HMGET per index key (their slots differ), on one Redis one script call
+      // for all 41; then the miss in the form from before sub-buckets.
+      const keys = new Set([...ids, unknown].map((id) => txIndexKey(prefix, id))).size;
+      expect(calls).toEqual([
+        ...(isClusterClient(redis) ? Array.from({ length: keys }, () => expect.any(String)) : ['many:41']),
+        legacyTxIndexKey(prefix, unknown),
+      ]);
       calls.length = 0;
       // Found entries are cached; a miss is asked again (the record may be written later).
       expect(await reader.lookup([first, unknown])).toEqual(['r0.0', null]);
       expect(calls).toEqual([txIndexKey(prefix, unknown), legacyTxIndexKey(prefix, unknown)]);
     } finally {
-      (redis as unknown as { hmget: typeof hmget }).hmget = hmget;
+      client.hmget = hmget;
+      if (hgetMany) client.hgetMany = hgetMany;
     }
     await writer.store(unknown, 'r9.1');
     expect(await reader.lookupOne(unknown)).toBe('r9.1');
+    await own.quit();
   });
 
   it('encodes partition units as integers, independent of the partition count, and other units as they are', () => {
