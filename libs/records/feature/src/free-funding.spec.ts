@@ -6,7 +6,7 @@
 import { FundingPool } from '@proofline/chain-wallet';
 import { fundPool } from '@proofline/records-testing';
 import { testRedis, uniquePrefix } from '@proofline/shared-testing';
-import { FreeFunding } from './record-writes';
+import { FreeFunding, sampleSizeFor } from './record-writes';
 
 describe('FreeFunding (real Redis)', () => {
   const prefix = uniquePrefix('freefunding');
@@ -34,6 +34,36 @@ describe('FreeFunding (real Redis)', () => {
     expect(samples).toBe(2);
     // nothing was reserved
     expect((await pool.status()).leased.count).toBe(0);
+  });
+
+  it('drops candidates older than maxAgeMs unused: the next take samples again', async () => {
+    const pool = newPool();
+    await fundPool(pool, 6, 1000);
+    const counts: number[] = [];
+    const counting = Object.assign(Object.create(pool) as FundingPool, {
+      sampleFree: (r: Parameters<FundingPool['sampleFree']>[0]) => (counts.push(r.count), pool.sampleFree(r)),
+    });
+    const free = new FreeFunding(counting, { sample: 4, maxAgeMs: 50 });
+    expect(await free.take(500)).not.toBeNull();
+    expect(await free.take(500)).not.toBeNull();
+    expect(counts).toEqual([4]);
+    await new Promise((r) => setTimeout(r, 80));
+    // Two candidates were left, but older than 50 ms: a fresh sample instead.
+    expect(await free.take(500)).not.toBeNull();
+    expect(counts).toEqual([4, 4]);
+  });
+
+  it("samples fewer UTXOs a round trip the more partitions share the process's writes", async () => {
+    expect([1, 2, 8, 16, 64, 256].map(sampleSizeFor)).toEqual([64, 64, 64, 32, 8, 8]);
+    const pool = new FundingPool(redis, { prefix: `${prefix}:${++n}`, address: 'test', partitions: 64 });
+    const unit = pool.partitions.unit(5);
+    await fundPool(pool, 128, 1000);
+    const counts: number[] = [];
+    const counting = Object.assign(Object.create(pool) as FundingPool, {
+      sampleFree: (r: Parameters<FundingPool['sampleFree']>[0]) => (counts.push(r.count), pool.sampleFree(r)),
+    });
+    expect(await new FreeFunding(counting, {}, unit).take(500)).not.toBeNull();
+    expect(counts).toEqual([8]);
   });
 
   it('answers null when nothing qualifies, and does not sample again at once', async () => {

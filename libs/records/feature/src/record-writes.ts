@@ -723,14 +723,39 @@ function acceptRefusal(
 
 /** How a process takes write funding straight from the pool's free set (see {@link FreeFunding}). */
 export interface TakeFromFree {
-  /** UTXOs sampled per round trip (default 64). */
+  /**
+   * UTXOs sampled per round trip, for one partition's stock. Default {@link sampleSizeFor} the
+   * partition count: 64 with one partition, fewer with many (each stock serves only its
+   * partition's share of the process's writes, so a large one would go stale).
+   */
   readonly sample?: number;
+  /** Candidates sampled longer ago than this are dropped unused (default {@link STOCK_MAX_AGE_MS}). */
+  readonly maxAgeMs?: number;
   /** Only UTXOs worth less than this are sampled: the denomination, not the splitter's reservoir. */
   readonly belowSatoshis?: number;
 }
 
 /** After a sample found nothing, writes go straight to the reservation path for this long. */
 const EMPTY_BACKOFF_MS = 250;
+
+/**
+ * How long sampled candidates stay worth trying. Another process writing to the same shard takes
+ * UTXOs from it all the time, so a candidate's chance of a `TAKEN` (a rebuild: building and
+ * signing the transaction again) grows with its age: with 64 partitions a process's stock of one
+ * shard used to last many seconds at a low write rate, and over half of the writes of a
+ * `bench:cpu` run at 8 connections were rebuilt.
+ */
+export const STOCK_MAX_AGE_MS = 1000;
+
+/**
+ * The default sample of one partition's stock: a process's roots go round robin over the
+ * partitions, so a stock serves one write in `partitions`; 512 / partitions keeps a stock's life
+ * about the same in writes (8 at 64 partitions, 64 from 8 partitions down), at the cost of one
+ * sample command per 8 writes at most.
+ */
+export function sampleSizeFor(partitions: number): number {
+  return Math.min(64, Math.max(8, Math.ceil(512 / Math.max(1, partitions))));
+}
 
 /**
  * Candidate funding UTXOs of one process, sampled from one shard of the pool's free set without reserving
@@ -745,9 +770,12 @@ const EMPTY_BACKOFF_MS = 250;
  */
 export class FreeFunding {
   private stock: FundingUtxo[] = [];
+  /** When the stock was sampled (ms, `Date.now()`). */
+  private sampledAt = 0;
   private refill: Promise<void> | null = null;
   private emptyUntil = 0;
   private readonly size: number;
+  private readonly maxAgeMs: number;
 
   constructor(
     private readonly pool: FundingPool,
@@ -755,8 +783,9 @@ export class FreeFunding {
     /** The pool shard (records partition unit) sampled; default the pool's first. */
     private readonly partition?: string,
   ) {
-    this.size = options.sample ?? 64;
+    this.size = options.sample ?? sampleSizeFor(pool.partitions.count);
     if (!Number.isSafeInteger(this.size) || this.size < 1) throw new RangeError('sample must be a positive integer');
+    this.maxAgeMs = options.maxAgeMs ?? STOCK_MAX_AGE_MS;
   }
 
   /** A candidate worth at least `minSatoshis`, or null (then reserve). Never the same one twice. */
@@ -772,6 +801,7 @@ export class FreeFunding {
   }
 
   private pop(minSatoshis: number): FundingUtxo | null {
+    if (this.stock.length > 0 && Date.now() - this.sampledAt > this.maxAgeMs) this.stock = [];
     // A candidate too small for this write is dropped from the stock, not from the pool.
     for (let u = this.stock.pop(); u; u = this.stock.pop()) if (u.satoshis >= minSatoshis) return u;
     return null;
@@ -788,6 +818,7 @@ export class FreeFunding {
       ...(this.options.belowSatoshis === undefined ? {} : { belowSatoshis: this.options.belowSatoshis }),
     });
     if (sample.length === 0) this.emptyUntil = Date.now() + EMPTY_BACKOFF_MS;
+    this.sampledAt = Date.now();
     this.stock.push(...sample);
   }
 }
