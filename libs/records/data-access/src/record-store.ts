@@ -231,6 +231,7 @@ interface Commands {
    * byte length) or '0', then the field names.
    */
   metaMany(numKeys: number, ...keysThenArgv: string[]): Promise<(string | number | null)[]>;
+  /** `defer-n.lua`: the number of keys (one outbox per txId), the outboxes, the score, then the txIds. */
   defer(numKeys: number, ...keysThenArgv: string[]): Promise<number>;
   /** `bytes-many-n.lua`: the number of keys first, then the record keys. */
   bytesManyBuffer(numKeys: number, ...keys: string[]): Promise<(Buffer | null)[]>;
