@@ -319,7 +319,7 @@ export class RecordStore {
    *   is ever left behind by a refusal;
    * - a Redis Cluster: the bucket is in another slot (maybe on another node), so
    *   {@link storeIndexFirst} stores the entry before the script runs (readers MUST find the
-   *   entry no later than the record) and {@link unindexRefused} drops it when the accept is
+   *   entry no later than the record) and {@link afterAccept} drops it when the accept is
    *   refused; the script gets its record key again as a placeholder it never writes.
    */
   private indexArgs(txId: string, unit: string, recordKey: string): [key: string, field: Buffer | '', value: string] {
