@@ -11,23 +11,29 @@
   Returns the number of outboxes written.
 ]]
 local score = ARGV[1]
-local byKey = {}
-local order = {}
+-- Grouped by outbox: each key's members gather at the position of its first occurrence.
+local first = {}
+local members = {}
 for i = 1, #KEYS do
-  local args = byKey[KEYS[i]]
-  if not args then
-    args = {}
-    byKey[KEYS[i]] = args
-    order[#order + 1] = KEYS[i]
+  local at = first[KEYS[i]]
+  if not at then
+    at = i
+    first[KEYS[i]] = i
+    members[i] = {}
   end
+  local args = members[at]
   args[#args + 1] = score
   args[#args + 1] = ARGV[i + 1]
 end
-for _, key in ipairs(order) do
-  local args = byKey[key]
-  -- unpack is bounded by Lua's stack (LUAI_MAXCSTACK 8000): at most 3,000 members a call.
-  for from = 1, #args, 6000 do
-    redis.call('ZADD', key, 'XX', unpack(args, from, math.min(from + 5999, #args)))
+local written = 0
+for i = 1, #KEYS do
+  local args = members[i]
+  if args then
+    written = written + 1
+    -- unpack is bounded by Lua's stack (LUAI_MAXCSTACK 8000): at most 3,000 members a call.
+    for from = 1, #args, 6000 do
+      redis.call('ZADD', KEYS[i], 'XX', unpack(args, from, math.min(from + 5999, #args)))
+    end
   end
 end
-return #order
+return written
