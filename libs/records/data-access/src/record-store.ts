@@ -274,6 +274,8 @@ export class RecordStore {
   private readonly keySets = new Map<string, RecordsKeys>();
   private readonly cmd: Commands;
   private readonly isCluster: boolean;
+  /** Where a new record's txId index entry is written (fixed per process; see {@link indexArgs}). */
+  private readonly indexWrite: 'none' | 'in-script' | 'first';
 
   constructor(
     private readonly redis: RedisClient,
@@ -283,6 +285,7 @@ export class RecordStore {
     this.partitions = new Partitions(prefix, options.partitions ?? 1, undefined, options.layouts);
     this.index = options.index ?? new PartitionIndex(redis, prefix);
     this.isCluster = isClusterClient(redis);
+    this.indexWrite = this.partitions.single ? 'none' : this.isCluster ? 'first' : 'in-script';
     // The accept scripts embed the funding pool's commit contract (local Lua functions).
     loadLuaCommands(redis, path.join(__dirname, 'lua'), { prelude: poolCommitLua() });
     this.cmd = redis as unknown as Commands;
@@ -323,14 +326,14 @@ export class RecordStore {
    *   refused; the script gets its record key again as a placeholder it never writes.
    */
   private indexArgs(txId: string, unit: string, recordKey: string): [key: string, field: Buffer | '', value: string] {
-    if (this.partitions.single || this.isCluster) return [recordKey, '', ''];
+    if (this.indexWrite !== 'in-script') return [recordKey, '', ''];
     const [key, field, value] = this.index.entry(txId, unit);
     return [key, field, value];
   }
 
   /** On a Redis Cluster with several partitions: the index entry, stored before the accept script (see {@link indexArgs}). */
   private async storeIndexFirst(txId: string, unit: string): Promise<void> {
-    if (!this.partitions.single && this.isCluster) await this.index.store(txId, unit);
+    if (this.indexWrite === 'first') await this.index.store(txId, unit);
   }
 
   /**
@@ -340,9 +343,9 @@ export class RecordStore {
    * reads as absent). A refusal stored nothing else either.
    */
   private async afterAccept(txId: string, unit: string, outcome: AcceptOutcome): Promise<AcceptOutcome> {
-    if (this.partitions.single) return outcome;
+    if (this.indexWrite === 'none') return outcome;
     if (outcome === 'OK') this.index.remember(txId, unit);
-    else if (this.isCluster) await this.index.forget(txId).catch(() => undefined);
+    else if (this.indexWrite === 'first') await this.index.forget(txId).catch(() => undefined);
     return outcome;
   }
 
