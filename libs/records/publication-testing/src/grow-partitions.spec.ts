@@ -205,8 +205,11 @@ describe('growing the partition count online: 8 → 16 under load, nothing lost 
     // The new ones know every live partition at once, the old ones within a refresh; roots of
     // each go to its own layout only.
     for (const p of [c, d]) expect(new Set(p.store.partitions.units)).toEqual(new Set(allUnits));
-    await eventually(async () => a.pool.partitions.units.length === allUnits.length, 5000, 50);
-    expect(new Set(b.store.partitions.units)).toEqual(new Set(allUnits));
+    // Each old process refreshes on its own timer: wait for both, not for one then assert the other.
+    for (const p of [a, b]) {
+      await eventually(async () => p.pool.partitions.units.length === allUnits.length, 5000, 50);
+      expect(new Set(p.store.partitions.units)).toEqual(new Set(allUnits));
+    }
     expect(c.store.partitions.own).toEqual(units(NEW));
     // The upkeep's rebalance (as the wallet-upkeep role runs it) funds the new shards from the old.
     expect(await rebalance(c.pool, DENOMINATION)).toBeGreaterThan(0);
