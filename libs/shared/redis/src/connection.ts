@@ -1,6 +1,7 @@
 import { Cluster, Redis } from 'ioredis';
 import type { ClusterOptions, Command, RedisOptions } from 'ioredis';
 import { sharedKeys } from './keys';
+import { waitOutMigrationsInPipelines } from './pipeline-ask';
 import { resolveRedis } from './topology';
 import type { ClusterDeployment, RedisDeployment, RedisTarget } from './topology';
 
@@ -41,6 +42,7 @@ export function createRedis(url: string, options: RedisOptions = {}): Redis {
 export function connectRedis(deployment: RedisDeployment, options: RedisOptions = {}): RedisClient {
   const merged: RedisOptions = { lazyConnect: false, enableAutoPipelining: true, ...options };
   if (deployment.kind === 'standalone') return new Redis(deployment.url, merged);
+  waitOutMigrationsInPipelines();
   const cluster = new Cluster(
     deployment.startupNodes.map((n) => ({ host: n.host, port: n.port })),
     clusterOptions(deployment, merged),
