@@ -42,6 +42,10 @@ export function waitOutMigrationsInPipelines(): void {
   installed = true;
   const proto = Pipeline.prototype as unknown as PipelineInternals;
   const fillResult = proto.fillResult;
+  // Internals of the pinned ioredis (package.json); an upgrade that renames them fails here, at
+  // the first cluster client, and pipeline-ask.spec.ts fails if their meaning changes.
+  if (typeof fillResult !== 'function' || fillResult.length !== 2)
+    throw new Error('ioredis Pipeline.fillResult(value, position) not found: see pipeline-ask.ts');
   proto.fillResult = function (this: PipelineInternals, value, position) {
     if (this.isCluster && this.replyPending === 1) askAmongAnswersIsTryAgain(this, value, position);
     fillResult.call(this, value, position);
