@@ -120,6 +120,33 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     expect(chain.accepted.get(txId)).toBe(1);
   });
 
+  it('a batch job that fails for good hands its unpublished records to the sweeper at once, not SWEEP_DEFER_MS later', async () => {
+    const chain = new InMemoryChain();
+    const lost: PublishQueue = { enqueue: async () => undefined };
+    const { txId } = await service(chain, lost).writeIndependent(tenant, { body: Buffer.from('x'), encode: undefined });
+    // As when its batch job was added: the sweeper leaves the record to the job for a minute.
+    await store.deferSweep([txId], new Date(clock.now().getTime() + SWEEP_DEFER_MS));
+    start({ submit: () => Promise.reject(new Error('ARC unreachable')) });
+    await queue.queue.add(
+      'publish',
+      { txIds: [txId] },
+      { jobId: `batch-${txId}`, attempts: 1, removeOnComplete: true, removeOnFail: true },
+    );
+    await drained();
+    // Its one attempt failed: the record is due for the sweeper now, and swept once it is old enough.
+    await eventually(
+      async () => Number(await redis.zscore(recordsKeys(prefix).outbox, txId)) <= clock.now().getTime(),
+      5000,
+    );
+    expect(await store.state(txId)).toBe('pending');
+    for (const p of running.splice(0)) await p.close();
+    const publisher = start(chain);
+    clock.advance(6000);
+    expect(await publisher.sweep()).toBe(1);
+    await eventually(async () => (await store.state(txId)) === 'published', 10_000);
+    expect(await store.outboxSize()).toBe(0);
+  });
+
   it('an update waits for the record it spends; a permanent rejection is recorded and not retried', async () => {
     const chain = new InMemoryChain();
     const svc = service(chain);

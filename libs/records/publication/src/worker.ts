@@ -74,6 +74,30 @@ export async function publishBatch(
   return counts;
 }
 
+/**
+ * A batch or follow job that failed for good (its attempts spent, or stalled past BullMQ's limit
+ * in a worker too slow to renew its lock): its records still unpublished are made due for the
+ * outbox sweeper now (`waitFor`), which re-enqueues them `sweepAfterMs` later. Their sweep was
+ * deferred by SWEEP_DEFER_MS (60 s) when the job was added, and nothing else carries them. A
+ * record settled meanwhile has left the outbox and stays out. Single jobs (`{ txId }`, the
+ * sweeper's) were never deferred: the sweeper finds them anyway.
+ */
+function handOverFailedBatch(
+  job: Pick<Job, 'data' | 'finishedOn' | 'id'>,
+  waitFor: (txIds: readonly string[]) => Promise<void>,
+  logger: Logger,
+): void {
+  if (job.finishedOn === undefined) return; // BullMQ retries it
+  const parsed = RecordsPublishJob.safeParse(job.data);
+  if (!parsed.success || !('txIds' in parsed.data)) return;
+  waitFor(parsed.data.txIds).catch((err: unknown) =>
+    logger.warn(
+      { job: job.id, err: err instanceof Error ? err.message : String(err) },
+      'a failed batch was not handed to the sweeper; its records are swept after SWEEP_DEFER_MS',
+    ),
+  );
+}
+
 export interface RecordsPublisherOptions {
   /**
    * The app's BullMQ connection (`maxRetriesPerRequest: null`). Shared, not owned: close() leaves
@@ -185,6 +209,7 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): RunningPub
   );
   worker.on('failed', (job, err) => {
     if (err instanceof DelayedError || err.name === 'DelayedError') return;
+    if (job) handOverFailedBatch(job, waitFor, opts.logger);
     // A pause is logged once by the pause itself, not once per record and attempt.
     if (err instanceof RequestProblemError || err.name === 'RequestProblemError') {
       opts.logger.debug({ txId: job?.id, attempts: job?.attemptsMade, err: err.message }, 'publication paused');
