@@ -366,7 +366,8 @@ async function migrateSlot(slot: number, source: Master, target: Master, all: re
         publishQueue.getJobState(txId),
       ]);
       const outbox = due === null ? 'none' : `due in ${Number(due) - now} ms`;
-      return `${txId.slice(0, 12)} in ${unit}: ${meta?.state}, outbox ${outbox}, job ${job}, previous ${meta?.prevTxId?.slice(0, 12) ?? '-'}`;
+      const failure = meta?.failure ? ` (${meta.failure})` : '';
+      return `${txId.slice(0, 12)} in ${unit}: ${meta?.state}${failure}, outbox ${outbox}, job ${job}, previous ${meta?.prevTxId?.slice(0, 12) ?? '-'}`;
     };
     const unconfirmedNow = async (): Promise<string> => {
       const now = Date.now();
