@@ -352,7 +352,7 @@ async function migrateSlot(slot: number, source: Master, target: Master, all: re
     };
     // Where each record still unconfirmed stands (printed when it is late, and in a failure): its
     // state, its outbox entry's due time and publish job, and the same of its previous record
-    // when that one was not acknowledged (a 503 whose update was applied after all).
+    // (an update whose 503 was applied after all, or one proven but not settled).
     const publishQueue = new Queue(QUEUES.recordsPublish, {
       connection: redis,
       prefix: bullPrefix(prefix, QUEUES.recordsPublish),
@@ -374,7 +374,7 @@ async function migrateSlot(slot: number, source: Master, target: Master, all: re
       const late = (await unconfirmed()).slice(0, 20);
       const previous = (await records.metaMany(late))
         .map((m) => m?.prevTxId)
-        .filter((p): p is string => !!p && !acknowledged.has(p));
+        .filter((p): p is string => !!p && !late.includes(p));
       return (await Promise.all([...late, ...new Set(previous)].map((t) => whereIs(t, now)))).join('\n');
     };
     const confirmingFrom = Date.now();
