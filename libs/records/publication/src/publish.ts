@@ -93,8 +93,8 @@ export type PublishDeps = {
  * successors still pending (a successor's own job may have seen this record unpublished and left
  * it waiting). They are published at once, in chain order and submitted together (one `/v1/txs`,
  * parents first, which ARC accepts), then the successors of the last of them, and so on. A
- * follow-up that fails is left to its own job or the outbox sweeper: this record is published
- * either way.
+ * follow-up that fails is made due for the outbox sweeper ({@link leaveToSweeper}): this record is
+ * published either way.
  */
 export async function publishTx(deps: PublishDeps, txId: string): Promise<PublishOutcome | 'wait-previous'> {
   const outcome = await publishOne(deps, txId, false);
@@ -106,16 +106,16 @@ export async function publishTx(deps: PublishDeps, txId: string): Promise<Publis
     // Their partition (one, the chain's) is looked up first, for all of them at once: a lookup
     // each would finish in any order (index buckets on several masters), and a successor sent
     // before its previous record is an orphan to ARC.
-    await deps.store.partitionsOf(run);
-    const results = await Promise.allSettled(run.map((successor) => publishOne(deps, successor, true)));
-    results.forEach((r, i) => {
-      if (r.status === 'rejected' && !(r.reason instanceof UnrecoverableError)) {
-        deps.logger?.debug(
-          { txId: run[i], err: r.reason instanceof Error ? r.reason.message : String(r.reason) },
-          'publishing a followed successor failed; its own job or the sweeper retries',
-        );
-      }
+    const following = run;
+    const results = await deps.store.partitionsOf(following).then(
+      () => Promise.allSettled(following.map((successor) => publishOne(deps, successor, true))),
+      (err: unknown) => following.map(() => ({ status: 'rejected', reason: err }) as const),
+    );
+    const failed = following.filter((_, i) => {
+      const r = results[i];
+      return r?.status === 'rejected' && !(r.reason instanceof UnrecoverableError);
     });
+    if (failed.length > 0) await leaveToSweeper(deps, failed, results);
     const last = results[results.length - 1];
     run = last?.status === 'fulfilled' && typeof last.value !== 'string' ? last.value.successors : [];
   }
@@ -131,6 +131,33 @@ export async function publishTx(deps: PublishDeps, txId: string): Promise<Publis
       );
   }
   return 'published';
+}
+
+/**
+ * Followed successors whose publication failed (a transient fault): made due for the outbox
+ * sweeper now. Their own batch job may have run already and found this record unpublished, and
+ * the sweep of what a batch carries is deferred by SWEEP_DEFER_MS, which the producer can write
+ * after that job left them to the sweeper: without this they could wait a minute (seen while a
+ * slot migrated). Best effort: a failure leaves them to that deferral.
+ */
+async function leaveToSweeper(
+  deps: PublishDeps,
+  failed: readonly string[],
+  results: readonly PromiseSettledResult<unknown>[],
+): Promise<void> {
+  const reason = results.find((r) => r.status === 'rejected')?.reason;
+  deps.logger?.debug(
+    { txIds: failed, err: reason instanceof Error ? reason.message : String(reason) },
+    'publishing followed successors failed; the outbox sweeper retries them',
+  );
+  await deps.store
+    .deferSweep(failed, deps.clock.now())
+    .catch((err: unknown) =>
+      deps.logger?.warn(
+        { txIds: failed, err: err instanceof Error ? err.message : String(err) },
+        'followed successors not handed to the sweeper; swept after SWEEP_DEFER_MS',
+      ),
+    );
 }
 
 /**

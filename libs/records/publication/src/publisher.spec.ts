@@ -313,6 +313,32 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     expect(await store.outboxSize()).toBe(0);
   });
 
+  it('a followed successor whose publication fails is made due for the sweeper at once, whatever deferred it', async () => {
+    const { chain, created, updated } = await unqueuedCreateAndUpdate();
+    // As when the update's batch job ran first (the create unpublished) and the producer's
+    // deferral landed after it left the update to the sweeper: deferred a minute, no job.
+    await store.deferSweep([updated.txId], new Date(clock.now().getTime() + SWEEP_DEFER_MS));
+    let hiccups = 0;
+    const publisher = start({
+      submit: async (tx) => {
+        if (tx.txId === updated.txId && hiccups++ === 0) throw new Error('ARC hiccup');
+        return chain.submit(tx);
+      },
+    });
+    await queue.enqueueMany([created.txId]);
+    await eventually(async () => (await store.state(created.txId)) === 'published', 10_000);
+    await drained();
+    // The follow reached the update and failed: it is due for the sweeper now, not in a minute.
+    expect(await store.state(updated.txId)).toBe('pending');
+    expect(Number(await redis.zscore(recordsKeys(prefix).outbox, updated.txId))).toBeLessThanOrEqual(
+      clock.now().getTime(),
+    );
+    clock.advance(6000);
+    expect(await publisher.sweep()).toBe(1);
+    await eventually(async () => (await store.state(updated.txId)) === 'published', 10_000);
+    expect(hiccups).toBe(2);
+  });
+
   it('a chain follow that reaches its limit hands the rest on to a new job: the chain is published without the sweeper', async () => {
     const chain = new InMemoryChain();
     const holding = holdingOne(chain);
