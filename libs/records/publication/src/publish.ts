@@ -111,11 +111,14 @@ export async function publishTx(deps: PublishDeps, txId: string): Promise<Publis
       () => Promise.allSettled(following.map((successor) => publishOne(deps, successor, true))),
       (err: unknown) => following.map(() => ({ status: 'rejected', reason: err }) as const),
     );
-    const failed = following.filter((_, i) => {
+    // Not published by this follow and not settled (a transient fault, a parent ARC does not know
+    // yet, a record not read): the sweeper's.
+    const unsettled = following.filter((_, i) => {
       const r = results[i];
-      return r?.status === 'rejected' && !(r.reason instanceof UnrecoverableError);
+      if (r?.status === 'rejected') return !(r.reason instanceof UnrecoverableError);
+      return r?.value === 'wait-previous' || r?.value === 'unknown';
     });
-    if (failed.length > 0) await leaveToSweeper(deps, failed, results);
+    if (unsettled.length > 0) await leaveToSweeper(deps, unsettled, results);
     const last = results[results.length - 1];
     run = last?.status === 'fulfilled' && typeof last.value !== 'string' ? last.value.successors : [];
   }
@@ -134,7 +137,7 @@ export async function publishTx(deps: PublishDeps, txId: string): Promise<Publis
 }
 
 /**
- * Followed successors whose publication failed (a transient fault): made due for the outbox
+ * Followed successors this follow neither published nor settled: made due for the outbox
  * sweeper now. Their own batch job may have run already and found this record unpublished, and
  * the sweep of what a batch carries is deferred by SWEEP_DEFER_MS, which the producer can write
  * after that job left them to the sweeper: without this they could wait a minute (seen while a
@@ -142,19 +145,19 @@ export async function publishTx(deps: PublishDeps, txId: string): Promise<Publis
  */
 async function leaveToSweeper(
   deps: PublishDeps,
-  failed: readonly string[],
+  unsettled: readonly string[],
   results: readonly PromiseSettledResult<unknown>[],
 ): Promise<void> {
   const reason = results.find((r) => r.status === 'rejected')?.reason;
   deps.logger?.debug(
-    { txIds: failed, err: reason instanceof Error ? reason.message : String(reason) },
-    'publishing followed successors failed; the outbox sweeper retries them',
+    { txIds: unsettled, err: reason instanceof Error ? reason.message : String(reason ?? 'not published') },
+    'followed successors not published; the outbox sweeper retries them',
   );
   await deps.store
-    .deferSweep(failed, deps.clock.now())
+    .deferSweep(unsettled, deps.clock.now())
     .catch((err: unknown) =>
       deps.logger?.warn(
-        { txIds: failed, err: err instanceof Error ? err.message : String(err) },
+        { txIds: unsettled, err: err instanceof Error ? err.message : String(err) },
         'followed successors not handed to the sweeper; swept after SWEEP_DEFER_MS',
       ),
     );

@@ -339,6 +339,29 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     expect(hiccups).toBe(2);
   });
 
+  it('a followed successor the follow cannot read is made due for the sweeper too', async () => {
+    const { chain, created, updated } = await unqueuedCreateAndUpdate();
+    await store.deferSweep([updated.txId], new Date(clock.now().getTime() + SWEEP_DEFER_MS));
+    // Its raw transaction unreadable (as a half-moved slot read it before pipeline-ask.ts): 'unknown'.
+    const tx = recordsKeys(prefix).tx(updated.txId);
+    const raw = await redis.getBuffer(tx);
+    await redis.del(tx);
+    const publisher = start(chain);
+    await queue.enqueueMany([created.txId]);
+    await eventually(async () => (await store.state(created.txId)) === 'published', 10_000);
+    await drained();
+    expect(await store.state(updated.txId)).toBe('pending');
+    expect(Number(await redis.zscore(recordsKeys(prefix).outbox, updated.txId))).toBeLessThanOrEqual(
+      clock.now().getTime(),
+    );
+    // Readable again: the sweeper's job publishes it.
+    await redis.set(tx, raw!);
+    clock.advance(6000);
+    expect(await publisher.sweep()).toBe(1);
+    await eventually(async () => (await store.state(updated.txId)) === 'published', 10_000);
+    await drained();
+  });
+
   it('a chain follow that reaches its limit hands the rest on to a new job: the chain is published without the sweeper', async () => {
     const chain = new InMemoryChain();
     const holding = holdingOne(chain);
