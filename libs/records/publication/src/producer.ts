@@ -41,20 +41,14 @@ export class BullPublishQueue implements PublishQueue {
 
   /**
    * `prefix` is the deployment's (or test's) Redis prefix; BullMQ's is derived from it.
-   * `sweep.defer` runs before each batch or hand-off job is added (the outbox sweep of its records
-   * is deferred: batch jobs have no per-txId jobId the sweeper's re-enqueue could dedupe against),
-   * `sweep.release` when the add failed (they are due again). Before, not after: a worker may run
-   * the job as soon as it is added and leave a record to the sweeper (due now), which a deferral
-   * written after it would put back a minute.
+   * `onAdded` runs after each batch is in Redis (the sweep of those records is deferred: batch
+   * jobs have no per-txId jobId the sweeper's re-enqueue could dedupe against).
    */
   constructor(
     connection: RedisClient,
     prefix: string,
     private readonly options: {
-      readonly sweep?: {
-        readonly defer: (txIds: readonly string[]) => Promise<void>;
-        readonly release: (txIds: readonly string[]) => Promise<void>;
-      };
+      readonly onAdded?: (txIds: readonly string[]) => Promise<void>;
       readonly coalesceMs?: number;
     } = {},
   ) {
@@ -83,7 +77,8 @@ export class BullPublishQueue implements PublishQueue {
    */
   async handOff(txIds: readonly string[], units?: readonly (string | undefined)[]): Promise<void> {
     if (txIds.length === 0) return;
-    await this.carried('follow', txIds, units);
+    await this.addBatch('follow', txIds, units);
+    await this.options.onAdded?.(txIds).catch(() => undefined);
   }
 
   /** One job per record, jobId = txId (the sweeper's: re-adding a txId that waits is a no-op). */
@@ -116,32 +111,18 @@ export class BullPublishQueue implements PublishQueue {
       const batch = this.pending.splice(0, MAX_PUBLISH_BATCH);
       const txIds = batch.map((b) => b.txId);
       try {
-        await this.carried(
+        await this.addBatch(
           'batch',
           txIds,
           batch.map((b) => b.unit),
         );
         for (const b of batch) b.done();
+        await this.options.onAdded?.(txIds).catch(() => undefined);
       } catch (err) {
         for (const b of batch) b.done(err ?? new Error('enqueue failed'));
       }
     }
     this.flushing = null;
-  }
-
-  /** {@link addBatch} with the records' sweep deferred first, and released when the add failed. */
-  private async carried(
-    kind: 'batch' | 'follow',
-    txIds: readonly string[],
-    units: readonly (string | undefined)[] = [],
-  ): Promise<void> {
-    await this.options.sweep?.defer(txIds).catch(() => undefined);
-    try {
-      await this.addBatch(kind, txIds, units);
-    } catch (err) {
-      await this.options.sweep?.release(txIds).catch(() => undefined);
-      throw err;
-    }
   }
 
   /** One `{ txIds }` job, jobId `<kind>-<first txId>`, with `units` when every record has one. */
@@ -172,9 +153,6 @@ export function deferringQueue(
 ): BullPublishQueue {
   return new BullPublishQueue(connection, prefix, {
     ...(coalesceMs === undefined ? {} : { coalesceMs }),
-    sweep: {
-      defer: (txIds) => store.deferSweep(txIds, new Date(clock.now().getTime() + SWEEP_DEFER_MS)),
-      release: (txIds) => store.deferSweep(txIds, clock.now()),
-    },
+    onAdded: (txIds) => store.deferSweep(txIds, new Date(clock.now().getTime() + SWEEP_DEFER_MS)),
   });
 }

@@ -1,7 +1,7 @@
 import { recordsKeys } from '@proofline/records-data-access';
 import { InMemoryChain } from '@proofline/records-testing';
 import type { BroadcastVerdict, ChainPublisher } from '@proofline/chain-domain';
-import { eventually, testBullRedis, uniquePrefix } from '@proofline/shared-testing';
+import { eventually, uniquePrefix } from '@proofline/shared-testing';
 import { QUEUES, bullPrefix } from '@proofline/shared-jobs';
 import type { PublishQueue } from '@proofline/records-feature';
 import { BullPublishQueue, PUBLISH_EVENTS_MAX_LEN, SWEEP_DEFER_MS } from './producer';
@@ -407,51 +407,10 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     await drained();
   });
 
-  it("a batch defers its records' sweep before its job exists, and releases it when the add fails", async () => {
-    const chain = new InMemoryChain();
-    const lost: PublishQueue = { enqueue: async () => undefined };
-    const { txId } = await service(chain, lost).writeIndependent(tenant, { body: Buffer.from('x'), encode: undefined });
-    const jobAtDeferral: (string | undefined)[] = [];
-    // Its own connection, without an offline queue: closed, an add fails at once.
-    const own = testBullRedis({ enableOfflineQueue: false });
-    await eventually(async () => (await own.ping()) === 'PONG', 5000);
-    const q = new BullPublishQueue(own, prefix, {
-      sweep: {
-        defer: async (txIds) => {
-          // A worker may run the job the moment it is added: the deferral must already be there.
-          jobAtDeferral.push((await q.queue.getJob(`batch-${txIds[0]}`))?.id);
-          await store.deferSweep(txIds, new Date(clock.now().getTime() + SWEEP_DEFER_MS));
-        },
-        release: (txIds) => store.deferSweep(txIds, clock.now()),
-      },
-    });
-    const due = async () => Number(await redis.zscore(recordsKeys(prefix).outbox, txId));
-    try {
-      await q.enqueue(txId);
-      expect(jobAtDeferral).toEqual([undefined]);
-      expect(await q.queue.getJob(`batch-${txId}`)).toBeDefined();
-      expect(await due()).toBe(clock.now().getTime() + SWEEP_DEFER_MS);
-      await q.queue.remove(`batch-${txId}`);
-      // An add that fails leaves the record due again, not deferred for a job that does not exist.
-      own.disconnect();
-      await expect(q.enqueue(txId)).rejects.toThrow();
-      expect(await due()).toBe(clock.now().getTime());
-    } finally {
-      await q.close().catch(() => undefined);
-      own.disconnect();
-    }
-    clock.advance(6000);
-    expect(await start(chain).sweep()).toBe(1);
-    await eventually(async () => (await store.state(txId)) === 'published', 10_000);
-  });
-
-  it("a batch defers its records' sweep: the sweeper leaves a queued backlog alone and finds what no job carries", async () => {
+  it("a batch defers its records' sweep (onAdded): the sweeper leaves a queued backlog alone and finds what no job carries", async () => {
     const chain = new InMemoryChain();
     const deferring = new BullPublishQueue(connection, prefix, {
-      sweep: {
-        defer: (txIds) => store.deferSweep(txIds, new Date(clock.now().getTime() + SWEEP_DEFER_MS)),
-        release: (txIds) => store.deferSweep(txIds, clock.now()),
-      },
+      onAdded: (txIds) => store.deferSweep(txIds, new Date(clock.now().getTime() + SWEEP_DEFER_MS)),
     });
     const lost: PublishQueue = { enqueue: async () => undefined };
     try {
@@ -463,7 +422,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
         body: Buffer.from('queued'),
         encode: undefined,
       });
-      // The write does not wait for its batch: the sweep is deferred, then the batch added.
+      // The write does not wait for its batch: once the batch is added, onAdded defers the sweep.
       const deferred = async (txId: string) =>
         Number(await redis.zscore(recordsKeys(prefix).outbox, txId)) > clock.now().getTime();
       await eventually(() => deferred(queued.txId), 5000);
