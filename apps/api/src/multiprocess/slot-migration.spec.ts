@@ -379,7 +379,10 @@ async function migrateSlot(slot: number, source: Master, target: Master, all: re
     };
     const confirmingFrom = Date.now();
     const lateNote = setTimeout(
-      () => void unconfirmedNow().then((where) => console.info(`unconfirmed after 20 s:\n${where}`)),
+      () =>
+        void unconfirmedNow()
+          .then((where) => console.info(`unconfirmed after 20 s:\n${where}`))
+          .catch(() => undefined),
       20_000,
     );
     await eventually(
@@ -399,9 +402,11 @@ async function migrateSlot(slot: number, source: Master, target: Master, all: re
       .catch(async (e: Error) => {
         throw new Error(`${e.message}; unconfirmed:\n${await unconfirmedNow()}`);
       })
-      .finally(() => clearTimeout(lateNote));
+      .finally(async () => {
+        clearTimeout(lateNote);
+        await publishQueue.close();
+      });
     console.info(`every acknowledged record confirmed ${Date.now() - confirmingFrom} ms after the writes stopped`);
-    await publishQueue.close();
     // The outboxes drained (no record left in one, so none was there twice) and no funding is left leased.
     await eventually(async () => (await records.outboxSizes()).every((n) => n === 0), 10_000, 100);
     expect((await dev.pool.status()).leased.count).toBe(0);
