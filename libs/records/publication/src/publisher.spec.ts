@@ -51,6 +51,18 @@ describe('records publisher (real Redis, real BullMQ)', () => {
       10_000,
     );
 
+  /**
+   * Publishes `created` (a job of its own) and waits for the queue to drain: its chain follow
+   * reached `updated` and did not publish it, which must be left pending and due for the sweeper now.
+   */
+  const followLeavesToSweeper = async (created: string, updated: string) => {
+    await queue.enqueueMany([created]);
+    await eventually(async () => (await store.state(created)) === 'published', 10_000);
+    await drained();
+    expect(await store.state(updated)).toBe('pending');
+    expect(Number(await redis.zscore(recordsKeys(prefix).outbox, updated))).toBeLessThanOrEqual(clock.now().getTime());
+  };
+
   /** A chain publisher that holds the submission of one txId (named later) until released; the rest go straight to `chain`. */
   const holdingOne = (chain: InMemoryChain) => {
     let release: () => void = () => undefined;
@@ -325,14 +337,8 @@ describe('records publisher (real Redis, real BullMQ)', () => {
         return chain.submit(tx);
       },
     });
-    await queue.enqueueMany([created.txId]);
-    await eventually(async () => (await store.state(created.txId)) === 'published', 10_000);
-    await drained();
     // The follow reached the update and failed: it is due for the sweeper now, not in a minute.
-    expect(await store.state(updated.txId)).toBe('pending');
-    expect(Number(await redis.zscore(recordsKeys(prefix).outbox, updated.txId))).toBeLessThanOrEqual(
-      clock.now().getTime(),
-    );
+    await followLeavesToSweeper(created.txId, updated.txId);
     clock.advance(6000);
     expect(await publisher.sweep()).toBe(1);
     await eventually(async () => (await store.state(updated.txId)) === 'published', 10_000);
@@ -347,13 +353,7 @@ describe('records publisher (real Redis, real BullMQ)', () => {
     const raw = await redis.getBuffer(tx);
     await redis.del(tx);
     const publisher = start(chain);
-    await queue.enqueueMany([created.txId]);
-    await eventually(async () => (await store.state(created.txId)) === 'published', 10_000);
-    await drained();
-    expect(await store.state(updated.txId)).toBe('pending');
-    expect(Number(await redis.zscore(recordsKeys(prefix).outbox, updated.txId))).toBeLessThanOrEqual(
-      clock.now().getTime(),
-    );
+    await followLeavesToSweeper(created.txId, updated.txId);
     // Readable again: the sweeper's job publishes it.
     await redis.set(tx, raw!);
     clock.advance(6000);
